@@ -1,0 +1,52 @@
+"""Exceptions raised by flower.
+
+The tree is shallow; each class carries the data a caller needs to branch without matching strings::
+
+    FlowerError
+    ├── SpecError            an AgentSpec, policy or argument is invalid
+    └── ScriptError          flower.testing: the scripted model met something its script did not plan
+        ├── UnexpectedRequest    a request arrived that no script step answers
+        ├── UnconsumedSteps      the run ended with script steps left over
+        └── ScriptTimeout        a wait on the scripted model or a scripted run timed out
+"""
+
+from __future__ import annotations
+
+__all__ = ["FlowerError", "ScriptError", "ScriptTimeout", "SpecError", "UnconsumedSteps", "UnexpectedRequest"]
+
+
+class FlowerError(Exception):
+    """Base class of every exception flower raises on purpose."""
+
+
+class SpecError(FlowerError, ValueError):
+    """An argument, an `AgentSpec` or a policy is invalid; the message says which and why."""
+
+
+class ScriptError(FlowerError):
+    """`flower.testing`: the scripted model met something its script did not plan for."""
+
+
+class UnexpectedRequest(ScriptError, AssertionError):
+    """Requests arrived that no script step answers. `requests` holds their summaries."""
+
+    def __init__(self, summaries: list[str]) -> None:
+        self.requests = summaries
+        count = len(summaries)
+        super().__init__(
+            f"{count} request(s) reached the scripted model with no script step to answer them "
+            f"(the CLI got an error reply):\n" + "\n".join(summaries)
+        )
+
+
+class UnconsumedSteps(ScriptError, AssertionError):
+    """The run ended with script steps left over. `remaining` maps caller -> steps left."""
+
+    def __init__(self, remaining: dict[str, int], log: str = "") -> None:
+        self.remaining = remaining
+        detail = ", ".join(f"{caller}: {count}" for caller, count in sorted(remaining.items()))
+        super().__init__(f"script steps never requested ({detail})" + (f"\nrequests seen:\n{log}" if log else ""))
+
+
+class ScriptTimeout(ScriptError, TimeoutError):
+    """A wait on the scripted model, or a scripted run, took longer than its timeout."""

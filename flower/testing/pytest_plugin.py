@@ -1,0 +1,55 @@
+"""pytest fixtures for scripted runs, loaded automatically when flower is installed (entry point `pytest11`).
+
+- `scripted_model`: a running `ScriptedModel` with no script yet; set them with `scripted_model.script(...)`.
+  After a passing test it checks that no request went unscripted and no step was left over.
+- `workspace`: an empty directory to use as the CLI's `cwd`.
+
+Example::
+
+    async def test_hello(scripted_model, workspace):
+        scripted_model.script("main", ["Hello!"])
+        run = await scripted_model.run("Say hello", cwd=workspace)
+        assert run.text == "Hello!"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+
+import pytest
+
+from .server import ScriptedModel
+
+__all__ = ["scripted_model", "workspace"]
+
+_PASSED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.when == "call":
+        item.stash[_PASSED] = report.passed
+    return report
+
+
+@pytest.fixture
+def scripted_model(request: pytest.FixtureRequest) -> Generator[ScriptedModel, None, None]:
+    """A running scripted model; checked for unscripted requests and leftover steps after a passing test."""
+    model = ScriptedModel()
+    model.start()
+    try:
+        yield model
+    finally:
+        model.stop()
+    if request.node.stash.get(_PASSED, False):
+        model.check()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty directory for the CLI to work in."""
+    path = tmp_path / "workspace"
+    path.mkdir()
+    return path
