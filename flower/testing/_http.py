@@ -8,6 +8,7 @@ the scripted model needs no dependency beyond anyio.
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import struct
 from collections.abc import Awaitable, Callable, Iterable
@@ -20,10 +21,19 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 __all__ = ["HttpRequest", "Responder", "serve"]
 
+logger = logging.getLogger("flower.testing")
+
 _MAX_HEADER = 64 * 1024
 _READ_TIMEOUT = 30.0
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 413: "Payload Too Large", 429: "Too Many Requests",
-            500: "Internal Server Error", 529: "Overloaded"}
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    413: "Payload Too Large",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    529: "Overloaded",
+}
 
 
 class _BadRequest(Exception):
@@ -62,13 +72,19 @@ class Responder:
         await self._head(status, head)
         await self._stream.send(body)
 
-    async def send_stream(self, chunks: Iterable[bytes], *, after_first: Callable[[], Awaitable[bool]] | None = None) -> None:
+    async def send_stream(
+        self, chunks: Iterable[bytes], *, after_first: Callable[[], Awaitable[bool]] | None = None
+    ) -> None:
         """Stream `chunks` as a chunked `text/event-stream` body.
 
         `after_first`, if given, runs after the first chunk; returning False stops the stream there and
         resets the connection (a drop in the middle of a reply).
         """
-        head = {"content-type": "text/event-stream", "cache-control": "no-cache", "transfer-encoding": "chunked"}
+        head = {
+            "content-type": "text/event-stream",
+            "cache-control": "no-cache",
+            "transfer-encoding": "chunked",
+        }
         await self._head(200, head)
         for index, chunk in enumerate(chunks):
             await self._stream.send(b"%x\r\n%s\r\n" % (len(chunk), chunk))
@@ -125,6 +141,14 @@ async def _read_request(reader: BufferedByteReceiveStream) -> HttpRequest | None
 
 
 async def _connection(stream: SocketStream, handler: Handler) -> None:
+    """Serve one connection; whatever happens on it never takes the server down."""
+    try:
+        await _serve_connection(stream, handler)
+    except Exception:
+        logger.exception("scripted model: connection failed")
+
+
+async def _serve_connection(stream: SocketStream, handler: Handler) -> None:
     reader = BufferedByteReceiveStream(stream)
     async with stream:
         while True:

@@ -32,10 +32,14 @@ def _block_json(block: Text | Thinking | ToolUse, tool_id: str | None) -> dict[s
 def _usage_json(usage: Usage | None, request_chars: int, output_chars: int) -> dict[str, int]:
     usage = usage or Usage()
     return {
-        "input_tokens": usage.input_tokens if usage.input_tokens is not None else estimate_tokens(request_chars),
+        "input_tokens": usage.input_tokens
+        if usage.input_tokens is not None
+        else estimate_tokens(request_chars),
         "cache_creation_input_tokens": usage.cache_creation_input_tokens,
         "cache_read_input_tokens": usage.cache_read_input_tokens,
-        "output_tokens": usage.output_tokens if usage.output_tokens is not None else estimate_tokens(output_chars),
+        "output_tokens": usage.output_tokens
+        if usage.output_tokens is not None
+        else estimate_tokens(output_chars),
     }
 
 
@@ -77,35 +81,41 @@ def _message_start(message: dict[str, Any]) -> bytes:
     return sse_event("message_start", {"type": "message_start", "message": start})
 
 
+def _block_start(index: int, block: dict[str, Any]) -> bytes:
+    return sse_event(
+        "content_block_start", {"type": "content_block_start", "index": index, "content_block": block}
+    )
+
+
+def _block_delta(index: int, delta: dict[str, Any]) -> bytes:
+    return sse_event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+
+
+def _block_events(index: int, block: dict[str, Any]) -> Iterator[bytes]:
+    """Start, deltas and stop of one content block, the way the API streams it."""
+    kind = block["type"]
+    if kind == "text":
+        yield _block_start(index, {"type": "text", "text": ""})
+        for piece in _pieces(block["text"]):
+            yield _block_delta(index, {"type": "text_delta", "text": piece})
+    elif kind == "thinking":
+        yield _block_start(index, {"type": "thinking", "thinking": "", "signature": ""})
+        for piece in _pieces(block["thinking"]):
+            yield _block_delta(index, {"type": "thinking_delta", "thinking": piece})
+        yield _block_delta(index, {"type": "signature_delta", "signature": block["signature"]})
+    else:
+        yield _block_start(index, {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}})
+        for piece in _pieces(json.dumps(block["input"], ensure_ascii=False)):
+            yield _block_delta(index, {"type": "input_json_delta", "partial_json": piece})
+    yield sse_event("content_block_stop", {"type": "content_block_stop", "index": index})
+
+
 def sse_events(step: Reply, model: str, request_chars: int) -> Iterator[bytes]:
     """The streamed form of `message_json`: message_start, one start/deltas/stop per block, message_delta."""
     message = message_json(step, model, request_chars)
     yield _message_start(message)
     for index, block in enumerate(message["content"]):
-        kind = block["type"]
-        if kind == "text":
-            yield sse_event(
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
-            )
-            for piece in _pieces(block["text"]):
-                delta = {"type": "text_delta", "text": piece}
-                yield sse_event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
-        elif kind == "thinking":
-            empty = {"type": "thinking", "thinking": "", "signature": ""}
-            yield sse_event("content_block_start", {"type": "content_block_start", "index": index, "content_block": empty})
-            for piece in _pieces(block["thinking"]):
-                delta = {"type": "thinking_delta", "thinking": piece}
-                yield sse_event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
-            delta = {"type": "signature_delta", "signature": block["signature"]}
-            yield sse_event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
-        else:
-            empty = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            yield sse_event("content_block_start", {"type": "content_block_start", "index": index, "content_block": empty})
-            for piece in _pieces(json.dumps(block["input"], ensure_ascii=False)):
-                delta = {"type": "input_json_delta", "partial_json": piece}
-                yield sse_event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
-        yield sse_event("content_block_stop", {"type": "content_block_stop", "index": index})
+        yield from _block_events(index, block)
     delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
     yield sse_event("message_delta", {"type": "message_delta", "delta": delta, "usage": message["usage"]})
     yield sse_event("message_stop", {"type": "message_stop"})
@@ -113,17 +123,11 @@ def sse_events(step: Reply, model: str, request_chars: int) -> Iterator[bytes]:
 
 def stream_error_events(step: StreamError, model: str, request_chars: int) -> Iterator[bytes]:
     """A stream that starts a text block, then fails with an SSE `event: error`."""
-    from .steps import reply
-
-    message = message_json(reply(step.partial_text or "partial"), model, request_chars)
+    message = message_json(Reply(content=(Text(step.partial_text or "partial"),)), model, request_chars)
     yield _message_start(message)
-    yield sse_event(
-        "content_block_start",
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-    )
+    yield _block_start(0, {"type": "text", "text": ""})
     if step.partial_text:
-        delta = {"type": "text_delta", "text": step.partial_text}
-        yield sse_event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
+        yield _block_delta(0, {"type": "text_delta", "text": step.partial_text})
     yield sse_event("error", {"type": "error", "error": {"type": step.error_type, "message": step.message}})
 
 

@@ -103,7 +103,7 @@ async def run_query(
     options = dataclasses.replace(options, stderr=on_stderr)
     try:
         with anyio.fail_after(timeout):
-            async with aclosing(query(prompt=prompt, options=options)) as stream:
+            async with aclosing(query(prompt=prompt, options=options)) as stream:  # type: ignore[type-var]
                 async for message in stream:
                     run.messages.append(message)
     except ResultError as exc:

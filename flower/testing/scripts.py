@@ -15,6 +15,7 @@ __all__ = ["Concrete", "Script", "ScriptLike"]
 
 Concrete: TypeAlias = Reply | HttpError | DropConnection | StreamError
 ScriptLike: TypeAlias = "Script | Iterable[Step] | Callable[[RecordedRequest], object]"
+"""What `ScriptedModel.script()` accepts: a `Script`, a list of steps, or a callable."""
 
 _MAX_INDIRECTION = 16
 
@@ -46,7 +47,7 @@ class Script:
 
     @classmethod
     def of(cls, script: ScriptLike) -> Script:
-        return script if isinstance(script, Script) else cls(script)  # type: ignore[arg-type]
+        return script if isinstance(script, Script) else cls(script)
 
     @property
     def remaining(self) -> int:

@@ -29,8 +29,8 @@ from . import _wire
 from ._http import HttpRequest, Responder, serve
 from .callers import COMPACT, MAIN, SUBAGENT, agent_marker, check_agent_name, classify, tool_set
 from .requests import RecordedRequest
-from .scripts import Concrete, Script, ScriptLike, resolve
 from .run import ScriptedRun, run_query
+from .scripts import Concrete, Script, ScriptLike, resolve
 from .steps import DropConnection, HttpError, Reply, StreamError, Text, describe
 
 __all__ = ["UNSCRIPTED_STATUS", "ScriptedModel"]
@@ -129,7 +129,9 @@ class ScriptedModel:
     @property
     def port(self) -> int:
         if self._port is None:
-            raise RuntimeError("the scripted model is not running: use it as a context manager or call start()")
+            raise RuntimeError(
+                "the scripted model is not running: use it as a context manager or call start()"
+            )
         return self._port
 
     @property
@@ -178,7 +180,9 @@ class ScriptedModel:
     def __enter__(self) -> ScriptedModel:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
         if exc_type is None:
             self.check()
@@ -203,7 +207,9 @@ class ScriptedModel:
         """
         root = self._root
         if root is None or self._port is None:
-            raise RuntimeError("the scripted model is not running: use it as a context manager or call start()")
+            raise RuntimeError(
+                "the scripted model is not running: use it as a context manager or call start()"
+            )
         env = {
             "ANTHROPIC_BASE_URL": self.base_url,
             "ANTHROPIC_API_KEY": FAKE_API_KEY,
@@ -290,7 +296,9 @@ class ScriptedModel:
         """The last requests, one summary each (for failure messages)."""
         return "\n".join(r.summary() for r in self.requests()[-last:]) or "(no requests)"
 
-    def wait_for_sync(self, count: int = 1, *, caller: str | None = None, timeout: float = 30.0) -> list[RecordedRequest]:
+    def wait_for_sync(
+        self, count: int = 1, *, caller: str | None = None, timeout: float = 30.0
+    ) -> list[RecordedRequest]:
         """Block until `count` requests (of `caller`) arrived; `ScriptTimeout` after `timeout` seconds."""
         if count < 1 or timeout <= 0:
             raise SpecError("wait_for needs count >= 1 and timeout > 0")
@@ -308,9 +316,13 @@ class ScriptedModel:
                     )
                 self._changed.wait(left)
 
-    async def wait_for(self, count: int = 1, *, caller: str | None = None, timeout: float = 30.0) -> list[RecordedRequest]:
+    async def wait_for(
+        self, count: int = 1, *, caller: str | None = None, timeout: float = 30.0
+    ) -> list[RecordedRequest]:
         """Async form of `wait_for_sync`."""
-        return await anyio.to_thread.run_sync(lambda: self.wait_for_sync(count, caller=caller, timeout=timeout))
+        return await anyio.to_thread.run_sync(
+            lambda: self.wait_for_sync(count, caller=caller, timeout=timeout)
+        )
 
     # -- running the CLI -----------------------------------------------------------------------------
 
@@ -361,7 +373,9 @@ class ScriptedModel:
 
     def _record(self, body: dict[str, Any], request: HttpRequest) -> RecordedRequest:
         caller = classify(body, self._tool_sets)
-        turn = sum(1 for m in body.get("messages", []) if isinstance(m, dict) and m.get("role") == "assistant")
+        turn = sum(
+            1 for m in body.get("messages", []) if isinstance(m, dict) and m.get("role") == "assistant"
+        )
         with self._changed:
             index = self._counts.get(caller, 0)
             self._counts[caller] = index + 1
@@ -396,11 +410,15 @@ class ScriptedModel:
                 self._unexpected.append(f"error while answering {request.target}: {exc!r}")
                 self._changed.notify_all()
             if not responder.started:
-                await responder.send_json(500, {"type": "error", "error": {"type": "api_error", "message": repr(exc)}})
+                await responder.send_json(
+                    500, {"type": "error", "error": {"type": "api_error", "message": repr(exc)}}
+                )
 
     async def _dispatch(self, request: HttpRequest, responder: Responder) -> None:
         if request.method != "POST" or not request.path.startswith("/v1/messages"):
-            await responder.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": request.target}})
+            await responder.send_json(
+                404, {"type": "error", "error": {"type": "not_found_error", "message": request.target}}
+            )
             return
         body = json.loads(request.body or b"{}")
         if request.path == "/v1/messages/count_tokens":
@@ -412,17 +430,22 @@ class ScriptedModel:
             raw = script.take() if script is not None else None
         step = await resolve(raw, recorded)
         if step is None:
-            why = "no script for this caller" if script is None else "its script has no step left (or declined)"
+            why = (
+                "no script for this caller" if script is None else "its script has no step left (or declined)"
+            )
             self._annotate(recorded, f"unscripted ({why})", unexpected=f"{recorded.summary()}\n  why: {why}")
             message = f"scripted model: no step for caller {recorded.caller!r} ({why})"
             await responder.send_json(
-                UNSCRIPTED_STATUS, {"type": "error", "error": {"type": "permission_error", "message": message}}
+                UNSCRIPTED_STATUS,
+                {"type": "error", "error": {"type": "permission_error", "message": message}},
             )
             return
         self._annotate(recorded, describe(step))
         await self._answer(step, recorded, len(request.body), responder)
 
-    async def _answer(self, step: Concrete, recorded: RecordedRequest, size: int, responder: Responder) -> None:
+    async def _answer(
+        self, step: Concrete, recorded: RecordedRequest, size: int, responder: Responder
+    ) -> None:
         if step.delay:
             await anyio.sleep(step.delay)
         model = recorded.model or "claude-scripted"
@@ -450,4 +473,3 @@ class ScriptedModel:
             else:
                 error = HttpError(status=529, message=step.message, error_type=step.error_type)
                 await responder.send_json(529, _wire.error_body(error))
-

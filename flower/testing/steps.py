@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .._errors import SpecError
@@ -112,7 +112,12 @@ class Usage:
     cache_creation_input_tokens: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+        for name in (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+        ):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 raise SpecError(f"Usage.{name} must be a non-negative int, got {value!r}")
@@ -221,7 +226,7 @@ class StreamError:
         _check_delay(self.delay)
 
 
-StepFunction: TypeAlias = Callable[["RecordedRequest"], "Step | None | Awaitable[Step | None]"]
+StepFunction: TypeAlias = Callable[["RecordedRequest"], "Step | Awaitable[Step | None] | None"]
 Step: TypeAlias = Reply | HttpError | DropConnection | StreamError | str | ToolUse | StepFunction
 
 
@@ -242,7 +247,9 @@ def reply(
     return Reply(content=tuple(content), usage=usage, stop_reason=stop_reason, delay=delay)
 
 
-def tool_use(name: str, input: Mapping[str, Any] | None = None, /, *, id: str | None = None, **fields: Any) -> ToolUse:
+def tool_use(
+    name: str, input: Mapping[str, Any] | None = None, /, *, id: str | None = None, **fields: Any
+) -> ToolUse:
     """A call to any tool: `tool_use("Grep", pattern="TODO", path=".")`."""
     merged = {**(dict(input) if input else {}), **fields}
     return ToolUse(name=name, input=merged, id=id)
@@ -280,13 +287,15 @@ def agent(
     return ToolUse("Agent", payload, id=id)
 
 
-def http_error(status: int, message: str = "", *, retry_after: float | None = None, delay: float = 0.0) -> HttpError:
+def http_error(
+    status: int, message: str = "", *, retry_after: float | None = None, delay: float = 0.0
+) -> HttpError:
     """An HTTP error reply (429/500/529 are retried by the CLI with backoff, ~0.5 s then ~1 s...)."""
     return HttpError(status=status, message=message, retry_after=retry_after, delay=delay)
 
 
 def prompt_too_long(tokens: int = 210_000, maximum: int = 200_000) -> HttpError:
-    """The API's reactive overflow answer: a 400 that makes the CLI compact (or fail when compaction is off)."""
+    """The API's reactive overflow: a 400 that makes the CLI compact (or fail when compaction is off)."""
     return HttpError(status=400, message=f"prompt is too long: {tokens} tokens > {maximum} maximum")
 
 
@@ -298,14 +307,6 @@ def drop_connection(*, after_start: bool = False, delay: float = 0.0) -> DropCon
 def stream_error(*, error_type: str = "overloaded_error", partial_text: str = "partial ") -> StreamError:
     """A mid-stream `event: error`; the CLI silently retries the request with `stream: false`."""
     return StreamError(error_type=error_type, partial_text=partial_text)
-
-
-@dataclass(frozen=True)
-class _Resolved:
-    """A concrete answer once shorthand and callables are resolved (internal)."""
-
-    step: Reply | HttpError | DropConnection | StreamError
-    label: str = field(default="")
 
 
 def as_concrete(step: object) -> Reply | HttpError | DropConnection | StreamError:

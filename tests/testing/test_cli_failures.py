@@ -1,4 +1,4 @@
-"""Scripted failures reach the real CLI as the API's would: HTTP errors, drops, mid-stream errors, overflow."""
+"""Scripted failures reach the real CLI as the API's would: HTTP errors, drops, stream errors, overflow."""
 
 from __future__ import annotations
 
@@ -78,7 +78,9 @@ async def test_a_mid_stream_error_falls_back_to_json(scripted_model: ScriptedMod
     assert fallback.turn == 0 and after.tool_results[0].text == "JSON-PATH"
 
 
-async def test_persistent_errors_end_the_run_with_an_error(scripted_model: ScriptedModel, workspace: Path) -> None:
+async def test_persistent_errors_end_the_run_with_an_error(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.script("main", [http_error(500)] * 2)
 
     run = await scripted_model.run("Go", cwd=workspace, env={"CLAUDE_CODE_MAX_RETRIES": "1"})
@@ -88,7 +90,9 @@ async def test_persistent_errors_end_the_run_with_an_error(scripted_model: Scrip
     fact("API Error: 500" in run.text, "§3.1", "the error result text starts with 'API Error: <status>'")
 
 
-async def test_reactive_overflow_sends_a_compaction_request(scripted_model: ScriptedModel, workspace: Path) -> None:
+async def test_reactive_overflow_sends_a_compaction_request(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.script("main", [bash("echo step"), prompt_too_long(), "continued after compaction"])
     scripted_model.script("compact", ["<analysis>a</analysis>\n<summary>SCRIPTED-SUMMARY</summary>"])
 

@@ -31,7 +31,8 @@ async def test_text_reply(scripted_model: ScriptedModel, workspace: Path) -> Non
         "messages contain role:system entries (per-turn-control beta)",
     )
     fact(
-        request.system_text.startswith("x-anthropic-billing-header:") and "cc_is_subagent" not in request.system_text,
+        request.system_text.startswith("x-anthropic-billing-header:")
+        and "cc_is_subagent" not in request.system_text,
         "§1",
         "system block 0 is the billing header, without cc_is_subagent on the main thread",
     )
@@ -102,7 +103,9 @@ async def test_a_dynamic_step_reads_the_tool_result(scripted_model: ScriptedMode
     assert run.text == "The file has 3 lines."
 
 
-async def test_a_callable_script_answers_every_request(scripted_model: ScriptedModel, workspace: Path) -> None:
+async def test_a_callable_script_answers_every_request(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
     def script(request):  # type: ignore[no-untyped-def]
         if request.turn < 3:
             return bash(f"echo turn-{request.turn}")
@@ -118,11 +121,17 @@ async def test_a_callable_script_answers_every_request(scripted_model: ScriptedM
 
 async def test_any_tool_by_name(scripted_model: ScriptedModel, workspace: Path) -> None:
     (workspace / "notes.md").write_text("# title\nTODO: one\n")
-    scripted_model.script("main", [tool_use("Grep", pattern="TODO", path=str(workspace), output_mode="content"), "ok"])
+    scripted_model.script(
+        "main", [tool_use("Grep", pattern="TODO", path=str(workspace), output_mode="content"), "ok"]
+    )
 
     await scripted_model.run("Find TODOs", cwd=workspace, tools=["Grep"])
 
     (result,) = scripted_model.request("main", 1).tool_results
     assert "TODO: one" in result.text
     offered = set(scripted_model.request("main", 0).tool_names) - {"DeferredToolPlaceholder"}
-    fact(offered == {"Grep"}, "§6", f"tools=[...] sets the tools offered (plus DeferredToolPlaceholder); got {offered}")
+    fact(
+        offered == {"Grep"},
+        "§6",
+        f"tools=[...] sets the tools offered (plus DeferredToolPlaceholder); got {offered}",
+    )
