@@ -24,11 +24,9 @@ def sample(scenario: str) -> dict[str, float]:
     """One run in this process; returns wall seconds and peak RSS (MB) of the CLI and of Python."""
     from flower.testing import ScriptedModel, bash
 
-    steps: list[object]
-    if scenario == "one-turn":
-        steps = ["hello"]
-    else:
-        steps = [bash(f"echo call-{i}") for i in range(50)] + ["done"]
+    steps: list[object] = ["hello"] if scenario == "one-turn" else [bash(f"echo call-{i}") for i in range(50)]
+    if scenario != "one-turn":
+        steps.append("done")
     with tempfile.TemporaryDirectory() as workspace, ScriptedModel(main=steps) as model:  # type: ignore[arg-type]
         start = time.perf_counter()
         run = model.run_sync("Go", cwd=workspace, timeout=300)

@@ -1,8 +1,9 @@
-"""A coordinator delegates to a worker, offline: the real Claude Code CLI runs against flower's scripted model.
+"""The seed's minimal example, offline: a coordinator delegates to a worker through the real Claude Code CLI.
 
-No API key and no network: `flower.testing.ScriptedModel` plays the model, the bundled CLI does everything
-else for real (the Agent tool, the worker's Bash, the hand-back of its report). The script below is what a
-model would do; the numbers printed at the end come from the requests the CLI really sent.
+No API key and no network: `flower.testing.ScriptedModel` plays the model (the script below is what a
+model would do); the bundled CLI does everything else for real: the delegation wall, the Agent tool, the
+worker's Bash, the hand-back of its report. The numbers printed at the end come from the requests the CLI
+really sent.
 
 Run it: python examples/hello_worker.py
 """
@@ -12,16 +13,15 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from claude_agent_sdk import AgentDefinition
-
+from flower import Runtime, coordinator, worker
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash
 
-WORKER = AgentDefinition(
-    description="Analyse files: counts, searches, comparisons.",
-    prompt="You do text analysis. Use the command line; never estimate by hand. Report in one line.",
-    tools=["Bash", "Read"],
-    model="inherit",
+analyst = worker(
+    "Analyse files: counts, searches, comparisons. Give it any job that reads files or runs commands.",
+    "You do text analysis. Use the command line; never estimate by hand.",
+    tools=["Read", "Write", "Bash", "Glob", "Grep"],
 )
+lead = coordinator("lead", "Goal: measure the size of data/.", {"analyst": analyst})
 
 
 def worker_report(request: RecordedRequest) -> str:
@@ -45,16 +45,20 @@ def main() -> None:
             (workspace / "data" / f"part{index}.txt").write_text("row\n" * lines)
 
         model = ScriptedModel(
-            main=[agent("analyst", "Count the lines of data/*.txt; reply with the total only."), coordinator_answer],
+            main=[
+                agent("analyst", "Count the lines of data/*.txt; reply with the total only."),
+                coordinator_answer,
+            ],
             agents={"analyst": [bash("wc -l data/*.txt | tail -1"), worker_report]},
         )
         with model:
-            run = model.run_sync("Goal: measure the size of data/.", cwd=workspace, agents={"analyst": WORKER})
+            result = Runtime(workspace, configure=model.attach).run_sync(lead, "Start.")
             main_chars = model.request("main", -1).sizes.messages
             worker_chars = model.request("analyst", -1).sizes.messages
 
-        print(run.text)
-        print(f"requests: main={len(model.requests('main'))} analyst={len(model.requests('analyst'))}")
+        print(result.text)
+        counts = f"main={len(model.requests('main'))} analyst={len(model.requests('analyst'))}"
+        print(f"ok={result.ok} requests: {counts}")
         print(f"history chars in the last request: main={main_chars:,} analyst={worker_chars:,}")
 
 

@@ -1,6 +1,54 @@
-"""flower: keep a long-horizon Claude Agent SDK run economical with its context."""
+"""flower: keep a long-horizon Claude Agent SDK run economical with its context.
 
-from ._errors import FlowerError, SpecError
+Example::
+
+    from flower import Runtime, coordinator, worker
+
+    analyst = worker("Analyse files: counts, searches, comparisons.",
+                     "You do text analysis. Use the command line; never estimate by hand.",
+                     tools=["Read", "Write", "Bash", "Glob", "Grep"])
+    lead = coordinator("lead", "Goal: measure the size of data/.", {"analyst": analyst})
+    result = Runtime(workspace="repo").run_sync(lead, "Start.")
+"""
+
+from ._errors import CredentialsError, FlowerError, SpecError
 from ._version import __version__
+from .agents import AgentSpec, coordinator, worker
+from .compact import CompactPolicy
+from .glance import GlanceVerdict, glance_verdict, is_ephemeral
+from .hooks.delegate import delegate_guard
+from .hooks.index import index_guard, index_hooks
+from .hooks.spill import SpillPolicy, spill_guard, spill_hooks
+from .options import build_options, merge_hooks
+from .result import StepResult
+from .rules import COORDINATOR_RULES, WORKER_RULES
+from .runtime import Runtime
+from .workbench import WORKBENCH_RULES, Workbench
 
-__all__ = ["FlowerError", "SpecError", "__version__"]
+__all__ = [
+    "COORDINATOR_RULES",
+    "WORKBENCH_RULES",
+    "WORKER_RULES",
+    "AgentSpec",
+    "CompactPolicy",
+    "CredentialsError",
+    "FlowerError",
+    "GlanceVerdict",
+    "Runtime",
+    "SpecError",
+    "SpillPolicy",
+    "StepResult",
+    "Workbench",
+    "__version__",
+    "build_options",
+    "coordinator",
+    "delegate_guard",
+    "glance_verdict",
+    "index_guard",
+    "index_hooks",
+    "is_ephemeral",
+    "merge_hooks",
+    "spill_guard",
+    "spill_hooks",
+    "worker",
+]

@@ -3,7 +3,9 @@
 The tree is shallow; each class carries the data a caller needs to branch without matching strings::
 
     FlowerError
+    ├── CredentialsError     no API key, token or login for the CLI
     ├── SpecError            an AgentSpec, policy or argument is invalid
+    ├── StoreError           a session store cannot be opened or used (corrupt or foreign file, bad entry)
     └── ScriptError          flower.testing: the scripted model met something its script did not plan
         ├── UnexpectedRequest    a request arrived that no script step answers
         ├── UnconsumedSteps      the run ended with script steps left over
@@ -12,11 +14,24 @@ The tree is shallow; each class carries the data a caller needs to branch withou
 
 from __future__ import annotations
 
-__all__ = ["FlowerError", "ScriptError", "ScriptTimeout", "SpecError", "UnconsumedSteps", "UnexpectedRequest"]
+__all__ = [
+    "CredentialsError",
+    "FlowerError",
+    "ScriptError",
+    "ScriptTimeout",
+    "SpecError",
+    "StoreError",
+    "UnconsumedSteps",
+    "UnexpectedRequest",
+]
 
 
 class FlowerError(Exception):
     """Base class of every exception flower raises on purpose."""
+
+
+class CredentialsError(FlowerError):
+    """No credentials for the Claude Code CLI were found (and the run is not on a scripted model)."""
 
 
 class SpecError(FlowerError, ValueError):
@@ -45,8 +60,20 @@ class UnconsumedSteps(ScriptError, AssertionError):
     def __init__(self, remaining: dict[str, int], log: str = "") -> None:
         self.remaining = remaining
         detail = ", ".join(f"{caller}: {count}" for caller, count in sorted(remaining.items()))
-        super().__init__(f"script steps never requested ({detail})" + (f"\nrequests seen:\n{log}" if log else ""))
+        seen = f"\nrequests seen:\n{log}" if log else ""
+        super().__init__(f"script steps never requested ({detail}){seen}")
 
 
 class ScriptTimeout(ScriptError, TimeoutError):
     """A wait on the scripted model, or a scripted run, took longer than its timeout."""
+
+
+class StoreError(FlowerError):
+    """A session store cannot be opened or used: a corrupt or foreign file, an entry it cannot hold...
+
+    `path` is the database file involved, when there is one.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path

@@ -24,4 +24,4 @@ def run_example(name: str) -> str:
 def test_hello_worker() -> None:
     out = run_example("hello_worker.py")
     assert "The analyst says: data/ holds 172 lines in 3 files." in out
-    assert "requests: main=2 analyst=2" in out
+    assert "ok=True requests: main=2 analyst=2" in out

@@ -1,0 +1,195 @@
+"""Turn the SDK's message stream into flower events, and keep what a `StepResult` needs."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    Message,
+    ResultMessage,
+    SystemMessage,
+    TaskNotificationMessage,
+    TaskStartedMessage,
+    TaskUpdatedMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from claude_agent_sdk.types import TERMINAL_TASK_STATUSES
+
+from .events import ApiError, Event, Result, SubagentFinished, SubagentStarted, Text, ToolCall, ToolResult
+
+logger = logging.getLogger("flower.runtime")
+
+EventHandler = Callable[[Event], "Awaitable[None] | None"]
+
+
+def context_tokens(usage: dict[str, Any] | None) -> int:
+    """What the CLI counts as context: input + cache read + cache creation tokens."""
+    if not usage:
+        return 0
+    keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    return sum(int(usage.get(key) or 0) for key in keys)
+
+
+def block_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return ""
+
+
+class Tracker:
+    """Follows one run: emits events, and records session, results, cost, context and denials."""
+
+    def __init__(self, on_event: EventHandler | None) -> None:
+        self._on_event = on_event
+        self._agents: dict[str, str] = {}  # Agent tool_use id -> subagent type
+        self._open_tasks: dict[str, str | None] = {}  # task id -> Agent tool_use id
+        self._ended: dict[str, str] = {}  # task id -> terminal status seen in a task_updated patch
+        self.session_id: str | None = None
+        self.results: list[ResultMessage] = []
+        self.peak_context = 0
+        self.denials: list[str] = []
+
+    @property
+    def pending_tasks(self) -> int:
+        """Subagents started with no sign of an end."""
+        return len(set(self._open_tasks) - set(self._ended))
+
+    async def flush(self) -> None:
+        """At the end of the stream: report subagents whose end came only as a status update."""
+        for task_id, status in list(self._ended.items()):
+            await self._task_finished(task_id, None, status, "")
+
+    async def emit(self, event: Event) -> None:
+        if self._on_event is None:
+            return
+        try:
+            outcome = self._on_event(event)
+            if inspect.isawaitable(outcome):
+                await outcome
+        except Exception:  # a broken UI callback must not break the run
+            logger.exception("on_event raised on %s; the run goes on", type(event).__name__)
+
+    def _agent(self, parent_tool_use_id: str | None) -> str | None:
+        if parent_tool_use_id is None:
+            return None
+        return self._agents.get(parent_tool_use_id, "subagent")
+
+    async def feed(self, message: Message) -> None:
+        session = getattr(message, "session_id", None)
+        if isinstance(session, str) and session:
+            self.session_id = session
+        if isinstance(message, AssistantMessage):
+            await self._assistant(message)
+        elif isinstance(message, UserMessage):
+            await self._user(message)
+        elif isinstance(message, ResultMessage):
+            await self._result(message)
+        elif isinstance(message, TaskStartedMessage):
+            await self._task_started(message)
+        elif isinstance(message, TaskNotificationMessage):
+            await self._task_finished(message.task_id, message.tool_use_id, message.status, message.summary)
+        elif isinstance(message, TaskUpdatedMessage):
+            status = str((message.patch or {}).get("status", ""))
+            if status in TERMINAL_TASK_STATUSES and message.task_id in self._open_tasks:
+                # the notification with the report usually follows; flush() covers the case it does not
+                self._ended[message.task_id] = status
+        elif isinstance(message, SystemMessage) and message.subtype == "api_retry":
+            data = message.data
+            code = data.get("error_status")
+            await self.emit(
+                ApiError(
+                    agent=None,
+                    message=str(data.get("error", "")),
+                    status=code if isinstance(code, int) else None,
+                    retrying=True,
+                )
+            )
+
+    async def _assistant(self, message: AssistantMessage) -> None:
+        agent = self._agent(message.parent_tool_use_id)
+        if agent is None:
+            self.peak_context = max(self.peak_context, context_tokens(message.usage))
+        if message.error is not None:
+            text = " ".join(b.text for b in message.content if isinstance(b, TextBlock))
+            await self.emit(
+                ApiError(agent=agent, message=text or str(message.error), status=None, retrying=False)
+            )
+            return
+        for block in message.content:
+            if isinstance(block, TextBlock) and block.text:
+                await self.emit(Text(agent=agent, text=block.text))
+            elif isinstance(block, ToolUseBlock):
+                if block.name in ("Agent", "Task") and agent is None:
+                    self._agents[block.id] = str(block.input.get("subagent_type") or "subagent")
+                await self.emit(
+                    ToolCall(agent=agent, name=block.name, tool_use_id=block.id, input=dict(block.input))
+                )
+
+    async def _user(self, message: UserMessage) -> None:
+        if isinstance(message.content, str):
+            return
+        agent = self._agent(message.parent_tool_use_id)
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                text = block_text(block.content)
+                await self.emit(
+                    ToolResult(
+                        agent=agent, tool_use_id=block.tool_use_id, text=text, is_error=bool(block.is_error)
+                    )
+                )
+
+    async def _result(self, message: ResultMessage) -> None:
+        self.results.append(message)
+        for denial in message.permission_denials or []:
+            if isinstance(denial, dict):
+                self.denials.append(str(denial.get("tool_name", "")))
+        await self.emit(
+            Result(
+                session_id=message.session_id,
+                text=message.result or "",
+                is_error=message.is_error,
+                cost_usd=message.total_cost_usd or 0.0,
+                num_turns=message.num_turns,
+            )
+        )
+
+    async def _task_started(self, message: TaskStartedMessage) -> None:
+        data = message.data
+        agent = data.get("subagent_type") or self._agents.get(message.tool_use_id or "", None)
+        self._open_tasks[message.task_id] = message.tool_use_id
+        await self.emit(
+            SubagentStarted(
+                agent=str(agent) if agent else None,
+                task_id=message.task_id,
+                tool_use_id=message.tool_use_id,
+                description=message.description,
+                background=bool(data.get("is_backgrounded", False)),
+            )
+        )
+
+    async def _task_finished(self, task_id: str, tool_use_id: str | None, status: str, summary: str) -> None:
+        if task_id not in self._open_tasks:
+            return
+        tool_use_id = tool_use_id or self._open_tasks[task_id]
+        del self._open_tasks[task_id]
+        self._ended.pop(task_id, None)
+        await self.emit(
+            SubagentFinished(
+                agent=self._agents.get(tool_use_id or ""),
+                task_id=task_id,
+                tool_use_id=tool_use_id,
+                status=status,
+                summary=summary,
+            )
+        )

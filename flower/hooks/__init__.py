@@ -1,0 +1,24 @@
+"""flower's hooks: small factories that return SDK hook callbacks, each deciding from structure.
+
+- `delegate_guard` (layer 1): the main thread of a delegate-only spec delegates instead of doing.
+- `spill_guard` / `spill_hooks` (layer 3): large tool outputs go to the workbench's `spill/`.
+- `index_guard` / `index_hooks` (layer 2): the workbench index follows writes into the workbench.
+"""
+
+from .delegate import DELEGATE_REASON, delegate_guard
+from .index import INDEX_MATCHER, index_guard, index_hooks
+from .spill import SPILL_OMISSION, SPILL_POINTER, SPILL_TOOLS, SpillPolicy, spill_guard, spill_hooks
+
+__all__ = [
+    "DELEGATE_REASON",
+    "INDEX_MATCHER",
+    "SPILL_OMISSION",
+    "SPILL_POINTER",
+    "SPILL_TOOLS",
+    "SpillPolicy",
+    "delegate_guard",
+    "index_guard",
+    "index_hooks",
+    "spill_guard",
+    "spill_hooks",
+]

@@ -1,0 +1,353 @@
+"""`spill_guard` (layer 3): a large tool output goes to disk at once; the conversation gets a pointer.
+
+A PostToolUse hook on `Bash|Read|Grep|Glob|WebFetch|WebSearch`, for the main thread and subagents alike.
+Every string field of the tool output at or over `threshold` (4000) chars is written to the workbench's
+`spill/` and replaced by a one-line pointer plus a preview (the first 400 chars; optionally the last ones
+too, where test verdicts sit). The content is not lost, just not resident. The output keeps its exact
+shape: the CLI silently ignores a replacement that does not match the tool's schema (facts §2).
+
+- Lists are never touched unless `SpillPolicy(lists="strings")`: they can hold image blocks.
+- Reading a spilled file passes through (by default any file of the workbench): re-spilling it would loop.
+- Bash saves an output over 30,000 chars to a file of its own and keeps only the head in `stdout`; the
+  whole output is then copied from that file, and the CLI's own pointer is dropped so only ours remains.
+- It fails open: if anything goes wrong the original output is kept and the failure logged on
+  `logging.getLogger("flower.spill")`.
+
+Example::
+
+    options = ClaudeAgentOptions(cwd="repo", hooks=spill_hooks(Workbench("repo")))
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import anyio.to_thread
+from claude_agent_sdk import HookContext, HookMatcher
+from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
+
+from .._errors import SpecError
+from .._spill_files import Spilled, append_manifest, copy_file, label_of, write_text
+from .._spill_shape import Candidate, FieldPath, find_candidates, get_at, replace_at
+from ..workbench import Workbench, safe_directory
+
+__all__ = ["SPILL_OMISSION", "SPILL_POINTER", "SPILL_TOOLS", "SpillPolicy", "spill_guard", "spill_hooks"]
+
+logger = logging.getLogger("flower.spill")
+
+SPILL_TOOLS: Final[tuple[str, ...]] = ("Bash", "Read", "Grep", "Glob", "WebFetch", "WebSearch")
+"""The tools whose outputs are spilled by default (the seed's matcher)."""
+
+SPILL_POINTER: Final = (
+    "[spilled] {tool} {field}: {chars} chars moved out of the conversation to {path} "
+    "(Read it, with offset/limit for a part, or Grep it)."
+)
+"""The pointer line; `{tool}`, `{field}`, `{chars}`, `{path}`, `{head}` and `{tail}` are filled in."""
+
+SPILL_OMISSION: Final = "[... {omitted} chars not shown ...]"
+"""The line between the head and the tail of a preview; `{omitted}` is filled in."""
+
+_PERSISTED: Final = ("persistedOutputPath", "persistedOutputSize")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpillPolicy:
+    """What `spill_guard` spills and what the model sees instead. Variants: `dataclasses.replace`."""
+
+    threshold: int | None = 4000
+    """A string field of this many chars or more is spilled. `None` or `0` turns spilling off."""
+    head: int = 400
+    """Chars of the start of the output kept as a preview (the seed's 400)."""
+    tail: int = 0
+    """Chars of the end kept too (0: head only, the seed's default). Test verdicts sit at the end."""
+    main_only: bool = False
+    """Spill only main-thread outputs (hook input without `agent_id`); subagents keep theirs."""
+    lists: Literal["keep", "strings"] = "keep"
+    """`keep`: lists are never touched (the seed). `strings`: a list of strings (Glob and Grep file lists)
+    is spilled as lines and replaced by a shorter list; items that are not strings are never touched."""
+    read_through: Literal["workbench", "spill"] = "workbench"
+    """A Read of a file in this place passes unspilled: the whole workbench (its files were written on
+    purpose, to be read: a handoff note must arrive whole) or only `spill/` (the least that avoids a loop)."""
+    tools: tuple[str, ...] = SPILL_TOOLS
+    """Tools the hook acts on, whatever matcher it is installed with."""
+    pointer: str = SPILL_POINTER
+    omission: str = SPILL_OMISSION
+
+    def __post_init__(self) -> None:
+        if self.threshold is not None and (
+            not isinstance(self.threshold, int) or isinstance(self.threshold, bool) or self.threshold < 0
+        ):
+            raise SpecError(f"SpillPolicy.threshold must be None or an int >= 0, got {self.threshold!r}")
+        for name in ("head", "tail"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise SpecError(f"SpillPolicy.{name} must be an int >= 0, got {value!r}")
+        if self.enabled and self.head + self.tail >= (self.threshold or 0):
+            raise SpecError(
+                f"SpillPolicy: head + tail ({self.head} + {self.tail}) must stay below the threshold "
+                f"({self.threshold}), or the preview would hold the whole output"
+            )
+        if self.lists not in ("keep", "strings"):
+            raise SpecError(f"SpillPolicy.lists must be 'keep' or 'strings', got {self.lists!r}")
+        if self.read_through not in ("workbench", "spill"):
+            raise SpecError(
+                f"SpillPolicy.read_through must be 'workbench' or 'spill', got {self.read_through!r}"
+            )
+        if isinstance(self.tools, str) or not all(isinstance(t, str) and t for t in self.tools):
+            raise SpecError("SpillPolicy.tools must be a tuple of tool names")
+        try:
+            self.pointer.format(tool="T", field="f", chars="1", path="p", head=1, tail=0)
+            self.omission.format(omitted="1")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise SpecError(f"SpillPolicy text has an unknown placeholder: {exc}") from exc
+
+    @property
+    def enabled(self) -> bool:
+        """Whether anything is spilled at all (`threshold` is neither None nor 0)."""
+        return bool(self.threshold)
+
+    @property
+    def matcher(self) -> str:
+        """The HookMatcher pattern for `tools`."""
+        return "|".join(self.tools)
+
+
+class _Unset:
+    pass
+
+
+_UNSET: Final = _Unset()
+
+
+def _policy(
+    policy: SpillPolicy | None,
+    threshold: int | _Unset | None,
+    head: int | None,
+    tail: int | None,
+    main_only: bool | None,
+) -> SpillPolicy:
+    if policy is not None and not isinstance(policy, SpillPolicy):
+        raise SpecError(f"policy must be a SpillPolicy, got {type(policy).__name__}")
+    base = policy or SpillPolicy()
+    changes: dict[str, Any] = {}
+    if not isinstance(threshold, _Unset):
+        changes["threshold"] = threshold
+    for name, value in (("head", head), ("tail", tail), ("main_only", main_only)):
+        if value is not None:
+            changes[name] = value
+    return replace(base, **changes) if changes else base
+
+
+def spill_guard(
+    target: Workbench | str | os.PathLike[str],
+    policy: SpillPolicy | None = None,
+    *,
+    threshold: int | _Unset | None = _UNSET,
+    head: int | None = None,
+    tail: int | None = None,
+    main_only: bool | None = None,
+) -> HookCallback:
+    """Build the PostToolUse hook that spills large tool outputs into `target`.
+
+    `target` is a `Workbench` (files go to its `spill/`) or a directory used as the spill directory itself.
+    Keywords override fields of `policy`. With the spilling turned off (`threshold` None or 0) the hook
+    does nothing; `spill_hooks()` then installs nothing at all.
+    """
+    chosen = _policy(policy, threshold, head, tail, main_only)
+    if isinstance(target, Workbench):
+        workbench: Workbench | None = target
+        spill_dir = target.spill
+        read_root = target.root if chosen.read_through == "workbench" else target.spill
+    elif isinstance(target, str | os.PathLike) and os.fspath(target):
+        workbench = None
+        spill_dir = read_root = Path(os.path.abspath(os.fspath(target)))
+    else:
+        raise SpecError(f"spill_guard needs a Workbench or a directory, got {target!r}")
+
+    async def hook(data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
+        if not chosen.enabled:
+            return {}
+        tool = "?"
+        try:
+            raw: Mapping[str, Any] = data
+            tool = str(raw.get("tool_name", "?"))
+            if raw.get("hook_event_name") != "PostToolUse" or tool not in chosen.tools:
+                return {}
+            if chosen.main_only and raw.get("agent_id"):
+                return {}
+            if tool == "Read" and _reads_inside(raw, read_root):
+                return {}
+            output = raw.get("tool_response")
+            assert chosen.threshold is not None
+            found = find_candidates(tool, output, threshold=chosen.threshold, lists=chosen.lists)
+            if not found:
+                return {}
+            work = partial(_spill, raw, output, found, chosen, workbench, spill_dir, tool_use_id)
+            updated = await anyio.to_thread.run_sync(work)
+        except Exception as exc:
+            logger.warning("spill_guard kept the original %s output: %s", tool, exc, exc_info=True)
+            return {}
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": updated}}
+
+    return hook
+
+
+def spill_hooks(
+    target: Workbench | str | os.PathLike[str],
+    policy: SpillPolicy | None = None,
+    *,
+    threshold: int | _Unset | None = _UNSET,
+    head: int | None = None,
+    tail: int | None = None,
+    main_only: bool | None = None,
+) -> dict[HookEvent, list[HookMatcher]]:
+    """The hooks to install for spilling, ready for `ClaudeAgentOptions(hooks=...)`; `{}` when turned off."""
+    chosen = _policy(policy, threshold, head, tail, main_only)
+    if not chosen.enabled:
+        return {}
+    return {"PostToolUse": [HookMatcher(matcher=chosen.matcher, hooks=[spill_guard(target, chosen)])]}
+
+
+def _reads_inside(data: Mapping[str, Any], root: Path) -> bool:
+    """Whether a Read's `file_path` resolves inside `root` (relative paths are taken from the hook's cwd)."""
+    tool_input = data.get("tool_input")
+    path = tool_input.get("file_path") if isinstance(tool_input, Mapping) else None
+    if not isinstance(path, str) or not path or "\x00" in path:
+        return False
+    cwd = data.get("cwd")
+    base = cwd if isinstance(cwd, str) and cwd else os.getcwd()
+    real = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
+    top = os.path.realpath(root)
+    try:
+        return os.path.commonpath([real, top]) == top
+    except ValueError:
+        return False
+
+
+def _spill(
+    data: Mapping[str, Any],
+    output: object,
+    found: list[Candidate],
+    policy: SpillPolicy,
+    workbench: Workbench | None,
+    spill_dir: Path,
+    tool_use_id: str | None,
+) -> object:
+    """Write every candidate, record it, and return the rewritten output (runs in a worker thread)."""
+    if workbench is not None:
+        workbench.ensure()
+    else:
+        os.makedirs(spill_dir, mode=0o700, exist_ok=True)
+        safe_directory(spill_dir, spill_dir)
+    tool = str(data.get("tool_name"))
+    label = label_of(tool)
+    replacements: dict[FieldPath, object] = {}
+    drop: tuple[str, ...] = ()
+    for candidate in found:
+        value = get_at(output, candidate.path)
+        source = "output"
+        if isinstance(value, list):
+            spilled = write_text(spill_dir, "\n".join(value), label, tail=policy.tail)
+            replacements[candidate.path] = _lines(value, spilled, tool, candidate, policy)
+        elif isinstance(value, str):
+            spilled, source = _text_source(output, candidate, value, spill_dir, label, policy)
+            if source == "persisted":
+                drop = _PERSISTED
+            replacements[candidate.path] = _text(value, spilled, tool, candidate, policy)
+        else:
+            raise TypeError(f"{candidate.field} is neither a str nor a list")
+        append_manifest(
+            spill_dir,
+            {
+                "file": spilled.path.name,
+                "sha256": spilled.sha256,
+                "chars": spilled.chars,
+                "bytes": spilled.size,
+                "tool": tool,
+                "field": candidate.field,
+                "source": source,
+                "tool_use_id": data.get("tool_use_id") or tool_use_id,
+                "session_id": data.get("session_id"),
+                "agent_id": data.get("agent_id"),
+                "agent_type": data.get("agent_type"),
+            },
+        )
+    return replace_at(output, replacements, drop=drop)
+
+
+def _text_source(
+    output: object, candidate: Candidate, value: str, spill_dir: Path, label: str, policy: SpillPolicy
+) -> tuple[Spilled, str]:
+    """Spill a string; for a Bash `stdout` the CLI cut short, copy the whole output from the CLI's file."""
+    if candidate.path == ("stdout",) and isinstance(output, Mapping):
+        persisted = output.get("persistedOutputPath")
+        if isinstance(persisted, str) and persisted:
+            size = output.get("persistedOutputSize")
+            try:
+                spilled = copy_file(
+                    spill_dir,
+                    persisted,
+                    label,
+                    expected_size=size if isinstance(size, int) else None,
+                    starts_with=value[:4096],
+                    tail=policy.tail,
+                )
+            except (OSError, ValueError) as exc:
+                logger.info("spill_guard: Bash's saved output unusable (%s); spilling the head it kept", exc)
+            else:
+                return spilled, "persisted"
+    return write_text(spill_dir, value, label, tail=policy.tail), "output"
+
+
+def _pointer(spilled: Spilled, tool: str, candidate: Candidate, policy: SpillPolicy) -> str:
+    return policy.pointer.format(
+        tool=tool,
+        field=candidate.field,
+        chars=f"{spilled.chars:,}",
+        path=spilled.path,
+        head=policy.head,
+        tail=policy.tail,
+    )
+
+
+def _text(value: str, spilled: Spilled, tool: str, candidate: Candidate, policy: SpillPolicy) -> str:
+    parts = [_pointer(spilled, tool, candidate, policy)]
+    if policy.head:
+        parts.append(value[: policy.head])
+    if policy.tail and spilled.tail:
+        omitted = max(0, spilled.chars - min(policy.head, len(value)) - len(spilled.tail))
+        parts.append(policy.omission.format(omitted=f"{omitted:,}"))
+        parts.append(spilled.tail)
+    return "\n".join(parts)
+
+
+def _lines(
+    items: list[str], spilled: Spilled, tool: str, candidate: Candidate, policy: SpillPolicy
+) -> list[str]:
+    """The pointer, then whole items from the start (and the end) that fit in `head` (and `tail`) chars."""
+    shown = [_pointer(spilled, tool, candidate, policy)]
+    first = _fit(items, policy.head)
+    shown += items[:first]
+    last = _fit(items[first:][::-1], policy.tail) if policy.tail else 0
+    if first + last < len(items):
+        hidden = items[first : len(items) - last]
+        shown.append(policy.omission.format(omitted=f"{sum(len(i) + 1 for i in hidden):,}"))
+    if last:
+        shown += items[len(items) - last :]
+    return shown
+
+
+def _fit(items: list[str], budget: int) -> int:
+    count = used = 0
+    for item in items:
+        used += len(item) + 1
+        if used > budget:
+            break
+        count += 1
+    return count

@@ -1,0 +1,132 @@
+"""`build_options()`: compile an `AgentSpec` into `ClaudeAgentOptions`.
+
+What it settles, each for a measured reason (facts file §1, §2, §6):
+- instructions go through the `claude_code` preset's `append`: additive, never a replacement;
+- workers become `AgentDefinition`s; the session's tool list and auto-approve list cover every worker's
+  tools, because the CLI's permissions are session-wide (a tool missing there stalls or denies headless
+  workers); the coordinator's own limits are enforced by `delegate_guard`, never by removing tools;
+- `setting_sources=[]` unless the spec says otherwise: no settings file or CLAUDE.md leaks in;
+- the user's own hooks and option fields are merged, never dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher
+from claude_agent_sdk.types import HookEvent, SessionStore
+
+from ._errors import SpecError
+from .agents import AgentSpec
+from .compact import CompactPolicy
+from .hooks.delegate import delegate_guard
+
+__all__ = ["build_options", "merge_hooks"]
+
+DEFAULT_PERMISSION_MODE = "dontAsk"
+"""Headless and predictable: tools on the auto-approve list run, anything else is refused at once
+(never a permission prompt nobody answers). Works as root, unlike `bypassPermissions`."""
+
+_NO_BUILTIN_AGENTS = "CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS"
+
+
+def merge_hooks(
+    *groups: Mapping[HookEvent, Sequence[HookMatcher]] | None,
+) -> dict[HookEvent, list[HookMatcher]]:
+    """Concatenate hook matchers event by event, keeping every group's matchers in order."""
+    merged: dict[HookEvent, list[HookMatcher]] = {}
+    for group in groups:
+        for event, matchers in (group or {}).items():
+            merged.setdefault(event, []).extend(matchers)
+    return merged
+
+
+def _definition(spec: AgentSpec) -> AgentDefinition:
+    return AgentDefinition(
+        description=spec.description,
+        prompt=spec.prompt,
+        tools=list(spec.tools),
+        model=spec.model,
+        effort=spec.effort,
+        maxTurns=spec.max_turns,
+    )
+
+
+def session_tools(spec: AgentSpec) -> list[str]:
+    """The spec's own tools, then every worker's (in order, once each)."""
+    tools = list(spec.tools)
+    for worker in spec.workers.values():
+        tools += [t for t in worker.tools if t not in tools]
+    return tools
+
+
+def _env(spec: AgentSpec, compact: CompactPolicy | None, extra: Mapping[str, str] | None) -> dict[str, str]:
+    env: dict[str, str] = dict(spec.options.get("env") or {})
+    if not spec.builtin_agents:
+        env.setdefault(_NO_BUILTIN_AGENTS, "1")
+    if compact is not None:
+        for key, value in compact.env().items():
+            if key in env and env[key] != value:
+                raise SpecError(
+                    f"agent {spec.name!r}: its env sets {key}={env[key]!r} but "
+                    f"CompactPolicy(mode={compact.mode!r}) needs {key}={value!r}; drop one of them"
+                )
+            env[key] = value
+    env.update(extra or {})
+    return env
+
+
+def build_options(
+    spec: AgentSpec,
+    *,
+    cwd: str | Path | None = None,
+    artifacts: str | Path | None = None,
+    session_store: SessionStore | None = None,
+    resume: str | None = None,
+    fork: bool = False,
+    compact: CompactPolicy | None = None,
+    hooks: Mapping[HookEvent, Sequence[HookMatcher]] | None = None,
+    env: Mapping[str, str] | None = None,
+    append: str = "",
+) -> ClaudeAgentOptions:
+    """Compile `spec` into SDK options.
+
+    - `artifacts`: the workbench's `artifacts/` path, named in the delegation wall's refusal.
+    - `compact`: the compaction policy when the spec has none (the Runtime passes `no_summary` while a
+      handoff is active); the spec's own `compact` always wins.
+    - `hooks`: flower's layers (spill, index) to install beside the wall and the spec's own hooks.
+    - `env`: extra environment for the CLI; `append`: extra system-prompt text after the instructions.
+    """
+    if not isinstance(spec, AgentSpec):
+        raise SpecError(
+            f"build_options takes an AgentSpec (use worker() or coordinator()), got {type(spec).__name__}"
+        )
+    if fork and not resume:
+        raise SpecError("fork=True needs resume=<session id> (a fork starts from an existing session)")
+    wall: dict[HookEvent, list[HookMatcher]] = {}
+    if spec.delegate_only:
+        guard = delegate_guard(artifacts=artifacts, glance=spec.glance, allowed=spec.tools)
+        wall["PreToolUse"] = [HookMatcher(matcher=None, hooks=[guard])]
+    tools = session_tools(spec)
+    extra: dict[str, Any] = {k: v for k, v in spec.options.items() if k != "env"}
+    extra.setdefault("permission_mode", DEFAULT_PERMISSION_MODE)
+    prompt = spec.prompt + (f"\n\n{append}" if append else "")
+    return ClaudeAgentOptions(
+        system_prompt={"type": "preset", "preset": "claude_code", "append": prompt},
+        tools=tools,
+        allowed_tools=list(tools),
+        agents={name: _definition(w) for name, w in spec.workers.items()} or None,
+        hooks=merge_hooks(wall, hooks, spec.hooks) or None,
+        env=_env(spec, spec.compact or compact, env),
+        setting_sources=None if spec.setting_sources is None else list(spec.setting_sources),
+        model=None if spec.model == "inherit" else spec.model,
+        effort=spec.effort,
+        max_turns=spec.max_turns,
+        cwd=cwd,
+        session_store=session_store,
+        resume=resume,
+        fork_session=fork,
+        **extra,
+    )

@@ -1,0 +1,34 @@
+"""`StepResult`: what one `Runtime.run()` produced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["StepResult"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepResult:
+    """The outcome of one step (one `Runtime.run()`), however many CLI turns and sessions it took."""
+
+    session_id: str | None
+    """The live session at the end (resume it to continue)."""
+    ok: bool
+    """The run ended with a non-error result."""
+    text: str
+    """The main thread's final answer (its last result; never an API error message)."""
+    error: str | None = None
+    """Why it failed, for a human (never shown to the model)."""
+    cost_usd: float = 0.0
+    """Total cost over every turn the CLI reported."""
+    num_turns: int = 0
+    """Model turns the CLI reported, summed over its results."""
+    results: int = 0
+    """ResultMessages seen: more than one when background subagents finished after the main turn."""
+    retired: tuple[str, ...] = ()
+    """Session ids retired by handoffs, oldest first."""
+    peak_context: int = 0
+    """The largest main-thread context seen, in tokens (input + cache read + cache creation)."""
+    denials: tuple[str, ...] = ()
+    """Names of the tools whose calls were denied during the run."""
+    duration_s: float = 0.0

@@ -1,0 +1,241 @@
+"""The Runtime through the real CLI: the delegation wall, glance, workers, events, clean shutdown."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+
+from flower import CredentialsError, Runtime, SpecError, coordinator, worker
+from flower.events import SubagentFinished, SubagentStarted, ToolCall, ToolResult
+from flower.testing import ScriptedModel, agent, bash, reply, tool_use
+from tests.facts import fact
+
+pytestmark = pytest.mark.cli
+
+ANALYST = worker(
+    "Analyse files: counts, searches, comparisons. Give it any job that reads files or runs commands.",
+    "You do text analysis. Use the command line; never estimate by hand.",
+    tools=["Read", "Write", "Bash", "Glob", "Grep"],
+)
+
+
+def lead(**kwargs) -> object:  # type: ignore[no-untyped-def]
+    return coordinator("主控", "Goal: measure the size of data/.", {"分析员": ANALYST}, **kwargs)
+
+
+def cli_processes() -> list[int]:
+    """Descendants of this test process that run the bundled CLI."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [os.getpid()]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            todo.append(child)
+            try:
+                if b"claude" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    found.append(child)
+            except OSError:
+                pass
+    return found
+
+
+def git_repo(path: Path) -> None:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "first"]):
+        subprocess.run(["git", *args], cwd=path, check=True, env=env)
+
+
+async def test_the_seed_example_end_to_end(scripted_model: ScriptedModel, workspace: Path) -> None:
+    (workspace / "data").mkdir()
+    (workspace / "data" / "a.txt").write_text("x\n" * 10)
+    scripted_model.script("main", [agent("分析员", "Count the lines under data/."), "data/ holds 10 lines."])
+    scripted_model.script("分析员", [bash("wc -l data/*.txt"), "10 lines in data/a.txt"])
+    events: list[object] = []
+
+    result = await Runtime(workspace, configure=scripted_model.attach).run(
+        lead(), "Start.", on_event=events.append
+    )
+
+    assert result.ok and result.text == "data/ holds 10 lines." and result.error is None
+    assert result.session_id and result.num_turns >= 2 and result.peak_context > 0
+    assert scripted_model.callers() == ["main", "分析员"]
+    assert "10 lines in data/a.txt" in scripted_model.request("main", 1).tool_results[0].text
+    started = [e for e in events if isinstance(e, SubagentStarted)]
+    finished = [e for e in events if isinstance(e, SubagentFinished)]
+    assert [e.agent for e in started] == ["分析员"] and [e.agent for e in finished] == ["分析员"]
+    assert any(isinstance(e, ToolCall) and e.agent == "分析员" and e.name == "Bash" for e in events)
+    system = scripted_model.request("main", 0).system_text
+    fact(
+        "You are Claude Code" in system, "§6", "the claude_code preset + append keeps the Claude Code prompt"
+    )
+    assert "Goal: measure the size of data/." in system and "Workbench" in system
+
+
+async def test_the_wall_refuses_hands_on_tools_with_a_guiding_reason(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    target = workspace / "written.txt"
+    existing = workspace / "existing.txt"
+    existing.write_text("x")
+    scripted_model.script(
+        "main",
+        [
+            reply(
+                tool_use("Write", file_path=str(target), content="x"),
+                tool_use("Edit", file_path=str(existing), old_string="x", new_string="y"),
+                bash("rm -rf data && echo gone"),
+            ),
+            "ok, delegating instead",
+        ],
+    )
+
+    editor = worker("Edits files.", "You edit files.", tools=["Read", "Edit", "Write"])
+    spec = coordinator("主控", "Goal: tidy up.", {"分析员": ANALYST, "editor": editor})
+
+    result = await Runtime(workspace, configure=scripted_model.attach).run(spec, "Start.")
+
+    assert not target.exists() and existing.read_text() == "x"
+    refusals = scripted_model.request("main", 1).tool_results
+    assert [r.tool_name for r in refusals] == ["Write", "Edit", "Bash"]
+    artifacts = str(workspace.resolve() / ".flower" / "artifacts")
+    for refusal in refusals:
+        fact(
+            refusal.is_error and "hook error" in refusal.text,
+            "§2",
+            f"a PreToolUse deny reaches the model as an error result: {refusal}",
+        )
+        assert "Delegate it: call the Agent tool" in refusal.text and artifacts in refusal.text
+    assert "`rm` is not a read-only command" in refusals[2].text
+    assert sorted(result.denials) == ["Bash", "Edit", "Write"]
+
+
+async def test_glance_runs_a_read_only_compound_on_the_main_thread(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "README").write_text("hello\n")
+    git_repo(workspace)
+    command = 'git status -s && echo "--- LOG ---" && git log --oneline -3'
+    scripted_model.script("main", [bash(command), "looked"])
+
+    result = await Runtime(workspace, configure=scripted_model.attach).run(lead(), "Look around.")
+
+    (looked,) = scripted_model.request("main", 1).tool_results
+    assert not looked.is_error and "--- LOG ---" in looked.text and "first" in looked.text
+    assert result.ok and result.denials == ()
+
+
+async def test_a_workers_bash_runs(scripted_model: ScriptedModel, workspace: Path) -> None:
+    scripted_model.script("main", [agent("分析员", "Create out.txt."), "done"])
+    scripted_model.script(
+        "分析员", [bash("echo made-by-worker > out.txt && git init -q sub"), "out.txt written"]
+    )
+
+    result = await Runtime(workspace, configure=scripted_model.attach).run(lead(), "Go.")
+
+    assert result.ok
+    assert (workspace / "out.txt").read_text() == "made-by-worker\n"
+    assert scripted_model.request("分析员", 1).tool_results[0].is_error is False
+
+
+async def test_background_subagents_are_waited_for(scripted_model: ScriptedModel, workspace: Path) -> None:
+    scripted_model.script("main", [agent("分析员", "Count.", background=None), "waiting", "final answer"])
+    scripted_model.script("分析员", [reply("REPORT", delay=0.5)])
+
+    result = await Runtime(workspace, configure=scripted_model.attach).run(lead(), "Go.")
+
+    assert result.ok and result.results == 2 and result.text == "final answer"
+
+
+async def test_an_error_result_is_a_failed_step_not_an_exception(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    from flower.testing import http_error
+
+    scripted_model.script("main", [http_error(500), http_error(500)])
+    rt = Runtime(workspace, env={"CLAUDE_CODE_MAX_RETRIES": "1"}, configure=scripted_model.attach)
+
+    result = await rt.run(lead(), "Go.")
+
+    assert not result.ok and "API Error: 500" in (result.error or "") and result.text == ""
+    assert rt.results == [result]
+
+
+async def test_no_cli_is_left_after_an_exception_or_a_cancellation(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.script("main", [reply("never seen", delay=30), reply("never seen either", delay=30)])
+    rt = Runtime(workspace, configure=scripted_model.attach)
+
+    class Abort(BaseException):
+        """Not an Exception: the event-callback guard lets it through, as it would a bug in the loop."""
+
+    def explode(event: object) -> None:
+        raise Abort
+
+    with anyio.move_on_after(2):  # cancellation while the CLI waits on the model
+        await rt.run(lead(), "Go.")
+    assert cli_processes() == []
+
+    scripted_model.script("main", [bash("echo hi"), reply("never seen", delay=30)])
+    with pytest.raises(Abort):
+        await rt.run(lead(), "Go.", on_event=explode)
+    assert cli_processes() == []
+    scripted_model.script("main", [])  # the delayed replies were never delivered; nothing is left to check
+
+
+async def test_a_broken_event_callback_does_not_break_the_run(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.script("main", ["fine"])
+
+    def broken(event: object) -> None:
+        raise ValueError("UI bug")
+
+    result = await Runtime(workspace, configure=scripted_model.attach).run(lead(), "Go.", on_event=broken)
+
+    assert result.ok and result.text == "fine"
+
+
+async def test_tool_results_are_streamed(scripted_model: ScriptedModel, workspace: Path) -> None:
+    scripted_model.script("main", [bash("echo visible"), "ok"])
+    events: list[object] = []
+
+    await Runtime(workspace, configure=scripted_model.attach).run(lead(), "Go.", on_event=events.append)
+
+    (result,) = [e for e in events if isinstance(e, ToolResult)]
+    assert result.text == "visible" and result.agent is None
+
+
+def test_clear_errors_for_bad_input(workspace: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    a_file = workspace / "file.txt"
+    a_file.write_text("x")
+    with pytest.raises(SpecError, match="not a directory"):
+        Runtime(a_file).run_sync(lead(), "Go.")
+    with pytest.raises(SpecError, match="does not exist"):
+        Runtime(workspace / "missing").run_sync(lead(), "Go.")
+    with pytest.raises(SpecError, match="prompt"):
+        Runtime(workspace).run_sync(lead(), "  ")
+    with pytest.raises(SpecError, match="AgentSpec"):
+        Runtime(workspace).run_sync("lead", "Go.")  # type: ignore[arg-type]
+    for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "empty-config"))
+    with pytest.raises(CredentialsError, match="ANTHROPIC_API_KEY"):
+        Runtime(workspace).run_sync(lead(), "Go.")

@@ -1,0 +1,86 @@
+"""The Runtime installs layers 2 and 3: the workbench index reaches the coordinator, big outputs spill."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flower import Runtime, SpillPolicy, coordinator, worker
+from flower.testing import ScriptedModel, agent, bash, tool_use
+
+pytestmark = pytest.mark.cli
+
+WRITER = worker("Writes scripts and runs commands.", "You write scripts.", tools=["Bash", "Read", "Write"])
+
+
+def lead() -> object:
+    return coordinator("lead", "Goal: count things.", {"writer": WRITER})
+
+
+async def test_a_script_a_worker_writes_reaches_the_coordinators_index(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    script = workspace / ".flower" / "scripts" / "count_lines.sh"
+    scripted_model.script(
+        "main", [agent("writer", "Write a line counter to the workbench's scripts/."), "written"]
+    )
+    scripted_model.script(
+        "writer",
+        [
+            tool_use("Write", file_path=str(script), content='# desc: count lines per file\nwc -l "$@"\n'),
+            "done",
+        ],
+    )
+    rt = Runtime(workspace, configure=scripted_model.attach)
+
+    first = await rt.run(lead(), "Write the counter.")
+    assert first.ok and script.exists()
+    assert "count_lines.sh" not in scripted_model.request("main", 0).system_text
+    assert "count_lines.sh" in (workspace / ".flower" / "INDEX.md").read_text()  # index_guard refreshed it
+
+    scripted_model.script("main", ["I see the counter."])
+    await rt.run(lead(), "What is in the workbench?")  # a new session: the block is in its system prompt
+    system = scripted_model.request("main", -1).system_text
+    assert "scripts/count_lines.sh" in system and "count lines per file" in system
+    assert str(workspace.resolve() / ".flower") in system
+
+    script.with_name("other.sh").write_text("# desc: written by Bash, seen at the next step\n")
+    scripted_model.script("main", ["I see it too."])
+    await rt.run(lead(), "And now?", resume=first.session_id)  # a resume: the fresh block precedes the prompt
+    resumed = scripted_model.request("main", -1)
+    assert "written by Bash, seen at the next step" in resumed.last_user_text
+    assert resumed.last_user_text.rstrip().endswith("And now?")
+
+
+async def test_a_big_output_spills_on_the_main_thread_and_in_workers(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    big = "python3 -c \"print('y' * 50000)\""
+    scripted_model.script(
+        "main", [tool_use("Read", file_path=str(workspace / "big.txt")), agent("writer", "Print it."), "ok"]
+    )
+    scripted_model.script("writer", [bash(big), "printed"])
+    (workspace / "big.txt").write_text("z" * 20_000)
+
+    result = await Runtime(workspace, configure=scripted_model.attach).run(lead(), "Go.")
+
+    assert result.ok
+    main_read = scripted_model.request("main", 1).tool_results[0].text
+    assert "z" * 5000 not in main_read and ".flower/spill/" in main_read
+    worker_bash = scripted_model.request("writer", 1).tool_results[0].text
+    assert "y" * 5000 not in worker_bash and ".flower/spill/" in worker_bash
+    assert len(list((workspace / ".flower" / "spill").glob("*.txt"))) == 2
+
+
+async def test_layers_can_be_turned_off(scripted_model: ScriptedModel, workspace: Path) -> None:
+    (workspace / "big.txt").write_text("z" * 20_000)
+    scripted_model.script("main", [tool_use("Read", file_path=str(workspace / "big.txt")), "ok"])
+
+    rt = Runtime(workspace, workbench=False, spill_threshold=None, configure=scripted_model.attach)
+    await rt.run(lead(), "Go.")
+
+    assert "z" * 5000 in scripted_model.request("main", 1).tool_results[0].text
+    assert "Workbench" not in scripted_model.request("main", 0).system_text
+    assert not (workspace / ".flower").exists()
+    assert Runtime(workspace, spill_threshold=SpillPolicy(threshold=100, head=10)).spill.head == 10

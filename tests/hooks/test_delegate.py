@@ -1,0 +1,64 @@
+"""delegate_guard decides from structure: agent_id, tool name, the glance predicate (pure, plain dicts)."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from flower import delegate_guard, is_ephemeral
+from tests.test_glance import CASES as GLANCE_CASES  # type: ignore[attr-defined]
+
+
+def decide(guard, data) -> dict:  # type: ignore[no-untyped-def]
+    return anyio.run(guard, data, "toolu_1", {})
+
+
+def denied(result: dict) -> bool:
+    return result.get("hookSpecificOutput", {}).get("permissionDecision") == "deny"
+
+
+def bash(command: str, **extra: str) -> dict:
+    return {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, **extra}
+
+
+def test_main_thread_hands_on_tools_are_refused_and_subagents_pass() -> None:
+    guard = delegate_guard(artifacts="/ws/.flower/artifacts")
+    for tool in ("Write", "Edit", "NotebookEdit", "Grep", "WebFetch"):
+        result = decide(guard, {"tool_name": tool, "tool_input": {}})
+        assert denied(result), tool
+        assert "`/ws/.flower/artifacts`" in result["hookSpecificOutput"]["permissionDecisionReason"]
+        assert decide(guard, {"tool_name": tool, "tool_input": {}, "agent_id": "a1"}) == {}
+    for tool in ("Agent", "Read", "TaskCreate", "mcp__mine__ask"):
+        assert decide(guard, {"tool_name": tool, "tool_input": {}}) == {}
+
+
+def test_glance_and_its_reason() -> None:
+    guard = delegate_guard()
+    assert decide(guard, bash("git status -s && git log --oneline -3")) == {}
+    result = decide(guard, bash("git status && rm -rf x"))
+    reason = result["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "`rm` is not a read-only command" in reason and "a file (not its reply)" in reason
+    assert decide(guard, bash("rm -rf x", agent_id="a1")) == {}
+    no_glance = delegate_guard(glance=False)
+    assert denied(decide(no_glance, bash("ls")))
+
+
+@pytest.mark.parametrize("data", ["junk", None, {"tool_name": 3}, {"tool_name": "Bash", "tool_input": None}])
+def test_it_fails_closed(data) -> None:  # type: ignore[no-untyped-def]
+    assert denied(decide(delegate_guard(), data))
+
+
+def test_one_predicate_decides_glance_and_expiry() -> None:
+    """The wall lets a main-thread Bash through exactly when `is_ephemeral` holds (which expiry uses too)."""
+    guard = delegate_guard()
+    commands = [case[0] for case in GLANCE_CASES]
+    assert len(commands) >= 150
+    for command in commands:
+        assert (decide(guard, bash(command)) == {}) == is_ephemeral(command), command
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="action"):
+        delegate_guard(reason="no placeholder")
+    with pytest.raises(ValueError, match="unknown tool"):
+        delegate_guard(allowed=["Agnet"])

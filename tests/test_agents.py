@@ -1,0 +1,138 @@
+"""AgentSpec, worker(), coordinator() and build_options(): validation and what the options hold (pure)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from claude_agent_sdk import HookMatcher
+
+from flower import (
+    COORDINATOR_RULES,
+    WORKER_RULES,
+    AgentSpec,
+    CompactPolicy,
+    SpecError,
+    build_options,
+    coordinator,
+    worker,
+)
+
+ANALYST = worker("Analyse files.", "You analyse.", tools=["Read", "Bash", "Glob"])
+
+
+def test_worker_defaults() -> None:
+    w = worker("Analyse files.", "You analyse.")
+    assert w.model == "inherit" and w.rules == WORKER_RULES and not w.delegate_only
+    assert w.tools == ("Bash", "Read", "Write", "Edit", "Glob", "Grep")
+    assert w.prompt == f"{WORKER_RULES}\n\nYou analyse."
+
+
+def test_coordinator_is_always_delegate_only_with_glance_bash() -> None:
+    c = coordinator("主控", "Goal.", {"分析员": ANALYST})
+    assert c.delegate_only and c.glance and "Bash" in c.tools and "Agent" in c.tools
+    assert c.workers["分析员"].name == "分析员"
+    assert "Bash" not in coordinator("c", "Goal.", {"a": ANALYST}, glance=False).tools
+    with pytest.raises(TypeError):
+        coordinator("c", "Goal.", {"a": ANALYST}, delegate_only=False)  # type: ignore[call-arg]
+
+
+def test_specs_are_immutable() -> None:
+    c = coordinator("c", "Goal.", {"a": ANALYST})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.delegate_only = False  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        c.workers["b"] = ANALYST  # type: ignore[index]
+    assert dataclasses.replace(c, name="d").workers == c.workers
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: worker("", "x"), "description"),
+        (lambda: worker("d", "   "), "instructions"),
+        (lambda: worker("d", "x", tools=["Bash", "Bsh"]), "unknown tool 'Bsh'"),
+        (lambda: worker("d", "x", tools=["TodoWrite"]), "TaskCreate"),
+        (lambda: worker("d", "x", tools="Bash"), "list of names"),
+        (lambda: worker("d", "x", max_turns=0), "max_turns"),
+        (lambda: coordinator("", "x", {}), "name"),
+        (lambda: coordinator("c", "x", [("a", ANALYST), ("a", ANALYST)]), "duplicate worker name 'a'"),
+        (lambda: coordinator("c", "x", {"é": ANALYST, "e\u0301": ANALYST}), "duplicate worker name"),
+        (lambda: coordinator("c", "x", {" a": ANALYST}), "surrounding spaces"),
+        (lambda: coordinator("c", "x", {"a": "not a spec"}), "must be an AgentSpec"),
+        (lambda: coordinator("c", "x", {"a": worker("d", "x")}, tools=["Read"]), "no Agent tool"),
+        (lambda: coordinator("c", "x", {"Explore": ANALYST}, builtin_agents=True), "built-in agent"),
+        (lambda: coordinator("c", "x", {"a": coordinator("b", "y", {"w": ANALYST})}), "nest"),
+        (lambda: coordinator("c", "x", {}, options={"cwd": "/"}), "set by flower"),
+        (lambda: coordinator("c", "x", {}, options={"nope": 1}), "unknown ClaudeAgentOptions field"),
+        (lambda: AgentSpec(instructions="x", glance=True), "glance"),
+        (lambda: CompactPolicy(mode="sometimes"), "mode"),  # type: ignore[arg-type]
+    ],
+)
+def test_invalid_specs_fail_with_a_clear_message(build, message: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(SpecError, match=message):
+        build()
+
+
+def test_build_options_for_a_coordinator() -> None:
+    mine = HookMatcher(matcher="Bash", hooks=[])
+    c = coordinator(
+        "主控",
+        "Goal: measure.",
+        {"分析员": ANALYST, "editor": worker("Edits.", "You edit.", tools=["Read", "Edit"])},
+        hooks={"PreToolUse": [mine]},
+        options={"max_budget_usd": 2.0, "env": {"MY_VAR": "1"}},
+    )
+    options = build_options(
+        c, cwd="/ws", artifacts="/ws/.flower/artifacts", compact=CompactPolicy(mode="no_summary")
+    )
+    assert options.system_prompt == {
+        "type": "preset",
+        "preset": "claude_code",
+        "append": f"{COORDINATOR_RULES}\n\nGoal: measure.",
+    }
+    assert options.tools == [
+        "Agent",
+        "Read",
+        "TaskCreate",
+        "TaskUpdate",
+        "TaskList",
+        "TaskGet",
+        "Bash",
+        "Glob",
+        "Edit",
+    ]
+    assert options.allowed_tools == options.tools
+    assert set(options.agents or {}) == {"分析员", "editor"}
+    definition = (options.agents or {})["分析员"]
+    assert definition.model == "inherit" and definition.tools == ["Read", "Bash", "Glob"]
+    assert definition.prompt.startswith(WORKER_RULES) and definition.prompt.endswith("You analyse.")
+    pre = (options.hooks or {})["PreToolUse"]
+    assert len(pre) == 2 and pre[0].matcher is None and pre[1] is mine  # the wall first, the user's kept
+    assert options.setting_sources == [] and options.permission_mode == "dontAsk"
+    assert options.env == {
+        "MY_VAR": "1",
+        "CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS": "1",
+        "DISABLE_AUTO_COMPACT": "1",
+    }
+    assert options.max_budget_usd == 2.0 and options.model is None
+
+
+def test_the_spec_compact_policy_wins_and_conflicts_are_named() -> None:
+    c = coordinator("c", "x", {}, compact=CompactPolicy(mode="auto"))
+    assert "DISABLE_AUTO_COMPACT" not in build_options(c, compact=CompactPolicy(mode="no_summary")).env
+    clash = coordinator("c", "x", {}, options={"env": {"DISABLE_COMPACT": "0"}})
+    with pytest.raises(SpecError, match="DISABLE_COMPACT"):
+        build_options(clash, compact=CompactPolicy(mode="off"))
+
+
+def test_build_options_arguments() -> None:
+    w = worker("d", "x")
+    with pytest.raises(SpecError, match="fork"):
+        build_options(w, fork=True)
+    with pytest.raises(SpecError, match="AgentSpec"):
+        build_options("spec")  # type: ignore[arg-type]
+    options = build_options(w, resume="sid", fork=True)
+    assert options.resume == "sid" and options.fork_session
+    assert options.hooks is None  # a worker run alone has no wall
+    assert build_options(dataclasses.replace(w, setting_sources=None)).setting_sources is None
