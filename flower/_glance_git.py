@@ -1,0 +1,134 @@
+"""The git rule: `git` with a read-only subcommand, and the read-only forms of those that can also write.
+
+`branch`, `tag`, `remote`, `config`, `stash`, `worktree` and `reflog` both read and write; each is
+accepted only in its listing or reading form. Global options that change configuration, paths or the
+programs git runs are refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from flower._glance_verb import Arg, Refusal, denied_option, names, opaque_refusal, operands
+
+__all__ = ["git"]
+
+_GIT_GLOBAL = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs"})
+_GIT_DENY = ("output", "ext-diff", "textconv", "show-signature", "open-files-in-pager")
+_GIT_PLAIN = names("""status log show diff rev-parse ls-files blame describe show-ref cat-file ls-tree
+    grep rev-list merge-base for-each-ref count-objects check-ignore shortlog version""")
+_GIT_READS_STDIN = ("--stdin", "--batch", "--parseopt", "--exclude-existing")
+_GIT_LIST_VALUES = names("contains no-contains merged no-merged points-at sort format")
+_GIT_LIST_FLAGS = names("""list all remotes verbose show-current ignore-case color no-color column
+    no-column abbrev no-abbrev omit-empty quiet""")
+_GIT_CONFIG_READ = names("--get --get-all --get-regexp --get-urlmatch --list -l")
+_GIT_CONFIG_FLAGS = names("""--global --system --local --worktree --show-origin --show-scope --name-only
+    -z --null --includes --no-includes --bool --int --bool-or-int --path --expiry-date --all --regexp
+    --show-names""")
+_GIT_CONFIG_VALUES = names("--file -f --blob --type --default")
+_GIT_SUBLISTS = {"stash": ("list", "show"), "worktree": ("list",)}
+
+
+def git(name: str, args: Sequence[Arg]) -> bool:
+    """`git` with a read-only subcommand; global options other than `-C` and `--no-pager` are refused."""
+    if None in args:
+        raise opaque_refusal(name)
+    words = [a for a in args if a is not None]
+    i = 0
+    while i < len(words) and words[i].startswith("-"):
+        if words[i] == "-C" and i + 1 < len(words) and not words[i + 1].startswith("-"):
+            i += 2
+        elif words[i] in _GIT_GLOBAL:
+            i += 1
+        else:
+            raise Refusal(f"`git {words[i]}` changes how git runs (configuration, paths or programs)")
+    if i >= len(words):
+        raise Refusal("`git` without a subcommand")
+    sub, rest = words[i], words[i + 1 :]
+    deny = _GIT_DENY + (("filters",) if sub == "cat-file" else ())
+    bad = denied_option(rest, "O" if sub == "grep" else "", deny, {"text"})
+    if bad:
+        raise Refusal(f"`git {sub} {bad}` writes a file or runs a configured program")
+    if any("%G" in arg for arg in rest):
+        raise Refusal("git `%G` format placeholders run the signature-verification program")
+    if sub in _GIT_PLAIN:
+        if sub == "shortlog" and not operands(rest):
+            return True  # with no revision and stdin not a terminal, shortlog reads a log from stdin
+        return any(arg.startswith(_GIT_READS_STDIN) for arg in rest)
+    if sub in ("branch", "tag"):
+        _git_list_form(sub, rest)
+    elif sub == "remote":
+        _git_remote(rest)
+    elif sub == "config":
+        _git_config(rest)
+    elif sub in _GIT_SUBLISTS:
+        if not rest or rest[0] not in _GIT_SUBLISTS[sub]:
+            raise Refusal(f"`git {sub}` is read-only only as `git {sub} {_GIT_SUBLISTS[sub][0]}`")
+    elif sub == "reflog":
+        if (rest[:1] and rest[0] != "show" and rest[0][:1] != "-") or {"expire", "delete", "drop"} & set(
+            rest
+        ):
+            raise Refusal("`git reflog` is read-only only as `git reflog` or `git reflog show`")
+    else:
+        raise Refusal(f"`git {sub}` is not a read-only git command")
+    return False
+
+
+def _git_list_form(sub: str, rest: Sequence[str]) -> None:
+    """`git branch` / `git tag` in list form only; a bare name would create one."""
+    listing = False
+    found: list[str] = []
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        i += 1
+        if arg == "--":
+            found.extend(rest[i:])
+            break
+        if arg.startswith("--"):
+            key, eq, _ = arg[2:].partition("=")
+            if key in _GIT_LIST_VALUES:
+                i += not eq and i < len(rest) and not rest[i].startswith("-")
+            elif key not in _GIT_LIST_FLAGS:
+                raise Refusal(f"`git {sub} {arg}` changes {sub}es")
+            listing |= key == "list"
+        elif arg.startswith("-"):
+            letters = arg[1:]
+            if sub == "tag" and re.fullmatch(r"[li]*n\d*", letters):
+                listing = True
+            elif not letters or any(c not in ("arvlqi" if sub == "branch" else "li") for c in letters):
+                raise Refusal(f"`git {sub} {arg}` changes {sub}es")
+            listing |= "l" in letters
+        else:
+            found.append(arg)
+    if found and not listing:
+        raise Refusal(f"`git {sub} NAME` creates a {sub}")
+
+
+def _git_remote(rest: Sequence[str]) -> None:
+    words = [a for a in rest if a not in ("-v", "--verbose")]
+    if not words:
+        return
+    if words[0] == "get-url" and len([w for w in words[1:] if w not in ("--push", "--all")]) == 1:
+        return
+    if words[0] == "show" and "-n" in words and all(w == "-n" or not w.startswith("-") for w in words[1:]):
+        return
+    raise Refusal("`git remote` is read-only only as `-v`, `get-url NAME` or `show -n NAME`")
+
+
+def _git_config(rest: Sequence[str]) -> None:
+    words = list(rest)
+    action = bool(words[:1] and words[0] in ("list", "get"))
+    i = 1 if action else 0
+    while i < len(words):
+        key = words[i].partition("=")[0]
+        if key in _GIT_CONFIG_READ:
+            action = True
+        elif key in _GIT_CONFIG_VALUES:
+            i += "=" not in words[i] and i + 1 < len(words) and not words[i + 1].startswith("-")
+        elif key.startswith("-") and key not in _GIT_CONFIG_FLAGS:
+            raise Refusal(f"`git config {words[i]}` is not a read-only config option")
+        i += 1
+    if not action:
+        raise Refusal("`git config` without `--get`, `--get-all`, `--get-regexp` or `--list` writes")

@@ -1,0 +1,117 @@
+"""The shared vocabulary of the glance rules: `Arg`, `Rule`, `Refusal`, and the generic `Verb`.
+
+Every rule module (`flower._glance_rules`, `flower._glance_git`, `flower._glance_scripts`) builds on
+these, so they live apart from the verb table to keep imports one-way.
+
+Option checks are conservative on purpose. Every argument that starts with `-` is checked as an option,
+even where it is really the value of the option before it, or follows `--`; every letter of a short
+cluster is checked; a long option is refused when it is a prefix of a forbidden name, because GNU
+`getopt_long` accepts unique abbreviations (`sort --out=f` is `sort --output=f`). A wrong guess can
+refuse a harmless command; it cannot let a harmful one through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Arg", "Refusal", "Rule", "Verb", "denied_option", "names", "opaque_refusal", "operands"]
+
+Arg = str | None
+"""An argument after quote removal, or `None` when its value is only known at run time."""
+
+Rule = Callable[[str, Sequence[Arg]], bool]
+"""`rule(name, args) -> reads_stdin`; raises `Refusal` when the command is not a glance."""
+
+
+class Refusal(Exception):
+    """A command is not a glance; `reason` is one short English sentence."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def opaque_refusal(name: str) -> Refusal:
+    return Refusal(f"`{name}` has an argument known only at run time ($VAR, glob or brace expansion)")
+
+
+def denied_option(args: Sequence[Arg], short: str, long: Collection[str], keep: Collection[str]) -> str:
+    """The first forbidden option among `args`, or ''; see the module docstring for why it over-checks."""
+    for arg in args:
+        if arg is None or not arg.startswith("-") or arg in ("-", "--"):
+            continue
+        if arg.startswith("--"):
+            name = arg[2:].partition("=")[0]
+            if name and name not in keep and any(bad.startswith(name) for bad in long):
+                return arg
+        elif short and any(letter in short for letter in arg[1:]):
+            return arg
+    return ""
+
+
+def operands(args: Sequence[Arg], short_values: str = "", long_values: Collection[str] = ()) -> list[Arg]:
+    """The non-option arguments, skipping option values; after `--` everything is an operand."""
+    found: list[Arg] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg is None or arg == "-" or not arg.startswith("-"):
+            found.append(arg)
+        elif arg == "--":
+            found.extend(args[i:])
+            break
+        elif arg.startswith("--"):
+            if "=" not in arg and arg[2:] in long_values:
+                i += 1
+        else:
+            for j, letter in enumerate(arg[1:], start=1):
+                if letter in short_values:
+                    i += j == len(arg) - 1
+                    break
+    return found
+
+
+@dataclass(frozen=True)
+class Verb:
+    """A read-only verb: options it must not get, and when it reads standard input."""
+
+    deny_short: str = ""
+    """Short option letters that write, run a program or never end."""
+    deny_long: tuple[str, ...] = ()
+    """Long option names, refused together with every abbreviation of them."""
+    keep_long: frozenset[str] = frozenset()
+    """Exact long names that are abbreviations of a denied name but options of their own."""
+    short_values: str = ""
+    long_values: frozenset[str] = frozenset()
+    """Options that take a separate value; used only to count operands, never to skip a check."""
+    stdin: Literal["never", "dash", "default", "always"] = "never"
+    """`default`: reads stdin without a file operand; `dash`: only for a `-` operand."""
+    opaque_ok: bool = False
+    """Whether no argument value can make it write or run anything, so `$VAR` and globs may pass."""
+    max_operands: int | None = None
+    """More operands than this write a file (`uniq in out`)."""
+
+    def __call__(self, name: str, args: Sequence[Arg]) -> bool:
+        if not self.opaque_ok and None in args:
+            raise opaque_refusal(name)
+        bad = denied_option(args, self.deny_short, self.deny_long, self.keep_long)
+        if bad:
+            raise Refusal(f"option `{bad}` of `{name}` writes a file, runs a program or never ends")
+        found = operands(args, self.short_values, self.long_values)
+        if self.max_operands is not None and len(found) > self.max_operands:
+            raise Refusal(f"`{name}` with more than {self.max_operands} file argument writes a file")
+        return self.reads_stdin(found)
+
+    def reads_stdin(self, files: Sequence[Arg]) -> bool:
+        if self.stdin == "always":
+            return True
+        if self.stdin == "default" and not files:
+            return True
+        return self.stdin != "never" and "-" in files
