@@ -11,11 +11,12 @@ Example::
     result = Runtime(workspace="repo").run_sync(lead, "Start.")
 """
 
-from ._errors import CredentialsError, FlowerError, SpecError
+from ._errors import CredentialsError, FlowerError, SpecError, StoreError
 from ._version import __version__
 from .agents import AgentSpec, coordinator, worker
 from .compact import CompactPolicy
 from .glance import GlanceVerdict, glance_verdict, is_ephemeral
+from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, parse_handoff
 from .hooks.delegate import delegate_guard
 from .hooks.index import index_guard, index_hooks
 from .hooks.spill import SpillPolicy, spill_guard, spill_hooks
@@ -23,21 +24,42 @@ from .options import build_options, merge_hooks
 from .result import StepResult
 from .rules import COORDINATOR_RULES, WORKER_RULES
 from .runtime import Runtime
+from .stores import (
+    EphemeralPolicy,
+    LoadReport,
+    PrunePolicy,
+    PruningSessionStore,
+    SqliteSessionStore,
+    TrimmingSessionStore,
+    TrimPolicy,
+)
 from .workbench import WORKBENCH_RULES, Workbench
 
 __all__ = [
     "COORDINATOR_RULES",
+    "HANDOFF_PROMPT",
+    "TAKEOVER_PROMPT",
     "WORKBENCH_RULES",
     "WORKER_RULES",
     "AgentSpec",
     "CompactPolicy",
     "CredentialsError",
+    "EphemeralPolicy",
     "FlowerError",
     "GlanceVerdict",
+    "Handoff",
+    "HandoffPolicy",
+    "LoadReport",
+    "PrunePolicy",
+    "PruningSessionStore",
     "Runtime",
     "SpecError",
     "SpillPolicy",
+    "SqliteSessionStore",
     "StepResult",
+    "StoreError",
+    "TrimPolicy",
+    "TrimmingSessionStore",
     "Workbench",
     "__version__",
     "build_options",
@@ -48,6 +70,7 @@ __all__ = [
     "index_hooks",
     "is_ephemeral",
     "merge_hooks",
+    "parse_handoff",
     "spill_guard",
     "spill_hooks",
     "worker",

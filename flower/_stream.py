@@ -47,6 +47,14 @@ def block_text(content: Any) -> str:
     return ""
 
 
+def _brief(tool_input: dict[str, Any]) -> str:
+    for key in ("description", "command", "file_path", "pattern", "url", "prompt"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            return value if len(value) <= 120 else value[:117] + "..."
+    return ""
+
+
 class Tracker:
     """Follows one run: emits events, and records session, results, cost, context and denials."""
 
@@ -57,7 +65,13 @@ class Tracker:
         self._ended: dict[str, str] = {}  # task id -> terminal status seen in a task_updated patch
         self.session_id: str | None = None
         self.results: list[ResultMessage] = []
+        self.answers: list[ResultMessage] = []  # results of work turns (not of handoff-writing turns)
+        self.writing = False  # a handoff turn is under way
+        self._later: list[Event] = []  # events from outside the stream (the store), sent at the next message
         self.peak_context = 0
+        self.context = 0  # the main thread's latest context (tokens)
+        self.texts: list[str] = []  # the main thread's prose, for a degraded handoff
+        self.calls: list[str] = []  # the main thread's tool calls, in one line each
         self.denials: list[str] = []
 
     @property
@@ -85,7 +99,13 @@ class Tracker:
             return None
         return self._agents.get(parent_tool_use_id, "subagent")
 
+    def later(self, event: Event) -> None:
+        """Queue an event that happened outside the message stream; it goes out before the next one."""
+        self._later.append(event)
+
     async def feed(self, message: Message) -> None:
+        while self._later:
+            await self.emit(self._later.pop(0))
         session = getattr(message, "session_id", None)
         if isinstance(session, str) and session:
             self.session_id = session
@@ -118,8 +138,9 @@ class Tracker:
 
     async def _assistant(self, message: AssistantMessage) -> None:
         agent = self._agent(message.parent_tool_use_id)
-        if agent is None:
-            self.peak_context = max(self.peak_context, context_tokens(message.usage))
+        if agent is None and message.usage:
+            self.context = context_tokens(message.usage)
+            self.peak_context = max(self.peak_context, self.context)
         if message.error is not None:
             text = " ".join(b.text for b in message.content if isinstance(b, TextBlock))
             await self.emit(
@@ -128,8 +149,12 @@ class Tracker:
             return
         for block in message.content:
             if isinstance(block, TextBlock) and block.text:
+                if agent is None:
+                    self.texts.append(block.text)
                 await self.emit(Text(agent=agent, text=block.text))
             elif isinstance(block, ToolUseBlock):
+                if agent is None:
+                    self.calls.append(f"{block.name} {_brief(block.input)}")
                 if block.name in ("Agent", "Task") and agent is None:
                     self._agents[block.id] = str(block.input.get("subagent_type") or "subagent")
                 await self.emit(
@@ -151,6 +176,8 @@ class Tracker:
 
     async def _result(self, message: ResultMessage) -> None:
         self.results.append(message)
+        if not self.writing:
+            self.answers.append(message)
         for denial in message.permission_denials or []:
             if isinstance(denial, dict):
                 self.denials.append(str(denial.get("tool_name", "")))

@@ -15,12 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+if TYPE_CHECKING:
+    from .stores import LoadReport
 
 __all__ = [
     "ApiError",
     "Event",
+    "HandoffDone",
+    "HandoffWarning",
     "Result",
+    "StoreReport",
     "SubagentFinished",
     "SubagentStarted",
     "Text",
@@ -102,4 +108,51 @@ class ApiError:
     retrying: bool
 
 
-Event: TypeAlias = Text | ToolCall | ToolResult | SubagentStarted | SubagentFinished | Result | ApiError
+@dataclass(frozen=True, kw_only=True)
+class HandoffWarning:
+    """The main thread's context is nearing the handoff threshold (sent once per session)."""
+
+    agent: str | None = None
+    context: int
+    threshold: int
+    window: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class HandoffDone:
+    """A session handed off: `retired` is done, the next generation starts from `document`."""
+
+    agent: str | None = None
+    generation: int
+    """The generation that starts now (the first session is generation 1)."""
+    retired: str
+    reason: str
+    """`threshold` (the context reached it) or `overflow` (the CLI refused a prompt too long)."""
+    degraded: bool
+    """The document was rebuilt mechanically because the session could not write it."""
+    context: int
+    path: str | None
+    """Where the document was saved (None without a workbench)."""
+    document: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoreReport:
+    """Layer 4 rewrote a history for a resume: what it expired, trimmed and pruned (`report`)."""
+
+    agent: str | None = None
+    report: LoadReport
+
+
+Event: TypeAlias = (
+    Text
+    | ToolCall
+    | ToolResult
+    | SubagentStarted
+    | SubagentFinished
+    | Result
+    | ApiError
+    | HandoffWarning
+    | HandoffDone
+    | StoreReport
+)

@@ -19,28 +19,28 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
-from contextlib import aclosing
 from pathlib import Path
 
 import anyio
 from claude_agent_sdk import (
     ClaudeAgentOptions,
-    ClaudeSDKClient,
-    ClaudeSDKError,
-    CLINotFoundError,
     HookMatcher,
-    ResultMessage,
 )
-from claude_agent_sdk.types import HookEvent
+from claude_agent_sdk.types import HookEvent, SessionStore
 
 from ._credentials import require_credentials
 from ._errors import SpecError
+from ._step import Step
 from ._stream import EventHandler, Tracker
 from .agents import AgentSpec
+from .compact import CompactPolicy
+from .events import StoreReport
+from .handoff import HandoffPolicy
 from .hooks.index import index_hooks
 from .hooks.spill import SpillPolicy, spill_hooks
 from .options import build_options, merge_hooks
 from .result import StepResult
+from .stores import EphemeralPolicy, LoadReport, PrunePolicy, PruningSessionStore, TrimPolicy
 from .workbench import Workbench
 
 __all__ = ["Runtime"]
@@ -58,6 +58,13 @@ class Runtime:
       Its index is refreshed before each step and given to the main thread in its system prompt.
     - `spill_threshold`: tool outputs with a string field this long go to the workbench's `spill/`
       (layer 3); `None` or `0` installs nothing; a `SpillPolicy` sets the preview and the rest.
+    - `handoff`: before the main thread's context reaches the CLI's limits, the session writes a handoff
+      document and a fresh session continues from it (`HandoffPolicy`); the CLI's auto-compaction is then
+      off unless the spec sets `compact`. `False` leaves compaction to the CLI.
+    - `trim`, `ephemeral`, `keep_denials`: what layer 4 rewrites when a session is resumed (large results
+      to files: off; stale command results: expired, 6 kept; denied calls: 1 kept). The store is always a
+      `PruningSessionStore` (`self.store`); `store` is what it wraps: any `SessionStore`, or a SQLite path
+      (default `<workspace>/.flower/sessions.db`). Nothing stored is ever modified.
     - `env`: extra environment for the CLI.
     - `configure`: a last word on the SDK options of every session, e.g. `ScriptedModel.attach` to run
       offline against flower's scripted model.
@@ -72,6 +79,11 @@ class Runtime:
         *,
         workbench: bool | Workbench = True,
         spill_threshold: int | SpillPolicy | None = 4000,
+        handoff: bool | HandoffPolicy = True,
+        trim: bool | TrimPolicy = False,
+        ephemeral: bool | EphemeralPolicy = True,
+        keep_denials: int = 1,
+        store: SessionStore | str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
         configure: Configure | None = None,
         check_credentials: bool = True,
@@ -99,6 +111,27 @@ class Runtime:
             raise SpecError(
                 f"Runtime: spill_threshold must be an int, None or a SpillPolicy, got {spill_threshold!r}"
             )
+        if isinstance(handoff, HandoffPolicy):
+            self.handoff: HandoffPolicy | None = handoff if handoff.enabled else None
+        elif isinstance(handoff, bool):
+            self.handoff = HandoffPolicy() if handoff else None
+        else:
+            raise SpecError(f"Runtime: handoff must be True, False or a HandoffPolicy, got {handoff!r}")
+        if not isinstance(keep_denials, int) or isinstance(keep_denials, bool) or keep_denials < 0:
+            raise SpecError(f"Runtime: keep_denials must be an int >= 0, got {keep_denials!r}")
+        spill_dir = (
+            self.workbench.spill if self.workbench is not None else self.workspace / ".flower" / "spill"
+        )
+        self.store = PruningSessionStore(
+            store if store is not None else self.workspace / ".flower" / "sessions.db",
+            prune=PrunePolicy(keep_denials=keep_denials),
+            ephemeral=ephemeral,
+            trim=trim,
+            spill_dir=spill_dir,
+            on_report=self._on_report,
+        )
+        """Layer 4: every session's transcript, rewritten on resume."""
+        self._listening: dict[str, Tracker] = {}  # resumed session id -> the run that resumes it
         self._blocks: dict[str, str] = {}  # session id -> the workbench block its system prompt holds
         self.env: dict[str, str] = dict(env or {})
         self.configure = configure
@@ -136,6 +169,8 @@ class Runtime:
             resume=resume,
             fork=fork,
             hooks=self._layer_hooks(workspace),
+            compact=CompactPolicy(mode="no_summary") if self.handoff is not None else None,
+            session_store=self.store,
             env=self.env,
             append=block or "",
         )
@@ -173,52 +208,51 @@ class Runtime:
         if on_event is not None and not callable(on_event):
             raise SpecError("Runtime.run: on_event must be callable")
         self._check_workspace()
-        block = await anyio.to_thread.run_sync(self._block)
         if resume and self.workbench is not None:
             # a resumed session keeps the system prompt it started with (measured): a changed index goes
             # in front of the prompt instead, only when it changed
-            prompt = self.workbench.preface(prompt, since=self._blocks.get(resume))
-        options = self.options(spec, resume=resume, fork=fork, block=block)
-        if self.check_credentials:
-            require_credentials(options.env)
+            since = self._blocks.get(resume)
+            prompt = await anyio.to_thread.run_sync(lambda: self.workbench.preface(prompt, since=since))  # type: ignore[union-attr]
         tracker = Tracker(on_event)
+        step = Step(task=prompt, tracker=tracker, policy=self.handoff, workbench=self.workbench)
+
+        async def options_for(resume_now: str | None, fork_now: bool) -> ClaudeAgentOptions:
+            # the refresh before each session: a new session gets the current index in its system prompt
+            block = await anyio.to_thread.run_sync(self._block)
+            options = self.options(spec, resume=resume_now, fork=fork_now, block=block)
+            if self.check_credentials:
+                require_credentials(options.env)
+            if block is not None:
+                blocks.append(block)
+            return options
+
+        blocks: list[str] = []
         started = time.monotonic()
-        error: str | None = None
+        if resume:
+            self._listening[resume] = tracker
         try:
-            await self._converse(options, prompt, tracker)
-        except CLINotFoundError:
-            raise
-        except ClaudeSDKError as exc:
-            error = f"{type(exc).__name__}: {exc}"
-        if tracker.session_id and block is not None:
-            # the freshest block this session has seen: in its system prompt, or put before this prompt
-            self._blocks[tracker.session_id] = block
+            await step.run(prompt, options_for, resume, fork)
+        finally:
+            if resume:
+                self._listening.pop(resume, None)
+        if tracker.session_id and blocks:
+            # the freshest block this session has seen: in its system prompt, or put before its prompt
+            self._blocks[tracker.session_id] = blocks[-1]
         if tracker.pending_tasks:
             logger.warning("the CLI ended with %d subagent(s) not reported finished", tracker.pending_tasks)
-        result = self._result(tracker, error, time.monotonic() - started)
+        result = step.result(time.monotonic() - started)
         self.results.append(result)
         return result
+
+    def _on_report(self, report: LoadReport) -> None:
+        """The store rewrote a history for a resume: tell the run that resumes it."""
+        tracker = self._listening.get(report.session_id)
+        if tracker is not None:
+            tracker.later(StoreReport(report=report))
 
     def _block(self) -> str | None:
         """The workbench block (refreshing the index first): the refresh before each step."""
         return self.workbench.prompt_block() if self.workbench is not None else None
-
-    @staticmethod
-    async def _converse(options: ClaudeAgentOptions, prompt: str, tracker: Tracker) -> None:
-        """One prompt, read to the last result with no subagent pending; the client is always closed.
-
-        A `ClaudeSDKClient` rather than `query()`: leaving `query()` early (an exception, a handoff) does
-        not close its inner generator, so the CLI would outlive the run (PEP 533); the client's
-        `disconnect()` stops it before this returns, on every path.
-        """
-        async with ClaudeSDKClient(options=options) as client:
-            await client.query(prompt)
-            async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]
-                async for message in stream:
-                    await tracker.feed(message)
-                    if isinstance(message, ResultMessage) and not tracker.pending_tasks:
-                        break
-            await tracker.flush()
 
     def run_sync(
         self,
@@ -231,26 +265,3 @@ class Runtime:
     ) -> StepResult:
         """Blocking form of `run()` (not from inside a running event loop)."""
         return anyio.run(lambda: self.run(spec, prompt, resume=resume, fork=fork, on_event=on_event))
-
-    @staticmethod
-    def _result(tracker: Tracker, error: str | None, duration: float) -> StepResult:
-        results = tracker.results
-        last = results[-1] if results else None
-        answers = [r for r in results if not r.is_error and r.result]
-        if last is not None and last.is_error and error is None:
-            error = last.result or f"the CLI ended with an error result ({last.subtype})"
-        if last is None and error is None:
-            error = "the CLI ended without a result"
-        return StepResult(
-            session_id=tracker.session_id,
-            ok=error is None,
-            text=(answers[-1].result or "") if answers else "",
-            error=error,
-            # total_cost_usd is cumulative over a session's results; num_turns is per result (measured)
-            cost_usd=max((r.total_cost_usd or 0.0 for r in results), default=0.0),
-            num_turns=sum(r.num_turns for r in results),
-            results=len(results),
-            peak_context=tracker.peak_context,
-            denials=tuple(tracker.denials),
-            duration_s=duration,
-        )

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from flower import Runtime, SpillPolicy, coordinator, worker
+from flower.events import StoreReport
 from flower.testing import ScriptedModel, agent, bash, tool_use
 
 pytestmark = pytest.mark.cli
@@ -82,5 +83,30 @@ async def test_layers_can_be_turned_off(scripted_model: ScriptedModel, workspace
 
     assert "z" * 5000 in scripted_model.request("main", 1).tool_results[0].text
     assert "Workbench" not in scripted_model.request("main", 0).system_text
-    assert not (workspace / ".flower").exists()
+    left = {p.name for p in (workspace / ".flower").iterdir()}
+    assert left <= {"sessions.db", "sessions.db-wal", "sessions.db-shm"}  # only layer 4 stays
     assert Runtime(workspace, spill_threshold=SpillPolicy(threshold=100, head=10)).spill.head == 10
+
+
+async def test_a_resume_goes_through_layer_4(scripted_model: ScriptedModel, workspace: Path) -> None:
+    (workspace / "a.txt").write_text("alpha\n")
+    looks = [bash(f"ls -la && echo LOOK-{i}") for i in range(9)]
+    scripted_model.script("main", [*looks, "looked nine times"])
+    rt = Runtime(workspace, configure=scripted_model.attach)
+    first = await rt.run(lead(), "Look around.")
+    assert first.ok
+
+    events: list[object] = []
+    scripted_model.script("main", ["resumed"])
+    again = await rt.run(lead(), "Go on.", resume=first.session_id, on_event=events.append)
+
+    assert again.ok and again.session_id == first.session_id
+    resumed = scripted_model.request("main", -1)
+    results = resumed.tool_results
+    assert len(results) == 9
+    kept = [i for i, r in enumerate(results) if f"LOOK-{i}" in r.text and "a.txt" in r.text]
+    assert kept == [3, 4, 5, 6, 7, 8]  # the 6 most recent glances keep their output
+    assert all("expired" in r.text and "a.txt" not in r.text for r in results[:3])
+    (report,) = [e.report for e in events if isinstance(e, StoreReport)]
+    assert len(report.expired) == 3 and report.chars_saved > 0
+    assert rt.store.last_report == report

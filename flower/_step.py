@@ -1,0 +1,155 @@
+"""One step of a Runtime: generations of sessions linked by handoffs, with two brakes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import anyio
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage
+
+from ._generation import Outcome, run_generation
+from ._stream import Tracker
+from .events import HandoffDone
+from .handoff import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
+from .result import StepResult
+from .workbench import Workbench
+
+OptionsFor = Callable[[str | None, bool], Awaitable[ClaudeAgentOptions]]
+"""(resume, fork) -> the options of the next session (the Runtime refreshes the workbench block)."""
+
+
+@dataclass
+class Step:
+    """Runs a prompt to its end across as many generations as handoffs need, then makes the StepResult."""
+
+    task: str
+    tracker: Tracker
+    policy: HandoffPolicy | None
+    workbench: Workbench | None
+    retired: list[str] = field(default_factory=list)
+    degraded_in_a_row: int = 0
+    error: str | None = None
+
+    async def run(self, prompt: str, options_for: OptionsFor, resume: str | None, fork: bool) -> None:
+        generation = 1
+        while True:
+            options = await options_for(resume, fork)
+            try:
+                outcome = await run_generation(options, prompt, self.tracker, self.policy)
+            except CLINotFoundError:
+                raise
+            except ClaudeSDKError as exc:
+                self.error = f"{type(exc).__name__}: {exc}"
+                return
+            await self.tracker.flush()
+            if outcome.kind == "done" or (outcome.kind == "overflow" and not self._active):
+                return
+            handoff = await self._document(outcome)
+            generation += 1
+            path = await anyio.to_thread.run_sync(self._save, handoff, generation)
+            if outcome.session_id:
+                self.retired.append(outcome.session_id)
+            document = handoff.render()
+            await self.tracker.emit(
+                HandoffDone(
+                    generation=generation,
+                    retired=outcome.session_id or "",
+                    reason=handoff.reason,
+                    degraded=handoff.degraded,
+                    context=outcome.context,
+                    path=str(path) if path else None,
+                    document=document,
+                )
+            )
+            if self._braked(outcome, handoff, path, generation):
+                return
+            assert self.policy is not None
+            shown = f"`{path}`" if path else "(not saved: this runtime has no workbench)"
+            prompt = self.policy.takeover.format(generation=generation - 1, path=shown, document=document)
+            resume, fork = None, False
+            self.tracker.texts.clear()
+            self.tracker.calls.clear()
+
+    @property
+    def _active(self) -> bool:
+        return self.policy is not None and self.policy.enabled
+
+    async def _document(self, outcome: Outcome) -> Handoff:
+        parsed = parse_handoff(outcome.document) if outcome.kind == "handoff" else None
+        if parsed is not None:
+            self.degraded_in_a_row = 0
+            return parsed
+        self.degraded_in_a_row += 1
+        why = outcome.why or "its reply had no 'Doing now' or 'Next step' section"
+        reason: Literal["threshold", "overflow"] = "overflow" if outcome.kind == "overflow" else "threshold"
+        return degraded_handoff(
+            why=why, task=self.task, texts=self.tracker.texts, calls=self.tracker.calls, reason=reason
+        )
+
+    def _save(self, handoff: Handoff, generation: int) -> str | None:
+        if self.workbench is None:
+            return None
+        self.workbench.ensure()
+        return str(save_handoff(self.workbench.notes, handoff.render(), generation=generation))
+
+    def _braked(self, outcome: Outcome, handoff: Handoff, path: str | None, generation: int) -> bool:
+        assert self.policy is not None
+        where = f" The last handoff document is at {path}." if path else ""
+        if self.degraded_in_a_row >= 2:
+            self.error = (
+                f"stopped: two handoffs in a row could not be written by the session ({outcome.why}). The "
+                f"threshold ({outcome.threshold:,} of a {outcome.window:,}-token window) leaves too little "
+                "room for the handoff turn: raise HandoffPolicy.reserve, or keep large outputs out of the "
+                f"main thread (delegate, spill).{where}"
+            )
+            return True
+        if generation > self.policy.max_generations:
+            self.error = (
+                f"stopped: generation {generation} would exceed HandoffPolicy.max_generations="
+                f"{self.policy.max_generations} in one step. A fresh session starts at about "
+                f"{outcome.floor:,} tokens and hands off at {outcome.threshold:,}: if that gap is small, "
+                "raise HandoffPolicy.window or lower reserve; if the task is simply long, split it into "
+                f"steps or resume the last session to go on.{where}"
+            )
+            return True
+        return False
+
+    def result(self, duration: float) -> StepResult:
+        tracker = self.tracker
+        last = tracker.results[-1] if tracker.results else None
+        answers = [r for r in tracker.answers if not r.is_error and r.result]
+        error = self.error
+        if error is None and last is not None and last.is_error:
+            error = last.result or f"the CLI ended with an error result ({last.subtype})"
+        if error is None and last is None:
+            error = "the CLI ended without a result"
+        return StepResult(
+            session_id=tracker.session_id,
+            ok=error is None,
+            text=(answers[-1].result or "") if answers else "",
+            error=error,
+            cost_usd=_cost(tracker.results),
+            num_turns=sum(r.num_turns for r in tracker.results),
+            results=len(tracker.answers),
+            retired=tuple(self.retired),
+            peak_context=tracker.peak_context,
+            denials=tuple(tracker.denials),
+            duration_s=duration,
+        )
+
+
+def _cost(results: list[ResultMessage]) -> float:
+    """`total_cost_usd` is cumulative within a session (measured): the last of each session, summed."""
+    per_session: dict[str, float] = {}
+    for result in results:
+        per_session[result.session_id] = max(
+            per_session.get(result.session_id, 0.0), result.total_cost_usd or 0.0
+        )
+    return sum(per_session.values())
+
+
+def now() -> float:
+    return time.monotonic()

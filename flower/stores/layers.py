@@ -1,0 +1,280 @@
+"""`TrimmingSessionStore` and `PruningSessionStore`: layers over any `SessionStore` that rewrite `load()`.
+
+The SDK calls `load()` when it resumes a session (and the store-reading helpers call it too); what it
+returns is what the resumed model sees. These layers rewrite only that returned copy: `append()` and the
+other methods pass straight through, and the inner store keeps every original entry untouched. So layer
+4 acts on resume only; a session that keeps running is not affected.
+
+- `TrimmingSessionStore`: expiry of ephemeral results, and trim of large results to files.
+- `PruningSessionStore`: the whole layer: denied calls, API errors, interruption residue and orphan
+  calls, plus expiry, plus trim when enabled. This is the store the Runtime always uses.
+
+Each load produces a `LoadReport`: kept as `last_report` (for the main transcript) and passed to
+`on_report`. A rewrite that fails is skipped and logged, never raised: the history is then returned with
+the other rewrites only, or as stored.
+
+Example::
+
+    store = PruningSessionStore("runs/sessions.db", trim=True, spill_dir="/abs/workspace/.flower/spill")
+    options = ClaudeAgentOptions(session_store=store, resume=session_id)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import types
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Self, cast
+
+import anyio
+from claude_agent_sdk import (
+    SessionKey,
+    SessionListSubkeysKey,
+    SessionStore,
+    SessionStoreEntry,
+    SessionStoreListEntry,
+    SessionSummaryEntry,
+)
+
+from .._errors import SpecError
+from .policies import EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
+from .rewrite import Applied, Entry, Spill, apply_steps, rewrite_steps, write_spills
+from .rewrite.pipeline import RewriteStep
+from .sqlite import SqliteSessionStore
+
+__all__ = ["PruningSessionStore", "TrimmingSessionStore"]
+
+logger = logging.getLogger("flower.stores")
+
+_OPTIONAL = ("list_sessions", "list_session_summaries", "delete", "list_subkeys")
+
+ReportCallback = Callable[[LoadReport], object]
+
+
+def _implements(store: object, method: str) -> bool:
+    """The SDK's own test: the method is overridden on the class, not the Protocol's default."""
+    if getattr(store, method, None) is None:
+        return False
+    return getattr(type(store), method, None) is not getattr(SessionStore, method, None)
+
+
+def _policy(value: Any, kind: type[Any], name: str) -> Any:
+    if value is True:
+        return kind()
+    if value is False or value is None:
+        return None
+    if isinstance(value, kind):
+        return value
+    raise SpecError(f"{name} must be a {kind.__name__} or a bool, got {type(value).__name__}")
+
+
+class _RewritingStore(SessionStore):
+    """A store that forwards everything to `inner` and rewrites what `load()` returns."""
+
+    _variants: ClassVar[dict[tuple[type[Any], frozenset[str]], type[Any]]] = {}
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        # The SDK decides whether a store has an optional method by looking at its class. A layer has
+        # exactly the optional methods of the store it wraps: for an inner store that lacks some, the
+        # instance gets a subclass where those keep the Protocol's default (an "absent" marker).
+        inner = args[0] if args else kwargs.get("inner")
+        missing = (
+            frozenset()
+            if isinstance(inner, str | os.PathLike)
+            else frozenset(name for name in _OPTIONAL if not _implements(inner, name))
+        )
+        if not missing:
+            return super().__new__(cls)
+        variant = cls._variants.get((cls, missing))
+        if variant is None:
+            namespace: dict[str, Any] = {name: getattr(SessionStore, name) for name in missing}
+            namespace.update(__module__=cls.__module__, __qualname__=cls.__qualname__, __doc__=cls.__doc__)
+            variant = types.new_class(cls.__name__, (cls,), exec_body=lambda ns: ns.update(namespace))
+            cls._variants[(cls, missing)] = variant
+        return cast(Self, super().__new__(variant))
+
+    def __init__(
+        self,
+        inner: SessionStore | str | os.PathLike[str],
+        *,
+        steps: list[tuple[str, RewriteStep]],
+        spill_dir: str | None,
+        on_report: ReportCallback | None,
+    ) -> None:
+        if isinstance(inner, str | os.PathLike):
+            self._inner: SessionStore = SqliteSessionStore(inner)
+            self._owns_inner = True
+        elif callable(getattr(inner, "append", None)) and callable(getattr(inner, "load", None)):
+            self._inner = inner
+            self._owns_inner = False
+        else:
+            raise SpecError(
+                f"inner must be a SessionStore (append and load) or a database path, got {inner!r:.80}"
+            )
+        if on_report is not None and not callable(on_report):
+            raise SpecError("on_report must be a callable(LoadReport) or None")
+        self._steps = steps
+        self._spill_dir = spill_dir
+        self._on_report = on_report
+        self.last_report: LoadReport | None = None
+        """The report of the latest `load()` of a main transcript (subagent loads go to `on_report` only)."""
+
+    @property
+    def inner(self) -> SessionStore:
+        """The store that holds the original entries."""
+        return self._inner
+
+    @property
+    def spill_dir(self) -> str | None:
+        """Where trimmed bodies are written (absolute), or `None` when trim is off."""
+        return self._spill_dir
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._inner!r})"
+
+    # -- the rewrite ----------------------------------------------------------------------------------
+
+    async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+        """The inner store's entries for `key`, rewritten (the stored ones are not modified)."""
+        entries = await self._inner.load(key)
+        if entries is None:
+            return None
+        applied = await anyio.to_thread.run_sync(self._rewrite, cast(list[Entry], entries))
+        report = LoadReport(
+            project_key=str(key.get("project_key", "")),
+            session_id=str(key.get("session_id", "")),
+            subpath=key.get("subpath") or None,
+            entries_in=len(entries),
+            entries_out=len(applied.entries),
+            changes=applied.changes,
+            errors=applied.errors,
+            seconds=applied.seconds,
+        )
+        if report.subpath is None:
+            self.last_report = report
+        if report.changes or report.errors:
+            logger.info("flower.stores: %s", report.summary())
+        if self._on_report is not None:
+            try:
+                self._on_report(report)
+            except Exception:
+                logger.exception("flower.stores: the on_report callback failed; the load goes on")
+        return cast(list[SessionStoreEntry], applied.entries)
+
+    def _rewrite(self, entries: list[Entry]) -> Applied:
+        return apply_steps(entries, self._steps, write=self._write)
+
+    def _write(self, spills: Sequence[Spill]) -> None:
+        if self._spill_dir is None:
+            raise SpecError("no spill directory to write trimmed bodies to")
+        write_spills(self._spill_dir, spills)
+
+    # -- pass-through ---------------------------------------------------------------------------------
+
+    async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+        """Forwarded unchanged: the inner store keeps every original entry."""
+        await self._inner.append(key, entries)
+
+    async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
+        """Forwarded to the inner store."""
+        return await self._inner.list_sessions(project_key)
+
+    async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
+        """Forwarded to the inner store (summaries describe the stored history)."""
+        return await self._inner.list_session_summaries(project_key)
+
+    async def delete(self, key: SessionKey) -> None:
+        """Forwarded to the inner store."""
+        await self._inner.delete(key)
+
+    async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
+        """Forwarded to the inner store."""
+        return await self._inner.list_subkeys(key)
+
+    async def aclose(self) -> None:
+        """Close the inner store when this layer opened it from a path."""
+        if self._owns_inner and isinstance(self._inner, SqliteSessionStore):
+            await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: types.TracebackType | None
+    ) -> None:
+        with anyio.CancelScope(shield=True):
+            await self.aclose()
+
+
+def _spill_dir(trim: TrimPolicy | None, spill_dir: str | os.PathLike[str] | None) -> str | None:
+    if trim is None:
+        return None if spill_dir is None else os.path.abspath(os.fspath(spill_dir))
+    if spill_dir is None:
+        raise SpecError(
+            "trim needs spill_dir: the directory (inside the workspace) the agent Reads bodies from"
+        )
+    return os.path.abspath(os.fspath(spill_dir))
+
+
+class TrimmingSessionStore(_RewritingStore):
+    """Expiry and trim on `load()`, over any `SessionStore` (or a SQLite path).
+
+    `ephemeral` and `trim` take a policy, `True` (the default policy) or `False` (off). Trim writes the
+    bodies under `spill_dir`, which must be a directory the agent can Read (the workbench's `spill/`).
+    """
+
+    def __init__(
+        self,
+        inner: SessionStore | str | os.PathLike[str],
+        *,
+        ephemeral: EphemeralPolicy | bool = True,
+        trim: TrimPolicy | bool = True,
+        spill_dir: str | os.PathLike[str] | None = None,
+        on_report: ReportCallback | None = None,
+    ) -> None:
+        ephemeral_policy = _policy(ephemeral, EphemeralPolicy, "ephemeral")
+        trim_policy = _policy(trim, TrimPolicy, "trim")
+        directory = _spill_dir(trim_policy, spill_dir)
+        steps = rewrite_steps(ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory)
+        super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report)
+        self.ephemeral: EphemeralPolicy | None = ephemeral_policy
+        """The expiry policy, or `None` when expiry is off."""
+        self.trim: TrimPolicy | None = trim_policy
+        """The trim policy, or `None` when trim is off."""
+
+
+class PruningSessionStore(_RewritingStore):
+    """The whole of layer 4 on `load()`, over any `SessionStore` (or a SQLite path).
+
+    Denied calls beyond `prune.keep_denials`, synthetic API errors, interruption residue and orphan calls
+    are always handled (`prune`, default `PrunePolicy()`); expiry is on and trim off by default, as in the
+    Runtime (`ephemeral=True`, `trim=False`).
+    """
+
+    def __init__(
+        self,
+        inner: SessionStore | str | os.PathLike[str],
+        *,
+        prune: PrunePolicy | None = None,
+        ephemeral: EphemeralPolicy | bool = True,
+        trim: TrimPolicy | bool = False,
+        spill_dir: str | os.PathLike[str] | None = None,
+        on_report: ReportCallback | None = None,
+    ) -> None:
+        if prune is not None and not isinstance(prune, PrunePolicy):
+            raise SpecError(f"prune must be a PrunePolicy or None, got {type(prune).__name__}")
+        prune_policy = prune if prune is not None else PrunePolicy()
+        ephemeral_policy = _policy(ephemeral, EphemeralPolicy, "ephemeral")
+        trim_policy = _policy(trim, TrimPolicy, "trim")
+        directory = _spill_dir(trim_policy, spill_dir)
+        steps = rewrite_steps(
+            prune=prune_policy, ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory
+        )
+        super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report)
+        self.prune: PrunePolicy = prune_policy
+        """The pruning policy."""
+        self.ephemeral: EphemeralPolicy | None = ephemeral_policy
+        """The expiry policy, or `None` when expiry is off."""
+        self.trim: TrimPolicy | None = trim_policy
+        """The trim policy, or `None` when trim is off."""

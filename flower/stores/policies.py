@@ -1,0 +1,242 @@
+"""Policies of layer 4 (what a load rewrites) and the report each load produces.
+
+The policies are frozen, keyword-only dataclasses: build variants with `dataclasses.replace`. Every
+model-facing text is a field, in English by default, so a caller can reword it. Texts are templates for
+`str.format` with the named fields listed on each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .._errors import SpecError
+
+__all__ = [
+    "Change",
+    "ChangeKind",
+    "EphemeralPolicy",
+    "LoadReport",
+    "PrunePolicy",
+    "TrimPolicy",
+]
+
+
+def _check_count(owner: str, name: str, value: object, *, minimum: int = 0) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise SpecError(f"{owner}.{name} must be an int >= {minimum}, got {value!r}")
+
+
+def _check_template(owner: str, name: str, value: object, **sample: object) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise SpecError(f"{owner}.{name} must be a non-empty str")
+    try:
+        value.format(**sample)
+    except (KeyError, IndexError, ValueError) as exc:
+        names = ", ".join("{" + key + "}" for key in sample)
+        raise SpecError(f"{owner}.{name} may only use the fields {names}: {exc!r}") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EphemeralPolicy:
+    """Expiry: results of ephemeral commands (`git status`, `ls`, `cat` ...) are replaced by a one-line note.
+
+    Such a result goes stale as the work goes on, and re-running the command is cheaper than keeping an
+    old answer that may mislead. The `keep_recent` most recent ones keep their body. Only `Bash` calls are
+    considered; a command is ephemeral when `predicate(command)` holds.
+
+    Example::
+
+        EphemeralPolicy(keep_recent=4, predicate=lambda command: command.startswith("git status"))
+    """
+
+    keep_recent: int = 6
+    """How many of the most recent ephemeral results keep their body."""
+    batch: int = 1
+    """Expire in steps of this many results. With 1, every new ephemeral result expires the oldest kept
+    one, which changes an earlier entry and so breaks the prompt-cache prefix from there on every resume.
+    With `batch=k` the window moves only once `k` more results have gathered: `k - 1` resumes out of `k`
+    keep the previous rewritten prefix byte for byte, at the price of up to `k - 1` extra bodies kept."""
+    predicate: Callable[[str], bool] | None = None
+    """Decides whether a command is ephemeral; `None` means `flower.glance.is_ephemeral` (the same table
+    that lets the coordinator run the command itself)."""
+    note: str = (
+        "[result of `{command}` expired: at least {keep} newer results of ephemeral commands followed it; "
+        "state may have changed; re-run it if needed]"
+    )
+    """The text that replaces an expired body. Fields: `{command}` (its first line, shortened), `{keep}`
+    (`keep_recent`: at least that many newer ephemeral results exist) and `{newer}` (the exact count of
+    newer ephemeral results). `{newer}` changes at every new result, so an already expired note would
+    change on every resume and break the prompt-cache prefix there; the default avoids it."""
+
+    def __post_init__(self) -> None:
+        _check_count("EphemeralPolicy", "keep_recent", self.keep_recent)
+        _check_count("EphemeralPolicy", "batch", self.batch, minimum=1)
+        if self.predicate is not None and not callable(self.predicate):
+            raise SpecError("EphemeralPolicy.predicate must be a callable(command) -> bool or None")
+        _check_template("EphemeralPolicy", "note", self.note, command="ls", keep=6, newer=7)
+
+    def is_ephemeral(self, command: str) -> bool:
+        """Whether `command`'s result expires: `predicate`, or `flower.glance.is_ephemeral` by default."""
+        if self.predicate is not None:
+            return bool(self.predicate(command))
+        from ..glance import is_ephemeral  # imported late: the parser is only loaded when needed
+
+        return is_ephemeral(command)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrimPolicy:
+    """Trim: large tool results move to files the agent can Read; the history keeps a one-line pointer.
+
+    Off by default: unlike expiry it removes results that may still matter, and reading one back costs
+    a tool call. The `keep_recent` most recent large results keep their text.
+    """
+
+    keep_recent: int = 20
+    """How many of the most recent large results (at least `min_chars`) keep their text."""
+    min_chars: int = 2000
+    """A result is large from this many characters of text on."""
+    pointer: str = "[tool result trimmed: {chars} chars moved to {path}; Read that file if you need it]"
+    """The text that replaces a trimmed body. Fields: `{chars}` (the body's length) and `{path}` (the
+    absolute path of the file that holds it)."""
+
+    def __post_init__(self) -> None:
+        _check_count("TrimPolicy", "keep_recent", self.keep_recent)
+        _check_count("TrimPolicy", "min_chars", self.min_chars, minimum=1)
+        _check_template("TrimPolicy", "pointer", self.pointer, chars=1, path="/x")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrunePolicy:
+    """Pruning: denied calls, synthetic API errors, interruption residue and calls left without a result.
+
+    Denials are recognised by the transcript's structural marker `toolDenialKind`, never by text. A
+    denied call costs more than its message (measured: 273 chars, 180 of them the dead command) and a
+    row of them teaches the agent that trying is useless; the most recent one is kept, since it is what
+    stops a retry loop.
+    """
+
+    keep_denials: int = 1
+    """How many of the most recent denied calls stay (call and result together)."""
+    denial_kinds: tuple[str, ...] = ("permission-rule",)
+    """The `toolDenialKind` values that mark a denial to prune. `permission-rule` is what a PreToolUse
+    hook deny and a settings or `dontAsk` rule write; `user-rejected` is an interrupt or a refused
+    permission prompt and is not pruned."""
+    drop_api_errors: bool = True
+    """Drop the synthetic assistant entries the CLI writes when API retries run out
+    (`isApiErrorMessage: true`)."""
+    neutralise_interrupts: bool = True
+    """Replace the result left by an interrupted call (it tells the model to stop and wait for the user,
+    which is stale once the session is resumed) by `interrupt_note`."""
+    interrupt_note: str = (
+        "[interrupted: this call was stopped while it ran and produced no result; it may have run in part. "
+        "Check the state before running it again.]"
+    )
+    """The neutral text for an interrupted call's result (no fields)."""
+    heal_orphans: bool = True
+    """Give a call that has no result anywhere (the process died while it ran) a result saying so, so
+    that every `tool_use` has its `tool_result`."""
+    orphan_note: str = (
+        "[no result: the session ended before this call finished; it may have run in part. "
+        "Check the state before running it again.]"
+    )
+    """The text of the result given to a call left without one (no fields)."""
+
+    def __post_init__(self) -> None:
+        _check_count("PrunePolicy", "keep_denials", self.keep_denials)
+        if not isinstance(self.denial_kinds, tuple) or not all(
+            isinstance(kind, str) and kind for kind in self.denial_kinds
+        ):
+            raise SpecError("PrunePolicy.denial_kinds must be a tuple of non-empty str")
+        for name in ("drop_api_errors", "neutralise_interrupts", "heal_orphans"):
+            if not isinstance(getattr(self, name), bool):
+                raise SpecError(f"PrunePolicy.{name} must be a bool")
+        for name in ("interrupt_note", "orphan_note"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise SpecError(f"PrunePolicy.{name} must be a non-empty str")
+
+
+ChangeKind = Literal["expired", "trimmed", "denial", "api_error", "interrupt", "orphan"]
+"""What a rewrite did: expired or trimmed a result, dropped a denied call or an API-error entry,
+neutralised an interrupted result, gave an orphan call a result."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Change:
+    """One thing a load rewrote."""
+
+    kind: ChangeKind
+    uuid: str | None
+    """The entry changed, dropped (`api_error`) or added (`orphan`)."""
+    tool_use_id: str | None = None
+    """The call concerned, for changes about a call."""
+    chars_saved: int = 0
+    """Characters of the replayed JSON (`message.content`) saved; negative when text was added."""
+    detail: str = ""
+    """The command (`expired`), the file written (`trimmed`) or the tool's name."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadReport:
+    """What one `load()` of a rewriting store did to the history it returned.
+
+    The SDK loads the main transcript first, then each subagent transcript (`subpath`); each load has its
+    own report. `errors` lists the rewrites that failed and were skipped (the history is then returned
+    without them, never broken).
+    """
+
+    project_key: str
+    session_id: str
+    subpath: str | None
+    entries_in: int
+    entries_out: int
+    changes: tuple[Change, ...] = ()
+    errors: tuple[str, ...] = ()
+    seconds: float = field(default=0.0, compare=False)
+
+    def of_kind(self, kind: ChangeKind) -> tuple[Change, ...]:
+        """The changes of one kind, in history order."""
+        return tuple(change for change in self.changes if change.kind == kind)
+
+    @property
+    def expired(self) -> tuple[Change, ...]:
+        """Ephemeral results replaced by a note."""
+        return self.of_kind("expired")
+
+    @property
+    def trimmed(self) -> tuple[Change, ...]:
+        """Large results moved to files."""
+        return self.of_kind("trimmed")
+
+    @property
+    def pruned(self) -> tuple[Change, ...]:
+        """Denied calls and API-error entries dropped, interrupted results neutralised, orphans healed."""
+        return tuple(c for c in self.changes if c.kind in ("denial", "api_error", "interrupt", "orphan"))
+
+    @property
+    def chars_saved(self) -> int:
+        """Characters of replayed message content saved by all changes together."""
+        return sum(change.chars_saved for change in self.changes)
+
+    def summary(self) -> str:
+        """One line for a log or a progress display."""
+        counts = [(kind, len(self.of_kind(kind))) for kind in _KIND_ORDER]
+        parts = [f"{count} {_KIND_WORDS[kind]}" for kind, count in counts if count]
+        where = self.session_id + (f"/{self.subpath}" if self.subpath else "")
+        done = ", ".join(parts) if parts else "nothing rewritten"
+        failed = f"; {len(self.errors)} rewrite(s) failed and were skipped" if self.errors else ""
+        return f"{where}: {done}; {self.chars_saved} chars saved{failed}"
+
+
+_KIND_ORDER: tuple[ChangeKind, ...] = ("expired", "trimmed", "denial", "api_error", "interrupt", "orphan")
+_KIND_WORDS: dict[ChangeKind, str] = {
+    "expired": "expired",
+    "trimmed": "trimmed",
+    "denial": "denials dropped",
+    "api_error": "API errors dropped",
+    "interrupt": "interrupts neutralised",
+    "orphan": "orphans healed",
+}

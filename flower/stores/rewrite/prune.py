@@ -1,0 +1,181 @@
+"""Pruning: denied calls, synthetic API errors and interruption residue.
+
+Denied calls (`drop_denials`). A call a hook or a rule refused leaves a `tool_use` and an error
+`tool_result` whose entry carries `toolDenialKind: "permission-rule"`. All but the newest `keep_denials`
+are removed, call and result together; the other blocks of the same message (text, other calls, their
+results) stay as they are, and an entry left with no block is dropped and the chain relinked::
+
+    before: assistant[tool_use A "git status", tool_use B "rm -rf x"]  user[result A]  user[result B, denied]
+    after:  assistant[tool_use A "git status"]                         user[result A]
+
+API errors (`drop_api_errors`). When retries run out, the CLI writes a synthetic assistant entry
+(`isApiErrorMessage: true`, model `<synthetic>`, "API Error: 500 ..."). It is dropped and the chain
+relinked. (Measured with CLI 2.1.327: the CLI already leaves these out of the request it builds on
+resume; dropping the last one makes it answer the open turn with its own "No response requested.")
+
+Interruptions (`neutralise_interrupts`). An interrupted call's result tells the model "the user doesn't
+want to proceed ... wait for the user", which is stale once the user resumes. Its structural marks: the
+entry has `toolDenialKind: "user-rejected"` and no `permissionDecision` (a refused permission prompt has
+one). The result keeps its place and its `is_error`; only its text becomes `interrupt_note`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..policies import Change, PrunePolicy
+from ._transcript import (
+    Entry,
+    Rewritten,
+    block_size,
+    check_entries,
+    content_blocks,
+    is_protected,
+    iter_blocks,
+    result_text,
+    with_blocks,
+    with_result_text,
+)
+from .relink import drop_entries
+
+__all__ = ["drop_api_errors", "drop_denials", "neutralise_interrupts"]
+
+_DENIAL_FIELDS = ("toolUseResult", "toolDenialKind", "permissionDecision", "sourceToolAssistantUUID")
+
+
+def drop_denials(entries: Sequence[Any], policy: PrunePolicy | None = None) -> Rewritten:
+    """Remove every denied call except the `keep_denials` newest: its `tool_use` and its `tool_result`."""
+    policy = policy if policy is not None else PrunePolicy()
+    entries = check_entries(entries)
+    kinds = set(policy.denial_kinds)
+    denied: dict[str, None] = {}  # ordered set, oldest first
+    pinned: set[str] = set()  # ids with a block in a protected entry: never split a pair
+    for entry in entries:
+        protected = is_protected(entry)
+        if not protected and entry.get("toolDenialKind") not in kinds:
+            continue  # most entries: nothing to learn here
+        for block in content_blocks(entry) or ():
+            ident = _ident(block)
+            if ident is None:
+                continue
+            if protected:
+                pinned.add(ident)
+            elif block.get("type") == "tool_result":
+                denied.setdefault(ident, None)
+    candidates = [ident for ident in denied if ident not in pinned]
+    surplus = len(candidates) - policy.keep_denials
+    doomed = set(candidates[:surplus]) if surplus > 0 else set()
+    if not doomed:
+        return Rewritten(entries)
+    out: list[Entry] = []
+    emptied: list[str] = []
+    saved: dict[str, int] = {}
+    names: dict[str, str] = {}
+    for entry in entries:
+        blocks = content_blocks(entry)
+        if blocks is None or is_protected(entry):
+            out.append(entry)
+            continue
+        kept: list[Any] = []
+        for block in blocks:
+            ident = _ident(block)
+            if ident in doomed:
+                saved[ident] = saved.get(ident, 0) + block_size(block)
+                if block.get("type") == "tool_use":
+                    names[ident] = str(block.get("name", ""))
+            else:
+                kept.append(block)
+        if len(kept) == len(blocks):
+            out.append(entry)
+            continue
+        if not kept:
+            if isinstance(entry.get("uuid"), str):
+                emptied.append(entry["uuid"])  # dropped by drop_entries, which relinks its children
+                out.append(entry)
+            continue
+        new = with_blocks(entry, kept)
+        if not any(True for _ in iter_blocks(new, "tool_result")):
+            for name in _DENIAL_FIELDS:
+                new.pop(name, None)
+        out.append(new)
+    changes = tuple(
+        Change(
+            kind="denial",
+            uuid=None,
+            tool_use_id=ident,
+            chars_saved=saved.get(ident, 0),
+            detail=names.get(ident, ""),
+        )
+        for ident in candidates
+        if ident in doomed
+    )
+    return Rewritten(drop_entries(out, emptied), changes)
+
+
+def _ident(block: Any) -> str | None:
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    ident = (
+        block.get("id") if kind == "tool_use" else block.get("tool_use_id") if kind == "tool_result" else None
+    )
+    return ident if isinstance(ident, str) else None
+
+
+def drop_api_errors(entries: Sequence[Any]) -> Rewritten:
+    """Drop the CLI's synthetic API-error assistant entries (`isApiErrorMessage: true`) and relink."""
+    entries = check_entries(entries)
+    doomed: list[tuple[str, int]] = []
+    for entry in entries:
+        uuid = entry.get("uuid")
+        if (
+            entry.get("type") == "assistant"
+            and entry.get("isApiErrorMessage") is True
+            and not is_protected(entry)
+            and isinstance(uuid, str)
+            and not any(True for _ in iter_blocks(entry, "tool_use"))  # never orphan a result
+        ):
+            content = (
+                entry.get("message", {}).get("content") if isinstance(entry.get("message"), dict) else None
+            )
+            doomed.append((uuid, block_size(content) if content is not None else 0))
+    if not doomed:
+        return Rewritten(entries)
+    changes = tuple(Change(kind="api_error", uuid=uuid, chars_saved=size) for uuid, size in doomed)
+    return Rewritten(drop_entries(entries, [uuid for uuid, _ in doomed]), changes)
+
+
+def neutralise_interrupts(entries: Sequence[Any], policy: PrunePolicy | None = None) -> Rewritten:
+    """Replace the text of results left by an interrupted call by `policy.interrupt_note`."""
+    policy = policy if policy is not None else PrunePolicy()
+    entries = check_entries(entries)
+    out = list(entries)
+    changes: list[Change] = []
+    for position, entry in enumerate(entries):
+        if (
+            entry.get("type") != "user"
+            or entry.get("toolDenialKind") != "user-rejected"
+            or "permissionDecision" in entry
+            or is_protected(entry)
+        ):
+            continue
+        blocks = list(content_blocks(entry) or ())
+        touched = False
+        for index, block in iter_blocks(entry, "tool_result"):
+            if result_text(block) in (None, policy.interrupt_note):
+                continue
+            blocks[index] = with_result_text(block, policy.interrupt_note)
+            touched = True
+            tool_use_id = block.get("tool_use_id")
+            changes.append(
+                Change(
+                    kind="interrupt",
+                    uuid=entry.get("uuid"),
+                    tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
+                    chars_saved=block_size(block) - block_size(blocks[index]),
+                )
+            )
+        if touched:
+            out[position] = with_blocks(entry, blocks)
+    return Rewritten(out, tuple(changes))

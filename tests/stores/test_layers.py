@@ -1,0 +1,177 @@
+"""The layers rewrite only what `load()` returns: the inner store keeps every original entry."""
+
+from __future__ import annotations
+
+import copy
+import logging
+from pathlib import Path
+
+import pytest
+from claude_agent_sdk import InMemorySessionStore
+from claude_agent_sdk._internal.session_store_validation import _store_implements
+
+from flower._errors import SpecError
+from flower.stores import (
+    EphemeralPolicy,
+    LoadReport,
+    PrunePolicy,
+    PruningSessionStore,
+    SqliteSessionStore,
+    TrimmingSessionStore,
+    TrimPolicy,
+)
+
+from .test_conformance import AppendLoadOnly
+from .transcripts import Transcript, results, text
+
+KEY = {"project_key": "proj", "session_id": "sess"}
+GIT = EphemeralPolicy(keep_recent=2, predicate=lambda c: c.startswith("git status"))
+
+
+def busy_session() -> Transcript:
+    t = Transcript()
+    t.prompt("work")
+    for i in range(4):
+        t.run("git status", f"status {i}", f"toolu_gs{i}")
+        t.run(f"rm -rf b{i}", "denied", f"toolu_rm{i}", denial="permission-rule")
+    t.run("cat big.log", "L" * 3000, "toolu_big")
+    t.run("sleep 30", "", "toolu_sleep", interrupted=True)
+    t.api_error()
+    t.assistant(t.bash("make", "toolu_orphan"))
+    return t
+
+
+async def test_load_rewrites_and_sqlite_keeps_every_original(tmp_path: Path) -> None:
+    t = busy_session()
+    reports: list[LoadReport] = []
+    async with PruningSessionStore(
+        tmp_path / "s.db",
+        ephemeral=GIT,
+        trim=TrimPolicy(keep_recent=0),
+        spill_dir=tmp_path / "spill",
+        on_report=reports.append,
+    ) as store:
+        await store.append(KEY, t.snapshot())
+
+        loaded = await store.load(KEY)
+        again = await store.load(KEY)
+
+        assert loaded == again
+        assert await store.inner.load(KEY) == t.entries, "the stored history is untouched"
+        assert isinstance(store.inner, SqliteSessionStore)
+    found = results(loaded)
+    assert [text(found[f"toolu_gs{i}"]) for i in (2, 3)] == ["status 2", "status 3"]
+    assert all(text(found[f"toolu_gs{i}"]).startswith("[result of `git status` expired") for i in (0, 1))
+    assert set(found) >= {"toolu_rm3", "toolu_orphan"} and not {"toolu_rm0", "toolu_rm1", "toolu_rm2"} & set(
+        found
+    )
+    assert text(found["toolu_sleep"]) == PrunePolicy().interrupt_note
+    pointer = text(found["toolu_big"])
+    path = pointer.split(" moved to ")[1].split(";")[0]
+    assert Path(path).read_text() == "L" * 3000 and Path(path).parent == tmp_path / "spill"
+    assert not any(e.get("isApiErrorMessage") for e in loaded)
+
+    report = store.last_report
+    assert report is not None and reports == [report, report]
+    assert (len(report.expired), len(report.trimmed), len(report.pruned)) == (2, 1, 3 + 1 + 1 + 1)
+    assert report.entries_in == len(t.entries) and report.entries_out == len(loaded)
+    assert report.chars_saved > 3000 and report.errors == ()
+    assert report.summary().startswith("sess: 2 expired, 1 trimmed, 3 denials dropped, 1 API errors dropped")
+
+
+async def test_trimming_store_does_not_prune(tmp_path: Path) -> None:
+    t = busy_session()
+    store = TrimmingSessionStore(InMemorySessionStore(), ephemeral=GIT, trim=False)
+    await store.append(KEY, t.snapshot())
+    loaded = await store.load(KEY)
+    assert len(loaded) == len(t.entries) and store.last_report is not None
+    assert [c.kind for c in store.last_report.changes] == ["expired", "expired"]
+    assert store.trim is None and store.spill_dir is None
+
+
+async def test_subagent_loads_report_but_keep_the_main_report() -> None:
+    reports: list[LoadReport] = []
+    store = PruningSessionStore(InMemorySessionStore(), on_report=reports.append)
+    sub = {**KEY, "subpath": "subagents/agent-1"}
+    await store.append(KEY, busy_session().entries)
+    await store.append(sub, busy_session().entries)
+    await store.load(KEY)
+    await store.load(sub)
+    assert [r.subpath for r in reports] == [None, "subagents/agent-1"]
+    assert store.last_report is reports[0]
+    assert await store.load({**KEY, "session_id": "nope"}) is None
+
+
+async def test_a_failing_rewrite_or_callback_never_breaks_a_load(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def explode(command: str) -> bool:
+        raise RuntimeError("predicate bug")
+
+    def bad_callback(report: LoadReport) -> None:
+        raise ValueError("callback bug")
+
+    t = busy_session()
+    store = PruningSessionStore(
+        InMemorySessionStore(), ephemeral=EphemeralPolicy(predicate=explode), on_report=bad_callback
+    )
+    await store.append(KEY, t.snapshot())
+    with caplog.at_level(logging.ERROR, logger="flower.stores"):
+        loaded = await store.load(KEY)
+    report = store.last_report
+    assert report is not None and report.errors == ("expire_ephemeral: RuntimeError: predicate bug",)
+    assert len(report.pruned) == 6, "the other rewrites still ran"
+    assert "predicate bug" in caplog.text and "callback bug" in caplog.text
+    assert text(results(loaded)["toolu_gs0"]) == "status 0"
+
+
+async def test_a_trim_that_cannot_write_keeps_the_bodies(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    store = PruningSessionStore(InMemorySessionStore(), trim=TrimPolicy(keep_recent=0), spill_dir=blocker)
+    await store.append(KEY, busy_session().entries)
+    loaded = await store.load(KEY)
+    assert text(results(loaded)["toolu_big"]) == "L" * 3000
+    assert store.last_report is not None and store.last_report.errors[0].startswith(
+        "trim_results: StoreError"
+    )
+
+
+async def test_entries_that_are_not_dicts_pass_through() -> None:
+    inner = AppendLoadOnly()
+    store = PruningSessionStore(inner)
+    await store.append(KEY, [{"type": "user", "uuid": "a"}, "garbage"])  # type: ignore[list-item]
+    assert await store.load(KEY) == [{"type": "user", "uuid": "a"}, "garbage"]
+    assert store.last_report is not None
+    assert store.last_report.errors == ("history: transcript entry 1 is a str, not a dict",)
+
+
+async def test_optional_methods_follow_the_inner_store(tmp_path: Path) -> None:
+    optional = ("list_sessions", "list_session_summaries", "delete", "list_subkeys")
+    minimal = PruningSessionStore(AppendLoadOnly())
+    full = PruningSessionStore(tmp_path / "s.db")
+    assert [_store_implements(minimal, m) for m in optional] == [False] * 4
+    assert [_store_implements(full, m) for m in optional] == [True] * 4
+    assert isinstance(minimal, PruningSessionStore) and type(minimal).__name__ == "PruningSessionStore"
+    assert type(PruningSessionStore(AppendLoadOnly())) is type(minimal), (
+        "one variant class per capability set"
+    )
+    await full.aclose()
+
+
+def test_configuration_errors(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="spill_dir"):
+        TrimmingSessionStore(InMemorySessionStore())
+    with pytest.raises(SpecError, match="spill_dir"):
+        PruningSessionStore(InMemorySessionStore(), trim=True)
+    with pytest.raises(SpecError, match="ephemeral must be"):
+        PruningSessionStore(InMemorySessionStore(), ephemeral="yes")  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="prune must be"):
+        PruningSessionStore(InMemorySessionStore(), prune=TrimPolicy())  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="inner must be"):
+        PruningSessionStore(42)  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="on_report"):
+        PruningSessionStore(InMemorySessionStore(), on_report="print")  # type: ignore[arg-type]
+    store = TrimmingSessionStore(InMemorySessionStore(), spill_dir="rel/spill", ephemeral=False)
+    assert store.spill_dir == str(Path("rel/spill").resolve()) and store.ephemeral is None
+    assert copy.copy(PrunePolicy()) == PrunePolicy()

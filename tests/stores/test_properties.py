@@ -1,0 +1,188 @@
+"""Property-based tests of the red lines, over generated CLI-shaped transcripts.
+
+Whatever the history and the policies: a `tool_use` and its `tool_result` go together; other calls in
+the same message are untouched; the parent chain stays connected; compaction summaries and meta entries
+keep their content; the input is never mutated; the same input gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flower.stores import EphemeralPolicy, PrunePolicy, TrimPolicy
+from flower.stores.rewrite import rewrite_history
+
+from .transcripts import Transcript, ancestors, calls, dumps, results
+
+COMMANDS = ["git status", "ls -la", "cat notes.txt", "rm -rf build", "make test", "python3 run.py"]
+FATES = ["ok", "ok", "ok", "big", "list", "denied", "interrupted", "orphan", "prompted"]
+
+
+def ephemeral(command: str) -> bool:
+    return command.split()[0] in {"git", "ls", "cat"}
+
+
+@st.composite
+def transcripts(draw: st.DrawFn) -> list[dict[str, Any]]:
+    t = Transcript()
+    t.prompt("start")
+    serial = 0
+    for _ in range(draw(st.integers(1, 14))):
+        step = draw(
+            st.sampled_from(
+                ["calls", "calls", "calls", "prompt", "api_error", "meta", "compact", "attachment", "marker"]
+            )
+        )
+        if step == "calls":
+            count = draw(st.integers(1, 4))
+            ids = [f"toolu_{serial + i}" for i in range(count)]
+            serial += count
+            blocks = [t.bash(draw(st.sampled_from(COMMANDS)), ident) for ident in ids]
+            if draw(st.booleans()):
+                blocks.insert(0, {"type": "text", "text": "doing it"})
+            t.assistant(*blocks, merged=draw(st.booleans()))
+            for ident in draw(st.permutations(ids)):
+                fate = draw(st.sampled_from(FATES))
+                if fate == "ok":
+                    t.result(ident, f"output of {ident}")
+                elif fate == "big":
+                    t.result(ident, f"{ident} " + "x" * 60)
+                elif fate == "list":
+                    t.result(
+                        ident,
+                        [{"type": "text", "text": f"part of {ident}"}, {"type": "text", "text": "more"}],
+                    )
+                elif fate == "denied":
+                    t.result(ident, "PreToolUse:Bash hook error: no", denial="permission-rule")
+                elif fate == "interrupted":
+                    t.result(ident, "", interrupted=True)
+                elif fate == "prompted":
+                    t.result(ident, "This command requires approval", denial="user-rejected")
+        elif step == "prompt":
+            t.prompt("next")
+        elif step == "api_error":
+            t.api_error()
+        elif step == "meta":
+            t.meta("<system-reminder>meta</system-reminder>")
+        elif step == "compact":
+            t.compact_summary("Summary: so far so good")
+        elif step == "attachment":
+            t.attachment()
+        else:
+            t.marker(draw(st.sampled_from(["last-prompt", "cost-state"])))
+    return t.entries
+
+
+policies = st.fixed_dictionaries(
+    {
+        "prune": st.builds(PrunePolicy, keep_denials=st.integers(0, 2)),
+        "ephemeral": st.builds(
+            EphemeralPolicy,
+            keep_recent=st.integers(0, 4),
+            batch=st.integers(1, 3),
+            predicate=st.just(ephemeral),
+        ),
+        "trim": st.one_of(
+            st.none(), st.builds(TrimPolicy, keep_recent=st.integers(0, 3), min_chars=st.just(40))
+        ),
+    }
+)
+
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def rewrite(entries: list[dict[str, Any]], chosen: dict[str, Any]) -> Any:
+    return rewrite_history(entries, spill_dir="/abs/spill", **chosen)
+
+
+@SETTINGS
+@given(transcripts(), policies)
+def test_calls_and_results_go_together(entries: list[dict[str, Any]], chosen: dict[str, Any]) -> None:
+    out = rewrite(entries, chosen)
+    before_calls, after_calls = calls(entries), calls(out.entries)
+    before_results, after_results = results(entries), results(out.entries)
+    dropped = {c.tool_use_id for c in out.changes if c.kind == "denial"}
+    assert set(after_calls) == set(before_calls) - dropped
+    assert set(after_results) == (set(before_results) - dropped) | set(after_calls), "every call is answered"
+    assert not dropped & (set(after_calls) | set(after_results))
+
+
+@SETTINGS
+@given(transcripts(), policies)
+def test_untargeted_blocks_are_untouched(entries: list[dict[str, Any]], chosen: dict[str, Any]) -> None:
+    out = rewrite(entries, chosen)
+    targeted = {c.tool_use_id for c in out.changes}
+    before_calls, before_results = calls(entries), results(entries)
+    for ident, block in calls(out.entries).items():
+        assert block == before_calls[ident], "a call is never edited"
+    for ident, block in results(out.entries).items():
+        if ident in before_results and ident not in targeted:
+            assert block == before_results[ident]
+        if ident in before_results:
+            assert block["tool_use_id"] == ident and block.get("is_error") == before_results[ident].get(
+                "is_error"
+            )
+    after_blocks = [b for e in out.entries for b in _blocks(e)]
+    for before in entries:
+        if before.get("isApiErrorMessage"):
+            continue  # dropped on purpose
+        for block in _blocks(before):
+            if block.get("type") == "text":
+                assert block in after_blocks, "text blocks of a message stay"
+
+
+def _blocks(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    content = (entry.get("message") or {}).get("content")
+    return content if isinstance(content, list) else []
+
+
+@SETTINGS
+@given(transcripts(), policies)
+def test_the_parent_chain_stays_connected(entries: list[dict[str, Any]], chosen: dict[str, Any]) -> None:
+    out = rewrite(entries, chosen)
+    before_uuids = {e["uuid"] for e in entries if "uuid" in e}
+    after_uuids = {e["uuid"] for e in out.entries if "uuid" in e}
+    dropped = before_uuids - after_uuids
+    for entry in out.entries:
+        parent = entry.get("parentUuid")
+        assert parent is None or parent in after_uuids
+        if entry.get("uuid") in before_uuids:
+            assert ancestors(out.entries, entry["uuid"]) == [
+                a for a in ancestors(entries, entry["uuid"]) if a not in dropped
+            ]
+        leaf = entry.get("leafUuid")
+        assert leaf is None or leaf in after_uuids
+
+
+@SETTINGS
+@given(transcripts(), policies)
+def test_summaries_and_meta_entries_keep_their_content(
+    entries: list[dict[str, Any]], chosen: dict[str, Any]
+) -> None:
+    out = rewrite(entries, chosen)
+    by_uuid = {e["uuid"]: e for e in out.entries if "uuid" in e}
+    for entry in entries:
+        if entry.get("isMeta") or entry.get("isCompactSummary"):
+            kept = by_uuid[entry["uuid"]]
+            assert {k: v for k, v in kept.items() if k != "parentUuid"} == {
+                k: v for k, v in entry.items() if k != "parentUuid"
+            }
+
+
+@SETTINGS
+@given(transcripts(), policies)
+def test_pure_and_deterministic(entries: list[dict[str, Any]], chosen: dict[str, Any]) -> None:
+    snapshot = copy.deepcopy(entries)
+    first = rewrite(entries, chosen)
+    assert entries == snapshot, "the input is never mutated"
+    second = rewrite(snapshot, chosen)
+    assert dumps(first.entries) == dumps(second.entries)
+    assert first.changes == second.changes and first.spills == second.spills
+    again = rewrite(first.entries, chosen)
+    assert not [c for c in again.changes if c.kind in ("denial", "api_error", "orphan")], (
+        "pruning is idempotent"
+    )

@@ -1,0 +1,219 @@
+"""Through the real CLI: a resume replays exactly the rewritten history, and the store keeps the original."""
+
+from __future__ import annotations
+
+import copy
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from claude_agent_sdk import ClaudeSDKClient, HookMatcher, InMemorySessionStore, ResultMessage, SessionKey
+
+from flower.stores import PrunePolicy, PruningSessionStore, SqliteSessionStore, TrimPolicy
+from flower.testing import ScriptedModel, bash, http_error, read, reply
+from tests.facts import fact
+
+from .transcripts import calls, results, text
+
+pytestmark = pytest.mark.cli
+
+FAST_GIVE_UP = {"CLAUDE_CODE_MAX_RETRIES": "1"}
+SLEEP = 'python3 -c "import time; time.sleep(30)"'
+
+
+class RecordingSqlite(SqliteSessionStore):
+    """A SQLite store that also keeps a copy of every batch the SDK appended."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.appended: dict[tuple[str, str, str], list[Any]] = {}
+
+    async def append(self, key: SessionKey, entries: list[Any]) -> None:
+        slot = (key["project_key"], key["session_id"], key.get("subpath") or "")
+        self.appended.setdefault(slot, []).extend(copy.deepcopy(entries))
+        await super().append(key, entries)
+
+
+async def deny_rm(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    if str(hook_input.get("tool_input", {}).get("command", "")).startswith("rm "):
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": "DENIED: no deletions in this workspace",
+            }
+        }
+    return {}
+
+
+def git_workspace(workspace: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "notes.txt").write_text("draft\n")
+
+
+async def interrupt_a_sleep(model: ScriptedModel, workspace: Path, store: Any, session_id: str) -> None:
+    """Resume the session with a client, start a long Bash, interrupt it while it runs (facts §3.2)."""
+    starting = anyio.Event()
+
+    async def note_start(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        starting.set()  # PreToolUse: the command starts right after this hook answers
+        return {}
+
+    model.script("main", [bash(SLEEP)])
+    hooks = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[note_start])]}  # type: ignore[list-item]
+    options = model.options(cwd=workspace, session_store=store, resume=session_id, hooks=hooks)
+    with anyio.fail_after(60):
+        async with ClaudeSDKClient(options) as client:
+            await client.query("Continue: wait for the slow job.")
+            await starting.wait()
+            await anyio.sleep(0.8)
+            await client.interrupt()
+            async for message in client.receive_response():
+                if isinstance(message, ResultMessage):
+                    assert message.terminal_reason == "aborted_tools"
+
+
+async def test_a_resume_sees_exactly_the_rewritten_history(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    git_workspace(workspace)
+    sqlite = RecordingSqlite(workspace.parent / "sessions.db")
+    store = PruningSessionStore(sqlite)
+    hooks = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[deny_rm])]}  # type: ignore[list-item]
+    scripted_model.script(
+        "main",
+        [
+            reply("Cleaning first.", bash("rm -rf build-1"), bash("git status")),
+            reply(bash("git status"), bash("rm -rf build-2"), bash("git status")),
+            reply(*[bash("git status") for _ in range(4)]),
+            reply(bash("rm -rf build-3"), *[bash("git status") for _ in range(3)]),
+            http_error(500),
+            http_error(500),  # CLAUDE_CODE_MAX_RETRIES=1: the CLI gives up here
+        ],
+    )
+    first = await scripted_model.run(
+        "Tidy the repo.", cwd=workspace, session_store=store, hooks=hooks, env=FAST_GIVE_UP
+    )
+    assert first.error is not None and "API Error: 500" in first.text
+    session_id = first.session_id
+    assert session_id is not None
+
+    await interrupt_a_sleep(scripted_model, workspace, store, session_id)
+
+    scripted_model.script("main", ["Resumed and ready."])
+    last = await scripted_model.run("Where were we?", cwd=workspace, session_store=store, resume=session_id)
+    assert last.error is None and last.text == "Resumed and ready.", "the CLI accepts the rewritten history"
+
+    request = scripted_model.request("main", -1)
+    denials = [r for r in request.tool_results if "DENIED: no deletions" in r.text]
+    assert len(denials) == 1 and "rm -rf build-3" in str(request.tool_uses)
+    assert "build-1" not in request and "build-2" not in request
+    assert "API Error" not in request
+    assert PrunePolicy().interrupt_note in request and "doesn't want to proceed" not in request
+    statuses = [
+        r
+        for r in request.tool_results
+        if r.tool_name == "Bash" and r.tool_use_id not in {d.tool_use_id for d in denials}
+    ]
+    bodies = [r.text for r in statuses if "notes.txt" in r.text]
+    notes = [r.text for r in statuses if r.text.startswith("[result of `git status` expired")]
+    assert (len(bodies), len(notes)) == (6, 4)
+    assert [r.text in notes for r in statuses if r.text in notes or r.text in bodies] == [True] * 4 + [
+        False
+    ] * 6
+
+    key: SessionKey = {"project_key": next(iter(sqlite.appended))[0], "session_id": session_id}
+    rewritten = await store.load(key)
+    assert rewritten is not None
+    replayed = {r.tool_use_id: r.text for r in request.tool_results}
+    expected = {ident: text(block) for ident, block in results(rewritten).items()}
+    assert replayed == expected, "the model saw exactly the rewritten results"
+    assert {u["id"] for u in request.tool_uses} == set(calls(rewritten)), "and exactly the rewritten calls"
+    report = store.last_report
+    assert report is not None and report.errors == ()
+    assert (len(report.expired), len(report.of_kind("denial")), len(report.of_kind("interrupt"))) == (4, 2, 1)
+    assert len(report.of_kind("api_error")) >= 1 and report.chars_saved > 0
+
+    for (project_key, sid, subpath), appended in sqlite.appended.items():
+        stored = await sqlite.load(
+            {"project_key": project_key, "session_id": sid, **({"subpath": subpath} if subpath else {})}
+        )
+        unique = list({e.get("uuid", id(e)): e for e in appended}.values())
+        assert stored == unique, "SQLite holds every original entry, unmodified"
+    await store.aclose()
+
+
+async def test_trimmed_bodies_can_be_read_back(scripted_model: ScriptedModel, workspace: Path) -> None:
+    spill = workspace / ".flower" / "spill"
+    store = PruningSessionStore(
+        SqliteSessionStore(workspace.parent / "sessions.db"), trim=TrimPolicy(keep_recent=0), spill_dir=spill
+    )
+    long_output = "import sys; [print(f'line {i:03d} ' + 'y' * 50) for i in range(100)]"
+    scripted_model.script("main", [bash(f'python3 -c "{long_output}"'), "printed"])
+    first = await scripted_model.run("Print the report.", cwd=workspace, session_store=store)
+    assert first.session_id is not None
+
+    def follow_pointer(request: Any) -> Any:
+        pointer = request.tool_results[0].text
+        found = re.search(r"moved to (\S+\.txt);", pointer)
+        assert found, pointer
+        return read(found.group(1))
+
+    scripted_model.script("main", [follow_pointer, "read it"])
+    await scripted_model.run("Check line 99.", cwd=workspace, session_store=store, resume=first.session_id)
+
+    resumed, after_read = scripted_model.requests("main")[-2:]
+    assert "line 042 " not in resumed and "tool result trimmed: 5999 chars" in resumed
+    assert "line 099 " + "y" * 50 in after_read.tool_results[-1].text, "the agent reads the body back"
+    assert [p.parent for p in spill.iterdir()] == [spill]
+    await store.aclose()
+
+
+async def test_an_orphan_call_is_answered_and_api_errors_are_not_replayed(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    raw = InMemorySessionStore()
+    scripted_model.script(
+        "main", [bash("echo ORPHAN-OUT", id="toolu_orphan"), http_error(500), http_error(500)]
+    )
+    first = await scripted_model.run("Echo.", cwd=workspace, session_store=raw, env=FAST_GIVE_UP)
+    assert first.error is not None and first.session_id is not None
+    (project_key,) = {k.split("/")[0] for k in raw._store}
+    key: SessionKey = {"project_key": project_key, "session_id": first.session_id}
+
+    scripted_model.script("main", ["unchanged"])
+    await scripted_model.run("Again.", cwd=workspace, session_store=raw, resume=first.session_id)
+    fact(
+        "API Error" not in scripted_model.request("main", -1),
+        "§3.1",
+        "on resume the CLI leaves the synthetic isApiErrorMessage entry out of the request by itself",
+    )
+
+    entries = await raw.load(key) or []
+    broken = InMemorySessionStore()
+    await broken.append(
+        key,
+        [
+            e
+            for e in entries
+            if "toolu_orphan" not in str(e.get("message", {}).get("content")) or e["type"] != "user"
+        ],
+    )
+    scripted_model.script("main", ["as the CLI repairs it"])
+    await scripted_model.run("Unhealed.", cwd=workspace, session_store=broken, resume=first.session_id)
+    fact(
+        "toolu_orphan" not in scripted_model.request("main", -1),
+        "§3",
+        "on resume the CLI leaves out an assistant message whose only call has no result",
+    )
+
+    scripted_model.script("main", ["healed"])
+    healed = await scripted_model.run(
+        "Once more.", cwd=workspace, session_store=PruningSessionStore(broken), resume=first.session_id
+    )
+    assert healed.error is None and healed.text == "healed"
+    result = scripted_model.request("main", -1).tool_result("toolu_orphan")
+    assert result.text == PrunePolicy().orphan_note and result.tool_name == "Bash"

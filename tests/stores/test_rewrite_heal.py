@@ -1,0 +1,76 @@
+"""Orphan calls get a result; dropped entries leave no gap in the parent chain."""
+
+from __future__ import annotations
+
+import pytest
+
+from flower.stores import PrunePolicy
+from flower.stores.rewrite import drop_entries, heal_orphans
+
+from .transcripts import Transcript, calls, results, text
+
+
+def test_an_orphan_gets_a_result_entry_after_its_message() -> None:
+    t = Transcript()
+    t.prompt("build")
+    first, second = t.assistant(t.bash("make", "toolu_make"), t.bash("ls", "toolu_ls"))
+    t.result("toolu_ls", "a")
+    before = t.snapshot()
+
+    out = heal_orphans(t.entries, PrunePolicy(orphan_note="[NONE]"))
+
+    assert set(results(out.entries)) == set(calls(out.entries)) == {"toolu_make", "toolu_ls"}
+    heal = out.entries[out.entries.index(second) + 1]
+    assert heal["type"] == "user" and heal["parentUuid"] == first["uuid"] == heal["sourceToolAssistantUUID"]
+    assert (
+        text(heal["message"]["content"][0]) == "[NONE]" and heal["message"]["content"][0]["is_error"] is True
+    )
+    assert heal["sessionId"] == first["sessionId"] and heal["isSidechain"] is False
+    assert [e for e in out.entries if e is not heal] == before, "no other entry changes"
+    (change,) = out.changes
+    assert change.kind == "orphan" and change.uuid == heal["uuid"] and change.chars_saved < 0
+
+
+def test_healing_is_deterministic_and_idempotent() -> None:
+    t = Transcript()
+    t.assistant(t.bash("make", "toolu_make"))
+    once = heal_orphans(t.entries)
+    assert heal_orphans(t.snapshot()).entries == once.entries
+    assert heal_orphans(once.entries).entries == once.entries
+
+
+def test_no_orphans_no_change() -> None:
+    t = Transcript()
+    t.run("ls", "a", "toolu_ls")
+    assert heal_orphans(t.entries).entries == t.entries
+
+
+def test_drop_entries_relinks_through_a_run_of_dropped_entries() -> None:
+    t = Transcript()
+    a = t.prompt("a")
+    b = t.attachment()
+    c = t.attachment()
+    t.marker("last-prompt")
+    d = t.prompt("d")
+
+    out = drop_entries(t.entries, [b["uuid"], c["uuid"]])
+
+    assert [e.get("uuid") for e in out] == [a["uuid"], None, d["uuid"]]
+    assert out[-1]["parentUuid"] == a["uuid"] and out[1]["leafUuid"] == a["uuid"]
+    assert t.entries[-1]["parentUuid"] == c["uuid"], "the input is not mutated"
+
+
+def test_drop_entries_edge_cases() -> None:
+    t = Transcript()
+    a = t.prompt("a")
+    b = t.prompt("b")
+    assert drop_entries(t.entries, [a["uuid"]])[0]["parentUuid"] is None
+    cyclic = [
+        dict(a, parentUuid=b["uuid"]),
+        dict(b, parentUuid=a["uuid"]),
+        {"type": "user", "uuid": "c", "parentUuid": a["uuid"]},
+    ]
+    assert drop_entries(cyclic, [a["uuid"], b["uuid"]]) == [{"type": "user", "uuid": "c", "parentUuid": None}]
+    assert drop_entries(t.entries, []) == t.entries
+    with pytest.raises(TypeError):
+        drop_entries([1], ["x"])  # type: ignore[list-item]

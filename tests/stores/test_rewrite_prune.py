@@ -1,0 +1,149 @@
+"""Pruning: denied calls go (call and result together), API errors go, interrupted results are neutralised."""
+
+from __future__ import annotations
+
+import pytest
+
+from flower._errors import SpecError
+from flower.stores import PrunePolicy
+from flower.stores.rewrite import drop_api_errors, drop_denials, neutralise_interrupts
+
+from .transcripts import INTERRUPTED, Transcript, ancestors, calls, results, text
+
+
+def three_denials() -> Transcript:
+    t = Transcript()
+    t.prompt("clean up")
+    for i in range(3):
+        t.assistant(
+            {"type": "text", "text": f"Removing build {i}."},
+            t.bash("git status", f"toolu_ok{i}"),
+            t.bash(f"rm -rf build{i}", f"toolu_rm{i}"),
+        )
+        t.result(f"toolu_ok{i}", f"clean {i}")
+        t.result(f"toolu_rm{i}", "PreToolUse:Bash hook error: no deletions", denial="permission-rule")
+        t.attachment()
+    t.prompt("go on")
+    return t
+
+
+def test_all_but_the_newest_denial_go_with_their_calls() -> None:
+    t = three_denials()
+    before = t.snapshot()
+
+    out = drop_denials(t.entries)
+
+    assert set(calls(out.entries)) == {"toolu_ok0", "toolu_ok1", "toolu_ok2", "toolu_rm2"}
+    assert set(results(out.entries)) == {"toolu_ok0", "toolu_ok1", "toolu_ok2", "toolu_rm2"}
+    assert [c.tool_use_id for c in out.changes] == ["toolu_rm0", "toolu_rm1"]
+    assert all(c.kind == "denial" and c.detail == "Bash" and c.chars_saved > 100 for c in out.changes)
+    assert len(out.entries) == len(before) - 4, "the emptied call and result entries are dropped"
+    assert t.entries == before
+
+
+def test_other_blocks_of_the_message_are_untouched() -> None:
+    t = three_denials()
+    out = drop_denials(t.entries)
+    kept = {e["uuid"]: e for e in out.entries if "uuid" in e}
+    for entry in t.entries:
+        if entry.get("uuid") in kept and entry.get("type") == "assistant":
+            assert kept[entry["uuid"]]["message"] == entry["message"]
+
+
+def test_the_chain_is_reconnected_over_dropped_entries() -> None:
+    t = three_denials()
+    out = drop_denials(t.entries)
+    uuids = {e["uuid"] for e in out.entries if "uuid" in e}
+    for entry in out.entries:
+        assert entry.get("parentUuid") is None or entry["parentUuid"] in uuids
+    last = out.entries[-1]["uuid"]
+    dropped = {e["uuid"] for e in t.entries if "uuid" in e} - uuids
+    assert ancestors(out.entries, last) == [a for a in ancestors(t.entries, last) if a not in dropped]
+
+
+def test_a_denied_call_in_a_merged_entry_loses_only_its_block() -> None:
+    t = Transcript()
+    t.prompt("go")
+    t.assistant(
+        {"type": "text", "text": "two calls"},
+        t.bash("rm -rf x", "toolu_rm"),
+        t.bash("ls", "toolu_ls"),
+        merged=True,
+    )
+    t.result("toolu_rm", "denied", denial="permission-rule")
+    t.result("toolu_ls", "a b")
+
+    out = drop_denials(t.entries, PrunePolicy(keep_denials=0))
+
+    (assistant,) = [e for e in out.entries if e["type"] == "assistant"]
+    assert [b.get("id") or b["type"] for b in assistant["message"]["content"]] == ["text", "toolu_ls"]
+    assert set(results(out.entries)) == {"toolu_ls"}
+
+
+def test_keep_denials_and_kinds() -> None:
+    t = three_denials()
+    assert len(drop_denials(t.entries, PrunePolicy(keep_denials=0)).changes) == 3
+    assert drop_denials(t.entries, PrunePolicy(keep_denials=5)).entries == t.entries
+    t2 = Transcript()
+    t2.run("rm x", "This command requires approval", "toolu_prompted", denial="user-rejected")
+    assert drop_denials(t2.entries, PrunePolicy(keep_denials=0)).changes == ()
+
+
+def test_a_pair_with_a_protected_half_is_never_split() -> None:
+    t = Transcript()
+    t.run("rm -rf x", "denied", "toolu_rm", denial="permission-rule")
+    t.entries[-1]["isMeta"] = True
+    assert drop_denials(t.entries, PrunePolicy(keep_denials=0)).entries == t.entries
+
+
+def test_api_errors_are_dropped_and_the_leaf_reference_follows() -> None:
+    t = Transcript()
+    t.prompt("go")
+    t.run("make", "ok", "toolu_make")
+    error = t.api_error()
+    t.marker("last-prompt")
+    t.prompt("again")
+
+    out = drop_api_errors(t.entries)
+
+    assert error not in out.entries and all(not e.get("isApiErrorMessage") for e in out.entries)
+    (change,) = out.changes
+    assert change.kind == "api_error" and change.uuid == error["uuid"] and change.chars_saved > 40
+    system_uuid = error["parentUuid"]
+    (marker,) = [e for e in out.entries if e["type"] == "last-prompt"]
+    assert marker["leafUuid"] == system_uuid
+    assert out.entries[-1]["parentUuid"] == system_uuid
+    assert drop_api_errors(Transcript().entries).entries == []
+
+
+def test_interrupted_results_are_neutralised_in_place() -> None:
+    t = Transcript()
+    t.run('python3 -c "import time; time.sleep(30)"', "", "toolu_sleep", interrupted=True)
+    t.prompt("[Request interrupted by user for tool use]")
+    t.run("rm x", "This command requires approval", "toolu_prompted", denial="user-rejected")
+    policy = PrunePolicy(interrupt_note="[NEUTRAL]")
+
+    out = neutralise_interrupts(t.entries, policy)
+
+    found = results(out.entries)
+    assert text(found["toolu_sleep"]) == "[NEUTRAL]" and found["toolu_sleep"]["is_error"] is True
+    assert text(found["toolu_prompted"]) == "This command requires approval"
+    assert len(out.entries) == len(t.entries)
+    (change,) = out.changes
+    assert change.kind == "interrupt" and change.chars_saved == len(INTERRUPTED) - len("[NEUTRAL]")
+    assert "[Request interrupted by user for tool use]" in [
+        e["message"]["content"]
+        for e in out.entries
+        if e["type"] == "user" and isinstance(e["message"]["content"], str)
+    ]
+
+
+def test_policy_checks() -> None:
+    with pytest.raises(SpecError, match="keep_denials"):
+        PrunePolicy(keep_denials=-1)
+    with pytest.raises(SpecError, match="denial_kinds"):
+        PrunePolicy(denial_kinds=["permission-rule"])  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="interrupt_note"):
+        PrunePolicy(interrupt_note=" ")
+    with pytest.raises(SpecError, match="heal_orphans"):
+        PrunePolicy(heal_orphans=1)  # type: ignore[arg-type]

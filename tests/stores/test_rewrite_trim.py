@@ -1,0 +1,107 @@
+"""Trim: large results move to content-addressed files the agent can Read; the writer stays in its dir."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from flower._errors import SpecError, StoreError
+from flower.stores import TrimPolicy
+from flower.stores.rewrite import Spill, spill_name, trim_results, write_spills
+
+from .transcripts import Transcript, results, text
+
+POLICY = TrimPolicy(keep_recent=2, min_chars=100)
+
+
+def big(i: int) -> str:
+    return f"line {i}\n" + "x" * 150
+
+
+def history(count: int) -> Transcript:
+    t = Transcript()
+    for i in range(count):
+        t.run(f"cat log{i}", big(i), f"toolu_{i}")
+        t.run("echo small", "small", f"toolu_small{i}")
+    return t
+
+
+def test_all_but_the_newest_large_results_become_pointers(tmp_path: Path) -> None:
+    t = history(5)
+    spill_dir = str(tmp_path / "spill")
+
+    out = trim_results(t.entries, POLICY, spill_dir)
+
+    found = results(out.entries)
+    for i in range(3):
+        path = os.path.join(spill_dir, spill_name(big(i)))
+        assert (
+            text(found[f"toolu_{i}"])
+            == f"[tool result trimmed: {len(big(i))} chars moved to {path}; Read that file if you need it]"
+        )
+    assert [text(found[f"toolu_{i}"]) for i in (3, 4)] == [big(3), big(4)]
+    assert all(text(found[f"toolu_small{i}"]) == "small" for i in range(5))
+    assert [s.text for s in out.spills] == [big(0), big(1), big(2)]
+    assert [c.detail for c in out.changes] == [os.path.join(spill_dir, s.name) for s in out.spills]
+    assert not (tmp_path / "spill").exists(), "trim_results writes nothing"
+
+
+def test_identical_bodies_share_one_file(tmp_path: Path) -> None:
+    t = Transcript()
+    for i in range(3):
+        t.run("cat same", big(0), f"toolu_{i}")
+    out = trim_results(t.entries, TrimPolicy(keep_recent=0, min_chars=100), str(tmp_path))
+    assert len(out.changes) == 3 and len(out.spills) == 1
+
+
+def test_written_bodies_read_back_exactly(tmp_path: Path) -> None:
+    out = trim_results(
+        history(3).entries, TrimPolicy(keep_recent=0, min_chars=100), str(tmp_path / "a" / "spill")
+    )
+
+    paths = write_spills(tmp_path / "a" / "spill", out.spills)
+
+    assert [p.read_text(encoding="utf-8") for p in paths] == [big(0), big(1), big(2)]
+    assert [str(p) for p in paths] == [c.detail for c in out.changes]
+    assert stat.S_IMODE((tmp_path / "a").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "a" / "spill").stat().st_mode) == 0o700
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in paths)
+    assert write_spills(tmp_path / "a" / "spill", out.spills) == paths, "writing again is a no-op"
+    assert sorted(os.listdir(tmp_path / "a" / "spill")) == sorted(p.name for p in paths), "no temporary left"
+
+
+def test_the_writer_refuses_to_leave_its_directory(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("keep me")
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    body = "secret body"
+    (spill / spill_name(body)).symlink_to(elsewhere)
+
+    with pytest.raises(StoreError, match="not a regular file"):
+        write_spills(spill, [Spill(spill_name(body), body)])
+    assert elsewhere.read_text() == "keep me"
+    for bad in ("../escape.txt", "a/b.txt", "notahash.txt", ".hidden.txt"):
+        with pytest.raises(SpecError, match="content-addressed"):
+            write_spills(spill, [Spill(bad, "x")])
+    with pytest.raises(SpecError, match="absolute"):
+        write_spills("relative/spill", [])
+    (tmp_path / "file").write_text("")
+    with pytest.raises(StoreError, match="not a directory"):
+        write_spills(tmp_path / "file", [Spill(spill_name("x"), "x")])
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(SpecError, match="absolute"):
+        trim_results([], POLICY, "relative")
+    with pytest.raises(SpecError, match="TrimPolicy"):
+        trim_results([], None, "/abs")  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="min_chars"):
+        TrimPolicy(min_chars=0)
+    with pytest.raises(SpecError, match="keep_recent"):
+        TrimPolicy(keep_recent=-3)
+    with pytest.raises(SpecError, match="may only use"):
+        TrimPolicy(pointer="see {file}")

@@ -1,0 +1,216 @@
+"""Build transcripts shaped like the CLI's (facts §3, and the entries a real session stored).
+
+The shapes copied from real sessions: one assistant entry per content block, chained by `parentUuid`
+and sharing `message.id`; one user entry per tool_result whose parent is the entry holding the call;
+the chain goes on from the last result; denials carry `toolDenialKind`, interrupts `user-rejected`
+without `permissionDecision`; API errors are synthetic assistant entries with `isApiErrorMessage`.
+
+Used by the unit tests, the property tests and `benchmarks/bench_stores.py`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+SESSION = "5e55a0e0-0000-4000-8000-000000000000"
+INTERRUPTED = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
+    "edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to "
+    "tell you how to proceed. Correction to the text above: this call was stopped while running."
+)
+
+
+@dataclass
+class Transcript:
+    """An append-only transcript under construction; `entries` is the list a store would hold."""
+
+    session_id: str = SESSION
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    _count: int = 0
+    _tip: str | None = None
+    _holders: dict[str, str] = field(default_factory=dict)  # tool_use id -> uuid of the entry holding it
+
+    def _uuid(self) -> str:
+        self._count += 1
+        return f"00000000-0000-4000-8000-{self._count:012d}"
+
+    def _base(self, kind: str, parent: str | None) -> dict[str, Any]:
+        return {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "type": kind,
+            "uuid": self._uuid(),
+            "timestamp": f"2026-11-29T10:00:{self._count % 60:02d}.000Z",
+            "sessionId": self.session_id,
+            "cwd": "/projects/demo",
+            "version": "2.1.327",
+        }
+
+    def _add(self, entry: dict[str, Any], *, tip: bool = True) -> dict[str, Any]:
+        self.entries.append(entry)
+        if tip:
+            self._tip = entry["uuid"]
+        return entry
+
+    def prompt(self, text: str) -> dict[str, Any]:
+        """A user prompt (plain-text content)."""
+        entry = self._base("user", self._tip)
+        entry["message"] = {"role": "user", "content": text}
+        return self._add(entry)
+
+    def attachment(self, kind: str = "date") -> dict[str, Any]:
+        """An attachment in the chain (the CLI writes several per turn)."""
+        entry = self._base("attachment", self._tip)
+        entry["attachment"] = {"type": kind}
+        return self._add(entry)
+
+    def marker(self, kind: str = "last-prompt") -> dict[str, Any]:
+        """A non-message entry without uuid or parent (last-prompt, cost-state ...)."""
+        entry: dict[str, Any] = {"type": kind, "sessionId": self.session_id}
+        if kind == "last-prompt" and self._tip is not None:
+            entry["leafUuid"] = self._tip
+        self.entries.append(entry)
+        return entry
+
+    def assistant(self, *blocks: dict[str, Any], merged: bool = False) -> list[dict[str, Any]]:
+        """One API message: one entry per block (as the CLI writes it), or all blocks in one entry."""
+        message_id = f"msg_{self._count:06d}"
+        groups = [list(blocks)] if merged else [[block] for block in blocks]
+        made = []
+        for group in groups:
+            entry = self._base("assistant", self._tip)
+            entry["message"] = {"id": message_id, "role": "assistant", "model": "claude-x", "content": group}
+            self._add(entry)
+            for block in group:
+                if block.get("type") == "tool_use":
+                    self._holders[block["id"]] = entry["uuid"]
+            made.append(entry)
+        return made
+
+    def result(
+        self,
+        tool_use_id: str,
+        content: Any,
+        *,
+        is_error: bool = False,
+        denial: str | None = None,
+        interrupted: bool = False,
+    ) -> dict[str, Any]:
+        """The user entry answering one call; its parent is the entry that holds the call."""
+        holder = self._holders.get(tool_use_id, self._tip)
+        entry = self._base("user", holder)
+        block = {"tool_use_id": tool_use_id, "type": "tool_result", "content": content, "is_error": is_error}
+        entry["message"] = {"role": "user", "content": [block]}
+        entry["sourceToolAssistantUUID"] = holder
+        if denial is not None:
+            block["is_error"] = True
+            entry["toolUseResult"] = f"Error: {content}"
+            entry["toolDenialKind"] = denial
+            entry["permissionDecision"] = {"decision": "reject", "source": "hook", "reasonType": "hook"}
+        elif interrupted:
+            block["is_error"] = True
+            block["content"] = INTERRUPTED
+            entry["toolUseResult"] = "User rejected tool use"
+            entry["toolDenialKind"] = "user-rejected"
+        else:
+            entry["toolUseResult"] = {"stdout": content if isinstance(content, str) else "", "stderr": ""}
+        return self._add(entry)
+
+    def api_error(self) -> dict[str, Any]:
+        """The system api_error entry, then the synthetic assistant entry the CLI writes when retries end."""
+        system = self._base("system", self._tip)
+        system.update(subtype="api_error", level="error", retryAttempt=1)
+        self._add(system)
+        entry = self._base("assistant", self._tip)
+        entry["message"] = {
+            "id": f"synthetic-{self._count}",
+            "model": "<synthetic>",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "API Error: 500 scripted 500 api_error. Try again."}],
+        }
+        entry.update(error="server_error", isApiErrorMessage=True, apiErrorStatus=500)
+        return self._add(entry)
+
+    def meta(self, text: str) -> dict[str, Any]:
+        """An `isMeta` user entry (never rewritten)."""
+        entry = self.prompt(text)
+        entry["isMeta"] = True
+        return entry
+
+    def compact_summary(self, text: str) -> dict[str, Any]:
+        """A compaction boundary and its summary entry (the summary is never rewritten)."""
+        boundary = self._base("system", None)
+        boundary.update(
+            subtype="compact_boundary", content="Conversation compacted", logicalParentUuid=self._tip
+        )
+        self._add(boundary)
+        entry = self._base("user", boundary["uuid"])
+        entry["message"] = {"role": "user", "content": text}
+        entry.update(isCompactSummary=True, isVisibleInTranscriptOnly=True)
+        return self._add(entry)
+
+    def call(self, name: str, tool_input: dict[str, Any], tool_use_id: str) -> dict[str, Any]:
+        """A tool_use block (use inside `assistant(...)`)."""
+        return {"type": "tool_use", "id": tool_use_id, "name": name, "input": tool_input}
+
+    def bash(self, command: str, tool_use_id: str) -> dict[str, Any]:
+        """A Bash tool_use block."""
+        return self.call("Bash", {"command": command, "description": command[:40]}, tool_use_id)
+
+    def run(self, command: str, output: Any, tool_use_id: str, **result: Any) -> None:
+        """One Bash call in its own message, then its result."""
+        self.assistant(self.bash(command, tool_use_id))
+        self.result(tool_use_id, output, **result)
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        """A deep copy of the entries (what a store's load would return)."""
+        return copy.deepcopy(self.entries)
+
+
+def text(block: dict[str, Any]) -> str:
+    """A tool_result's text."""
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content or [])
+
+
+def results(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """tool_use id -> tool_result block, over the whole history."""
+    found = {}
+    for entry in entries:
+        content = (entry.get("message") or {}).get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                found[block["tool_use_id"]] = block
+    return found
+
+
+def calls(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """tool_use id -> tool_use block, over the whole history."""
+    found = {}
+    for entry in entries:
+        content = (entry.get("message") or {}).get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                found[block["id"]] = block
+    return found
+
+
+def dumps(entries: list[dict[str, Any]]) -> list[str]:
+    """Each entry serialised the way the SDK materialises a resume."""
+    return [json.dumps(entry, separators=(",", ":")) for entry in entries]
+
+
+def ancestors(entries: list[dict[str, Any]], uuid: str) -> list[str]:
+    """The parent chain of an entry, nearest first, as far as it is present."""
+    parents = {e["uuid"]: e.get("parentUuid") for e in entries if isinstance(e.get("uuid"), str)}
+    chain = []
+    current = parents.get(uuid)
+    while isinstance(current, str) and current in parents and current not in chain:
+        chain.append(current)
+        current = parents[current]
+    return chain
