@@ -22,6 +22,7 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import TERMINAL_TASK_STATUSES
 
+from ._content import text_of
 from .events import ApiError, Event, Result, SubagentFinished, SubagentStarted, Text, ToolCall, ToolResult
 
 logger = logging.getLogger("flower.runtime")
@@ -35,16 +36,6 @@ def context_tokens(usage: dict[str, Any] | None) -> int:
         return 0
     keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
     return sum(int(usage.get(key) or 0) for key in keys)
-
-
-def block_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
-        )
-    return ""
 
 
 def _brief(tool_input: dict[str, Any]) -> str:
@@ -167,7 +158,7 @@ class Tracker:
         agent = self._agent(message.parent_tool_use_id)
         for block in message.content:
             if isinstance(block, ToolResultBlock):
-                text = block_text(block.content)
+                text = text_of(block.content)
                 await self.emit(
                     ToolResult(
                         agent=agent, tool_use_id=block.tool_use_id, text=text, is_error=bool(block.is_error)

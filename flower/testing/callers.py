@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .._content import text_of
 from .._errors import SpecError
 
 __all__ = ["COMPACT", "MAIN", "SUBAGENT", "agent_marker", "classify"]
@@ -56,13 +57,7 @@ def _system_blocks(body: Mapping[str, Any]) -> list[str]:
 def _last_user_text(body: Mapping[str, Any]) -> str:
     for message in reversed(body.get("messages", []) or []):
         if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-            if isinstance(content, list):
-                return "\n".join(
-                    str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
-                )
+            return text_of(message.get("content"))
     return ""
 
 
