@@ -6,10 +6,16 @@ worker's Bash, the hand-back of its report. The numbers printed at the end come 
 really sent.
 
 Run it: python examples/hello_worker.py
+Live, against the real API (a real prompt, no script, at most $0.50):
+    ANTHROPIC_API_KEY=... python examples/hello_worker.py --live
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -22,6 +28,7 @@ analyst = worker(
     tools=["Read", "Write", "Bash", "Glob", "Grep"],
 )
 lead = coordinator("lead", "Goal: measure the size of data/.", {"analyst": analyst})
+BUDGET = {"max_budget_usd": 0.5}  # live runs only: the CLI stops a session that has spent this much
 
 
 def worker_report(request: RecordedRequest) -> str:
@@ -38,11 +45,24 @@ def coordinator_answer(request: RecordedRequest) -> str:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description="A coordinator delegates to a worker (offline by default).")
+    parser.add_argument("--live", action="store_true", help="use the real API (needs ANTHROPIC_API_KEY)")
+    live = parser.parse_args().live
+    if live and not os.environ.get("ANTHROPIC_API_KEY"):
+        sys.exit("--live calls the real Anthropic API: set ANTHROPIC_API_KEY first (or run without --live).")
+
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp)
         (workspace / "data").mkdir()
         for index, lines in enumerate((120, 45, 7)):
             (workspace / "data" / f"part{index}.txt").write_text("row\n" * lines)
+
+        if live:
+            capped = dataclasses.replace(lead, options=BUDGET)
+            result = Runtime(workspace).run_sync(capped, "Start.")
+            print(result.text or result.error)
+            print(f"ok={result.ok} cost=${result.cost_usd:.4f} turns={result.num_turns}")
+            return
 
         model = ScriptedModel(
             main=[

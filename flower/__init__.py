@@ -20,6 +20,7 @@ from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, pa
 from .hooks.delegate import delegate_guard
 from .hooks.index import index_guard, index_hooks
 from .hooks.spill import SpillPolicy, spill_guard, spill_hooks
+from .instrument import instrument
 from .options import build_options, merge_hooks
 from .result import StepResult
 from .rules import COORDINATOR_RULES, WORKER_RULES
@@ -68,6 +69,7 @@ __all__ = [
     "glance_verdict",
     "index_guard",
     "index_hooks",
+    "instrument",
     "is_ephemeral",
     "merge_hooks",
     "parse_handoff",

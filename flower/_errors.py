@@ -47,6 +47,7 @@ class UnexpectedRequest(ScriptError, AssertionError):
 
     def __init__(self, summaries: list[str]) -> None:
         self.requests = summaries
+        """One summary per unanswered request: caller, turn, sizes, tools offered, last user text."""
         count = len(summaries)
         super().__init__(
             f"{count} request(s) reached the scripted model with no script step to answer them "
@@ -59,6 +60,7 @@ class UnconsumedSteps(ScriptError, AssertionError):
 
     def __init__(self, remaining: dict[str, int], log: str = "") -> None:
         self.remaining = remaining
+        """Caller -> number of steps never requested."""
         detail = ", ".join(f"{caller}: {count}" for caller, count in sorted(remaining.items()))
         seen = f"\nrequests seen:\n{log}" if log else ""
         super().__init__(f"script steps never requested ({detail}){seen}")
@@ -77,3 +79,4 @@ class StoreError(FlowerError):
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+        """The database file involved, or None."""

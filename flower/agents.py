@@ -70,7 +70,9 @@ class AgentSpec:
     model: str | None = None
     """A model name or alias; `"inherit"` (a worker's default) uses the parent's model."""
     effort: EffortLevel | None = None
+    """The CLI's reasoning effort (`"low"` ... `"max"`); None leaves the CLI's default."""
     max_turns: int | None = None
+    """At most this many model turns per session; None: no limit."""
     delegate_only: bool = False
     """The main thread may not use hands-on tools (always True for a coordinator)."""
     glance: bool = False

@@ -26,6 +26,7 @@ class CompactPolicy:
     """
 
     mode: CompactMode = "auto"
+    """`"auto"`, `"no_summary"` or `"off"` (see above)."""
 
     def __post_init__(self) -> None:
         if self.mode not in _MODES:

@@ -40,27 +40,40 @@ class Text:
     """Prose an agent wrote (the main thread's, unless the CLI forwards subagent text)."""
 
     agent: str | None
+    """Who: None for the main thread, else the subagent's type (a worker's name)."""
     text: str
+    """The text block, as the model wrote it."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class ToolCall:
-    """An agent called a tool."""
+    """An agent called a tool: the call as the model wrote it (a hook may still deny it)."""
 
     agent: str | None
+    """Who: None for the main thread, else the subagent's type (a worker's name)."""
     name: str
+    """The tool's name (`Bash`, `Read`, `Agent`...)."""
     tool_use_id: str
+    """The call's id; the matching `ToolResult` carries the same one."""
     input: Mapping[str, Any] = field(default_factory=dict)
+    """The call's arguments, as the model wrote them."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class ToolResult:
-    """A tool call's result came back (its text; images are left out)."""
+    """A tool call's result came back (its text; images are left out).
+
+    The text is what the model sees: after spill, a pointer and a preview; after a denial, the reason.
+    """
 
     agent: str | None
+    """Who: None for the main thread, else the subagent's type (a worker's name)."""
     tool_use_id: str
+    """The id of the `ToolCall` this answers."""
     text: str
+    """The result's text blocks, joined."""
     is_error: bool
+    """The tool failed, or the call was denied."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,9 +83,13 @@ class SubagentStarted:
     agent: str | None
     """The subagent's type (a worker's name), when known."""
     task_id: str
+    """The CLI's id for the subagent's task; `SubagentFinished` carries the same one."""
     tool_use_id: str | None
+    """The id of the main thread's Agent call that started it."""
     description: str
+    """The short description the main thread gave the task."""
     background: bool
+    """It runs in the background (the Agent tool's default): the run waits for it before returning."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,10 +97,15 @@ class SubagentFinished:
     """A subagent ended (`status`: completed, failed, stopped, killed); `summary` is its report."""
 
     agent: str | None
+    """The subagent's type (a worker's name), when known."""
     task_id: str
+    """The CLI's id for the subagent's task, as in `SubagentStarted`."""
     tool_use_id: str | None
+    """The id of the main thread's Agent call that started it."""
     status: str
+    """How it ended: `completed`, `failed`, `stopped` or `killed`."""
     summary: str
+    """The CLI's account of its end: normally the subagent's final report ("" when none came)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,11 +113,17 @@ class Result:
     """The CLI finished a turn of the main thread; a run with background subagents has several."""
 
     agent: str | None = None
+    """Always None: results are the main thread's."""
     session_id: str
+    """The session the result belongs to."""
     text: str
+    """The final answer of that turn (or the error message)."""
     is_error: bool
+    """The turn ended in an error (API errors after retries, a budget or turn limit, a prompt too long)."""
     cost_usd: float
+    """The session's cumulative cost so far, as the CLI reports it."""
     num_turns: int
+    """The CLI's turn count for this result."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,9 +131,13 @@ class ApiError:
     """An API call failed: `retrying=True` while the CLI retries it, False once it gave up."""
 
     agent: str | None
+    """Who: None for the main thread, else the subagent's type (a worker's name)."""
     message: str
+    """The error as the CLI reports it."""
     status: int | None
+    """The HTTP status, when known (429, 500, 529...)."""
     retrying: bool
+    """True while the CLI retries; False once it gave up (the run then fails)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,9 +145,13 @@ class HandoffWarning:
     """The main thread's context is nearing the handoff threshold (sent once per session)."""
 
     agent: str | None = None
+    """Always None: the watermark is the main thread's."""
     context: int
+    """The main thread's context now, in tokens (input + cache read + cache creation)."""
     threshold: int
+    """The context at which the session will hand off."""
     window: int
+    """The context window the threshold was computed from."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,25 +159,34 @@ class HandoffDone:
     """A session handed off: `retired` is done, the next generation starts from `document`."""
 
     agent: str | None = None
+    """Always None: handoffs are the main thread's."""
     generation: int
     """The generation that starts now (the first session is generation 1)."""
     retired: str
+    """The id of the session that handed off."""
     reason: str
     """`threshold` (the context reached it) or `overflow` (the CLI refused a prompt too long)."""
     degraded: bool
     """The document was rebuilt mechanically because the session could not write it."""
     context: int
+    """The main thread's context when the handoff became due, in tokens."""
     path: str | None
     """Where the document was saved (None without a workbench)."""
     document: str
+    """The handoff document (Markdown, five sections) the next generation starts from."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class StoreReport:
-    """Layer 4 rewrote a history for a resume: what it expired, trimmed and pruned (`report`)."""
+    """Layer 4 rewrote a history for a resume: what it expired, trimmed and pruned (`report`).
+
+    Sent once per transcript the resume loaded: the main one, then each subagent's (`report.subpath`).
+    """
 
     agent: str | None = None
+    """Always None (a subagent's transcript is named by `report.subpath`)."""
     report: LoadReport
+    """What the load rewrote; `report.summary()` gives one line."""
 
 
 Event: TypeAlias = (
@@ -156,3 +201,4 @@ Event: TypeAlias = (
     | HandoffDone
     | StoreReport
 )
+"""Any event `Runtime.run(on_event=...)` may receive."""

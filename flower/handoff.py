@@ -88,6 +88,7 @@ class HandoffPolicy:
     """
 
     enabled: bool = True
+    """False turns handoff off, as `Runtime(handoff=False)` does."""
     window: int | None = None
     """The context window in tokens; None uses the one the CLI reports for the model it serves."""
     reserve: int = 20_000
@@ -98,7 +99,10 @@ class HandoffPolicy:
     """At most this many sessions (generations) in one step; the handoff that would start one more is
     still written and saved, then the step stops with an explanation."""
     prompt: str = HANDOFF_PROMPT
+    """What the session is asked to write (`HANDOFF_PROMPT`); fields `{used}` and `{window}` (tokens)."""
     takeover: str = TAKEOVER_PROMPT
+    """The first prompt of the next generation (`TAKEOVER_PROMPT`); fields `{generation}`, `{path}` and
+    `{document}`."""
 
     def __post_init__(self) -> None:
         for name in ("reserve", "warn_margin"):
@@ -124,19 +128,33 @@ class HandoffPolicy:
         return max(window // 4, window - AUTO_COMPACT_MARGIN - self.reserve)
 
     def warn_at(self, window: int) -> int:
+        """The context, in tokens, at which a `HandoffWarning` is sent: `warn_margin` below the threshold."""
         return max(0, self.threshold(window) - self.warn_margin)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Handoff:
-    """A handoff document, in sections. `degraded` when it was rebuilt mechanically, not written."""
+    """A handoff document, in sections. `degraded` when it was rebuilt mechanically, not written.
+
+    Example::
+
+        handoff = parse_handoff(reply_text)
+        if handoff is not None:
+            print(handoff.next)  # the "Next step" section
+    """
 
     doing: str
+    """"Doing now": the task and where the session is in it."""
     decided: str = ""
+    """"Decided": each decision with why, and every user constraint still in force."""
     dead_ends: str = ""
+    """"Dead ends": what was tried and failed, with why."""
     next: str
+    """"Next step": the next concrete action."""
     where: str = ""
+    """"Where things are": paths of the files that matter."""
     degraded: bool = False
+    """True when flower rebuilt the document from what it saw, because the session could not write it."""
     reason: Literal["threshold", "overflow", ""] = ""
     """What made the session hand off: it reached the threshold, or it overflowed."""
 

@@ -32,3 +32,4 @@ class StepResult:
     denials: tuple[str, ...] = ()
     """Names of the tools whose calls were denied during the run."""
     duration_s: float = 0.0
+    """Wall time of the step, in seconds, every generation included."""

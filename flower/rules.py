@@ -28,6 +28,8 @@ worker returns only paths and conclusions.
 - Read an artifact only when a decision needs it, one at a time. Have a worker record each decision and its \
 reason in the workbench's `notes/`.
 - Keep your own replies short."""
+"""The coordinator's discipline, appended before its instructions: delegate, lean mandates, relay the
+workbench's place."""
 
 WORKER_RULES = """\
 ## How you report
@@ -41,3 +43,5 @@ Never paste file contents, command output, logs or diffs into the reply: write t
 workbench's `artifacts/` and give the path. Do not narrate trial and error. Before writing a script, \
 look in the workbench's `scripts/`; a script you run twice belongs there, its first line \
 `# desc: <what it does>`."""
+"""A worker's discipline, appended before its instructions: short reports, conclusions first, paths not
+contents."""

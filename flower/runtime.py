@@ -24,23 +24,23 @@ from pathlib import Path
 import anyio
 from claude_agent_sdk import (
     ClaudeAgentOptions,
-    HookMatcher,
 )
-from claude_agent_sdk.types import HookEvent, SessionStore
+from claude_agent_sdk.types import SessionStore
 
 from ._credentials import require_credentials
 from ._errors import SpecError
+from ._layers import check_keep_denials, check_spill, check_workbench, layer_hooks, layer_store
+from ._spill_chain import chain_spill
 from ._step import Step
 from ._stream import EventHandler, Tracker
 from .agents import AgentSpec
 from .compact import CompactPolicy
 from .events import StoreReport
 from .handoff import HandoffPolicy
-from .hooks.index import index_hooks
-from .hooks.spill import SpillPolicy, spill_hooks
-from .options import build_options, merge_hooks
+from .hooks.spill import SpillPolicy
+from .options import build_options
 from .result import StepResult
-from .stores import EphemeralPolicy, LoadReport, PrunePolicy, PruningSessionStore, TrimPolicy
+from .stores import EphemeralPolicy, LoadReport, TrimPolicy
 from .workbench import Workbench
 
 __all__ = ["Runtime"]
@@ -95,47 +95,37 @@ class Runtime:
         if configure is not None and not callable(configure):
             raise SpecError("Runtime: configure must be a callable(options) -> options")
         self.workspace = Path(workspace).expanduser().absolute()
-        if isinstance(workbench, Workbench):
-            self.workbench: Workbench | None = workbench
-        elif isinstance(workbench, bool):
-            self.workbench = Workbench(self.workspace) if workbench else None
-        else:
-            raise SpecError(f"Runtime: workbench must be True, False or a Workbench, got {workbench!r}")
-        if isinstance(spill_threshold, SpillPolicy):
-            self.spill = spill_threshold
-        elif spill_threshold is None or (
-            isinstance(spill_threshold, int) and not isinstance(spill_threshold, bool)
-        ):
-            self.spill = SpillPolicy(threshold=spill_threshold)
-        else:
-            raise SpecError(
-                f"Runtime: spill_threshold must be an int, None or a SpillPolicy, got {spill_threshold!r}"
-            )
+        """The directory the agents work in (absolute; the CLI's `cwd`)."""
+        self.workbench: Workbench | None = check_workbench(workbench, self.workspace, "Runtime")
+        """Layer 2: the workbench (`<workspace>/.flower` by default), or None when off."""
+        self.spill: SpillPolicy = check_spill(spill_threshold, "Runtime")
+        """Layer 3: what `spill_guard` spills (`spill.enabled` is False when it is off)."""
         if isinstance(handoff, HandoffPolicy):
             self.handoff: HandoffPolicy | None = handoff if handoff.enabled else None
+            """When the main thread hands off, or None when handoff is off (the CLI then compacts)."""
         elif isinstance(handoff, bool):
             self.handoff = HandoffPolicy() if handoff else None
         else:
             raise SpecError(f"Runtime: handoff must be True, False or a HandoffPolicy, got {handoff!r}")
-        if not isinstance(keep_denials, int) or isinstance(keep_denials, bool) or keep_denials < 0:
-            raise SpecError(f"Runtime: keep_denials must be an int >= 0, got {keep_denials!r}")
-        spill_dir = (
-            self.workbench.spill if self.workbench is not None else self.workspace / ".flower" / "spill"
-        )
-        self.store = PruningSessionStore(
-            store if store is not None else self.workspace / ".flower" / "sessions.db",
-            prune=PrunePolicy(keep_denials=keep_denials),
+        check_keep_denials(keep_denials, "Runtime")
+        self.store = layer_store(
+            store,
+            self.workspace,
+            self.workbench,
+            keep_denials=keep_denials,
             ephemeral=ephemeral,
             trim=trim,
-            spill_dir=spill_dir,
             on_report=self._on_report,
         )
         """Layer 4: every session's transcript, rewritten on resume."""
         self._listening: dict[str, Tracker] = {}  # resumed session id -> the run that resumes it
         self._blocks: dict[str, str] = {}  # session id -> the workbench block its system prompt holds
         self.env: dict[str, str] = dict(env or {})
+        """Extra environment for the CLI."""
         self.configure = configure
+        """The last word on each session's SDK options (e.g. `ScriptedModel.attach`), or None."""
         self.check_credentials = check_credentials
+        """Whether `run()` fails fast with `CredentialsError` when the CLI has no credentials."""
         self.results: list[StepResult] = []
         """Every StepResult this runtime returned, in order."""
 
@@ -145,11 +135,6 @@ class Runtime:
         if not self.workspace.is_dir():
             raise SpecError(f"Runtime: workspace {self.workspace} is not a directory")
         return self.workspace.resolve()
-
-    def _layer_hooks(self, workspace: Path) -> dict[HookEvent, list[HookMatcher]]:
-        spill_target = self.workbench if self.workbench is not None else workspace / ".flower" / "spill"
-        index = index_hooks(self.workbench) if self.workbench is not None else {}
-        return merge_hooks(spill_hooks(spill_target, self.spill), index)
 
     def options(
         self, spec: AgentSpec, *, resume: str | None = None, fork: bool = False, block: str | None = None
@@ -162,13 +147,15 @@ class Runtime:
         wb = self.workbench
         if wb is not None and block is None:
             block = wb.prompt_block()
+        # an app hook that rewrites outputs runs before the spill, never racing it (see _spill_chain)
+        layers, own_hooks = chain_spill(layer_hooks(wb, workspace, self.spill), spec.hooks, self.spill)
         options = build_options(
-            spec,
+            dataclasses.replace(spec, hooks=own_hooks),
             cwd=workspace,
             artifacts=wb.artifacts if wb is not None else None,
             resume=resume,
             fork=fork,
-            hooks=self._layer_hooks(workspace),
+            hooks=layers,
             compact=CompactPolicy(mode="no_summary") if self.handoff is not None else None,
             session_store=self.store,
             env=self.env,

@@ -113,7 +113,9 @@ class Workbench:
         chosen = Path(os.fspath(root)) if root is not None else Path(".flower")
         self._root = Path(os.path.abspath(self._workspace / chosen))
         self.max_entries = max_entries
+        """At most this many entries are listed per directory in `INDEX.md`, then one "N more" line."""
         self.rules = tuple(rules)
+        """The rules of `prompt_block()`; placeholders `{root}`, `{scripts}`, `{artifacts}`, `{notes}`."""
         for rule in self.rules:
             try:
                 rule.format(**self._names())

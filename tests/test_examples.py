@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -9,11 +10,11 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+LIVE_EXAMPLES = ["hello_worker.py", "two_workers.py", "resume.py", "handoff.py"]
 
-pytestmark = pytest.mark.cli
 
-
-def run_example(name: str) -> str:
+def offline(name: str) -> str:
+    """Run an example in a fresh process, as a user would, and return what it printed."""
     done = subprocess.run(
         [sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, timeout=180, check=False
     )
@@ -21,7 +22,59 @@ def run_example(name: str) -> str:
     return done.stdout
 
 
+@pytest.mark.cli
 def test_hello_worker() -> None:
-    out = run_example("hello_worker.py")
+    out = offline("hello_worker.py")
     assert "The analyst says: data/ holds 172 lines in 3 files." in out
     assert "ok=True requests: main=2 analyst=2" in out
+
+
+@pytest.mark.cli
+def test_two_workers_fix_and_commit_in_a_real_repository() -> None:
+    out = offline("two_workers.py")
+    assert "tests before: FAILING" in out and "tests after: OK" in out
+    assert "[lead] Bash git status -s && git log --oneline -3" in out  # a glance, run by the coordinator
+    assert "[scout] reports: FOUND: inventory.py:6 sums counts[1:]" in out  # computed from real grep output
+    assert "[fixer] Edit inventory.py" in out
+    assert "requests: main=5 scout=3 fixer=4" in out
+    assert "git log: Fix total(): count the first item | Add inventory.total and its test" in out
+    assert "Fixed and committed: Fix total(): count the first item" in out and "ok=True" in out
+
+
+@pytest.mark.cli
+def test_resume_shows_what_the_store_rewrote() -> None:
+    out = offline("resume.py")
+    assert "first run: ok=True denied=['Write', 'Write']" in out
+    assert "expired  'ls -la data'" in out and "expired  'wc -l data/*.csv'" in out
+    assert "denial   'Write'" in out
+    assert "rt.store.last_report: 2 expired, 1 denials dropped;" in out
+    assert "resumed: ok=True same session=True" in out
+    # the resumed model saw the rewritten history, and re-ran the glance rather than trust an old one
+    assert "coordinator: My history holds 2 expired results and 1 refusal." in out
+    assert "coordinator: Not clean: `?? notes.md`" in out
+
+
+@pytest.mark.cli
+def test_handoff_writes_a_document_and_a_successor_goes_on() -> None:
+    out = offline("handoff.py")
+    assert "warning: context 18,010 tokens, handoff at 22,000" in out
+    assert "handoff: at 25,010 tokens (threshold), generation 2 starts, degraded=False" in out
+    assert "the document=True, the user's constraint=True, chapter 1's text=False" in out
+    assert "handoff document: .flower/notes/handoff.md" in out
+    assert "next step in it: Read chapters/03.txt" in out
+    assert "retired sessions: 1;" in out and "ok=True" in out
+    assert "1. Chapter 1: the harbour. 2. Chapter 2: the storm. 3. Chapter 3: the return." in out
+
+
+@pytest.mark.parametrize("name", LIVE_EXAMPLES)
+def test_live_without_a_key_says_so_and_stops(
+    name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setattr(sys, "argv", [name, "--live"])
+
+    with pytest.raises(SystemExit) as stopped:
+        runpy.run_path(str(EXAMPLES / name), run_name="__main__")
+
+    assert stopped.value.code != 0 and "set ANTHROPIC_API_KEY" in str(stopped.value.code)
+    assert capsys.readouterr().out == ""  # stopped before doing anything

@@ -77,7 +77,10 @@ class SpillPolicy:
     tools: tuple[str, ...] = SPILL_TOOLS
     """Tools the hook acts on, whatever matcher it is installed with."""
     pointer: str = SPILL_POINTER
+    """The text that replaces a spilled field (`SPILL_POINTER`); fields `{tool}`, `{field}`, `{chars}`,
+    `{path}`, `{head}` and `{tail}` (the previews)."""
     omission: str = SPILL_OMISSION
+    """The line between head and tail when `tail` > 0 (`SPILL_OMISSION`); field `{omitted}` (chars)."""
 
     def __post_init__(self) -> None:
         if self.threshold is not None and (

@@ -9,7 +9,9 @@ busy database is waited for up to `busy_timeout` seconds.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -81,6 +83,13 @@ def _check_key(key: Any, *, subpath: bool = True) -> None:
         raise StoreError(f"session key field 'subpath' must be a str, got {key['subpath']!r}")
 
 
+def _create_private(path: Path) -> None:
+    """Create the database file 0600 when missing (tool outputs can hold secrets); an existing file is
+    left as it is. SQLite gives its -wal and -shm files the mode of the database file."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600))
+
+
 class Database:
     """One SQLite file holding session transcripts (blocking; see the module docstring)."""
 
@@ -118,6 +127,7 @@ class Database:
                     f"session store path {self.path} is a directory, not a database file", path=self.path
                 )
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            _create_private(target)
         conn = sqlite3.connect(
             self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
         )

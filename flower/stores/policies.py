@@ -169,6 +169,7 @@ class Change:
     """One thing a load rewrote."""
 
     kind: ChangeKind
+    """What was done: `expired`, `trimmed`, `denial`, `api_error`, `interrupt` or `orphan`."""
     uuid: str | None
     """The entry changed, dropped (`api_error`) or added (`orphan`)."""
     tool_use_id: str | None = None
@@ -189,13 +190,21 @@ class LoadReport:
     """
 
     project_key: str
+    """The SDK's project key (derived from the working directory)."""
     session_id: str
+    """The session loaded."""
     subpath: str | None
+    """None for the main transcript; `subagents/agent-<id>` for a subagent's."""
     entries_in: int
+    """Entries the inner store returned (the stored history, untouched)."""
     entries_out: int
+    """Entries handed to the SDK after the rewrite."""
     changes: tuple[Change, ...] = ()
+    """Every change, in history order."""
     errors: tuple[str, ...] = ()
+    """Rewrites that failed and were skipped, one message each."""
     seconds: float = field(default=0.0, compare=False)
+    """Time the rewrite took (not compared: two equal reports may differ in it)."""
 
     def of_kind(self, kind: ChangeKind) -> tuple[Change, ...]:
         """The changes of one kind, in history order."""

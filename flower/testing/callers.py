@@ -18,7 +18,9 @@ from .._errors import SpecError
 __all__ = ["COMPACT", "MAIN", "SUBAGENT", "agent_marker", "classify"]
 
 MAIN = "main"
+"""The caller name of the main thread."""
 COMPACT = "compact"
+"""The caller name of a compaction request (the CLI summarising the conversation)."""
 SUBAGENT = "subagent"
 """The caller name of a subagent that no marker or tool set identified."""
 

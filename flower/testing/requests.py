@@ -50,8 +50,11 @@ class ToolResultView:
     """A tool_result block as the model received it."""
 
     tool_use_id: str
+    """The id of the call it answers."""
     text: str
+    """Its text blocks, joined: exactly what the model read (after hooks, spill and rewrites)."""
     is_error: bool
+    """The block's `is_error` flag (a failed or denied call)."""
     tool_name: str | None
     """The name of the tool_use this answers, when that call is in the same request."""
 
@@ -61,11 +64,15 @@ class RequestSizes:
     """Characters of each part of a request (JSON-serialised, non-ASCII kept as is)."""
 
     system: int
+    """The `system` blocks."""
     tools: int
+    """The tool definitions offered."""
     messages: int
+    """The conversation history: what the model re-reads on every turn."""
     tool_results: int
     """Text of every tool_result in the messages (a part of `messages`)."""
     total: int
+    """The whole body."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +88,11 @@ class RecordedRequest:
     turn: int
     """Assistant messages already in the history: the conversation turn this request asks for."""
     body: dict[str, Any]
+    """The request body, as JSON-decoded."""
     headers: dict[str, str]
+    """The HTTP headers (lower-case names)."""
     path: str
+    """The request path (`/v1/messages?beta=true`)."""
     received_at: float
     """`time.monotonic()` when the request arrived."""
     answer: str = field(default="", compare=False)
@@ -90,14 +100,17 @@ class RecordedRequest:
 
     @property
     def stream(self) -> bool:
+        """The CLI asked for a streamed (SSE) reply."""
         return bool(self.body.get("stream", False))
 
     @property
     def model(self) -> str:
+        """The model the CLI asked for."""
         return str(self.body.get("model", ""))
 
     @property
     def messages(self) -> list[dict[str, Any]]:
+        """The `messages` of the body: the history, oldest first (with the CLI's `role: "system"` entries)."""
         messages = self.body.get("messages", [])
         return messages if isinstance(messages, list) else []
 
@@ -111,6 +124,7 @@ class RecordedRequest:
 
     @property
     def tool_names(self) -> list[str]:
+        """Names of the tools offered, in order."""
         return [str(t.get("name")) for t in self.body.get("tools", []) if isinstance(t, dict)]
 
     @property
@@ -168,6 +182,7 @@ class RecordedRequest:
 
     @property
     def sizes(self) -> RequestSizes:
+        """Characters of each part of the request."""
         tool_results = sum(len(r.text) for r in self.tool_results)
         return RequestSizes(
             system=_chars(self.body.get("system")),

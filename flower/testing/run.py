@@ -61,6 +61,7 @@ class ScriptedRun:
 
     @property
     def session_id(self) -> str | None:
+        """The session's id, from the result or else the `init` message (resume it with `resume=`)."""
         result = self.result
         if result is not None:
             return result.session_id

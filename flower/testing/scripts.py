@@ -47,6 +47,7 @@ class Script:
 
     @classmethod
     def of(cls, script: ScriptLike) -> Script:
+        """`script` itself if it is a `Script`, else a `Script` over it (a list of steps or a callable)."""
         return script if isinstance(script, Script) else cls(script)
 
     @property

@@ -70,6 +70,7 @@ class ScriptedModel:
         strict: bool = True,
     ) -> None:
         self.strict = strict
+        """Fail when script steps are left over at the end (`UnconsumedSteps`)."""
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._scripts: dict[str, Script] = {}
@@ -124,10 +125,12 @@ class ScriptedModel:
 
     @property
     def running(self) -> bool:
+        """The server is serving (between `start()` and `stop()`, or inside `with`)."""
         return self._port is not None
 
     @property
     def port(self) -> int:
+        """The loopback port it listens on; `RuntimeError` when it is not running."""
         if self._port is None:
             raise RuntimeError(
                 "the scripted model is not running: use it as a context manager or call start()"
@@ -136,6 +139,7 @@ class ScriptedModel:
 
     @property
     def base_url(self) -> str:
+        """`http://127.0.0.1:<port>`: what `ANTHROPIC_BASE_URL` is set to."""
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> ScriptedModel:

@@ -58,6 +58,7 @@ class Text:
     """A text block of an assistant message."""
 
     text: str
+    """The text the model "writes"."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
@@ -69,7 +70,9 @@ class Thinking:
     """A thinking block (sent before the other blocks, with a fake signature)."""
 
     thinking: str
+    """The thinking text."""
     signature: str = "c2NyaXB0ZWQtbW9kZWw="
+    """The block's signature (the CLI passes it back as is; any string does)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.thinking, str):
@@ -81,8 +84,11 @@ class ToolUse:
     """A tool call. Several in one `Reply` are parallel calls; `id` is generated when omitted."""
 
     name: str
+    """The tool's name as the CLI offers it (`Bash`, `Read`, `Agent`...)."""
     input: Mapping[str, Any]
+    """The call's arguments (JSON-serialisable)."""
     id: str | None = None
+    """The `tool_use` id; generated when None. Fix it to find the result later (`request.tool_result(id)`)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -107,9 +113,13 @@ class Usage:
     """
 
     input_tokens: int | None = None
+    """Uncached input tokens; None estimates them from the request (characters / 4)."""
     output_tokens: int | None = None
+    """Output tokens; None estimates them from the reply."""
     cache_read_input_tokens: int = 0
+    """Tokens read from the prompt cache (counted as context by the CLI)."""
     cache_creation_input_tokens: int = 0
+    """Tokens written to the prompt cache (counted as context by the CLI)."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -143,8 +153,11 @@ class Reply:
     """One assistant message. `stop_reason` defaults to `tool_use` when it holds a call, else `end_turn`."""
 
     content: tuple[Block, ...]
+    """The blocks, in order: `Text`, `Thinking`, `ToolUse` (several calls are parallel calls)."""
     usage: Usage | None = None
+    """The usage reported with the reply; None estimates it from the request."""
     stop_reason: StopReason | None = None
+    """None: `tool_use` when the reply holds a call, else `end_turn`."""
     delay: float = 0.0
     """Seconds to wait before answering (simulates a slow model)."""
 
@@ -161,6 +174,7 @@ class Reply:
 
     @property
     def effective_stop_reason(self) -> StopReason:
+        """The stop reason sent: `stop_reason`, or the default it stands for."""
         if self.stop_reason is not None:
             return self.stop_reason
         return "tool_use" if any(isinstance(b, ToolUse) for b in self.content) else "end_turn"
@@ -183,10 +197,15 @@ class HttpError:
     """Answer with an HTTP error and an Anthropic error body. The CLI retries 429, 500 and 529."""
 
     status: int
+    """The HTTP status, 4xx or 5xx."""
     message: str = ""
+    """The error message; "" gives `scripted <status> <type>`."""
     error_type: str = ""
+    """The Anthropic error type; "" picks the one the API uses for `status` (529: `overloaded_error`...)."""
     retry_after: float | None = None
+    """A `retry-after` header, in seconds, or none."""
     delay: float = 0.0
+    """Seconds to wait before answering."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.status, int) or not 400 <= self.status <= 599:
@@ -195,10 +214,12 @@ class HttpError:
 
     @property
     def resolved_type(self) -> str:
+        """The error type sent: `error_type`, or the API's type for `status`."""
         return self.error_type or _ERROR_TYPES.get(self.status, "api_error")
 
     @property
     def resolved_message(self) -> str:
+        """The message sent: `message`, or a generated one."""
         return self.message or f"scripted {self.status} {self.resolved_type}"
 
 
@@ -207,7 +228,9 @@ class DropConnection:
     """Reset the TCP connection (the CLI sees ECONNRESET), before any byte or after `message_start`."""
 
     after_start: bool = False
+    """False: reset before any byte; True: after the stream's `message_start`."""
     delay: float = 0.0
+    """Seconds to wait before the reset."""
 
     def __post_init__(self) -> None:
         _check_delay(self.delay)
@@ -218,9 +241,13 @@ class StreamError:
     """Start a streamed reply, then send an SSE `event: error`; the CLI retries with `stream: false`."""
 
     error_type: str = "overloaded_error"
+    """The error type of the SSE `error` event."""
     message: str = "scripted mid-stream error"
+    """Its message."""
     partial_text: str = "partial "
+    """Text streamed before the error."""
     delay: float = 0.0
+    """Seconds to wait before answering."""
 
     def __post_init__(self) -> None:
         _check_delay(self.delay)

@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 Entry: TypeAlias = dict[str, Any]
+"""One transcript line as the SDK's `SessionStore` holds it (a JSON object)."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,9 @@ class Spill:
     """A body that a trim moved out of the history: `name` (content-addressed) holds `text`."""
 
     name: str
+    """The file name: a content hash, so the same body always gets the same name."""
     text: str
+    """The body to write."""
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,11 @@ class Rewritten:
     """The outcome of one rewrite: the new entries, what changed, and the files a trim needs written."""
 
     entries: list[Entry]
+    """The rewritten history (unchanged entries are shared with the input, changed ones are copies)."""
     changes: tuple[Change, ...] = ()
+    """What the rewrite did, in history order."""
     spills: tuple[Spill, ...] = ()
+    """Bodies to write before the history is handed out (a trim only)."""
 
 
 def check_entries(entries: Sequence[Any]) -> list[Entry]:

@@ -89,9 +89,13 @@ class Applied:
     """What `apply_steps` produced: the entries, the changes kept, the failed steps, the time taken."""
 
     entries: list[Entry]
+    """The rewritten history."""
     changes: tuple[Change, ...]
+    """The changes of the steps that succeeded, in order."""
     errors: tuple[str, ...]
+    """One message per step that failed and was skipped."""
     seconds: float
+    """Time taken by all the steps."""
 
 
 def apply_steps(

@@ -1,0 +1,30 @@
+"""examples/existing_app.py runs offline and shows a plain SDK app keeping everything with flower added."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "existing_app.py"
+ANSWER = "Reviewed. The analyst says: 32 ERROR lines in data/app.log."
+KEPT = "the app's hook saw ['Read', 'mcp__team__add_note', 'Agent', 'Bash']; its MCP tool stored ['log read']"
+
+pytestmark = pytest.mark.cli
+
+
+def test_existing_app() -> None:
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=180, check=False
+    )
+    assert done.returncode == 0, f"existing_app.py failed:\n{done.stdout}\n{done.stderr}"
+    plain, flowered = done.stdout.split("with flower: ")
+    assert plain.startswith(f"plain SDK  : {ANSWER}") and flowered.startswith(ANSWER)
+    assert KEPT in plain and KEPT in flowered  # nothing of the app was lost
+    assert "spilled to .flower/spill/: 1 file(s); transcript in .flower/sessions.db: True" in flowered
+    sizes = re.findall(r"last request: ([\d,]+) chars", done.stdout)
+    before, after = (int(size.replace(",", "")) for size in sizes)
+    assert after < before / 3, sizes  # the 20,000-char log stayed out of the main thread
