@@ -22,6 +22,7 @@ from .hooks.index import index_guard, index_hooks
 from .hooks.spill import SpillPolicy, spill_guard, spill_hooks
 from .instrument import instrument
 from .options import build_options, merge_hooks
+from .report import EconomyReport, ReportOptions, build_report, build_report_sync
 from .result import StepResult
 from .rules import COORDINATOR_RULES, WORKER_RULES
 from .runtime import Runtime
@@ -45,6 +46,7 @@ __all__ = [
     "AgentSpec",
     "CompactPolicy",
     "CredentialsError",
+    "EconomyReport",
     "EphemeralPolicy",
     "FlowerError",
     "GlanceVerdict",
@@ -53,6 +55,7 @@ __all__ = [
     "LoadReport",
     "PrunePolicy",
     "PruningSessionStore",
+    "ReportOptions",
     "Runtime",
     "SpecError",
     "SpillPolicy",
@@ -64,6 +67,8 @@ __all__ = [
     "Workbench",
     "__version__",
     "build_options",
+    "build_report",
+    "build_report_sync",
     "coordinator",
     "delegate_guard",
     "glance_verdict",

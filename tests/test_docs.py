@@ -17,6 +17,7 @@ PUBLIC_MODULES = [
     "flower",
     "flower.events",
     "flower.hooks",
+    "flower.report",
     "flower.stores",
     "flower.stores.rewrite",
     "flower.testing",

@@ -6,7 +6,14 @@ import importlib
 
 import pytest
 
-MODULES = ["flower", "flower.events", "flower.stores", "flower.stores.rewrite", "flower.testing"]
+MODULES = [
+    "flower",
+    "flower.events",
+    "flower.report",
+    "flower.stores",
+    "flower.stores.rewrite",
+    "flower.testing",
+]
 
 
 def _isort_key(name: str) -> tuple[int, str]:

@@ -1,0 +1,111 @@
+"""The `flower` command: `flower report` explains a run from its store; `flower demo` runs the main job.
+
+A thin front: it parses arguments, calls one library function (`flower.report.build_report`,
+`flower.demo.run_demo`, `flower.demo.live.run_live`) and prints the result. `main(argv)` returns the exit
+status: 0 when done, 1 when the run or the report failed, 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+
+from ._errors import FlowerError
+from ._version import __version__
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="flower", description="Context economy for long-horizon Claude Agent SDK runs."
+    )
+    parser.add_argument("--version", action="version", version=f"flower {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    report = commands.add_parser(
+        "report",
+        help="explain a run from its store",
+        description="The economy report of a run: a workspace, its .flower/ directory, or a .db file.",
+    )
+    report.add_argument("source", help="a workspace, its .flower/ directory, or a sessions .db file")
+    report.add_argument("--json", action="store_true", help="print JSON instead of the text table")
+    report.add_argument("--plots", metavar="DIR", type=Path, help="also write PNG plots into DIR")
+    report.add_argument("--window", type=int, help="the context window in tokens (default: the model's)")
+    report.add_argument("--session", action="append", metavar="ID", help="only this session (repeatable)")
+    report.add_argument("--project-key", help="only this project key of the store")
+    report.add_argument(
+        "--workbench", type=Path, help="where spill/ and scripts/ are, if not beside the store"
+    )
+
+    demo = commands.add_parser(
+        "demo",
+        help="run the main job offline, with flower and without, then report",
+        description="A scripted long-horizon run through the real CLI and flower's scripted model, "
+        "then the same scenario as a plain SDK session, side by side. --live runs a small real task.",
+    )
+    demo.add_argument("--keep", metavar="DIR", type=Path, help="leave both workspaces in DIR (new or empty)")
+    demo.add_argument("--plots", metavar="DIR", type=Path, help="write PNG plots into DIR")
+    demo.add_argument("--live", action="store_true", help="a real task against the API (needs a key)")
+    demo.add_argument("--budget", type=float, default=0.5, help="--live: spend at most this many dollars")
+    demo.add_argument("--model", help="--live: the model (default: the CLI's)")
+    return parser
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .report import EconomyReport, ReportOptions, build_report
+
+    async def build() -> EconomyReport:
+        return await build_report(
+            args.source,
+            options=ReportOptions(window=args.window),
+            project_key=args.project_key,
+            sessions=args.session,
+            workbench=args.workbench,
+        )
+
+    report = anyio.run(build)
+    print(report.to_json() if args.json else report.render_text())
+    if args.plots is not None:
+        from .report.plots import write_plots
+
+        for path in write_plots(report, args.plots):
+            print(f"plot: {path}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    if args.live:
+        from .demo.live import run_live
+
+        result, _ = anyio.run(lambda: run_live(budget=args.budget, model=args.model, keep=args.keep))
+        return 0 if result.ok else 1
+    from .demo import run_demo
+
+    outcome = anyio.run(lambda: run_demo(keep=args.keep, plots=args.plots))
+    return 0 if outcome.ok else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the `flower` command with `argv` (default: the process's arguments); return the exit status."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits on --help, --version and usage errors
+        return int(exc.code or 0)
+    try:
+        return _report(args) if args.command == "report" else _demo(args)
+    except (FlowerError, ImportError, OSError) as exc:
+        print(f"flower {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"flower {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""`flower demo`: the main job, offline, with flower and without, then the report and a side-by-side table.
+
+A coordinator and two workers audit twelve service logs in two steps, through the real Claude Code CLI
+driven by flower's scripted model (no API key, no network): 22 delegations, large outputs, two denials, an
+HTTP 500, a resume through layer 4 (expiry) and one handoff. The same scenario then runs as a plain SDK
+session. See docs/demo.md.
+
+Example::
+
+    from flower.demo import run_demo_sync
+
+    result = run_demo_sync()          # prints its progress, the report and the table
+    result.flower.spills.count        # the flower run's EconomyReport
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from claude_agent_sdk._cli_version import __cli_version__
+
+from .._errors import SpecError
+from ..report import EconomyReport, ReportOptions, build_report
+from .baseline import run_plain
+from .compare import Side, compare
+from .runner import run_flower
+
+__all__ = ["DemoResult", "run_demo", "run_demo_sync"]
+
+Out = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """What the demo measured: both runs' reports and the side-by-side table."""
+
+    flower: EconomyReport
+    plain: EconomyReport
+    table: str
+    """The side-by-side table, as printed."""
+    ok: bool
+    """Both runs finished their two steps without an error."""
+    seconds: float
+    workspace: Path | None
+    """The kept directory (`flower/` and `plain/` workspaces), or None when it was removed."""
+    plots: tuple[Path, ...] = ()
+
+
+def _root(keep: Path | None) -> Path:
+    if keep is None:
+        return Path(tempfile.mkdtemp(prefix="flower-demo-"))
+    if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
+        raise SpecError(f"--keep {keep}: give a new or empty directory")
+    keep.mkdir(parents=True, exist_ok=True)
+    return keep
+
+
+async def run_demo(*, out: Out = print, keep: Path | None = None, plots: Path | None = None) -> DemoResult:
+    """Run the scenario with flower, then without, and print the report and the comparison.
+
+    `keep`: a new or empty directory to leave both workspaces in (default: a temp directory, removed).
+    `plots`: a directory for the PNGs of both runs (needs the `plots` extra).
+    """
+    started = time.monotonic()
+    root = _root(keep)
+    try:
+        out("flower demo: a coordinator and two workers audit 12 service logs, offline")
+        out(f"(the real Claude Code CLI {__cli_version__} and flower's scripted model: no key, no network)")
+        out("")
+        flower_run = await run_flower(root, out)
+        out("")
+        plain_run = await run_plain(root, out)
+        options = ReportOptions(window=flower_run.window)
+        flower_report = await build_report(flower_run.workspace, options=options)
+        plain_report = await build_report(plain_run.workspace, options=options)
+        drawn: tuple[Path, ...] = ()
+        if plots is not None:
+            from ..report.plots import write_plots
+
+            runs = {"flower": flower_report, "plain SDK": plain_report}
+            drawn = tuple(await anyio.to_thread.run_sync(write_plots, runs, plots))
+        table = compare(
+            Side(flower_report, flower_run.resident, flower_run.seconds),
+            Side(plain_report, plain_run.resident, plain_run.seconds, layer4=False),
+            wall=flower_run.threshold,
+        )
+        ok = all(step.ok for step in flower_run.steps) and not any(
+            text.startswith("error:") for text in plain_run.texts
+        )
+        out("")
+        out("== the flower run, as `flower report` explains it " + "=" * 36)
+        out(flower_report.render_text())
+        out("")
+        out("== side by side: the same scenario with flower and as a plain SDK session " + "=" * 12)
+        out(table)
+        for path in drawn:
+            out(f"plot: {path}")
+        seconds = time.monotonic() - started
+        again = f"flower report {root / 'flower'} --window {flower_run.window}"
+        kept = f"; workspaces kept in {root} (try: {again})" if keep else ""
+        out(f"\ndemo {'finished' if ok else 'FAILED'} in {seconds:.1f} s{kept}")
+        return DemoResult(
+            flower=flower_report,
+            plain=plain_report,
+            table=table,
+            ok=ok,
+            seconds=seconds,
+            workspace=root if keep else None,
+            plots=drawn,
+        )
+    finally:
+        if keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def run_demo_sync(*, out: Out = print, keep: Path | None = None, plots: Path | None = None) -> DemoResult:
+    """Blocking form of `run_demo()`."""
+    return anyio.run(lambda: run_demo(out=out, keep=keep, plots=plots))

@@ -1,0 +1,126 @@
+"""The demo's baseline: the same scenario as a plain SDK session, without flower.
+
+Plain `ClaudeAgentOptions`: the two workers as `AgentDefinition`s, the Claude Code prompt with the goal
+appended, a plain `SqliteSessionStore` (so the same report can read it; it rewrites nothing), no hooks.
+Nothing stops the coordinator, so it does what a plain one does: it runs the analyst's commands itself
+(their whole outputs stay in its context), writes files itself, restates the worker rules in its
+mandates, and its resume replays the whole history. There is no handoff; the CLI would compact near its
+model's window, which this short run does not reach.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import aclosing
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import anyio
+from claude_agent_sdk import (
+    AgentDefinition,
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ResultMessage,
+    ToolUseBlock,
+    query,
+)
+from claude_agent_sdk._errors import ResultError
+
+from ..stores import SqliteSessionStore
+from ..testing import ScriptedModel
+from .runner import ANALYST_TOOLS, PROMPT_1, PROMPT_2, WRITER_TOOLS
+from .scenario import ANALYST, GOAL, STEP_1, STEP_2, WRITER, write_logs
+from .scripted import MainScript, Place, tasks_of, worker_script
+
+__all__ = ["PlainRun", "run_plain"]
+
+Out = Callable[[str], None]
+TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class PlainRun:
+    """What the plain run left: its workspace and store, its answers, the main thread's request sizes."""
+
+    workspace: Path
+    database: Path
+    texts: tuple[str, ...]
+    resident: tuple[int, ...]
+    """Characters of conversation history in each main-thread request."""
+    seconds: float
+
+
+def _options(model: ScriptedModel, workspace: Path, store: SqliteSessionStore) -> ClaudeAgentOptions:
+    tools = ["Agent", "Read", "TodoWrite", *ANALYST_TOOLS, *WRITER_TOOLS]
+    tools = list(dict.fromkeys(tools))
+    return model.options(
+        cwd=workspace,
+        system_prompt={"type": "preset", "preset": "claude_code", "append": GOAL},
+        tools=tools,
+        allowed_tools=tools,
+        agents={
+            "analyst": AgentDefinition(
+                description=ANALYST[0], prompt=ANALYST[1], tools=list(ANALYST_TOOLS), model="inherit"
+            ),
+            "writer": AgentDefinition(
+                description=WRITER[0], prompt=WRITER[1], tools=list(WRITER_TOOLS), model="inherit"
+            ),
+        },
+        session_store=store,
+        env={"CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS": "1"},
+    )
+
+
+async def _run(prompt: str, options: ClaudeAgentOptions, out: Out) -> tuple[str, str | None]:
+    """One `query()` to its end; one progress line per main-thread reply that calls tools."""
+    text, session = "", None
+    with anyio.fail_after(TIMEOUT):
+        try:
+            async with aclosing(query(prompt=prompt, options=options)) as stream:  # type: ignore[type-var]
+                async for message in stream:
+                    if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+                        calls = [b for b in message.content if isinstance(b, ToolUseBlock)]
+                        if calls:
+                            names = ", ".join(_brief(b) for b in calls)
+                            out(f"  {'plain':<9}{names[:86]}")
+                    elif isinstance(message, ResultMessage):
+                        text, session = message.result or "", message.session_id
+        except ResultError as exc:
+            text = f"error: {exc}"
+    return text, session
+
+
+def _brief(block: ToolUseBlock) -> str:
+    data = block.input
+    if block.name == "Agent":
+        return f"Agent {data.get('subagent_type')}: {data.get('description')}"
+    return f"{block.name} {data.get('description') or data.get('file_path') or ''}".strip()
+
+
+async def run_plain(root: Path, out: Out) -> PlainRun:
+    """Run both steps of the scenario as a plain SDK session in `root/plain`."""
+    workspace = root / "plain"
+    await anyio.to_thread.run_sync(write_logs, workspace)
+    for name in ("scripts", "artifacts", "notes"):
+        (workspace / name).mkdir()
+    database = workspace / "sessions.db"
+    place = Place(str(workspace.resolve()), str(workspace.resolve()))
+    started = time.monotonic()
+    async with ScriptedModel(strict=False) as model, SqliteSessionStore(database) as store:
+        tasks = tasks_of(STEP_1 + STEP_2)
+        for name in ("analyst", "writer"):
+            mine = [t for t in tasks if t.worker == name]
+            model.script(name, worker_script(model, mine, place, flower=False))
+        options = _options(model, workspace, store)
+        out("plain SDK, step 1: the survey")
+        first = MainScript(model, STEP_1, place, flower=False)
+        model.script("main", first)
+        one, session = await _run(PROMPT_1, options, out)
+        out(f"  result   {one}")
+        out("plain SDK, step 2: resume the session")
+        model.script("main", MainScript(model, STEP_2, place, flower=False, findings=first.findings))
+        two, _ = await _run(PROMPT_2, replace(options, resume=session), out)
+        out(f"  result   {two}")
+        resident = tuple(r.sizes.messages for r in model.requests("main"))
+    return PlainRun(workspace, database, (one, two), resident, time.monotonic() - started)

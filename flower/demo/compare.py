@@ -1,0 +1,81 @@
+"""The side-by-side table of the demo: the same scenario with flower and as a plain SDK session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..report import EconomyReport
+from ..report._text import human, percent
+from ..report.metrics import turns_to_wall
+
+__all__ = ["WALL", "Side", "compare"]
+
+WALL = 200_000
+"""The window the growth is extrapolated to: the CLI's for Sonnet and Haiku models (facts §5)."""
+
+
+@dataclass(frozen=True)
+class Side:
+    """One run of the comparison: its report and the main thread's request sizes (chars of history)."""
+
+    report: EconomyReport
+    resident: Sequence[int]
+    seconds: float
+    layer4: bool = True
+    """Its store rewrote resumes (a plain store does not: the report's recomputation is then hypothetical)."""
+
+
+def _rows(wall: int) -> list[tuple[str, Callable[[Side], str]]]:
+    def crossing(side: Side) -> str:
+        series = [c for session in side.report.sessions for c in session.context]
+        over = [turn for turn, context in enumerate(series, start=1) if context >= wall]
+        return f"turn {over[0]}" if over else "never"
+
+    return [
+        ("main-thread turns", lambda s: f"{s.report.turns.main}"),
+        ("main-thread tool calls", lambda s: f"{s.report.tool_calls.main}"),
+        ("subagent tool calls", lambda s: f"{s.report.tool_calls.subagents}"),
+        ("delegations (mandates)", lambda s: f"{s.report.mandates.count}"),
+        ("mandate chars restating rules", lambda s: percent(s.report.mandates.restated_share)),
+        ("history chars, last main request", lambda s: human(s.resident[-1] if s.resident else 0)),
+        ("history chars, largest main request", lambda s: human(max(s.resident, default=0))),
+        ("main-thread context peak (tokens)", lambda s: human(s.report.context.peak)),
+        ("main-thread growth (tokens/turn)", lambda s: f"{s.report.context.slope or 0:+,.0f}"),
+        (f"first turn at or over {human(wall)} tokens", crossing),
+        ("turns to a 200K window at that growth", _to_wall),
+        ("main-thread tokens sent, all turns", lambda s: human(s.report.tokens.main.context)),
+        (
+            "tokens sent, all turns",
+            lambda s: human((s.report.tokens.main + s.report.tokens.subagents).context),
+        ),
+        ("spills (chars kept out)", lambda s: f"{s.report.spills.count} ({human(s.report.spills.kept_out)})"),
+        ("expired / pruned at resume", _rewritten),
+        ("handoffs", lambda s: f"{s.report.handoffs}"),
+        ("cache hit rate (simulated cache)", lambda s: percent(s.report.tokens.hit_rate)),
+        ("estimated cost", lambda s: f"${s.report.cost.usd:,.2f}"),
+        ("wall time", lambda s: f"{s.seconds:.1f} s"),
+    ]
+
+
+def _rewritten(side: Side) -> str:
+    if not side.layer4:
+        return "0 / 0"
+    resumes = side.report.resumes
+    return f"{sum(r.expired for r in resumes)} / {sum(r.pruned for r in resumes)}"
+
+
+def _to_wall(side: Side) -> str:
+    context = side.report.context
+    turns = turns_to_wall(context.start, context.slope, WALL)
+    return "never" if turns is None else f"~{turns:,.0f}"
+
+
+def compare(flower: Side, plain: Side, *, wall: int) -> str:
+    """The table, one row per measurement; `wall` is the context the handoff threshold was set to."""
+    rows = _rows(wall)
+    width = max(len(label) for label, _ in rows) + 2
+    lines = [f"  {'':<{width}}{'flower':>14}{'plain SDK':>14}"]
+    for label, cell in rows:
+        lines.append(f"  {label:<{width}}{cell(flower):>14}{cell(plain):>14}")
+    return "\n".join(lines)

@@ -1,0 +1,254 @@
+"""The scripted model's side of the demo: each move of the scenario as the reply a model would send.
+
+Every script here is a callable that reads the request it answers, so it stays right whatever order the
+CLI sends requests in (parallel workers, a retry, a handoff). The main thread's script walks the moves;
+a worker's script finds its task from the mandate it was given and reports from its real tool output.
+
+Usage numbers simulate the prompt cache: a request's tokens are its characters / 4, and the part equal
+to the start of one of the caller's three previous requests counts as a cache read. A rewritten history
+(layer 4 on resume) or a fresh session shows as a cache miss, as it would on the API.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..testing import RecordedRequest, ScriptedModel, Usage, agent, bash, http_error, reply, tool_use
+from ..testing.steps import HttpError, Reply, ToolUse
+from .scenario import Move, Task
+
+__all__ = ["MainScript", "Place", "tasks_of", "worker_script"]
+
+HANDOFF_ASK = "Write the handoff document now"
+TAKEOVER = "You are taking over work in progress"
+
+_MOVED = re.compile(r"\[spilled\][^\n]*?([\d,]+) chars moved")
+_FINDING = re.compile(r"service-\d+: \d+ errors, top cause \w+ \(\d+\)")
+
+RESTATED = (
+    "Keep it short (at most 30 lines): the conclusion, first, in one or two lines; the evidence: numbers, "
+    "file:line, at most five items. Never paste file contents, command output, logs or diffs into the reply. "
+    "Do not narrate trial and error."
+)
+"""What a plain coordinator adds to every mandate (the seed measured 8/8 mandates restating the rules)."""
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one run works: the workspace, and its workbench (`.flower/`, or the workspace itself)."""
+
+    workspace: str
+    workbench: str
+
+    def fill(self, text: str) -> str:
+        """`text` with `{ws}` and `{wb}` replaced."""
+        return text.replace("{ws}", self.workspace).replace("{wb}", self.workbench)
+
+
+def _serial(request: RecordedRequest) -> str:
+    body = request.body
+    return json.dumps([body.get("tools"), body.get("system"), body.get("messages")], ensure_ascii=False)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the common start of `a` and `b` (a binary search over slices: C speed)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def usage_for(model: ScriptedModel, request: RecordedRequest) -> Usage:
+    """Tokens of `request` (characters / 4), split into cache reads (a prefix seen before) and input."""
+    text = _serial(request)
+    earlier = model.requests(request.caller)[max(0, request.index - 3) : request.index]
+    cached = max((_common_prefix(text, _serial(e)) for e in earlier), default=0)
+    total, read = max(1, len(text) // 4), cached // 4
+    return Usage(input_tokens=max(1, total - read), cache_read_input_tokens=read)
+
+
+def first_user_text(request: RecordedRequest) -> str:
+    """The text of the first user message (a subagent's mandate, a session's first prompt)."""
+    for message in request.messages:
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            blocks = content if isinstance(content, list) else []
+            return "\n".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict))
+    return ""
+
+
+def mandate(task: Task, place: Place, *, flower: bool) -> str:
+    """The Agent prompt: with flower only what is specific (and where the workbench is); plain, with the
+    worker's rules restated."""
+    goal = place.fill(task.goal)
+    if flower:
+        return f"{goal}\nWorkbench: {place.workbench} (long outputs in its artifacts/; reply with paths)."
+    return f"{goal}\n{RESTATED} Long outputs go to {place.workbench}/artifacts/."
+
+
+def finding(service: str, output: str) -> str | None:
+    """`service-07: 53 errors, top cause auth_failed (23)` from the scanner's first line, if present."""
+    line = next((x for x in output.splitlines() if x.startswith("TOTAL ")), None)
+    parts = line.split() if line else []  # TOTAL n TOP cause=c k
+    if len(parts) < 5:
+        return None
+    return f"{service}: {parts[1]} errors, top cause {parts[3].removeprefix('cause=')} ({parts[4]})"
+
+
+def _report(task: Task, place: Place, output: str) -> str:
+    if task.worker == "writer":
+        return f"Wrote {os.path.relpath(place.fill(task.path), place.workspace)}."
+    found = finding(task.title.removeprefix("scan "), output)
+    if found is not None:
+        return f"{found}. Listing in artifacts/."
+    lines = [
+        line.strip() for line in output.splitlines() if line.strip() and not line.startswith("[spilled]")
+    ]
+    head = lines[0][:36] if lines else "(no output)"
+    moved = _MOVED.search(output)  # a spilled output: the pointer gives the whole size
+    size = int(moved.group(1).replace(",", "")) if moved else len(output)
+    return f"{task.title}: {head!r} first; all {size:,} chars in artifacts/."
+
+
+def worker_script(
+    model: ScriptedModel, tasks: list[Task], place: Place, *, flower: bool
+) -> Callable[[RecordedRequest], Reply]:
+    """A worker: finds its task by its mandate, runs or writes it, then reports from the real result."""
+    by_mandate = {mandate(t, place, flower=flower): t for t in tasks}
+
+    def script(request: RecordedRequest) -> Reply:
+        asked = first_user_text(request)
+        task = next((t for text, t in by_mandate.items() if text in asked), None)
+        usage = usage_for(model, request)
+        if task is None:
+            return reply("I could not tell which task this is.", usage=usage)
+        if request.turn == 0:
+            if task.worker == "writer":
+                call = tool_use("Write", file_path=place.fill(task.path), content=place.fill(task.content))
+            else:
+                call = bash(place.fill(task.command), description=task.title)
+            return reply(call, usage=usage)
+        output = request.tool_results[-1].text if request.tool_results else ""
+        return reply(_report(task, place, output), usage=usage)
+
+    return script
+
+
+@dataclass
+class MainScript:
+    """The main thread, move after move; it answers a handoff request and resumes after a takeover.
+
+    `flower=False` plays the same moves as a plain session would: the analyst's commands run in the
+    main thread itself, hands-on calls are not refused, mandates restate the rules.
+    """
+
+    model: ScriptedModel
+    moves: tuple[Move, ...]
+    place: Place
+    flower: bool
+    findings: list[str] = field(default_factory=list)
+    cursor: int = 0
+    failed: set[int] = field(default_factory=set)
+    ended: bool = False
+
+    def __call__(self, request: RecordedRequest) -> Reply | HttpError:
+        usage = usage_for(self.model, request)
+        self._collect(request)
+        if HANDOFF_ASK in request.last_user_text:
+            if self._last_calls_failed(request):
+                self.cursor = max(0, self.cursor - 1)  # the move the handoff interrupted is done again
+            return reply(self._handoff_document(), usage=usage)
+        if self.cursor >= len(self.moves):
+            return reply("Nothing left to do.", usage=usage)
+        move = self.moves[self.cursor]
+        if move.flaky and self.cursor not in self.failed:
+            self.failed.add(self.cursor)
+            return http_error(500, "scripted outage")
+        self.cursor += 1
+        return self._render(move, usage)
+
+    def _collect(self, request: RecordedRequest) -> None:
+        """Keep every per-service finding seen: in a worker's report, or in the scanner's own output."""
+        titles = {
+            str(b.get("id")): str((b.get("input") or {}).get("description", "")) for b in request.tool_uses
+        }
+        for result in request.tool_results:
+            title = titles.get(result.tool_use_id, "")
+            found = [*_FINDING.findall(result.text)]
+            if title.startswith("scan "):
+                own = finding(title.removeprefix("scan "), result.text)
+                found += [own] if own else []
+            for line in found:
+                if line not in self.findings:
+                    self.findings.append(line)
+
+    @staticmethod
+    def _last_calls_failed(request: RecordedRequest) -> bool:
+        calls = [
+            str(b.get("id"))
+            for m in request.messages
+            if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+            for b in m["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
+        if not calls:
+            return False
+        results = {r.tool_use_id: r for r in request.tool_results}
+        last = results.get(calls[-1])
+        return last is None or last.is_error
+
+    def _render(self, move: Move, usage: Usage) -> Reply:
+        blocks: list[str | ToolUse] = [move.text] if move.text and move.kind != "finish" else []
+        if move.kind == "glance":
+            blocks += [bash(self.place.fill(c)) for c in move.commands]
+        elif move.kind == "hands_on":
+            blocks.append(tool_use(move.tool, {k: self.place.fill(v) for k, v in move.tool_input}))
+        elif move.kind == "delegate":
+            for task in move.tasks:
+                if task.worker == "analyst" and not self.flower:
+                    blocks.append(bash(self.place.fill(task.command), description=task.title))
+                else:
+                    prompt = mandate(task, self.place, flower=self.flower)
+                    blocks.append(agent(task.worker, prompt, description=task.title))
+        else:
+            blocks.append(self._final(move.text))
+            self.ended = True
+        return reply(*blocks, usage=usage)
+
+    def _final(self, what: str) -> str:
+        worst = max(self.findings, key=lambda f: int(f.split()[1]), default="no scan reported")
+        if what == "survey":
+            return f"Survey done: {len(self.findings)} services scanned; most errors: {worst}."
+        return (
+            "Audit done: causes ranked (artifacts/causes.txt), timeouts listed, decision and summary in "
+            f"notes/. Most errors: {worst}."
+        )
+
+    def _handoff_document(self) -> str:
+        left = self.moves[self.cursor :]
+        following = next((m for m in left if m.kind != "finish"), None)
+        step = following.text if following and following.text else "write the conclusions"
+        found = "\n".join(f"- {f}" for f in self.findings[-12:]) or "- none yet"
+        return (
+            "## Doing now\nAuditing logs/: scans done, ranking causes and writing the conclusions.\n"
+            f"## Decided\n- The scanner scripts/errors.sh is the one tool for per-service totals.\n{found}\n"
+            "## Dead ends\nnone\n"
+            f"## Next step\n{step}\n"
+            f"## Where things are\n- {self.place.workbench}/scripts/errors.sh\n"
+            f"- {self.place.workbench}/artifacts/ (listings)\n- {self.place.workbench}/notes/ (decisions)\n"
+        )
+
+
+def tasks_of(moves: tuple[Move, ...]) -> list[Task]:
+    """Every task of these moves (for the workers' scripts)."""
+    return [task for move in moves for task in move.tasks]

@@ -1,0 +1,48 @@
+"""The economy report: what a run did with its context, measured from its store.
+
+Example::
+
+    from flower.report import build_report_sync
+
+    report = build_report_sync("repo")        # a workspace, its .flower/, a .db file, or a SessionStore
+    print(report.render_text())
+    report.to_json()
+
+The measurements are the seed's: turns, body chars and tool calls in the main thread vs subagents,
+mandates and the share that restates the worker rules, scripts written vs run, spills, what each resume
+expired, trimmed and pruned, the main thread's context per turn (slope, extrapolated wall), cache hit
+rate and an estimated cost. The pure functions behind them are in `flower.report.metrics`; PNG plots in
+`flower.report.plots` (needs the `plots` extra). See docs/report.md.
+"""
+
+from __future__ import annotations
+
+from .build import ReportOptions, build_report, build_report_sync
+from .economy import (
+    ContextGrowth,
+    Cost,
+    EconomyReport,
+    Mandates,
+    ResumeSummary,
+    Scripts,
+    SessionSummary,
+    Spills,
+    Split,
+    Tokens,
+)
+
+__all__ = [
+    "ContextGrowth",
+    "Cost",
+    "EconomyReport",
+    "Mandates",
+    "ReportOptions",
+    "ResumeSummary",
+    "Scripts",
+    "SessionSummary",
+    "Spills",
+    "Split",
+    "Tokens",
+    "build_report",
+    "build_report_sync",
+]

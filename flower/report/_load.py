@@ -1,0 +1,198 @@
+"""Reading a run back: the transcripts of a store and the workbench files beside it, without changing any.
+
+A source is a workspace (`<ws>/.flower/sessions.db`), its `.flower/` directory, a `.db` file, or a
+`SessionStore` object. The transcripts are read through the store's public methods (`list_sessions`,
+`list_subkeys`, `load`); a rewriting layer (`rt.store`) is unwrapped to its inner store first, so the
+report sees the entries as written, never a resume's rewritten copy. The protocol has no call that lists
+projects, so for a SQLite file the project keys are read with one read-only query; for another store pass
+`project_key`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+from urllib.request import pathname2url
+
+import anyio
+from claude_agent_sdk import SessionStore
+
+from .._errors import SpecError, StoreError
+from .._spill_files import MANIFEST
+from ..stores import PruningSessionStore, SqliteSessionStore, TrimmingSessionStore
+
+__all__ = ["Loaded", "SessionData", "load_source"]
+
+DB_NAME = "sessions.db"
+WORKBENCH = ".flower"
+
+
+@dataclass(frozen=True)
+class SessionData:
+    """One session: its main transcript and its subagents' transcripts (subpath -> entries)."""
+
+    project_key: str
+    session_id: str
+    main: list[dict[str, Any]]
+    subagents: dict[str, list[dict[str, Any]]]
+
+    @property
+    def started(self) -> str:
+        """The first timestamp of the main transcript ('' when none): sessions sort by it."""
+        return next((str(e["timestamp"]) for e in self.main if isinstance(e.get("timestamp"), str)), "")
+
+    @property
+    def ended(self) -> str:
+        """The last timestamp of the main transcript ('' when none)."""
+        stamps = (str(e["timestamp"]) for e in reversed(self.main) if isinstance(e.get("timestamp"), str))
+        return next(stamps, "")
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What a report is computed from."""
+
+    source: str
+    sessions: list[SessionData]
+    spills: list[dict[str, Any]] = field(default_factory=list)
+    """The rows of the workbench's `spill/INDEX.jsonl` (empty when there is none)."""
+    workbench: str | None = None
+    """The workbench directory, when the source has one."""
+
+
+def _sqlite_path(store: SessionStore) -> str | None:
+    return store.path if isinstance(store, SqliteSessionStore) else None
+
+
+def _unwrap(store: SessionStore) -> SessionStore:
+    while isinstance(store, TrimmingSessionStore | PruningSessionStore):
+        store = store.inner
+    return store
+
+
+def project_keys(path: str) -> list[str]:
+    """The project keys stored in a flower SQLite file (read-only; the file is never created)."""
+    uri = f"file:{pathname2url(os.path.abspath(path))}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True)
+        try:
+            rows = conn.execute(
+                "SELECT project_key FROM transcripts GROUP BY project_key ORDER BY min(id)"
+            ).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the session store {path}: {exc}", path=path) from exc
+    return [str(key) for (key,) in rows]
+
+
+def resolve_path(source: str | os.PathLike[str]) -> tuple[Path, Path | None]:
+    """`(database file, workbench directory or None)` for a workspace, a `.flower/` dir or a `.db` file."""
+    path = Path(source).expanduser()
+    if path.is_file():
+        workbench = path.parent if any((path.parent / d).is_dir() for d in ("spill", "scripts")) else None
+        return path, workbench
+    if path.is_dir():
+        for workbench in (path / WORKBENCH, path):
+            if (workbench / DB_NAME).is_file():
+                return workbench / DB_NAME, workbench
+        raise SpecError(
+            f"no flower session store in {path}: looked for {WORKBENCH}/{DB_NAME} and {DB_NAME} "
+            "(give a workspace, its .flower directory, or a .db file)"
+        )
+    raise SpecError(f"{path} does not exist (give a workspace, its .flower directory, or a .db file)")
+
+
+def read_spills(workbench: Path | None) -> list[dict[str, Any]]:
+    """The rows of `spill/INDEX.jsonl` (a line that is not a JSON object is skipped)."""
+    if workbench is None:
+        return []
+    manifest = workbench / "spill" / MANIFEST
+    try:
+        lines = manifest.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    rows = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
+async def _sessions(
+    store: SessionStore, keys: Sequence[str], only: Sequence[str] | None
+) -> list[SessionData]:
+    found: list[SessionData] = []
+    for project_key in keys:
+        for listed in await store.list_sessions(project_key):
+            session_id = listed["session_id"]
+            if only is not None and session_id not in only:
+                continue
+            key = {"project_key": project_key, "session_id": session_id}
+            main = await store.load(cast(Any, key)) or []
+            subagents: dict[str, list[dict[str, Any]]] = {}
+            try:
+                subpaths = await store.list_subkeys(cast(Any, key))
+            except NotImplementedError:
+                subpaths = []
+            for subpath in subpaths:
+                entries = await store.load(cast(Any, {**key, "subpath": subpath}))
+                subagents[subpath] = cast(list[dict[str, Any]], entries or [])
+            found.append(SessionData(project_key, session_id, cast(list[dict[str, Any]], main), subagents))
+    found.sort(key=lambda s: s.started)
+    return found
+
+
+async def load_source(
+    source: str | os.PathLike[str] | SessionStore,
+    *,
+    project_key: str | None = None,
+    sessions: Sequence[str] | None = None,
+    workbench: str | os.PathLike[str] | None = None,
+) -> Loaded:
+    """Read every session of `source` (or of `project_key`, or only `sessions`), oldest first."""
+    bench = Path(workbench) if workbench is not None else None
+    owned: SqliteSessionStore | None = None
+    if isinstance(source, str | os.PathLike):
+        db, found_bench = await anyio.to_thread.run_sync(resolve_path, source)
+        bench = bench or found_bench
+        owned = SqliteSessionStore(db)
+        store: SessionStore = owned
+        label = str(source)
+    elif callable(getattr(source, "load", None)) and callable(getattr(source, "list_sessions", None)):
+        store = _unwrap(source)
+        label = repr(store)
+    else:
+        raise SpecError(
+            "a report reads a workspace, a .flower directory, a .db file or a SessionStore, "
+            f"got {source!r:.80}"
+        )
+    try:
+        if project_key is not None:
+            keys: list[str] = [project_key]
+        else:
+            path = _sqlite_path(store)
+            if path is None:
+                raise SpecError(f"{label}: give project_key= (a store lists no projects by itself)")
+            keys = await anyio.to_thread.run_sync(project_keys, path)
+        found = await _sessions(store, keys, sessions)
+    finally:
+        if owned is not None:
+            await owned.aclose()
+    spills = await anyio.to_thread.run_sync(read_spills, bench)
+    return Loaded(label, found, spills, str(bench) if bench is not None else None)
+
+
+def spills_of(rows: Sequence[Mapping[str, Any]], session_ids: Sequence[str]) -> list[Mapping[str, Any]]:
+    """The manifest rows of these sessions (a row without a session id is kept)."""
+    wanted = set(session_ids)
+    return [r for r in rows if not r.get("session_id") or r.get("session_id") in wanted]

@@ -1,0 +1,317 @@
+"""`build_report`: read a store (and the workbench beside it) and compute its `EconomyReport`.
+
+The store is never modified. What each resume rewrote is recomputed: the history before each later
+prompt of a session is run through layer 4's pure rewrites (`flower.stores.rewrite.rewrite_history`)
+with the given policies, which is what a `PruningSessionStore` handed the CLI at that resume. So the
+report works for any store, including one written without flower.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import anyio
+from claude_agent_sdk import SessionStore
+
+from .._errors import SpecError
+from ..handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT
+from ..rules import WORKER_RULES
+from ..stores import EphemeralPolicy, PrunePolicy, TrimPolicy
+from ..stores.rewrite import rewrite_history
+from . import metrics as m
+from ._load import Loaded, SessionData, load_source, spills_of
+from .economy import (
+    ContextGrowth,
+    Cost,
+    EconomyReport,
+    Mandates,
+    ResumeSummary,
+    Scripts,
+    SessionSummary,
+    Spills,
+    Split,
+    Tokens,
+)
+from .pricing import price_for, window_for
+
+__all__ = ["ReportOptions", "build_report", "build_report_sync", "compute_report"]
+
+_TAKEOVER = TAKEOVER_PROMPT.split("{", 1)[0].strip()
+_HANDOFF = HANDOFF_PROMPT.split("{", 1)[0].strip()
+_GENERATION = re.compile(r"generation (\d+)")
+_SPILL_ROOT = "/nonexistent/flower-report"  # trim is recomputed, never written: any directory will do
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportOptions:
+    """How to read a run: the window for the extrapolation, the rules a mandate may restate, and the
+    layer-4 policies its resumes ran with (the Runtime's defaults unless told)."""
+
+    window: int | None = None
+    """The context window in tokens; None takes the one the CLI reports for the main thread's model."""
+    rules: tuple[str, ...] = (WORKER_RULES,)
+    """Texts the workers already had: a mandate copying them restates them."""
+    scripts: tuple[str, ...] = ()
+    """Extra `scripts/` directories (the workbench's own and any `.flower/scripts` are always looked at)."""
+    keep_denials: int = 1
+    """`PrunePolicy.keep_denials` of the resumes (the Runtime's `keep_denials`)."""
+    ephemeral: EphemeralPolicy | None = field(default_factory=EphemeralPolicy)
+    """The expiry policy of the resumes; None when expiry was off."""
+    trim: TrimPolicy | None = None
+    """The trim policy of the resumes; None (the default) when trim was off."""
+
+    def __post_init__(self) -> None:
+        if self.window is not None and (not isinstance(self.window, int) or self.window <= 0):
+            raise SpecError(f"ReportOptions.window must be a positive int of tokens, got {self.window!r}")
+        if isinstance(self.rules, str) or not all(isinstance(rule, str) for rule in self.rules):
+            raise SpecError("ReportOptions.rules must be a tuple of str")
+        if isinstance(self.scripts, str) or not all(isinstance(path, str) for path in self.scripts):
+            raise SpecError("ReportOptions.scripts must be a tuple of str")
+        PrunePolicy(keep_denials=self.keep_denials)  # checks it
+
+
+def _role(first_prompt: str) -> tuple[bool, int | None]:
+    if not first_prompt.lstrip().startswith(_TAKEOVER):
+        return False, None
+    found = _GENERATION.search(first_prompt[:400])
+    return True, int(found.group(1)) if found else None
+
+
+def _sessions(loaded: Loaded) -> list[SessionSummary]:
+    summaries: list[SessionSummary] = []
+    waiting: list[tuple[str, SessionSummary]] = []  # (ended, retired session) without a successor yet
+    for session in loaded.sessions:
+        asked = m.prompts(session.main)
+        texts = [text for _, text in asked]
+        successor, previous = _role(texts[0]) if texts else (False, None)
+        predecessor = _predecessor(waiting, session.started) if successor else None
+        generation = (previous + 1) if previous else ((predecessor.generation + 1) if predecessor else 1)
+        handed_off = any(text.lstrip().startswith(_HANDOFF) for text in texts)
+        main_turns = m.turns(session.main)
+        models = Counter(t.model for t in main_turns)
+        summary = SessionSummary(
+            session_id=session.session_id,
+            project_key=session.project_key,
+            role="successor" if successor else "start",
+            generation=generation if successor else 1,
+            predecessor=predecessor.session_id if predecessor else None,
+            handed_off=handed_off,
+            prompts=len(texts),
+            resumes=len(_resume_points(session.main)),
+            turns=len(main_turns),
+            subagent_runs=len(session.subagents),
+            model=models.most_common(1)[0][0] if models else "",
+            context=tuple(t.usage.context for t in main_turns),
+        )
+        if handed_off:
+            waiting.append((session.ended, summary))
+        summaries.append(summary)
+    return summaries
+
+
+def _predecessor(waiting: list[tuple[str, SessionSummary]], started: str) -> SessionSummary | None:
+    """The retired session that ended last before `started` (a successor starts as its predecessor ends)."""
+    before = [item for item in waiting if item[0] <= started] or waiting
+    if not before:
+        return None
+    chosen = max(before, key=lambda item: item[0])
+    waiting.remove(chosen)
+    return chosen[1]
+
+
+def _resume_points(entries: Sequence[m.Entry]) -> list[tuple[int, int]]:
+    """`(ordinal, index)` of each prompt after the first that is not the handoff-writing prompt."""
+    asked = m.prompts(entries)
+    return [
+        (ordinal, index)
+        for ordinal, (index, text) in enumerate(asked, start=1)
+        if ordinal > 1 and not text.lstrip().startswith(_HANDOFF)
+    ]
+
+
+def _resumes(session: SessionData, options: ReportOptions, notes: list[str]) -> list[ResumeSummary]:
+    found = []
+    for ordinal, index in _resume_points(session.main):
+        history = session.main[:index]
+        try:
+            rewritten = rewrite_history(
+                history,
+                prune=PrunePolicy(keep_denials=options.keep_denials),
+                ephemeral=options.ephemeral,
+                trim=options.trim,
+                spill_dir=_SPILL_ROOT if options.trim is not None else None,
+            )
+        except Exception as exc:  # a history the rewrites cannot read: say so, count nothing
+            notes.append(f"resume {ordinal} of {session.session_id}: not recomputed ({exc})")
+            continue
+        kinds = Counter(change.kind for change in rewritten.changes)
+        found.append(
+            ResumeSummary(
+                session_id=session.session_id,
+                prompt=ordinal,
+                after_turns=len(m.turns(history)),
+                expired=kinds["expired"],
+                trimmed=kinds["trimmed"],
+                denials=kinds["denial"],
+                api_errors=kinds["api_error"],
+                interrupts=kinds["interrupt"],
+                orphans=kinds["orphan"],
+                chars_saved=sum(change.chars_saved for change in rewritten.changes),
+            )
+        )
+    return found
+
+
+def _spills(loaded: Loaded, results: Mapping[str, str]) -> Spills:
+    rows = spills_of(loaded.spills, [s.session_id for s in loaded.sessions])
+    chars_by_call: Counter[str] = Counter()
+    chars = kept_out = 0
+    for row in rows:
+        size = row.get("chars")
+        size = size if isinstance(size, int) else 0
+        chars += size
+        call = row.get("tool_use_id")
+        if isinstance(call, str) and call:
+            chars_by_call[call] += size
+        else:
+            kept_out += size
+    for call, size in chars_by_call.items():
+        kept_out += max(0, size - len(results.get(call, "")))
+    main = sum(1 for row in rows if not row.get("agent_id"))
+    return Spills(count=len(rows), main=main, subagents=len(rows) - main, chars=chars, kept_out=kept_out)
+
+
+def _cost(replies: Sequence[m.Message]) -> Cost:
+    by_model: dict[str, m.TokenUsage] = {}
+    for reply in replies:
+        by_model[reply.model] = by_model.get(reply.model, m.TokenUsage()) + reply.usage
+    priced: list[tuple[str, float]] = []
+    unpriced: list[str] = []
+    for model, usage in sorted(by_model.items()):
+        price, known = price_for(model)
+        if not known:
+            unpriced.append(model)
+        cost = price.cost(
+            input=usage.input,
+            output=usage.output,
+            cache_read=usage.cache_read,
+            cache_creation=usage.cache_creation,
+        )
+        priced.append((model, cost))
+    return Cost(usd=sum(c for _, c in priced), by_model=tuple(priced), unpriced=tuple(unpriced))
+
+
+def _context(sessions: Sequence[SessionSummary], options: ReportOptions) -> ContextGrowth:
+    series = [s.context for s in sessions if s.context]
+    models = Counter(s.model for s in sessions if s.model)
+    model = models.most_common(1)[0][0] if models else ""
+    if options.window is not None:
+        window, source = options.window, "option"
+    else:
+        window, source = window_for(model), f"model {model or 'unknown'}"
+    slope = m.pooled_slope(series)
+    start = series[0][0] if series else 0
+    return ContextGrowth(
+        window=window,
+        window_from=source,
+        turns=sum(len(points) for points in series),
+        start=start,
+        peak=max((max(points) for points in series), default=0),
+        last=series[-1][-1] if series else 0,
+        slope=slope,
+        wall_turns=m.turns_to_wall(start, slope, window),
+    )
+
+
+def compute_report(loaded: Loaded, options: ReportOptions | None = None) -> EconomyReport:
+    """The report of what `load_source` read (pure: no I/O)."""
+    options = options or ReportOptions()
+    notes: list[str] = []
+    sessions = _sessions(loaded)
+    main_entries = [e for s in loaded.sessions for e in s.main]
+    sub_entries = [e for s in loaded.sessions for entries in s.subagents.values() for e in entries]
+    main_turns = [t for s in loaded.sessions for t in m.turns(s.main)]
+    sub_turns = [t for s in loaded.sessions for sub in s.subagents.values() for t in m.turns(sub)]
+    main_calls = [c for s in loaded.sessions for c in m.tool_uses(s.main)]
+    sub_calls = [c for s in loaded.sessions for sub in s.subagents.values() for c in m.tool_uses(sub)]
+    said = m.mandates(main_entries)
+    roots = [".flower/scripts", *options.scripts]
+    if loaded.workbench:
+        roots.append(os.path.join(os.path.abspath(loaded.workbench), "scripts"))
+    activity = m.script_activity([*main_calls, *sub_calls], roots)
+    results = {**m.result_texts(sub_entries), **m.result_texts(main_entries)}
+    if not loaded.workbench:
+        notes.append("no workbench beside the store: spills and its scripts/ were not read")
+    return EconomyReport(
+        source=loaded.source,
+        sessions=tuple(sessions),
+        turns=Split(main=len(main_turns), subagents=len(sub_turns)),
+        body_chars=Split(main=m.body_chars(main_entries), subagents=m.body_chars(sub_entries)),
+        tool_calls=Split(main=len(main_calls), subagents=len(sub_calls)),
+        denials=Split(main=m.denial_count(main_entries), subagents=m.denial_count(sub_entries)),
+        subagent_runs=sum(s.subagent_runs for s in sessions),
+        api_errors=m.api_error_count(main_entries) + m.api_error_count(sub_entries),
+        handoffs=sum(1 for s in sessions if s.role == "successor"),
+        mandates=Mandates(
+            count=len(said),
+            chars=sum(len(text) for text in said),
+            longest=max((len(text) for text in said), default=0),
+            restated_chars=sum(m.restated_chars(text, options.rules) for text in said),
+        ),
+        scripts=Scripts(
+            written=len(activity.written),
+            writes=activity.writes,
+            runs=activity.runs,
+            scripts_run=len(activity.run),
+        ),
+        spills=_spills(loaded, results),
+        resumes=tuple(r for s in loaded.sessions for r in _resumes(s, options, notes)),
+        context=_context(sessions, options),
+        tokens=Tokens(
+            main=sum((t.usage for t in main_turns), m.TokenUsage()),
+            subagents=sum((t.usage for t in sub_turns), m.TokenUsage()),
+        ),
+        cost=_cost([*main_turns, *sub_turns]),
+        notes=tuple(notes),
+    )
+
+
+async def build_report(
+    source: str | os.PathLike[str] | SessionStore,
+    *,
+    options: ReportOptions | None = None,
+    project_key: str | None = None,
+    sessions: Sequence[str] | None = None,
+    workbench: str | os.PathLike[str] | None = None,
+) -> EconomyReport:
+    """The economy report of every session in `source` (or only `sessions`).
+
+    `source` is a workspace, its `.flower/` directory, a `.db` file, or any `SessionStore` (give
+    `project_key` unless it is a `SqliteSessionStore`; a Runtime's `rt.store` is read beneath its
+    rewriting layer). `workbench` is where `spill/` and `scripts/` are, when not beside the store.
+    Raises `SpecError` for a source that is not a store, `StoreError` for one that cannot be read.
+    """
+    loaded = await load_source(source, project_key=project_key, sessions=sessions, workbench=workbench)
+    return await anyio.to_thread.run_sync(compute_report, loaded, options)
+
+
+def build_report_sync(
+    source: str | os.PathLike[str] | SessionStore,
+    *,
+    options: ReportOptions | None = None,
+    project_key: str | None = None,
+    sessions: Sequence[str] | None = None,
+    workbench: str | os.PathLike[str] | None = None,
+) -> EconomyReport:
+    """Blocking form of `build_report()` (not from inside a running event loop)."""
+
+    async def run() -> EconomyReport:
+        return await build_report(
+            source, options=options, project_key=project_key, sessions=sessions, workbench=workbench
+        )
+
+    return anyio.run(run)

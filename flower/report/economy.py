@@ -1,0 +1,303 @@
+"""`EconomyReport`: what a run did with its context, as numbers (docs/report.md says how each is computed).
+
+Every part is a frozen dataclass; `to_dict()` / `to_json()` give the same numbers plus the derived ones
+(shares, rates) for a machine, `render_text()` gives a table for a human.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from .metrics import TokenUsage, hit_rate
+
+__all__ = [
+    "ContextGrowth",
+    "Cost",
+    "EconomyReport",
+    "Mandates",
+    "ResumeSummary",
+    "Scripts",
+    "SessionSummary",
+    "Spills",
+    "Split",
+    "Tokens",
+]
+
+
+def _share(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Split:
+    """One count on the main thread and in subagents."""
+
+    _derived: ClassVar[tuple[str, ...]] = ("total", "subagent_share")
+
+    main: int = 0
+    """On the main thread (the coordinator's transcripts)."""
+    subagents: int = 0
+    """In subagents (their `subagents/agent-*` transcripts)."""
+
+    @property
+    def total(self) -> int:
+        """Main thread and subagents together."""
+        return self.main + self.subagents
+
+    @property
+    def subagent_share(self) -> float | None:
+        """The subagents' part of the total (None when the total is 0)."""
+        return _share(self.subagents, self.total)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionSummary:
+    """One session of the store, with its place in a handoff chain."""
+
+    session_id: str
+    """The session's id (resume it with `Runtime.run(..., resume=...)`)."""
+    project_key: str
+    """The store's project key (the CLI's sanitised working directory)."""
+    role: Literal["start", "successor"]
+    """`successor`: started by a handoff ("You are taking over work in progress"); `start` otherwise."""
+    generation: int
+    """1 for a session that starts a step; n + 1 for the successor of generation n."""
+    predecessor: str | None
+    """The session that handed off to this one, when it could be told."""
+    handed_off: bool
+    """The session was asked for its handoff document (it retired)."""
+    prompts: int
+    """Prompts the session received (its first, its resumes, a handoff request)."""
+    resumes: int
+    """Prompts that continued the session after its first (each one a resume through the store)."""
+    turns: int
+    """Main-thread replies of the model."""
+    subagent_runs: int
+    """Subagent transcripts stored under the session."""
+    model: str
+    """The model of most of its main-thread replies."""
+    context: tuple[int, ...]
+    """The main thread's context (tokens) at each of its replies."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResumeSummary:
+    """What layer 4 rewrote when a session was resumed (recomputed from the stored history)."""
+
+    _derived: ClassVar[tuple[str, ...]] = ("pruned",)
+
+    session_id: str
+    """The session resumed."""
+    prompt: int
+    """The ordinal (1-based) of the prompt that resumed the session."""
+    after_turns: int
+    """Main-thread replies in the history the resume loaded."""
+    expired: int = 0
+    """Results of ephemeral commands replaced by a note."""
+    trimmed: int = 0
+    """Large results moved to files (only with a `TrimPolicy`)."""
+    denials: int = 0
+    """Denied calls dropped (call and result)."""
+    api_errors: int = 0
+    """Synthetic API-error replies dropped."""
+    interrupts: int = 0
+    """Results of interrupted calls neutralised."""
+    orphans: int = 0
+    """Calls left without a result that were given one."""
+    chars_saved: int = 0
+    """Characters of replayed message content the rewrites saved."""
+
+    @property
+    def pruned(self) -> int:
+        """Denied calls and API-error entries dropped, interrupts neutralised, orphans healed."""
+        return self.denials + self.api_errors + self.interrupts + self.orphans
+
+
+@dataclass(frozen=True, kw_only=True)
+class Mandates:
+    """The prompts the main thread gave its subagents (they stay in its context for good)."""
+
+    _derived: ClassVar[tuple[str, ...]] = ("restated_share",)
+
+    count: int = 0
+    """Agent calls on the main thread."""
+    chars: int = 0
+    """Their prompts' characters, together."""
+    longest: int = 0
+    """The longest prompt's characters."""
+    restated_chars: int = 0
+    """Characters copied from the rules the worker already has (runs of `RESTATE_WORDS`+ words)."""
+
+    @property
+    def restated_share(self) -> float | None:
+        """The share of mandate characters that restate the worker rules."""
+        return _share(self.restated_chars, self.chars)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scripts:
+    """Scripts written into the workbench's `scripts/` and how often they were run."""
+
+    written: int = 0
+    """Distinct scripts written or edited."""
+    writes: int = 0
+    """Write and Edit calls into `scripts/`."""
+    runs: int = 0
+    """Bash commands that ran a script from `scripts/`."""
+    scripts_run: int = 0
+    """Distinct scripts run."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Spills:
+    """Tool outputs moved to `spill/` on the spot (layer 3), from `spill/INDEX.jsonl`."""
+
+    count: int = 0
+    """Outputs spilled (one per string field moved)."""
+    main: int = 0
+    """Spilled from main-thread calls."""
+    subagents: int = 0
+    """Spilled from subagent calls."""
+    chars: int = 0
+    """Characters written to spill files."""
+    kept_out: int = 0
+    """`chars` minus what stayed resident in their place (the pointer and the preview)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContextGrowth:
+    """The main thread's context over its turns, and where that slope leads."""
+
+    window: int
+    """The context window the wall is extrapolated to (tokens)."""
+    window_from: str
+    """Where the window comes from: the model's name, or an option."""
+    turns: int
+    """Main-thread replies, over every session."""
+    start: int
+    """The context at the first reply of the first session (tokens)."""
+    peak: int
+    """The largest context of any main-thread reply."""
+    last: int
+    """The context of the last reply of the last session."""
+    slope: float | None
+    """Tokens per turn: least squares within each session (a handoff restarts low), pooled."""
+    wall_turns: float | None
+    """Turns from `start` until `window` at `slope` (None when the context does not grow)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tokens:
+    """Token usage summed over the model's replies."""
+
+    _derived: ClassVar[tuple[str, ...]] = ("hit_rate", "main_hit_rate", "subagent_hit_rate")
+
+    main: TokenUsage = field(default_factory=TokenUsage)
+    """Over the main thread's replies."""
+    subagents: TokenUsage = field(default_factory=TokenUsage)
+    """Over the subagents' replies."""
+
+    @property
+    def hit_rate(self) -> float | None:
+        """Prompt-cache hit rate over every reply: cache read / (input + cache read + cache creation)."""
+        return hit_rate(self.main + self.subagents)
+
+    @property
+    def main_hit_rate(self) -> float | None:
+        """The hit rate of the main thread's replies."""
+        return hit_rate(self.main)
+
+    @property
+    def subagent_hit_rate(self) -> float | None:
+        """The hit rate of the subagents' replies."""
+        return hit_rate(self.subagents)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cost:
+    """Dollars, estimated from the usage (the store does not hold the CLI's own cost)."""
+
+    usd: float = 0.0
+    """The total, in US dollars."""
+    estimated: bool = True
+    """Always True: computed from the usage with `flower.report.pricing`, not the CLI's own figure."""
+    by_model: tuple[tuple[str, float], ...] = ()
+    """`(model, dollars)` per model seen."""
+    unpriced: tuple[str, ...] = ()
+    """Models the price table does not know (priced like the CLI's default model)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class EconomyReport:
+    """The seed's measurements for one run (every session of a store, or the ones asked for).
+
+    Example::
+
+        report = await build_report("repo")      # a workspace, its .flower/, a .db file or a store
+        print(report.render_text())
+        report.turns.subagent_share              # 0.977 in the seed's 10.4 h run
+    """
+
+    source: str
+    """What was read (a path, or the store's repr)."""
+    sessions: tuple[SessionSummary, ...]
+    """Every session read, oldest first."""
+    turns: Split
+    """Model replies."""
+    body_chars: Split
+    """Characters of message bodies: prompts, text, tool inputs and tool results."""
+    tool_calls: Split
+    denials: Split
+    """Calls refused by a hook or rule (`toolDenialKind: permission-rule`)."""
+    subagent_runs: int
+    """Subagent transcripts, over every session."""
+    api_errors: int
+    """Failed API requests (each retry, and a synthetic reply when retries ran out)."""
+    handoffs: int
+    """Sessions started by a handoff."""
+    mandates: Mandates
+    """The main thread's Agent prompts."""
+    scripts: Scripts
+    """Scripts written into `scripts/` and run."""
+    spills: Spills
+    """Outputs spilled on the spot."""
+    resumes: tuple[ResumeSummary, ...]
+    """What layer 4 rewrote at each resume, oldest first."""
+    context: ContextGrowth
+    """The main thread's context per turn, slope and wall."""
+    tokens: Tokens
+    """Token usage and cache hit rates."""
+    cost: Cost
+    """Estimated dollars."""
+    notes: tuple[str, ...] = ()
+    """What could not be measured, and why."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (derived values included), as `to_json()` writes it."""
+        return _plain(self)  # type: ignore[no-any-return]
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """The report as JSON."""
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    def render_text(self, *, width: int = 100) -> str:
+        """The report as a text table."""
+        from ._text import render
+
+        return render(self, width=width)
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        data = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, TokenUsage):
+            data["context"] = value.context
+        for name in getattr(type(value), "_derived", ()):
+            data[name] = _plain(getattr(value, name))
+        return data
+    if isinstance(value, tuple | list):
+        return [_plain(item) for item in value]
+    return value

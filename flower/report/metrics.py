@@ -1,0 +1,390 @@
+"""The report's measurements, as pure functions over transcript entries.
+
+An entry is one line of the CLI's transcript as the store holds it (facts §3, §4). What these functions
+rely on, all measured with CLI 2.1.327:
+
+- the CLI writes one assistant entry per content block; the blocks of one API reply share `message.id`
+  and each entry repeats the reply's whole `usage`, so a reply (a *turn*) is counted once per id;
+- a failed request leaves a `system` entry `subtype: "api_error"` per retry, and a synthetic assistant
+  entry (`model: "<synthetic>"`, `isApiErrorMessage`) when retries run out: not a turn;
+- a denied call's result entry carries `toolDenialKind: "permission-rule"`;
+- a prompt is a user entry whose content is text, not a tool result.
+
+None of these functions does I/O or mutates its input; `flower.report.build_report` composes them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+__all__ = [
+    "RESTATE_WORDS",
+    "Entry",
+    "Message",
+    "ScriptActivity",
+    "TokenUsage",
+    "api_error_count",
+    "body_chars",
+    "denial_count",
+    "hit_rate",
+    "least_squares_slope",
+    "mandates",
+    "messages",
+    "pooled_slope",
+    "prompts",
+    "restated_chars",
+    "result_texts",
+    "script_activity",
+    "tool_uses",
+    "turns",
+    "turns_to_wall",
+    "usage_of",
+]
+
+Entry: TypeAlias = Mapping[str, Any]
+
+RESTATE_WORDS = 6
+"""A mandate word counts as restating the rules when it lies in a run of this many consecutive words that
+also appear, in that order, in the rules (case and punctuation ignored)."""
+
+_INTERRUPTED = "[Request interrupted by user"
+_WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+_WORD = re.compile(r"[\w'`/.-]+")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TokenUsage:
+    """Token counts of one reply, or a sum of them."""
+
+    input: int = 0
+    cache_read: int = 0
+    cache_creation: int = 0
+    output: int = 0
+
+    @property
+    def context(self) -> int:
+        """What the CLI counts as context: input + cache read + cache creation."""
+        return self.input + self.cache_read + self.cache_creation
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            input=self.input + other.input,
+            cache_read=self.cache_read + other.cache_read,
+            cache_creation=self.cache_creation + other.cache_creation,
+            output=self.output + other.output,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Message:
+    """One API reply: every assistant entry sharing its `message.id`, merged."""
+
+    id: str
+    model: str
+    usage: TokenUsage
+    blocks: tuple[Mapping[str, Any], ...]
+    synthetic: bool
+    """A reply the CLI wrote itself (an API error after its retries), not the model's."""
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def usage_of(usage: object) -> TokenUsage:
+    """A `message.usage` mapping as a `TokenUsage` (missing or malformed counts are 0)."""
+    if not isinstance(usage, Mapping):
+        return TokenUsage()
+    return TokenUsage(
+        input=_int(usage.get("input_tokens")),
+        cache_read=_int(usage.get("cache_read_input_tokens")),
+        cache_creation=_int(usage.get("cache_creation_input_tokens")),
+        output=_int(usage.get("output_tokens")),
+    )
+
+
+def _message(entry: Entry) -> Mapping[str, Any] | None:
+    message = entry.get("message")
+    return message if isinstance(message, Mapping) else None
+
+
+def _blocks(entry: Entry) -> list[Mapping[str, Any]]:
+    message = _message(entry)
+    content = message.get("content") if message is not None else None
+    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
+
+
+def messages(entries: Iterable[Entry]) -> list[Message]:
+    """The assistant replies in order of first appearance, one per `message.id` (the last usage wins)."""
+    merged: dict[str, dict[str, Any]] = {}
+    for index, entry in enumerate(entries):
+        if entry.get("type") != "assistant":
+            continue
+        message = _message(entry)
+        if message is None:
+            continue
+        key = message.get("id") or entry.get("uuid") or f"#{index}"
+        slot = merged.setdefault(str(key), {"model": "", "usage": None, "blocks": [], "synthetic": False})
+        slot["model"] = str(message.get("model") or slot["model"])
+        if isinstance(message.get("usage"), Mapping):
+            slot["usage"] = message["usage"]
+        slot["blocks"].extend(_blocks(entry))
+        slot["synthetic"] |= entry.get("isApiErrorMessage") is True or message.get("model") == "<synthetic>"
+    return [
+        Message(
+            id=key,
+            model=slot["model"],
+            usage=usage_of(slot["usage"]),
+            blocks=tuple(slot["blocks"]),
+            synthetic=slot["synthetic"],
+        )
+        for key, slot in merged.items()
+    ]
+
+
+def turns(entries: Iterable[Entry]) -> list[Message]:
+    """The model's replies (synthetic API-error replies left out)."""
+    return [m for m in messages(entries) if not m.synthetic]
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, Mapping) and part.get("type") == "text"
+        )
+    return ""
+
+
+def _block_chars(block: Mapping[str, Any]) -> int:
+    kind = block.get("type")
+    if kind == "text":
+        return len(str(block.get("text", "")))
+    if kind == "thinking":
+        return len(str(block.get("thinking", "")))
+    if kind == "tool_use":
+        return len(json.dumps(block.get("input", {}), ensure_ascii=False, separators=(",", ":")))
+    if kind == "tool_result":
+        return len(_text_of(block.get("content")))
+    return 0
+
+
+def body_chars(entries: Iterable[Entry]) -> int:
+    """Characters of the message bodies: prompts, text, thinking, tool inputs (JSON) and tool results."""
+    total = 0
+    for entry in entries:
+        if entry.get("type") not in ("user", "assistant") or entry.get("isApiErrorMessage") is True:
+            continue
+        message = _message(entry)
+        content = message.get("content") if message is not None else None
+        if isinstance(content, str):
+            total += len(content)
+        else:
+            total += sum(_block_chars(block) for block in _blocks(entry))
+    return total
+
+
+def tool_uses(entries: Iterable[Entry]) -> list[Mapping[str, Any]]:
+    """Every `tool_use` block of the model's replies, in order, once per call id."""
+    seen: set[str] = set()
+    found = []
+    for message in turns(entries):
+        for block in message.blocks:
+            if block.get("type") != "tool_use":
+                continue
+            call_id = str(block.get("id", ""))
+            if call_id and call_id in seen:
+                continue
+            seen.add(call_id)
+            found.append(block)
+    return found
+
+
+def result_texts(entries: Iterable[Entry]) -> dict[str, str]:
+    """`tool_use_id -> the text of its result` as the transcript holds it (what stayed resident)."""
+    texts: dict[str, str] = {}
+    for entry in entries:
+        if entry.get("type") != "user":
+            continue
+        for block in _blocks(entry):
+            if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                texts[block["tool_use_id"]] = _text_of(block.get("content"))
+    return texts
+
+
+def denial_count(entries: Iterable[Entry], kinds: Sequence[str] = ("permission-rule",)) -> int:
+    """Calls refused by a hook or a rule (`toolDenialKind`), never decided from text."""
+    return sum(1 for e in entries if e.get("type") == "user" and e.get("toolDenialKind") in kinds)
+
+
+def api_error_count(entries: Iterable[Entry]) -> int:
+    """Failed API requests: an `api_error` system entry per retry, a synthetic reply when retries ran out."""
+    return sum(1 for entry in entries if _is_api_error(entry))
+
+
+def _is_api_error(entry: Entry) -> bool:
+    if entry.get("type") == "system":
+        return entry.get("subtype") == "api_error"
+    return entry.get("type") == "assistant" and entry.get("isApiErrorMessage") is True
+
+
+def prompts(entries: Sequence[Entry]) -> list[tuple[int, str]]:
+    """`(index, text)` of each prompt of a main transcript: a user entry holding text, not tool results.
+
+    Compaction summaries, meta entries, subagent entries, the CLI's own messages (`promptSource:
+    "system"`, e.g. a background subagent's task notification) and its "[Request interrupted by user]"
+    marker are not prompts.
+    """
+    found = []
+    for index, entry in enumerate(entries):
+        if entry.get("type") != "user" or entry.get("isSidechain") is True:
+            continue
+        if entry.get("isMeta") is True or entry.get("isCompactSummary") is True or "toolUseResult" in entry:
+            continue
+        if entry.get("promptSource") == "system":
+            continue
+        message = _message(entry)
+        content = message.get("content") if message is not None else None
+        if isinstance(content, list) and content:
+            if any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content):
+                continue
+            content = _text_of(content)
+        if isinstance(content, str) and not content.startswith(_INTERRUPTED):
+            found.append((index, content))
+    return found
+
+
+def mandates(entries: Iterable[Entry]) -> list[str]:
+    """The `prompt` of every Agent call: the mandates, which stay in the caller's context for good."""
+    return [
+        str(block.get("input", {}).get("prompt", ""))
+        for block in tool_uses(entries)
+        if block.get("name") in ("Agent", "Task") and isinstance(block.get("input"), Mapping)
+    ]
+
+
+def _words(text: str) -> list[tuple[str, int, int]]:
+    return [(m.group().lower().strip(".`'"), m.start(), m.end()) for m in _WORD.finditer(text)]
+
+
+def restated_chars(mandate: str, rules: Iterable[str], n: int = RESTATE_WORDS) -> int:
+    """Characters of `mandate` covered by runs of `n`+ words that also appear, in order, in `rules`.
+
+    It detects restating by copying, not paraphrase: a lower bound of what a mandate repeats.
+    """
+    if n < 1:
+        raise ValueError("n must be >= 1")
+    shingles: set[tuple[str, ...]] = set()
+    for rule in rules:
+        words = [w for w, _, _ in _words(rule)]
+        shingles.update(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+    found = _words(mandate)
+    covered = [False] * len(found)
+    for i in range(len(found) - n + 1):
+        if tuple(w for w, _, _ in found[i : i + n]) in shingles:
+            for j in range(i, i + n):
+                covered[j] = True
+    chars = 0
+    span_start: int | None = None
+    for index, (_, start, end) in enumerate(found):
+        if covered[index]:
+            span_start = start if span_start is None else span_start
+            if index + 1 == len(found) or not covered[index + 1]:
+                chars += end - span_start
+                span_start = None
+    return chars
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptActivity:
+    """Scripts written into the workbench's `scripts/` and the commands that ran them."""
+
+    written: tuple[str, ...]
+    """Distinct script paths written or edited."""
+    writes: int
+    """Write/Edit calls into `scripts/`."""
+    runs: int
+    """Bash commands that ran a script of `scripts/` (a command running two counts twice)."""
+    run: tuple[str, ...]
+    """Distinct scripts run."""
+
+
+def _script_pattern(roots: Sequence[str]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(root.rstrip("/")) for root in sorted(roots, key=len, reverse=True))
+    return re.compile(rf"(?:{alternatives})/([^\s'\"`;|&<>()]+)")
+
+
+def script_activity(
+    calls: Iterable[Mapping[str, Any]], roots: Sequence[str] = (".flower/scripts",)
+) -> ScriptActivity:
+    """Count script writes and runs among `calls` (tool_use blocks).
+
+    `roots` are the `scripts/` directories (absolute paths, or a relative tail such as `.flower/scripts`
+    that any path ending so matches). A Bash command runs a script when it names one and is not a mere
+    look (`flower.glance.is_ephemeral`: `cat scripts/x.sh` reads it, `sh scripts/x.sh` runs it).
+    """
+    from ..glance import is_ephemeral  # loads the shell parser only when needed
+
+    pattern = _script_pattern(roots)
+    written: dict[str, None] = {}
+    run: dict[str, None] = {}
+    writes = runs = 0
+    for call in calls:
+        tool_input = call.get("input")
+        if not isinstance(tool_input, Mapping):
+            continue
+        if call.get("name") in _WRITE_TOOLS:
+            path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
+            found = pattern.search(path)
+            if found:
+                writes += 1
+                written.setdefault(found.group(1), None)
+        elif call.get("name") == "Bash":
+            command = str(tool_input.get("command") or "")
+            names = list(dict.fromkeys(m.group(1) for m in pattern.finditer(command)))
+            if names and not is_ephemeral(command):
+                runs += len(names)
+                for name in names:
+                    run.setdefault(name, None)
+    return ScriptActivity(written=tuple(written), writes=writes, runs=runs, run=tuple(run))
+
+
+def least_squares_slope(points: Sequence[float]) -> float | None:
+    """The least-squares slope of `points` against their index (None under two points)."""
+    return pooled_slope([points])
+
+
+def pooled_slope(series: Iterable[Sequence[float]]) -> float | None:
+    """One slope for several series, each with its own intercept (a handoff restarts low).
+
+    It is the growth per turn within any session: the sawtooth of a handoff chain does not flatten it.
+    """
+    num = den = 0.0
+    for points in series:
+        count = len(points)
+        if count < 2:
+            continue
+        mean_x = (count - 1) / 2
+        mean_y = sum(points) / count
+        num += sum((x - mean_x) * (y - mean_y) for x, y in enumerate(points))
+        den += sum((x - mean_x) ** 2 for x in range(count))
+    return num / den if den else None
+
+
+def turns_to_wall(start: float, slope: float | None, window: int) -> float | None:
+    """Turns from a context of `start` tokens until `window`, at `slope` tokens per turn (None if flat)."""
+    if slope is None or slope <= 0:
+        return None
+    return max(0.0, (window - start) / slope)
+
+
+def hit_rate(usage: TokenUsage) -> float | None:
+    """Cache reads over all context tokens (input + cache read + cache creation); None with no context."""
+    return usage.cache_read / usage.context if usage.context else None

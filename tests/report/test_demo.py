@@ -1,0 +1,68 @@
+"""`flower demo`: the main job end to end (the slow test of this package), and `--live` without a key."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from flower.cli import main
+from flower.report import build_report_sync
+
+
+@pytest.mark.cli
+@pytest.mark.slow
+def test_the_demo_runs_the_main_job_and_compares(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    kept, plots = tmp_path / "kept", tmp_path / "plots"
+    started = time.monotonic()
+
+    status = main(["demo", "--keep", str(kept), "--plots", str(plots)])
+
+    seconds = time.monotonic() - started
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert seconds < 120, f"the demo took {seconds:.0f} s; it must finish in under 2 minutes"
+    delegations = re.findall(r"^  \[(\d\d)\]", out, flags=re.MULTILINE)
+    assert len(delegations) >= 20 and delegations[-1] == f"{len(delegations):02d}"
+    for line in (
+        "flower, step 1: the survey",
+        "denied   Write",
+        "denied   Bash",
+        "api      HTTP 500 from the model API; the CLI retries",
+        "layer 4  resume rewrote the history: 2 expired, 1 pruned",
+        "generation 2 starts from notes/handoff.md",
+        "plain SDK, step 2: resume the session",
+        "== side by side",
+        "demo finished in",
+    ):
+        assert line in out, f"missing {line!r} in:\n{out}"
+    assert "Most errors: service-06: 63 errors" in out  # the answer, read from real command outputs
+
+    report = build_report_sync(kept / "flower")
+    assert report.handoffs == 1 and report.mandates.count >= 20 and report.denials.main == 2
+    assert report.spills.count >= 12 and report.scripts.runs >= 12 and report.scripts.written == 1
+    assert report.resumes[0].expired >= 1 and report.api_errors >= 1
+    plain = build_report_sync(kept / "plain")
+    assert plain.spills.count == 0 and plain.context.peak > 2 * max(s.context[-1] for s in report.sessions)
+    assert sorted(p.name for p in plots.iterdir()) == ["context.png", "split.png"]
+
+
+def test_live_needs_credentials_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
+
+    assert main(["demo", "--live"]) == 1
+    assert "needs credentials: set ANTHROPIC_API_KEY" in capsys.readouterr().err
+
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "file").write_text("x")
+    assert main(["demo", "--keep", str(tmp_path / "busy")]) == 1
+    assert "new or empty directory" in capsys.readouterr().err
+    assert main(["nonsense"]) == 2
