@@ -13,8 +13,6 @@ import logging
 import os
 import shutil
 import tempfile
-import threading
-import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from types import TracebackType
@@ -24,14 +22,16 @@ import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions
 
-from .._errors import ScriptTimeout, SpecError, UnconsumedSteps, UnexpectedRequest
+from .._errors import SpecError, UnconsumedSteps, UnexpectedRequest
 from . import _wire
 from ._http import HttpRequest, Responder, serve
+from ._log import RequestLog
+from ._reply import answer
 from .callers import COMPACT, MAIN, SUBAGENT, agent_marker, check_agent_name, classify, tool_set
 from .requests import RecordedRequest
 from .run import ScriptedRun, run_query
-from .scripts import Concrete, Script, ScriptLike, resolve
-from .steps import DropConnection, HttpError, Reply, StreamError, Text, describe
+from .scripts import Script, ScriptLike, resolve
+from .steps import describe
 
 __all__ = ["UNSCRIPTED_STATUS", "ScriptedModel"]
 
@@ -71,13 +71,10 @@ class ScriptedModel:
     ) -> None:
         self.strict = strict
         """Fail when script steps are left over at the end (`UnconsumedSteps`)."""
-        self._lock = threading.RLock()
-        self._changed = threading.Condition(self._lock)
+        self._log = RequestLog()
+        self._lock = self._log.lock  # the scripts share the log's (reentrant) lock
         self._scripts: dict[str, Script] = {}
         self._tool_sets: dict[str, frozenset[str]] = {}
-        self._log: list[RecordedRequest] = []
-        self._unexpected: list[str] = []
-        self._counts: dict[str, int] = {}
         self._portal: BlockingPortal | None = None
         self._portal_cm: Any = None
         self._server: Future[Any] | None = None
@@ -173,8 +170,7 @@ class ScriptedModel:
 
     def check(self) -> None:
         """Raise `UnexpectedRequest` for unscripted requests, then (if `strict`) `UnconsumedSteps`."""
-        with self._lock:
-            unexpected = list(self._unexpected)
+        unexpected = self._log.unexpected()
         if unexpected:
             raise UnexpectedRequest(unexpected)
         left = self.remaining()
@@ -273,52 +269,28 @@ class ScriptedModel:
 
     def requests(self, caller: str | None = None) -> list[RecordedRequest]:
         """Every request received (of one caller if given), in arrival order."""
-        with self._lock:
-            return [r for r in self._log if caller is None or r.caller == caller]
+        return self._log.requests(caller)
 
     def request(self, caller: str, index: int) -> RecordedRequest:
         """The `index`-th request of a caller (0-based; negative counts from the end).
 
         `model.request("main", 6)` is "what did the main thread's 7th request contain".
         """
-        found = self.requests(caller)
-        try:
-            return found[index]
-        except IndexError:
-            raise IndexError(
-                f"{caller!r} sent {len(found)} request(s); no index {index}.\n{self.describe_log()}"
-            ) from None
+        return self._log.request(caller, index)
 
     def callers(self) -> list[str]:
         """Caller names in order of first appearance."""
-        seen: dict[str, None] = {}
-        for r in self.requests():
-            seen.setdefault(r.caller, None)
-        return list(seen)
+        return self._log.callers()
 
     def describe_log(self, last: int = 12) -> str:
         """The last requests, one summary each (for failure messages)."""
-        return "\n".join(r.summary() for r in self.requests()[-last:]) or "(no requests)"
+        return self._log.describe(last)
 
     def wait_for_sync(
         self, count: int = 1, *, caller: str | None = None, timeout: float = 30.0
     ) -> list[RecordedRequest]:
         """Block until `count` requests (of `caller`) arrived; `ScriptTimeout` after `timeout` seconds."""
-        if count < 1 or timeout <= 0:
-            raise SpecError("wait_for needs count >= 1 and timeout > 0")
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while True:
-                found = [r for r in self._log if caller is None or r.caller == caller]
-                if len(found) >= count:
-                    return found
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise ScriptTimeout(
-                        f"waited {timeout}s for {count} request(s) from {caller or 'any caller'}, "
-                        f"got {len(found)}.\n{self.describe_log()}"
-                    )
-                self._changed.wait(left)
+        return self._log.wait_for_sync(count, caller=caller, timeout=timeout)
 
     async def wait_for(
         self, count: int = 1, *, caller: str | None = None, timeout: float = 30.0
@@ -353,8 +325,7 @@ class ScriptedModel:
         else:
             opts = self.attach(options, mark_agents=mark_agents)
         result = await run_query(prompt, opts, timeout=timeout, describe=self.describe_log)
-        with self._lock:
-            unexpected = list(self._unexpected)
+        unexpected = self._log.unexpected()
         if unexpected:
             raise UnexpectedRequest(unexpected)
         return result
@@ -375,34 +346,6 @@ class ScriptedModel:
 
     # -- serving -------------------------------------------------------------------------------------
 
-    def _record(self, body: dict[str, Any], request: HttpRequest) -> RecordedRequest:
-        caller = classify(body, self._tool_sets)
-        turn = sum(
-            1 for m in body.get("messages", []) if isinstance(m, dict) and m.get("role") == "assistant"
-        )
-        with self._changed:
-            index = self._counts.get(caller, 0)
-            self._counts[caller] = index + 1
-            recorded = RecordedRequest(
-                seq=len(self._log),
-                caller=caller,
-                index=index,
-                turn=turn,
-                body=body,
-                headers=dict(request.headers),
-                path=request.target,
-                received_at=time.monotonic(),
-            )
-            self._log.append(recorded)
-        return recorded
-
-    def _annotate(self, recorded: RecordedRequest, answer: str, unexpected: str | None = None) -> None:
-        with self._changed:
-            self._log[recorded.seq] = dataclasses.replace(recorded, answer=answer)
-            if unexpected is not None:
-                self._unexpected.append(unexpected)
-            self._changed.notify_all()
-
     async def _handle(self, request: HttpRequest, responder: Responder) -> None:
         try:
             await self._dispatch(request, responder)
@@ -410,9 +353,7 @@ class ScriptedModel:
             raise
         except Exception as exc:  # a broken script must fail the test, never the server
             logger.exception("scripted model: error while answering %s", request.target)
-            with self._changed:
-                self._unexpected.append(f"error while answering {request.target}: {exc!r}")
-                self._changed.notify_all()
+            self._log.add_unexpected(f"error while answering {request.target}: {exc!r}")
             if not responder.started:
                 await responder.send_json(
                     500, {"type": "error", "error": {"type": "api_error", "message": repr(exc)}}
@@ -428,7 +369,7 @@ class ScriptedModel:
         if request.path == "/v1/messages/count_tokens":
             await responder.send_json(200, {"input_tokens": _wire.estimate_tokens(len(request.body))})
             return
-        recorded = self._record(body, request)
+        recorded = self._log.record(classify(body, self._tool_sets), body, request)
         with self._lock:
             script = self._scripts.get(recorded.caller)
             raw = script.take() if script is not None else None
@@ -437,43 +378,14 @@ class ScriptedModel:
             why = (
                 "no script for this caller" if script is None else "its script has no step left (or declined)"
             )
-            self._annotate(recorded, f"unscripted ({why})", unexpected=f"{recorded.summary()}\n  why: {why}")
+            self._log.annotate(
+                recorded, f"unscripted ({why})", unexpected=f"{recorded.summary()}\n  why: {why}"
+            )
             message = f"scripted model: no step for caller {recorded.caller!r} ({why})"
             await responder.send_json(
                 UNSCRIPTED_STATUS,
                 {"type": "error", "error": {"type": "permission_error", "message": message}},
             )
             return
-        self._annotate(recorded, describe(step))
-        await self._answer(step, recorded, len(request.body), responder)
-
-    async def _answer(
-        self, step: Concrete, recorded: RecordedRequest, size: int, responder: Responder
-    ) -> None:
-        if step.delay:
-            await anyio.sleep(step.delay)
-        model = recorded.model or "claude-scripted"
-        if isinstance(step, Reply):
-            if recorded.stream:
-                await responder.send_stream(_wire.sse_events(step, model, size))
-            else:
-                await responder.send_json(200, _wire.message_json(step, model, size))
-        elif isinstance(step, HttpError):
-            headers = {"retry-after": f"{step.retry_after:g}"} if step.retry_after is not None else {}
-            await responder.send_json(step.status, _wire.error_body(step), headers)
-        elif isinstance(step, DropConnection):
-            if step.after_start and recorded.stream:
-                events = _wire.sse_events(Reply(content=(Text("dropped"),)), model, size)
-
-                async def stop_here() -> bool:
-                    return False
-
-                await responder.send_stream(events, after_first=stop_here)
-            else:
-                await responder.reset()
-        elif isinstance(step, StreamError):
-            if recorded.stream:
-                await responder.send_stream(_wire.stream_error_events(step, model, size))
-            else:
-                error = HttpError(status=529, message=step.message, error_type=step.error_type)
-                await responder.send_json(529, _wire.error_body(error))
+        self._log.annotate(recorded, describe(step))
+        await answer(step, recorded, len(request.body), responder)

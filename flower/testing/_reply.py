@@ -1,0 +1,53 @@
+"""Write one concrete script step to the HTTP `Responder`: how each step kind looks on the wire.
+
+Kept apart from `ScriptedModel` (which decides *which* step answers a request) so the server module holds
+dispatch and lifecycle only; the byte-level encoding itself lives in `_wire`.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from . import _wire
+from ._http import Responder
+from .requests import RecordedRequest
+from .scripts import Concrete
+from .steps import DropConnection, HttpError, Reply, StreamError, Text
+
+__all__ = ["answer"]
+
+
+async def answer(step: Concrete, recorded: RecordedRequest, size: int, responder: Responder) -> None:
+    """Answer `recorded` (whose body was `size` bytes) with `step`, after the step's `delay`.
+
+    `Reply` goes out as SSE or one JSON body, as the request asked; `HttpError` as an error status;
+    `DropConnection` resets the connection (after the first event if `after_start` and streaming);
+    `StreamError` as an in-stream error event, or a 529 when not streaming.
+    """
+    if step.delay:
+        await anyio.sleep(step.delay)
+    model = recorded.model or "claude-scripted"
+    if isinstance(step, Reply):
+        if recorded.stream:
+            await responder.send_stream(_wire.sse_events(step, model, size))
+        else:
+            await responder.send_json(200, _wire.message_json(step, model, size))
+    elif isinstance(step, HttpError):
+        headers = {"retry-after": f"{step.retry_after:g}"} if step.retry_after is not None else {}
+        await responder.send_json(step.status, _wire.error_body(step), headers)
+    elif isinstance(step, DropConnection):
+        if step.after_start and recorded.stream:
+            events = _wire.sse_events(Reply(content=(Text("dropped"),)), model, size)
+
+            async def stop_here() -> bool:
+                return False
+
+            await responder.send_stream(events, after_first=stop_here)
+        else:
+            await responder.reset()
+    elif isinstance(step, StreamError):
+        if recorded.stream:
+            await responder.send_stream(_wire.stream_error_events(step, model, size))
+        else:
+            error = HttpError(status=529, message=step.message, error_type=step.error_type)
+            await responder.send_json(529, _wire.error_body(error))
