@@ -194,6 +194,8 @@ class Runtime:
             raise SpecError("Runtime.run: prompt must be a non-empty string")
         if on_event is not None and not callable(on_event):
             raise SpecError("Runtime.run: on_event must be callable")
+        if resume is not None and (not isinstance(resume, str) or not resume.strip()):
+            raise SpecError(f"Runtime.run: resume must be a session id (a str), got {resume!r}")
         self._check_workspace()
         if resume and self.workbench is not None:
             # a resumed session keeps the system prompt it started with (measured): a changed index goes

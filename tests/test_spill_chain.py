@@ -13,7 +13,7 @@ from flower._spill_chain import chain_spill
 from flower.hooks import SpillPolicy, spill_hooks
 from tests.hooks import shapes
 
-POLICY = SpillPolicy(threshold=100, head=10)
+POLICY = SpillPolicy(threshold=100, head=10, tail=0)
 
 
 def post(stdout: str, tool: str = "Bash", tool_use_id: str = "toolu_1") -> dict[str, Any]:

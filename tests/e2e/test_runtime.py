@@ -232,6 +232,10 @@ def test_clear_errors_for_bad_input(workspace: Path, monkeypatch: pytest.MonkeyP
         Runtime(workspace / "missing").run_sync(lead(), "Go.")
     with pytest.raises(SpecError, match="prompt"):
         Runtime(workspace).run_sync(lead(), "  ")
+    with pytest.raises(SpecError, match="resume must be a session id"):
+        Runtime(workspace).run_sync(lead(), "Go.", resume=42)  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="fork=True needs resume"):
+        Runtime(workspace, check_credentials=False).options(lead(), fork=True)
     with pytest.raises(SpecError, match="AgentSpec"):
         Runtime(workspace).run_sync("lead", "Go.")  # type: ignore[arg-type]
     for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):

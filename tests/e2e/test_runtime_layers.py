@@ -85,7 +85,7 @@ async def test_layers_can_be_turned_off(scripted_model: ScriptedModel, workspace
     assert "Workbench" not in scripted_model.request("main", 0).system_text
     left = {p.name for p in (workspace / ".flower").iterdir()}
     assert left <= {"sessions.db", "sessions.db-wal", "sessions.db-shm"}  # only layer 4 stays
-    assert Runtime(workspace, spill_threshold=SpillPolicy(threshold=100, head=10)).spill.head == 10
+    assert Runtime(workspace, spill_threshold=SpillPolicy(threshold=100, head=10, tail=0)).spill.head == 10
 
 
 async def test_a_resume_goes_through_layer_4(scripted_model: ScriptedModel, workspace: Path) -> None:

@@ -66,7 +66,9 @@ async def test_a_worker_bash_of_50000_chars_is_spilled_and_read_back(
     (result,) = seen.tool_results
     assert body[:5000] not in seen, "the body must not reach the worker's next request"
     assert result.text.startswith("[spilled] Bash stdout: 50,001 chars moved out of the conversation to ")
-    assert result.text.endswith("\n" + "x" * 400) and len(result.text) < 700
+    head, omitted, tail = result.text.split("\n")[1:4]
+    assert head == "x" * 300 and omitted == "[... 49,601 chars not shown ...]" and tail.startswith("x" * 99)
+    assert len(result.text) < 700
     path = pointer_path(result.text)
     assert path.parent == wb.spill
     assert path.read_bytes() == (body + "\n").encode(), "the spill file holds the exact bytes"

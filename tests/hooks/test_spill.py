@@ -77,7 +77,7 @@ async def test_a_long_string_field_is_replaced_in_the_same_shape(
         text = text[key]
     pointer, preview = text.split("\n", 1)
     assert pointer.startswith(f"[spilled] {tool} {'.'.join(path)}: 10,200 chars moved out")
-    assert preview == BIG[:400]
+    assert preview == f"{BIG[:300]}\n[... 9,800 chars not shown ...]\n{BIG[-100:]}"  # the default: 300 + 100
     assert spill_path(text).read_text() == BIG
     for key, value in response.items():
         if key != path[0]:
@@ -249,11 +249,11 @@ async def test_head_and_tail_preview(wb: Workbench) -> None:
     out = updated(await call(spill_guard(wb, tail=50), shapes.post_tool_use("Bash", shapes.bash(BIG))))
     lines = out["stdout"].split("\n")
     assert out["stdout"].endswith(BIG[-50:])
-    assert "[... 9,750 chars not shown ...]" in lines
+    assert "[... 9,850 chars not shown ...]" in lines
 
 
 async def test_texts_are_overridable(wb: Workbench) -> None:
-    policy = SpillPolicy(pointer="OUT {tool}/{field} {chars} @ {path}", head=0)
+    policy = SpillPolicy(pointer="OUT {tool}/{field} {chars} @ {path}", head=0, tail=0)
     out = updated(await call(spill_guard(wb, policy), shapes.post_tool_use("Bash", shapes.bash(BIG))))
     assert out["stdout"].startswith("OUT Bash/stdout 10,200 @ ") and "\n" not in out["stdout"]
 

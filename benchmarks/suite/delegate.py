@@ -1,0 +1,226 @@
+"""The delegated way to play a workload: a coordinator that looks and decides, workers that do.
+
+The coordinator does itself what a flower coordinator may do (read-only looks, Reads, probes, pauses)
+and hands every other run of actions to a worker in chunks (a subtask is one chunk; with `parallel`,
+consecutive subtasks go out in one message). A worker plays its chunk like any agent, then reports in
+the shape flower's worker rules ask for: the conclusion, the facts it was asked for, one line per output
+it saw a pointer for (`label -> path`), denials, scripts written, and, for some subtasks, a pasted log.
+The same coordinator and workers play the CLI-with-subagents baseline, so reports are identical there.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import cast
+
+from flower.testing import RecordedRequest, Reply, ToolUse, agent, bash, read, reply
+
+from .actions import Action, Denied, Fact, Probe, ReadFile, Reuse, Run, Subtask, WriteFile
+from .gen import body
+from .player import Actor, Play, usage_for
+from .probes import CLI_POINTER, SPILL_POINTER, View, denial_visible, prints
+
+TASK_ID = re.compile(r"\[task ([cr]\d+)\]")
+
+
+@dataclass
+class Chunk:
+    """Actions delegated as one Agent call."""
+
+    cid: str
+    actions: list[Action]
+    subtask: Subtask | None = None
+
+
+def _self_action(action: Action) -> bool:
+    """What a flower coordinator does itself: glances, Reads, probes and the flow (idle, pause, checks)."""
+    if isinstance(action, Run):
+        return action.glance
+    return not isinstance(action, WriteFile | Denied | Reuse | Subtask)
+
+
+def partition(actions: tuple[Action, ...], size: int, first: int = 0) -> list[Action | Chunk]:
+    """Coordinator-level items: self actions as they are, delegatable runs grouped into chunks.
+
+    A verdict probe right after a delegated run stays in that run's chunk: the worker that ran the test
+    reads its verdict.
+    """
+    items: list[Action | Chunk] = []
+    current: list[Action] = []
+    count = first
+
+    def close() -> None:
+        """End the chunk being built."""
+        nonlocal current, count
+        if current:
+            items.append(Chunk(f"c{count}", current))
+            count += 1
+            current = []
+
+    for action in actions:
+        if isinstance(action, Subtask):
+            close()
+            items.append(Chunk(f"c{count}", list(action.actions), action))
+            count += 1
+        elif isinstance(action, Probe) and action.verdict and current:
+            current.append(action)
+        elif _self_action(action):
+            close()
+            items.append(action)
+        else:
+            if sum(not isinstance(a, Probe) for a in current) >= size:
+                close()
+            current.append(action)
+    close()
+    return items
+
+
+class Coordinator(Actor):
+    """The main thread in delegated mode."""
+
+    def __init__(self, play: Play) -> None:
+        super().__init__(partition(play.workload.actions, play.workload.chunk), play, "main")  # type: ignore[arg-type]
+        self.chunks = sum(isinstance(i, Chunk) for i in self.actions)
+
+    def step(self, request: RecordedRequest) -> Reply:
+        """Launch parallel subtasks together when allowed; otherwise play like any agent."""
+        group = self._parallel_group(View(request.body), request)
+        if group:
+            return reply(*group, usage=usage_for(request, self.play.workload.pad))
+        return super().step(request)
+
+    def _parallel_group(self, view: View, request: RecordedRequest) -> list[ToolUse]:
+        """Up to `parallel` consecutive subtask chunks launched in one message (W3's parallel variant)."""
+        if self.play.parallel <= 1 or self.queue or self.pending is not None:
+            return []
+        calls: list[ToolUse] = []
+        while self.pos < len(self.actions) and len(calls) < self.play.parallel:
+            item = self.actions[self.pos]
+            if not (isinstance(item, Chunk) and item.subtask is not None):
+                break
+            self.pos += 1
+            call = self._delegate(item, view)
+            if call is not None:
+                calls.append(call)
+        return calls
+
+    def perform(
+        self, action: object, view: View, request: RecordedRequest, notes: list[str]
+    ) -> ToolUse | str | None:
+        """A chunk becomes an Agent call; anything else is done here, like any agent."""
+        if isinstance(action, Chunk):
+            return self._delegate(action, view)
+        return super().perform(cast(Action, action), view, request, notes)
+
+    def _delegate(self, chunk: Chunk, view: View) -> ToolUse | None:
+        kept: list[Action] = []
+        for action in chunk.actions:
+            if isinstance(action, Denied) and denial_visible(view, action.command):
+                self.play.ledger.skipped += 1
+                continue
+            kept.append(action)
+        if not any(not isinstance(a, Probe) for a in kept):
+            return None
+        self.play.workers[chunk.cid] = Worker(Chunk(chunk.cid, kept, chunk.subtask), self.play)
+        return agent(
+            "worker", mandate(Chunk(chunk.cid, kept, chunk.subtask), view, self.play), description=chunk.cid
+        )
+
+    def redo(self, fact: Fact) -> ToolUse:
+        """A Read or a glance the coordinator does again itself; anything else goes back to a worker."""
+        for action in self.play.flat:
+            if isinstance(action, ReadFile) and action.path == fact.label:
+                return read(str(self.play.root / action.path))
+            if isinstance(action, Run) and action.label == fact.label:
+                if action.glance:
+                    return bash(action.command)
+                cid = f"r{len(self.play.workers)}"
+                chunk = Chunk(cid, [action, Probe(fact, counted=False)])
+                self.play.workers[cid] = Worker(chunk, self.play)
+                return agent("worker", mandate(chunk, View({}), self.play), description=f"rerun {fact.key}")
+        raise KeyError(f"no action prints {fact.label}")
+
+
+def mandate(chunk: Chunk, view: View, play: Play) -> str:
+    """The Agent prompt: the task id, then one line per action (never a fact's value)."""
+    title = chunk.subtask.name if chunk.subtask else "work"
+    lines = [f"[task {chunk.cid}] {title}: do the following, then report briefly (paths, not contents)."]
+    for action in chunk.actions:
+        if isinstance(action, Run):
+            lines.append(f"- run `{action.command}`")
+        elif isinstance(action, WriteFile):
+            lines.append(f"- write {action.path} ({action.chars:,} chars of generated data)")
+        elif isinstance(action, Denied):
+            lines.append(f"- run `{action.command}`")
+        elif isinstance(action, Reuse):
+            path = play.script_path(action.path)
+            name = path.rsplit("/", 1)[-1]
+            if view.has(name):
+                lines.append(f"- run the analysis script {path}")
+            else:
+                lines.append("- write a reusable analysis script in the scripts directory and run it")
+        elif isinstance(action, Probe):
+            lines.append(f"- tell me {action.fact.key}")
+    if chunk.subtask is not None:
+        lines.append(f"- report {chunk.subtask.finding.key}")
+    return "\n".join(lines)
+
+
+class Worker(Actor):
+    """One worker playing one chunk; its final reply is the report."""
+
+    def __init__(self, chunk: Chunk, play: Play) -> None:
+        super().__init__(list(chunk.actions), play, f"worker:{chunk.cid}")
+        self.chunk = chunk
+        self.denied: list[str] = []
+        self.wrote: list[str] = []
+
+    def perform(
+        self, action: Action, view: View, request: RecordedRequest, notes: list[str]
+    ) -> ToolUse | str | None:
+        """As any agent; a script it has to write is remembered for the report."""
+        if isinstance(action, Reuse) and not view.has(self.play.script_path(action.path).rsplit("/", 1)[-1]):
+            self.wrote.append(self.play.script_path(action.path))
+        return super().perform(action, view, request, notes)
+
+    def finish(self, view: View) -> str:
+        """The report: conclusion, facts asked for, `label -> path` pointers, denials, scripts, pasted log."""
+        chunk = self.chunk
+        lines = [f"[task {chunk.cid}] done."]
+        if chunk.subtask is not None:
+            found = chunk.subtask.finding.text in self.noted
+            lines.append(f"Conclusion: {chunk.subtask.finding.text if found else 'finding not recovered'}.")
+        lines += [f"- {fact}" for fact in self.noted]
+        for action in chunk.actions:
+            if isinstance(action, Run):
+                path = _own_pointer(view, action.label)
+                lines.append(f"- {action.label} -> {path}" if path else f"- {action.label}: ok")
+            elif isinstance(action, Denied) and denial_visible(view, action.command):
+                lines.append(f"- denied: `{action.command}`")
+        lines += [f"- wrote {path}" for path in self.wrote]
+        if chunk.subtask is not None and chunk.subtask.pasted:
+            first = next(a for a in chunk.actions if isinstance(a, Run))
+            spec = self.play.workload.outputs[first.label].spec()
+            lines.append("Log excerpt:\n" + body(spec, chunk.subtask.pasted))
+        return "\n".join(lines)
+
+
+def _own_pointer(view: View, label: str) -> str | None:
+    for pair in reversed(view.pairs):
+        if prints(pair, label):
+            for pattern in (SPILL_POINTER, CLI_POINTER):
+                match = pattern.search(pair.result)
+                if match:
+                    return match.group(1)
+    return None
+
+
+def worker_for(play: Play, request: RecordedRequest) -> Actor:
+    """The worker a subagent request belongs to, by the task id its mandate carries."""
+    for message in request.messages:
+        if message.get("role") == "user":
+            found = TASK_ID.search(str(message.get("content")))
+            if found and found.group(1) in play.workers:
+                return play.workers[found.group(1)]
+    raise LookupError(f"no task id in subagent request #{request.seq}")

@@ -1,0 +1,320 @@
+"""The scripted model's side of a workload: an agent that performs actions and decides from its request.
+
+An `Actor` plays a list of actions for one agent (the main thread doing everything itself, or one
+worker's delegated chunk): one reply per request, each reply decided from that request alone. Probes
+follow peers.md §4.1 (`probes.decide`); denied commands are skipped only when a denial naming them is
+visible; a recurring script is re-run only when the agent can see it exists. Everything it did and
+decided goes to a `Ledger`, from which the metrics are computed.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from flower.testing import RecordedRequest, Reply, ToolUse, Usage, bash, read, reply, tool_use
+
+from .actions import (
+    Action,
+    Denied,
+    Fact,
+    Idle,
+    Pause,
+    Probe,
+    ReadFile,
+    Reuse,
+    Run,
+    StateCheck,
+    Subtask,
+    Workload,
+    WriteFile,
+)
+from .probes import View, decide, denial_visible, grep_command, latest_state
+
+HANDOFF_ASK = "Write the handoff document now"
+INTERRUPTED = ("doesn't want to proceed", "was stopped while running", "interrupted")
+
+
+@dataclass
+class ProbeRecord:
+    """One probe: where it was first asked (caller, index among that caller's requests) and how it ended."""
+
+    fact: Fact
+    verdict: bool
+    caller: str
+    index: int
+    answered: bool = False
+    extra: int = 0
+
+
+@dataclass
+class Ledger:
+    """What the scripted agents did during one run (the part of the metrics the requests cannot show)."""
+
+    probes: list[ProbeRecord] = field(default_factory=list)
+    idle: dict[int, float] = field(default_factory=dict)
+    """Seconds of idle time after the request with this seq (all callers)."""
+    events: list[tuple[str, int]] = field(default_factory=list)
+    """(compact | handoff, seq of the request that wrote the summary or document)."""
+    attempts: dict[str, int] = field(default_factory=dict)
+    denials: list[tuple[str, int, str]] = field(default_factory=list)
+    """(caller, index, command) of every point where a denied command was due (issued or skipped)."""
+    skipped: int = 0
+    writes: int = 0
+    runs: int = 0
+    write_chars: int = 0
+    state_checks: list[str] = field(default_factory=list)
+    """`current`, `stale` (trusted an old snapshot) or `re-run` (looked again, +1 call)."""
+    pauses: list[int] = field(default_factory=list)
+    done: bool = False
+
+    @property
+    def retries(self) -> int:
+        """Denied commands issued again after a first denial."""
+        return sum(max(0, n - 1) for n in self.attempts.values())
+
+
+@dataclass
+class Pending:
+    """A probe under way: the pointers already grepped and whether the tool was re-run."""
+
+    probe: ProbeRecord
+    tried: tuple[str, ...] = ()
+    reran: bool = False
+
+
+def usage_for(request: RecordedRequest, pad: int) -> Usage:
+    """The context the CLI is told: the real request (chars / 4) plus the workload's residue per turn."""
+    return Usage(input_tokens=10, cache_read_input_tokens=request.sizes.total // 4 + pad * request.turn)
+
+
+def script_text(chars: int) -> str:
+    """A runnable analysis script of about `chars` chars (the recurring analysis of W5)."""
+    rng = random.Random(chars)
+    doc = " ".join(
+        rng.choice(("count", "group", "sum", "filter", "rows", "by", "key")) for _ in range(chars // 6)
+    )
+    body = doc[: max(0, chars - 120)]
+    return f'# desc: recurring analysis of the records\n"""{body}"""\nprint("analysis: 42")\n'
+
+
+class Actor:
+    """Plays `actions` for one agent, one reply per request."""
+
+    def __init__(self, actions: list[Action], play: Play, caller: str) -> None:
+        self.actions = actions
+        self.play = play
+        self.caller = caller
+        self.pos = 0
+        self.pending: Pending | None = None
+        self.queue: list[ToolUse] = []
+        self.noted: list[str] = []
+        self.snapshot: tuple[int, Pending | None, int] = (0, None, 0)
+
+    # -- one reply ---------------------------------------------------------------------------------------
+
+    def step(self, request: RecordedRequest) -> Reply:
+        """The reply to one request: notes on answered probes, then the next call or the final text."""
+        view = View(request.body)
+        notes: list[str] = []
+        call = self._next_call(view, request, notes)
+        usage = usage_for(request, self.play.workload.pad if self.caller == "main" else 0)
+        if call is None:
+            return reply(*notes, self.finish(view), usage=usage)
+        if isinstance(call, str):
+            return reply(*notes, call, usage=usage)
+        return reply(*notes, call, usage=usage) if notes else reply(call, usage=usage)
+
+    def _next_call(self, view: View, request: RecordedRequest, notes: list[str]) -> ToolUse | str | None:
+        self.snapshot = (
+            self.pos,
+            replace(self.pending) if self.pending else None,
+            len(self.play.ledger.probes),
+        )
+        if self.queue:
+            return self.queue.pop(0)
+        if self.pending is not None:
+            follow = self._advance(view, self.pending, notes)
+            if follow is not None:
+                return follow
+        while self.pos < len(self.actions):
+            action = self.actions[self.pos]
+            self.pos += 1
+            call = self.perform(action, view, request, notes)
+            if call is not None:
+                return call
+        return None
+
+    def rewind_if_interrupted(self, view: View) -> None:
+        """The CLI interrupted the last call (a handoff became due): it will be issued again."""
+        last = view.pairs[-1] if view.pairs else None
+        if last is not None and last.is_error and any(word in last.result for word in INTERRUPTED):
+            self.pos, self.pending, probes = self.snapshot
+            del self.play.ledger.probes[probes:]
+
+    # -- actions -----------------------------------------------------------------------------------------
+
+    def perform(
+        self, action: Action, view: View, request: RecordedRequest, notes: list[str]
+    ) -> ToolUse | str | None:
+        """The call for one action, or None when it needs no call (the loop goes on to the next one)."""
+        play = self.play
+        if isinstance(action, Run):
+            return bash(action.command)
+        if isinstance(action, ReadFile):
+            return read(str(play.root / action.path))
+        if isinstance(action, WriteFile):
+            return tool_use("Write", file_path=str(play.root / action.path), content="x" * action.chars)
+        if isinstance(action, Probe):
+            record = ProbeRecord(action.fact, action.verdict, request.caller, request.index)
+            if action.counted:
+                play.ledger.probes.append(record)
+            return self._advance(view, Pending(record), notes)
+        if isinstance(action, Denied):
+            play.ledger.denials.append((request.caller, request.index, action.command))
+            if denial_visible(view, action.command):
+                play.ledger.skipped += 1
+                return None
+            play.ledger.attempts[action.command] = play.ledger.attempts.get(action.command, 0) + 1
+            return bash(action.command)
+        if isinstance(action, Reuse):
+            path = play.script_path(action.path)
+            if view.has(Path(path).name):
+                play.ledger.runs += 1
+                return bash(f"python3 {path}")
+            play.ledger.writes += 1
+            play.ledger.runs += 1
+            play.ledger.write_chars += action.chars
+            self.queue.append(bash(f"python3 {path}"))
+            return tool_use("Write", file_path=str(play.root / path), content=script_text(action.chars))
+        if isinstance(action, StateCheck):
+            return self._state(view)
+        if isinstance(action, Idle):
+            play.ledger.idle[request.seq] = play.ledger.idle.get(request.seq, 0.0) + action.seconds
+            return None
+        if isinstance(action, Pause):
+            play.ledger.pauses.append(request.seq)
+            play.pause_requested = action
+            return "Pausing here; the session will be resumed."
+        if isinstance(action, Subtask):  # inline: do it all here
+            self.actions[self.pos : self.pos] = list(action.actions)
+            return None
+        raise TypeError(f"unknown action {action!r}")
+
+    def _state(self, view: View) -> ToolUse | None:
+        seen = latest_state(view)
+        if seen is None:
+            self.play.ledger.state_checks.append("re-run")
+            return bash("cat state/status.txt")
+        self.play.ledger.state_checks.append("current" if seen == self.play.current_state() else "stale")
+        return None
+
+    def _advance(self, view: View, pending: Pending, notes: list[str]) -> ToolUse | None:
+        record = pending.probe
+        fact = record.fact
+        nxt = decide(
+            view, fact.text, fact.label, idempotent=fact.idempotent, tried=pending.tried, reran=pending.reran
+        )
+        if nxt.decision in ("answered", "failed"):
+            record.answered = nxt.decision == "answered"
+            notes.append(f"Noted {fact.text}." if record.answered else f"Could not recover {fact.key}.")
+            if record.answered:
+                self.noted.append(fact.text)
+            self.pending = None
+            return None
+        record.extra += 1
+        if nxt.decision == "grep":
+            self.pending = Pending(record, (*pending.tried, nxt.path), pending.reran)
+            return bash(grep_command(fact.key, nxt.path))
+        self.pending = Pending(record, pending.tried, True)
+        return self.redo(fact)
+
+    def redo(self, fact: Fact) -> ToolUse:
+        """Run again what printed `fact` (a Bash command, or a Read)."""
+        for action in self.play.flat:
+            if isinstance(action, Run) and action.label == fact.label:
+                return bash(action.command)
+            if isinstance(action, ReadFile) and action.path == fact.label:
+                return read(str(self.play.root / action.path))
+        raise KeyError(f"no action prints {fact.label}")
+
+    def finish(self, view: View) -> str:
+        """The final text of this agent (the main thread's last answer)."""
+        self.play.ledger.done = True
+        return "DONE: all work finished."
+
+
+class Play:
+    """The scripted model for one run of one workload under one strategy: scripts for every caller."""
+
+    def __init__(
+        self,
+        workload: Workload,
+        root: Path,
+        *,
+        delegated: bool,
+        pointers_in_handoff: bool,
+        scripts: str,
+        parallel: int = 1,
+    ) -> None:
+        from .delegate import Coordinator  # circular: the coordinator is an Actor
+
+        self.workload = workload
+        self.root = root
+        self.scripts = scripts
+        self.parallel = parallel
+        self.ledger = Ledger()
+        self.flat = [a for a in _walk(workload.actions)]
+        self.pause_requested: Pause | None = None
+        self.pointers_in_handoff = pointers_in_handoff
+        self.workers: dict[str, Actor] = {}
+        self.main: Actor = Coordinator(self) if delegated else Actor(list(workload.actions), self, "main")
+
+    def script_path(self, path: str) -> str:
+        """A workload path with `{scripts}` resolved for this strategy."""
+        return path.replace("{scripts}", self.scripts)
+
+    def current_state(self) -> int:
+        """The true state version now (read from the workspace)."""
+        status = self.root / "state" / "status.txt"
+        return int(status.read_text().split()[2]) if status.exists() else 0
+
+    def frontier(self) -> str:
+        """Where the work stands, in one line (kept by every summary)."""
+        return f"continue with action {self.main.pos + 1} of {len(self.main.actions)}"
+
+    # -- the callers' scripts ------------------------------------------------------------------------------
+
+    def on_main(self, request: RecordedRequest) -> Any:
+        """The main thread's script: handoff documents when asked, else the main actor's next step."""
+        from .summary import handoff_document
+
+        if HANDOFF_ASK in request.last_user_text:
+            view = View(request.body)
+            self.main.rewind_if_interrupted(view)
+            self.ledger.events.append(("handoff", request.seq))
+            text = handoff_document(view, self.workload, len(self.ledger.events), self.frontier())
+            return reply(text, usage=usage_for(request, self.workload.pad))
+        return self.main.step(request)
+
+    def on_compact(self, request: RecordedRequest) -> Any:
+        """The script of the CLI's compaction requests: the shared summariser."""
+        from .summary import compaction_summary
+
+        self.ledger.events.append(("compact", request.seq))
+        return compaction_summary(View(request.body), self.workload, len(self.ledger.events), self.frontier())
+
+    def on_worker(self, request: RecordedRequest) -> Any:
+        """The script of every worker request: the actor of the chunk its mandate names."""
+        from .delegate import worker_for
+
+        return worker_for(self, request).step(request)
+
+
+def _walk(actions: tuple[Action, ...]) -> list[Action]:
+    out: list[Action] = []
+    for action in actions:
+        out.extend(_walk(action.actions) if isinstance(action, Subtask) else [action])
+    return out
