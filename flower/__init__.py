@@ -19,6 +19,7 @@ from .glance import GlanceVerdict, glance_verdict, is_ephemeral
 from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, parse_handoff
 from .hooks.delegate import delegate_guard
 from .hooks.index import index_guard, index_hooks
+from .hooks.report import report_guard, report_hooks
 from .hooks.spill import SpillPolicy, spill_guard, spill_hooks
 from .instrument import instrument
 from .options import build_options, merge_hooks
@@ -78,6 +79,8 @@ __all__ = [
     "is_ephemeral",
     "merge_hooks",
     "parse_handoff",
+    "report_guard",
+    "report_hooks",
     "spill_guard",
     "spill_hooks",
     "worker",

@@ -1,9 +1,9 @@
 """flower's layers as SDK pieces, shared by `Runtime` and `instrument()`.
 
-Both install the same things, built the same way, so a run made either way leaves the same records:
-spill and index hooks (layers 2 and 3) over one workbench, and the layer-4 store (a `PruningSessionStore`
-over any `SessionStore`, or over SQLite at `<workspace>/.flower/sessions.db`). The argument checks live
-here too, so both entry points refuse the same bad values with the same words (`owner` names the caller).
+Both install the same things, built the same way, so a run made either way leaves the same records: spill,
+index and report hooks (layers 1 to 3) over one workbench, and the layer-4 store (a `PruningSessionStore`
+over any `SessionStore`, or over SQLite at `<workspace>/.flower/sessions.db`). The argument checks live here
+too, so both entry points refuse the same bad values with the same words (`owner` names the caller).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from claude_agent_sdk.types import HookEvent, SessionStore
 
 from ._errors import SpecError
 from .hooks.index import index_hooks
+from .hooks.report import report_hooks
 from .hooks.spill import SpillPolicy, spill_hooks
 from .options import merge_hooks
 from .stores import EphemeralPolicy, PrunePolicy, PruningSessionStore, TrimPolicy
@@ -51,18 +52,28 @@ def check_keep_denials(value: object, owner: str) -> int:
     return value
 
 
+def check_report_limit(value: object, owner: str) -> int | None:
+    """The length at which a worker's report is sent back: a positive int, or None / 0 for no limit."""
+    if value is None or (value == 0 and not isinstance(value, bool)):
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise SpecError(f"{owner}: report_limit must be a positive int, 0 or None, got {value!r}")
+    return value
+
+
 def spill_dir(workbench: Workbench | None, workspace: Path) -> Path:
     """Where spilled and trimmed bodies go: the workbench's `spill/`, else `<workspace>/.flower/spill`."""
     return workbench.spill if workbench is not None else workspace / FLOWER_DIR / "spill"
 
 
 def layer_hooks(
-    workbench: Workbench | None, workspace: Path, spill: SpillPolicy
+    workbench: Workbench | None, workspace: Path, spill: SpillPolicy, report_limit: int | None = None
 ) -> dict[HookEvent, list[HookMatcher]]:
-    """Layers 2 and 3 as hooks: spill (into the workbench, else a plain directory), then the index."""
+    """Layers 2 and 3 as hooks: spill (into the workbench, else a plain directory), then the index, then
+    the cap on workers' reports (kept in the workbench's `artifacts/reports/`, else the spill directory)."""
     target: Workbench | Path = workbench if workbench is not None else spill_dir(None, workspace)
     index = index_hooks(workbench) if workbench is not None else {}
-    return merge_hooks(spill_hooks(target, spill), index)
+    return merge_hooks(spill_hooks(target, spill), index, report_hooks(target, limit=report_limit))
 
 
 def layer_store(

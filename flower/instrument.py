@@ -6,7 +6,7 @@ agents) that keeps its code and does not adopt `Runtime`. One call returns a cop
 - layer 1, only for a main thread the app marks as a coordinator (`coordinator=True`): the delegation wall;
 - layer 2: the workbench, its block in the system prompt, the index refreshed after writes into it and
   given again before a prompt when it changed (a long-lived client cannot change its system prompt);
-- layer 3: spill, on the main thread and in subagents;
+- layer 3: spill, on the main thread and in subagents, and the cap on subagents' reports;
 - layer 4: a `PruningSessionStore` over the app's own `session_store`, or over SQLite at
   `<workspace>/.flower/sessions.db`;
 - the compaction policy, when one is given.
@@ -39,7 +39,15 @@ from claude_agent_sdk.types import HookEvent
 
 from ._errors import SpecError
 from ._index_context import index_context_hooks
-from ._layers import FLOWER_DIR, check_keep_denials, check_spill, check_workbench, layer_hooks, layer_store
+from ._layers import (
+    FLOWER_DIR,
+    check_keep_denials,
+    check_report_limit,
+    check_spill,
+    check_workbench,
+    layer_hooks,
+    layer_store,
+)
 from ._spill_chain import chain_spill
 from ._tools import ALIASES, COORDINATOR_TOOLS, check_tools
 from .compact import CompactPolicy
@@ -68,6 +76,7 @@ def instrument(
     workbench: bool | Workbench = True,
     workbench_block: BlockPlacement = "system",
     spill_threshold: int | SpillPolicy | None = 4000,
+    report_limit: int | None = 4000,
     trim: bool | TrimPolicy = False,
     ephemeral: bool | EphemeralPolicy = True,
     keep_denials: int = 1,
@@ -82,7 +91,8 @@ def instrument(
       NotebookEdit) and any tool not its own. Its own tools are `own_tools`, by default the app's `tools`
       list, or flower's coordinator tools when the app gave none. `glance` (default True with a
       coordinator) lets a read-only Bash command through. Subagents are never limited.
-    - `workbench`, `spill_threshold`, `trim`, `ephemeral`, `keep_denials`: as in `Runtime`.
+    - `workbench`, `spill_threshold`, `report_limit`, `trim`, `ephemeral`, `keep_denials`: as in
+      `Runtime` (`report_limit` applies to the app's own subagents too).
     - `workbench_block`: `"system"` appends the workbench block to the system prompt (after the app's
       prompt, a blank line between); `"prompt"` gives it with the first prompt of each session instead
       (for a system prompt the CLI reads from a file). Either way a changed index is given again before a
@@ -102,6 +112,7 @@ def instrument(
     root = _workspace(workspace)
     wb = check_workbench(workbench, root, _OWNER)
     spill = check_spill(spill_threshold, _OWNER)
+    limit = check_report_limit(report_limit, _OWNER)
     check_keep_denials(keep_denials, _OWNER)
     if workbench_block not in ("system", "prompt"):
         raise SpecError(f"{_OWNER}: workbench_block must be 'system' or 'prompt', got {workbench_block!r}")
@@ -127,7 +138,7 @@ def instrument(
         else:
             wb.refresh()
     index = index_context_hooks(wb, initial=block) if wb is not None else {}
-    layers, app_hooks = chain_spill(layer_hooks(wb, root, spill), options.hooks, spill)
+    layers, app_hooks = chain_spill(layer_hooks(wb, root, spill, limit), options.hooks, spill)
     hooks = merge_hooks(wall, layers, index, app_hooks) or None
     cwd = options.cwd if options.cwd is not None else root
     return dataclasses.replace(

@@ -29,7 +29,14 @@ from claude_agent_sdk.types import SessionStore
 
 from ._credentials import require_credentials
 from ._errors import SpecError
-from ._layers import check_keep_denials, check_spill, check_workbench, layer_hooks, layer_store
+from ._layers import (
+    check_keep_denials,
+    check_report_limit,
+    check_spill,
+    check_workbench,
+    layer_hooks,
+    layer_store,
+)
 from ._spill_chain import chain_spill
 from ._step import Step
 from ._stream import EventHandler, Tracker
@@ -58,6 +65,9 @@ class Runtime:
       Its index is refreshed before each step and given to the main thread in its system prompt.
     - `spill_threshold`: tool outputs with a string field this long go to the workbench's `spill/`
       (layer 3); `None` or `0` installs nothing; a `SpillPolicy` sets the preview and the rest.
+    - `report_limit`: a worker's report this long or longer is saved under the workbench's
+      `artifacts/reports/` and the worker is asked once for a short one (`report_guard`); `None` or `0`:
+      reports reach the main thread whole.
     - `handoff`: before the main thread's context reaches the CLI's limits, the session writes a handoff
       document and a fresh session continues from it (`HandoffPolicy`); the CLI's auto-compaction is then
       off unless the spec sets `compact`. `False` leaves compaction to the CLI.
@@ -79,6 +89,7 @@ class Runtime:
         *,
         workbench: bool | Workbench = True,
         spill_threshold: int | SpillPolicy | None = 4000,
+        report_limit: int | None = 4000,
         handoff: bool | HandoffPolicy = True,
         trim: bool | TrimPolicy = False,
         ephemeral: bool | EphemeralPolicy = True,
@@ -100,6 +111,8 @@ class Runtime:
         """Layer 2: the workbench (`<workspace>/.flower` by default), or None when off."""
         self.spill: SpillPolicy = check_spill(spill_threshold, "Runtime")
         """Layer 3: what `spill_guard` spills (`spill.enabled` is False when it is off)."""
+        self.report_limit: int | None = check_report_limit(report_limit, "Runtime")
+        """The length at which a worker's report is sent back for a short one, or None."""
         if isinstance(handoff, HandoffPolicy):
             self.handoff: HandoffPolicy | None = handoff if handoff.enabled else None
             """When the main thread hands off, or None when handoff is off (the CLI then compacts)."""
@@ -148,7 +161,8 @@ class Runtime:
         if wb is not None and block is None:
             block = wb.prompt_block()
         # an app hook that rewrites outputs runs before the spill, never racing it (see _spill_chain)
-        layers, own_hooks = chain_spill(layer_hooks(wb, workspace, self.spill), spec.hooks, self.spill)
+        layers = layer_hooks(wb, workspace, self.spill, self.report_limit)
+        layers, own_hooks = chain_spill(layers, spec.hooks, self.spill)
         options = build_options(
             dataclasses.replace(spec, hooks=own_hooks),
             cwd=workspace,

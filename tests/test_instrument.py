@@ -110,6 +110,7 @@ def test_flower_adds_its_layers(ws: Path) -> None:
         "Write|Edit",
     ]
     assert len(callbacks(new, "UserPromptSubmit")) == 2 and len(callbacks(new, "PreCompact")) == 1
+    assert len(callbacks(new, "SubagentStop")) == 1  # the cap on reports, for the app's subagents too
     assert (ws / ".flower" / "INDEX.md").exists()
 
 
@@ -131,9 +132,14 @@ def test_without_a_coordinator_there_is_no_wall(ws: Path) -> None:
 
 def test_layers_can_be_turned_off(ws: Path) -> None:
     new = instrument(
-        app_options(ws, system_prompt="APP"), workspace=ws, workbench=False, spill_threshold=None
+        app_options(ws, system_prompt="APP"),
+        workspace=ws,
+        workbench=False,
+        spill_threshold=None,
+        report_limit=None,
     )
     assert new.system_prompt == "APP"
+    assert "SubagentStop" not in new.hooks  # type: ignore[operator]
     assert "PostToolUse" not in new.hooks and callbacks(new, "UserPromptSubmit") == [app_hook]  # type: ignore[operator]
     assert not (ws / ".flower").exists()  # nothing written until the store is used
     assert isinstance(new.session_store, PruningSessionStore)  # layer 4 is always there
@@ -318,6 +324,8 @@ def test_cwd_defaults_to_the_workspace_and_an_outside_workbench_is_added(ws: Pat
         ({"workspace": "missing-dir"}, "does not exist"),
         ({"spill_threshold": "4000"}, "spill_threshold must be"),
         ({"keep_denials": -1}, "keep_denials must be"),
+        ({"report_limit": -5}, "report_limit must be"),
+        ({"report_limit": True}, "report_limit must be"),
         ({"workbench": "yes"}, "workbench must be"),
         ({"workbench_block": "user"}, "workbench_block must be"),
         ({"compact": "auto"}, "compact must be a CompactPolicy"),

@@ -22,6 +22,7 @@ from .player import Actor, Play, usage_for
 from .probes import CLI_POINTER, SPILL_POINTER, View, denial_visible, prints
 
 TASK_ID = re.compile(r"\[task ([cr]\d+)\]")
+SENT_BACK = re.compile(r"flower: your report is [\d,]+ chars; .*? saved whole to (\S+?\.txt)")
 
 
 @dataclass
@@ -185,7 +186,10 @@ class Worker(Actor):
         return super().perform(action, view, request, notes)
 
     def finish(self, view: View) -> str:
-        """The report: conclusion, facts asked for, `label -> path` pointers, denials, scripts, pasted log."""
+        """The report: conclusion, facts asked for, `label -> path` pointers, denials, scripts, pasted log.
+
+        Sent back by flower's report cap, it answers without the log and with the saved report's path.
+        """
         chunk = self.chunk
         lines = [f"[task {chunk.cid}] done."]
         if chunk.subtask is not None:
@@ -199,6 +203,9 @@ class Worker(Actor):
             elif isinstance(action, Denied) and denial_visible(view, action.command):
                 lines.append(f"- denied: `{action.command}`")
         lines += [f"- wrote {path}" for path in self.wrote]
+        sent_back = next((m for s in view.strings if (m := SENT_BACK.search(s))), None)
+        if sent_back is not None:  # flower's report cap: the long report is on disk, point to it
+            return "\n".join([*lines, f"- full report: {sent_back.group(1)}"])
         if chunk.subtask is not None and chunk.subtask.pasted:
             first = next(a for a in chunk.actions if isinstance(a, Run))
             spec = self.play.workload.outputs[first.label].spec()

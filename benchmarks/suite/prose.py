@@ -30,11 +30,11 @@ READING = """\
 
 - **Cost and the main thread: flower leads wherever it finishes.** Its coordinator has the lowest
   all-agent cost of the strategies that finish in all five workloads, and its main thread peaks 3 to 4
-  times lower than the plain SDK's in W1, W3 and W5 (about half in W2). In W3 the CLI's own subagents
-  keep the main thread as small (both delegate, both get the same reports); flower's difference there
-  is spill inside the workers. In W4 only the strategies that compact or hand off finish: flower's
-  handoff starts the fresh session smaller than the CLI's compaction leaves it, and spends a little
-  less.
+  times lower than the plain SDK's in W1, W3 and W5 (about half in W2). In W3 the CLI's own subagents keep
+  the main thread almost as small (both delegate); flower's peaks a fifth lower because the long reports
+  stay on disk, and its workers cost half as much through spill. In W4 only the strategies that compact or
+  hand off finish: flower's handoff starts the fresh session smaller than the CLI's compaction leaves it,
+  and spends a little less.
 - **What it pays: facts at once.** The coordinator rarely has a fact in front of it: the output stayed
   with the worker that ran it, one grep away through the pointer the worker reported. So flower answers
   the fewest facts at once in W1 to W3, but loses none; the extra calls are in its cost. The plain SDK
@@ -59,11 +59,15 @@ READING = """\
   commands again after the resume. Handoff: with the CLI's compaction instead (`flower -handoff`, W4)
   the run costs about 14 % more and peaks at the CLI's compaction line. Workbench: no gain here; its
   block costs a few hundred tokens per request, and no workload needed its index (the recurring script
-  is reused within a session by every strategy, since its Write stays visible).
-- **Gaps this found in flower:** failing commands are never spilled (the CLI reports them to
-  `PostToolUseFailure`, which spill does not handle); worker reports are not capped (W3's pasted logs
-  reach the coordinator whole); expiry keeps the newest snapshot even after a long idle gap; denial
-  pruning on resume invites retries when the main thread itself was refused.
+  is reused within a session by every strategy, since its Write stays visible). Report cap: without it
+  (`flower -report_cap`, W3) the two pasted logs reach the coordinator and stay there: its peak is a
+  fifth higher, at the same cost; with it, the one fact that sat in a pasted log is one read away
+  instead of in front of the coordinator.
+- **Gaps this found in flower:** failing commands are never spilled: the CLI reports them to
+  `PostToolUseFailure` and ignores an output rewrite from that event, so no hook can (its own cut to
+  10,000 chars is the bound). Expiry keeps the newest snapshot even after a long idle gap; denial
+  pruning on resume invites retries when the main thread itself was refused. (The first run of this
+  suite also found worker reports uncapped; `report_guard` was added for it.)
 """
 
 PREVIEW_WHY = """\
@@ -99,19 +103,20 @@ request, deciding from that request alone:
 - a denied command is issued unless a refusal naming it is visible; a recurring script is run if its
   name is visible, else written again; after a resume the agent trusts the newest `STATE v N` it sees.
 
-**flower's runs** use `Runtime(workspace, configure=model.attach)` with its defaults (delegation wall
-with glance, spill at 4,000 chars with a 400-char head, workbench, `PruningSessionStore` with expiry
-keeping 6 and one denial, handoff) and a coordinator with one worker. The scripted coordinator does
-itself what flower lets it (looks such as `cat`/`ls`, Reads, greps of pointers) and delegates every
-other run of actions to a worker, in chunks of up to 8 (W5: 6; W4: one per work item); each subtask of
-W3 is one chunk. A worker reports the way flower's worker rules ask: the conclusion, the facts it was
-asked for, one `label -> path` line for each output it saw a pointer for, denials, scripts written,
-and (some W3 subtasks) a pasted log. The ablations remove one layer each: `-delegation` (the main
-thread is a `worker()` spec and does everything itself), `-spill` (`spill_threshold=None`), `-expiry`
-(`ephemeral=False`), `-denial_prune` (`keep_denials` very large), `-handoff` (`handoff=False`: the
-CLI compacts), `-workbench` (`workbench=False`). An ablation whose layer has nothing to act on in a
-workload (no resume, no wall, no large output) would replay flower's run request for request; it is not
-run there, and its table says why.
+**flower's runs** use `Runtime(workspace, configure=model.attach)` with its defaults (delegation wall with
+glance, spill at 4,000 chars with a 300 + 100-char preview, reports capped at 4,000 chars, workbench,
+`PruningSessionStore` with expiry keeping 6 and one denial, handoff) and a coordinator with one worker.
+The scripted coordinator does itself what flower lets it (looks such as `cat`/`ls`, Reads, greps of
+pointers) and delegates every other run of actions to a worker, in chunks of up to 8 (W5: 6; W4: one per
+work item); each subtask of W3 is one chunk. A worker reports the way flower's worker rules ask: the
+conclusion, the facts it was asked for, one `label -> path` line for each output it saw a pointer for,
+denials, scripts written, and (some W3 subtasks) a pasted log; sent back by the report cap, it answers
+without the log and with the saved report's path. The ablations remove one layer each: `-delegation` (the
+main thread is a `worker()` spec and does everything itself), `-spill` (`spill_threshold=None`), `-expiry`
+(`ephemeral=False`), `-denial_prune` (`keep_denials` very large), `-handoff` (`handoff=False`: the CLI
+compacts), `-workbench` (`workbench=False`), `-report_cap` (`report_limit=None`). An ablation whose layer
+has nothing to act on in a workload (no resume, no wall, no large output) would replay flower's run
+request for request; it is not run there, and its table says why.
 
 **Baselines** are plain `ClaudeAgentOptions`: the same `claude_code` system preset, tool list, model and
 `setting_sources=[]` as flower's sessions, `bypassPermissions`, no flower hook, rule or store.
@@ -163,8 +168,9 @@ resume; "acted on a stale state" is whether the newest one it could see was out 
 Six investigations of 5-8 large outputs each (p50 6k, p90 30k); each has a finding (in its largest
 output) and a detail (elsewhere); two of the six reports paste a 10,000-char log. Then the coordinator
 needs every finding and every detail. Inline (`baseline_raw`, the peers) does it all in the main thread;
-`baseline_cc_default` and flower delegate each investigation, one at a time or six at once. flower adds
-no cap on reports: the pasted logs reach its coordinator as they reach the CLI's.""",
+`baseline_cc_default` and flower delegate each investigation, one at a time or six at once. The pasted
+logs reach the CLI's coordinator whole; flower's `report_guard` saves each to `artifacts/reports/` and
+has the worker answer again in short, so its coordinator gets the conclusion and the path.""",
     "w4": """\
 Eighty pages to look at (`cat`, 0.8-3.8k chars, every tenth with a decision), a work item delegated
 after every fifth, five user constraints in the task; decisions are needed again 30 pages later and at

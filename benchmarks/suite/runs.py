@@ -26,7 +26,7 @@ from flower import Runtime, SpillPolicy, coordinator, worker
 from flower.options import session_tools
 from flower.testing import RecordedRequest, ScriptedModel
 
-from .actions import Denied, Pause, Reuse, Workload, flatten
+from .actions import Denied, Pause, Reuse, Subtask, Workload, flatten
 from .player import Ledger, Play
 
 MODEL = "claude-sonnet-4-6"
@@ -248,6 +248,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -denial_prune": {"keep_denials": 1_000_000},
     "flower -handoff": {"handoff": False},
     "flower -workbench": {"workbench": False},
+    "flower -report_cap": {"report_limit": None},
 }
 
 
@@ -263,6 +264,7 @@ def idle_layers(workload: Workload) -> dict[str, str]:
     resumes = any(isinstance(a, Pause) for a in actions)
     denials = any(isinstance(a, Denied) for a in actions)
     reuse = any(isinstance(a, Reuse) for a in actions)
+    pasted = any(isinstance(a, Subtask) and a.pasted for a in workload.actions)
     idle: dict[str, str] = {}
     if not big:
         idle["flower -spill"] = "no output reaches the 4,000-char threshold"
@@ -274,6 +276,8 @@ def idle_layers(workload: Workload) -> dict[str, str]:
         idle["flower -handoff"] = "the context never nears the window"
     if not (reuse or workload.pad):
         idle["flower -workbench"] = "no recurring script and no new session"
+    if not pasted:
+        idle["flower -report_cap"] = "no worker report reaches the 4,000-char limit"
     return idle
 
 

@@ -3,15 +3,19 @@
 - `delegate_guard` (layer 1): the main thread of a delegate-only spec delegates instead of doing.
 - `spill_guard` / `spill_hooks` (layer 3): large tool outputs go to the workbench's `spill/`.
 - `index_guard` / `index_hooks` (layer 2): the workbench index follows writes into the workbench.
+- `report_guard` / `report_hooks` (layer 1): a worker's long report goes to disk, a short one comes back.
 """
 
 from .delegate import DELEGATE_REASON, delegate_guard
 from .index import INDEX_MATCHER, index_guard, index_hooks
+from .report import REPORT_LIMIT, REPORT_REASON, report_guard, report_hooks
 from .spill import SPILL_OMISSION, SPILL_POINTER, SPILL_TOOLS, SpillPolicy, spill_guard, spill_hooks
 
 __all__ = [
     "DELEGATE_REASON",
     "INDEX_MATCHER",
+    "REPORT_LIMIT",
+    "REPORT_REASON",
     "SPILL_OMISSION",
     "SPILL_POINTER",
     "SPILL_TOOLS",
@@ -19,6 +23,8 @@ __all__ = [
     "delegate_guard",
     "index_guard",
     "index_hooks",
+    "report_guard",
+    "report_hooks",
     "spill_guard",
     "spill_hooks",
 ]

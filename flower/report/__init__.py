@@ -8,11 +8,11 @@ Example::
     print(report.render_text())
     report.to_json()
 
-The measurements are the seed's: turns, body chars and tool calls in the main thread vs subagents,
-mandates and the share that restates the worker rules, scripts written vs run, spills, what each resume
-expired, trimmed and pruned, the main thread's context per turn (slope, extrapolated wall), cache hit
-rate and an estimated cost. The pure functions behind them are in `flower.report.metrics`; PNG plots in
-`flower.report.plots` (needs the `plots` extra). See docs/report.md.
+The measurements are the seed's: turns, body chars and tool calls in the main thread vs subagents, mandates
+and the share that restates the worker rules, scripts written vs run, spills, long reports sent back, what
+each resume expired, trimmed and pruned, the main thread's context per turn (slope, extrapolated wall),
+cache hit rate and an estimated cost. The pure functions behind them are in `flower.report.metrics`; PNG
+plots in `flower.report.plots` (needs the `plots` extra). See docs/report.md.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .economy import (
     Cost,
     EconomyReport,
     Mandates,
+    Reports,
     ResumeSummary,
     Scripts,
     SessionSummary,
@@ -37,6 +38,7 @@ __all__ = [
     "EconomyReport",
     "Mandates",
     "ReportOptions",
+    "Reports",
     "ResumeSummary",
     "Scripts",
     "SessionSummary",

@@ -98,6 +98,12 @@ def render(report: EconomyReport, *, width: int = 100) -> str:
         f"  spills        {spills.count} ({spills.main} main, {spills.subagents} subagents): "
         f"{human(spills.chars)} chars, {human(spills.kept_out)} kept out of context"
     )
+    reports = report.reports
+    if reports.sent_back:
+        lines.append(
+            f"  reports       {reports.sent_back} sent back for a short one: "
+            f"{human(reports.chars)} chars kept out of the main thread"
+        )
     resumes = report.resumes
     expired = sum(r.expired for r in resumes)
     trimmed = sum(r.trimmed for r in resumes)

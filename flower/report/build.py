@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 from claude_agent_sdk import SessionStore
@@ -29,6 +30,7 @@ from .economy import (
     Cost,
     EconomyReport,
     Mandates,
+    Reports,
     ResumeSummary,
     Scripts,
     SessionSummary,
@@ -185,6 +187,26 @@ def _spills(loaded: Loaded, results: Mapping[str, str]) -> Spills:
     return Spills(count=len(rows), main=main, subagents=len(rows) - main, chars=chars, kept_out=kept_out)
 
 
+_SENT_BACK = re.compile(r"your report is ([\d,]+) chars")
+
+
+def _reports(entries: Sequence[Mapping[str, Any]]) -> Reports:
+    """SubagentStop blocks in workers' transcripts: `report_guard` sending a long report back."""
+    sent_back = chars = 0
+    for entry in entries:
+        attachment = entry.get("attachment")
+        if not isinstance(attachment, Mapping) or attachment.get("type") != "hook_blocking_error":
+            continue
+        if attachment.get("hookEvent") != "SubagentStop":
+            continue
+        sent_back += 1
+        error = attachment.get("blockingError")
+        text = error.get("blockingError") if isinstance(error, Mapping) else error
+        found = _SENT_BACK.search(text) if isinstance(text, str) else None
+        chars += int(found.group(1).replace(",", "")) if found else 0
+    return Reports(sent_back=sent_back, chars=chars)
+
+
 def _cost(replies: Sequence[m.Message]) -> Cost:
     by_model: dict[str, m.TokenUsage] = {}
     for reply in replies:
@@ -269,6 +291,7 @@ def compute_report(loaded: Loaded, options: ReportOptions | None = None) -> Econ
             scripts_run=len(activity.run),
         ),
         spills=_spills(loaded, results),
+        reports=_reports(sub_entries),
         resumes=tuple(r for s in loaded.sessions for r in _resumes(s, options, notes)),
         context=_context(sessions, options),
         tokens=Tokens(

@@ -168,6 +168,16 @@ class Spills:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Reports:
+    """Workers' reports sent back for a short one (`report_guard`), from the workers' transcripts."""
+
+    sent_back: int = 0
+    """Reports over the limit: each was saved under `artifacts/reports/` and the worker answered again."""
+    chars: int = 0
+    """Characters of those long reports, kept out of the main thread."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class ContextGrowth:
     """The main thread's context over its turns, and where that slope leads."""
 
@@ -264,6 +274,8 @@ class EconomyReport:
     """Scripts written into `scripts/` and run."""
     spills: Spills
     """Outputs spilled on the spot."""
+    reports: Reports = field(default_factory=Reports)
+    """Long worker reports kept out of the main thread."""
     resumes: tuple[ResumeSummary, ...]
     """What layer 4 rewrote at each resume, oldest first."""
     context: ContextGrowth

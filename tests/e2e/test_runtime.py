@@ -238,6 +238,8 @@ def test_clear_errors_for_bad_input(workspace: Path, monkeypatch: pytest.MonkeyP
         Runtime(workspace, check_credentials=False).options(lead(), fork=True)
     with pytest.raises(SpecError, match="AgentSpec"):
         Runtime(workspace).run_sync("lead", "Go.")  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="report_limit must be a positive int, 0 or None"):
+        Runtime(workspace, report_limit=-1)
     for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "empty-config"))

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
-from claude_agent_sdk import AgentDefinition
+from claude_agent_sdk import AgentDefinition, HookMatcher
 
 from flower.hooks import SpillPolicy, index_hooks, spill_hooks
+from flower.options import merge_hooks
 from flower.testing import ScriptedModel, ToolUse, Usage, agent, bash, read, reply, tool_use
 from flower.testing.requests import RecordedRequest
 from flower.workbench import Workbench
@@ -138,6 +140,38 @@ async def test_a_failed_spill_keeps_the_original_output(
     (result,) = scripted_model.request("main", 1).tool_results
     assert result.text == "k" * 6000
     assert list(outside.iterdir()) == []
+
+
+async def test_a_failing_command_is_cut_by_the_cli_and_no_hook_can_rewrite_it(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Why spill leaves failing commands alone: a known limit, asserted so an upgrade that lifts it shows.
+
+    A Bash call that exits non-zero fires PostToolUseFailure, not PostToolUse. The CLI cuts its output
+    to about 10,000 chars (head and tail) itself, and ignores `updatedToolOutput` from that event.
+    """
+    seen: list[str] = []
+
+    async def rewrite(data: Any, tool_use_id: str | None, context: Any) -> Any:
+        seen.append(data["hook_event_name"])
+        output = {"hookEventName": "PostToolUseFailure", "updatedToolOutput": "REWRITTEN"}
+        return {"hookSpecificOutput": output}
+
+    hooks = merge_hooks(
+        spill_hooks(Workbench(workspace)), {"PostToolUseFailure": [HookMatcher(hooks=[rewrite])]}
+    )
+    scripted_model.script("main", [bash("python3 -c 'print(\"f\" * 60000); exit(3)'"), "done"])
+
+    await scripted_model.run("Go", cwd=workspace, tools=["Bash"], hooks=hooks)
+
+    (result,) = scripted_model.request("main", 1).tool_results
+    fact(seen == ["PostToolUseFailure"], "§2", "a failing Bash fires PostToolUseFailure, not PostToolUse")
+    fact("REWRITTEN" not in result.text, "§2", "PostToolUseFailure cannot rewrite the output")
+    fact(
+        result.text.startswith("Exit code 3\n") and 9_000 < len(result.text) < 11_000,
+        "§2",
+        "the CLI cuts a failing command's output to about 10,000 chars",
+    )
 
 
 async def test_the_index_reaches_the_coordinator_and_follows_a_worker_write(
