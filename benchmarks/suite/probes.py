@@ -171,11 +171,18 @@ def denial_visible(view: View, command: str) -> bool:
 
 
 def latest_state(view: View) -> int | None:
-    """The state version the agent would trust: the last `STATE v N` in a tool result it can see."""
+    """The state version the agent would trust: the last `STATE v N` in a tool result it can see.
+
+    None when there is none, or when a later result says a read of the state expired (flower's expiry
+    note asks to re-run it): the agent then reads the state again.
+    """
     seen: int | None = None
     for pair in view.pairs:
-        for match in STATE.finditer(pair.result):
-            seen = int(match.group(1))
+        versions = STATE.findall(pair.result)
+        if versions:
+            seen = int(versions[-1])
+        elif EXPIRED.search(pair.result) and "state/" in str(pair.input.get("command", "")):
+            seen = None
     return seen
 
 

@@ -51,23 +51,25 @@ READING = """\
   calls in it (W5), and a coordinator that cannot be flooded by tool outputs; it does not buy tokens in
   every workload.
 - **Layer by layer.** Spill: without it, flower costs 1.1 to 1.9 times more (W1, W2, W3, W5), and in W1
-  the coordinator loses the facts of the read-once tool (no pointer to send it back to). Expiry: it
-  halves the stale snapshots after W2's resume, but it keeps the six newest, and the newest is stale
-  after the idle gap: every strategy, flower included, acted on a stale state. Denial pruning: with the
-  wall, denials happen in workers and the coordinator only sees report lines, so there is nothing to
-  prune; without it (`flower -delegation`, W5), keeping one refusal made the agent issue three denied
-  commands again after the resume. Handoff: with the CLI's compaction instead (`flower -handoff`, W4)
-  the run costs about 14 % more and peaks at the CLI's compaction line. Workbench: no gain here; its
-  block costs a few hundred tokens per request, and no workload needed its index (the recurring script
-  is reused within a session by every strategy, since its Write stays visible). Report cap: without it
-  (`flower -report_cap`, W3) the two pasted logs reach the coordinator and stay there: its peak is a
-  fifth higher, at the same cost; with it, the one fact that sat in a pasted log is one read away
-  instead of in front of the coordinator.
+  the coordinator loses the facts of the read-once tool (no pointer to send it back to). Expiry: after
+  W2's two idle hours every `cat` of the state is expired, the six newest included (`stale_after`, one
+  hour), so flower (with or without the wall) reads the state again and acts on the current one, where
+  every other strategy acts on a stale state; the one stale snapshot left is the CLI's own "changed on
+  disk" notice inside an Agent result. With the seed's rule alone (`flower -expiry` keeps six, as the CLI
+  keeps all) the newest visible snapshot is stale and is trusted. Denial pruning: with the wall, denials
+  happen in workers and the coordinator only sees report lines, so there is nothing to prune; without it
+  (`flower -delegation`, W5), keeping one refusal made the agent issue three denied commands again after
+  the resume. Handoff: with the CLI's compaction instead (`flower -handoff`, W4) the run costs about 14 %
+  more and peaks at the CLI's compaction line. Workbench: no gain here; its block costs a few hundred
+  tokens per request, and no workload needed its index (the recurring script is reused within a session by
+  every strategy, since its Write stays visible). Report cap: without it (`flower -report_cap`, W3) the
+  two pasted logs reach the coordinator and stay there: its peak is a fifth higher, at the same cost; with
+  it, the one fact that sat in a pasted log is one read away instead of in front of the coordinator.
 - **Gaps this found in flower:** failing commands are never spilled: the CLI reports them to
   `PostToolUseFailure` and ignores an output rewrite from that event, so no hook can (its own cut to
-  10,000 chars is the bound). Expiry keeps the newest snapshot even after a long idle gap; denial
-  pruning on resume invites retries when the main thread itself was refused. (The first run of this
-  suite also found worker reports uncapped; `report_guard` was added for it.)
+  10,000 chars is the bound). Denial pruning on resume invites retries when the main thread itself was
+  refused. (The first run of this suite also found worker reports uncapped and the newest snapshots kept
+  after a long idle gap; `report_guard` and `EphemeralPolicy.stale_after` were added for them.)
 """
 
 PREVIEW_WHY = """\
@@ -101,22 +103,23 @@ request, deciding from that request alone:
   would put back what spill removed, and the CLI refuses Reads over 25k tokens;
 - a **verdict probe** follows every test run: the agent that ran it reads the verdict (the last line);
 - a denied command is issued unless a refusal naming it is visible; a recurring script is run if its
-  name is visible, else written again; after a resume the agent trusts the newest `STATE v N` it sees.
+  name is visible, else written again; after a resume the agent trusts the newest `STATE v N` it sees,
+  unless a later expiry note says a read of the state expired: then it reads the state again.
 
 **flower's runs** use `Runtime(workspace, configure=model.attach)` with its defaults (delegation wall with
 glance, spill at 4,000 chars with a 300 + 100-char preview, reports capped at 4,000 chars, workbench,
-`PruningSessionStore` with expiry keeping 6 and one denial, handoff) and a coordinator with one worker.
-The scripted coordinator does itself what flower lets it (looks such as `cat`/`ls`, Reads, greps of
-pointers) and delegates every other run of actions to a worker, in chunks of up to 8 (W5: 6; W4: one per
-work item); each subtask of W3 is one chunk. A worker reports the way flower's worker rules ask: the
-conclusion, the facts it was asked for, one `label -> path` line for each output it saw a pointer for,
-denials, scripts written, and (some W3 subtasks) a pasted log; sent back by the report cap, it answers
-without the log and with the saved report's path. The ablations remove one layer each: `-delegation` (the
-main thread is a `worker()` spec and does everything itself), `-spill` (`spill_threshold=None`), `-expiry`
-(`ephemeral=False`), `-denial_prune` (`keep_denials` very large), `-handoff` (`handoff=False`: the CLI
-compacts), `-workbench` (`workbench=False`), `-report_cap` (`report_limit=None`). An ablation whose layer
-has nothing to act on in a workload (no resume, no wall, no large output) would replay flower's run
-request for request; it is not run there, and its table says why.
+`PruningSessionStore` with expiry keeping 6 (none after an idle hour) and one denial, handoff) and a
+coordinator with one worker. The scripted coordinator does itself what flower lets it (looks such as
+`cat`/`ls`, Reads, greps of pointers) and delegates every other run of actions to a worker, in chunks of
+up to 8 (W5: 6; W4: one per work item); each subtask of W3 is one chunk. A worker reports the way flower's
+worker rules ask: the conclusion, the facts it was asked for, one `label -> path` line for each output it
+saw a pointer for, denials, scripts written, and (some W3 subtasks) a pasted log; sent back by the report
+cap, it answers without the log and with the saved report's path. The ablations remove one layer each:
+`-delegation` (the main thread is a `worker()` spec and does everything itself), `-spill`
+(`spill_threshold=None`), `-expiry` (`ephemeral=False`), `-denial_prune` (`keep_denials` very large),
+`-handoff` (`handoff=False`: the CLI compacts), `-workbench` (`workbench=False`), `-report_cap`
+(`report_limit=None`). An ablation whose layer has nothing to act on in a workload (no resume, no wall, no
+large output) would replay flower's run request for request; it is not run there, and its table says why.
 
 **Baselines** are plain `ClaudeAgentOptions`: the same `claude_code` system preset, tool list, model and
 `setting_sources=[]` as flower's sessions, `bypassPermissions`, no flower hook, rule or store.

@@ -208,6 +208,9 @@ async def _phases(
             return error
         if pause.external_change:
             subprocess.run(["python3", "gen.py", "external"], cwd=root, check=True, capture_output=True)
+        if rt is not None:  # the workload's idle time passes for the store's clock too (expiry's pause)
+            idle = sum(play.ledger.idle.values())
+            rt.store.clock = lambda idle=idle: time.time() + idle
         resume_states[play.ledger.pauses[-1]] = play.current_state()
         prompt, resume = "Continue where you left off.", session
 

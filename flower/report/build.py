@@ -23,6 +23,7 @@ from ..handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT
 from ..rules import WORKER_RULES
 from ..stores import EphemeralPolicy, PrunePolicy, TrimPolicy
 from ..stores.rewrite import rewrite_history
+from ..stores.rewrite.expire import entry_time
 from . import metrics as m
 from ._load import Loaded, SessionData, load_source, spills_of
 from .economy import (
@@ -146,6 +147,7 @@ def _resumes(session: SessionData, options: ReportOptions, notes: list[str]) -> 
                 ephemeral=options.ephemeral,
                 trim=options.trim,
                 spill_dir=_SPILL_ROOT if options.trim is not None else None,
+                now=entry_time(session.main[index]) if index < len(session.main) else None,
             )
         except Exception as exc:  # a history the rewrites cannot read: say so, count nothing
             notes.append(f"resume {ordinal} of {session.session_id}: not recomputed ({exc})")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import types
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Self, cast
@@ -117,6 +118,9 @@ class _RewritingStore(SessionStore):
         self._steps = steps
         self._spill_dir = spill_dir
         self._on_report = on_report
+        self.clock: Callable[[], float] = time.time
+        """The time of a load, in seconds since the epoch: expiry's pause before the load is measured
+        to it. Replace it to simulate the passage of time in a test or a benchmark."""
         self.last_report: LoadReport | None = None
         """The report of the latest `load()` of a main transcript (subagent loads go to `on_report` only)."""
 
@@ -161,6 +165,9 @@ class _RewritingStore(SessionStore):
             except Exception:
                 logger.exception("flower.stores: the on_report callback failed; the load goes on")
         return cast(list[SessionStoreEntry], applied.entries)
+
+    def _now(self) -> float:
+        return self.clock()
 
     def _rewrite(self, entries: list[Entry]) -> Applied:
         return apply_steps(entries, self._steps, write=self._write)
@@ -236,7 +243,9 @@ class TrimmingSessionStore(_RewritingStore):
         ephemeral_policy = _policy(ephemeral, EphemeralPolicy, "ephemeral")
         trim_policy = _policy(trim, TrimPolicy, "trim")
         directory = _spill_dir(trim_policy, spill_dir)
-        steps = rewrite_steps(ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory)
+        steps = rewrite_steps(
+            ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory, clock=self._now
+        )
         super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report)
         self.ephemeral: EphemeralPolicy | None = ephemeral_policy
         """The expiry policy, or `None` when expiry is off."""
@@ -269,7 +278,11 @@ class PruningSessionStore(_RewritingStore):
         trim_policy = _policy(trim, TrimPolicy, "trim")
         directory = _spill_dir(trim_policy, spill_dir)
         steps = rewrite_steps(
-            prune=prune_policy, ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory
+            prune=prune_policy,
+            ephemeral=ephemeral_policy,
+            trim=trim_policy,
+            spill_dir=directory,
+            clock=self._now,
         )
         super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report)
         self.prune: PrunePolicy = prune_policy

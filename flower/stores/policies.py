@@ -43,8 +43,9 @@ class EphemeralPolicy:
     """Expiry: results of ephemeral commands (`git status`, `ls`, `cat` ...) are replaced by a one-line note.
 
     Such a result goes stale as the work goes on, and re-running the command is cheaper than keeping an
-    old answer that may mislead. The `keep_recent` most recent ones keep their body. Only `Bash` calls are
-    considered; a command is ephemeral when `predicate(command)` holds.
+    old answer that may mislead. The `keep_recent` most recent ones keep their body, unless the session
+    was idle for `stale_after` seconds or more after them: then every one before the pause expires. Only
+    `Bash` calls are considered; a command is ephemeral when `predicate(command)` holds.
 
     Example::
 
@@ -69,9 +70,31 @@ class EphemeralPolicy:
     (`keep_recent`: at least that many newer ephemeral results exist) and `{newer}` (the exact count of
     newer ephemeral results). `{newer}` changes at every new result, so an already expired note would
     change on every resume and break the prompt-cache prefix there; the default avoids it."""
+    stale_after: float | None = 3600.0
+    """A pause of this many seconds or more (between two entries' timestamps, or from the last entry to
+    the load) expires every ephemeral result before it, the `keep_recent` newest included: after an idle
+    hour the newest snapshot is as stale as the oldest. An hour is the longest prompt-cache lifetime, so
+    the rewrite costs no extra cache miss: the prefix is cold by then anyway. `None` turns it off."""
+    idle_note: str = (
+        "[result of `{command}` expired: the session was idle for {idle} or more after it; "
+        "state may have changed; re-run it if needed]"
+    )
+    """The note for a result expired by a pause. Fields: `{command}` and `{idle}` (`stale_after`, as
+    "1 h" or "20 min": a constant, so the note stays the same from one load to the next)."""
 
     def __post_init__(self) -> None:
         _check_count("EphemeralPolicy", "keep_recent", self.keep_recent)
+        if self.stale_after is not None and (
+            not isinstance(self.stale_after, int | float)
+            or isinstance(self.stale_after, bool)
+            or not self.stale_after > 0
+            or self.stale_after == float("inf")
+        ):
+            raise SpecError(
+                f"EphemeralPolicy.stale_after must be None or a positive number of seconds, "
+                f"got {self.stale_after!r}"
+            )
+        _check_template("EphemeralPolicy", "idle_note", self.idle_note, command="ls", idle="1 h")
         _check_count("EphemeralPolicy", "batch", self.batch, minimum=1)
         if self.predicate is not None and not callable(self.predicate):
             raise SpecError("EphemeralPolicy.predicate must be a callable(command) -> bool or None")
@@ -84,6 +107,18 @@ class EphemeralPolicy:
         from ..glance import is_ephemeral  # imported late: the parser is only loaded when needed
 
         return is_ephemeral(command)
+
+    @property
+    def idle_text(self) -> str:
+        """`stale_after` as the notes show it: "1 h", "90 min", "45 s" (empty when it is None)."""
+        if self.stale_after is None:
+            return ""
+        seconds = float(self.stale_after)
+        if seconds >= 3600 and seconds % 3600 == 0:
+            return f"{seconds / 3600:g} h"
+        if seconds >= 60 and seconds % 60 == 0:
+            return f"{seconds / 60:g} min"
+        return f"{seconds:g} s"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,7 +22,7 @@ from flower.stores import (
 )
 
 from .test_conformance import AppendLoadOnly
-from .transcripts import Transcript, results, text
+from .transcripts import WRITTEN_BY, Transcript, results, text
 
 KEY = {"project_key": "proj", "session_id": "sess"}
 GIT = EphemeralPolicy(keep_recent=2, predicate=lambda c: c.startswith("git status"))
@@ -51,6 +51,7 @@ async def test_load_rewrites_and_sqlite_keeps_every_original(tmp_path: Path) -> 
         spill_dir=tmp_path / "spill",
         on_report=reports.append,
     ) as store:
+        store.clock = lambda: WRITTEN_BY
         await store.append(KEY, t.snapshot())
 
         loaded = await store.load(KEY)
@@ -82,6 +83,7 @@ async def test_load_rewrites_and_sqlite_keeps_every_original(tmp_path: Path) -> 
 async def test_trimming_store_does_not_prune(tmp_path: Path) -> None:
     t = busy_session()
     store = TrimmingSessionStore(InMemorySessionStore(), ephemeral=GIT, trim=False)
+    store.clock = lambda: WRITTEN_BY
     await store.append(KEY, t.snapshot())
     loaded = await store.load(KEY)
     assert len(loaded) == len(t.entries) and store.last_report is not None
@@ -129,6 +131,7 @@ async def test_a_trim_that_cannot_write_keeps_the_bodies(tmp_path: Path) -> None
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
     store = PruningSessionStore(InMemorySessionStore(), trim=TrimPolicy(keep_recent=0), spill_dir=blocker)
+    store.clock = lambda: WRITTEN_BY
     await store.append(KEY, busy_session().entries)
     loaded = await store.load(KEY)
     assert text(results(loaded)["toolu_big"]) == "L" * 3000

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import re
 import subprocess
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -217,3 +218,58 @@ async def test_an_orphan_call_is_answered_and_api_errors_are_not_replayed(
     assert healed.error is None and healed.text == "healed"
     result = scripted_model.request("main", -1).tool_result("toolu_orphan")
     assert result.text == PrunePolicy().orphan_note and result.tool_name == "Bash"
+
+
+class AgedStore(InMemorySessionStore):
+    """An in-memory store where time can pass: `age()` makes everything stored so far older."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.aged: dict[str, tuple[int, float]] = {}  # session id -> (entries aged, by seconds)
+
+    def age(self, session_id: str, seconds: float, count: int) -> None:
+        self.aged[session_id] = (count, seconds)
+
+    async def load(self, key: SessionKey) -> list[Any] | None:
+        entries = await super().load(key)
+        count, seconds = self.aged.get(key["session_id"], (0, 0.0)) if not key.get("subpath") else (0, 0.0)
+        if entries is None or not count:
+            return entries
+        aged = copy.deepcopy(entries)
+        for entry in aged[:count]:
+            stamp = entry.get("timestamp")
+            if isinstance(stamp, str):
+                moment = datetime.fromisoformat(stamp) - timedelta(seconds=seconds)
+                entry["timestamp"] = moment.isoformat().replace("+00:00", "Z")
+        return aged
+
+
+async def test_after_an_idle_hour_a_resume_expires_every_snapshot(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Two hours pass between the sessions: all three `git status` bodies are stale, the newest
+    included, though fewer than six were taken. A later resume, with the pause now inside the history,
+    replays the same notes, byte for byte."""
+    git_workspace(workspace)
+    aged = AgedStore()
+    store = PruningSessionStore(aged)
+    scripted_model.script(
+        "main", [bash("git status --short"), bash("git status"), bash("git status -s"), "seen"]
+    )
+    first = await scripted_model.run("Look at the repository.", cwd=workspace, session_store=store)
+    session = first.session_id
+    assert session is not None
+    (main,) = [entries for k, entries in aged._store.items() if k.endswith("/" + session)]
+    aged.age(session, 2 * 3600, len(main))  # everything so far was written two hours ago
+
+    scripted_model.script("main", ["resumed late"])
+    await scripted_model.run("Continue.", cwd=workspace, session_store=store, resume=session)
+    late = scripted_model.request("main", -1)
+    assert late.count("the session was idle for 1 h or more after it") == 3
+    assert "notes.txt" not in late, "no stale body of git status is replayed"
+    assert store.last_report is not None and len(store.last_report.of_kind("expired")) == 3
+
+    scripted_model.script("main", ["resumed again"])
+    await scripted_model.run("And now?", cwd=workspace, session_store=store, resume=session)
+    again = scripted_model.request("main", -1)
+    assert again.messages[: len(late.messages) - 1] == late.messages[:-1], "the same prefix as before"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from flower._errors import SpecError
@@ -134,3 +136,78 @@ def test_bad_input() -> None:
         EphemeralPolicy(batch=0)
     with pytest.raises(SpecError, match="may only use"):
         EphemeralPolicy(note="{cmd} expired")
+
+
+# -- a pause: after an idle hour the newest snapshots are as stale as the oldest ------------------------
+
+HOUR = 3600.0
+T0 = datetime(2026, 11, 29, 10, 0, tzinfo=UTC).timestamp()
+
+
+def timed(t: Transcript, *, pause_after: int | None = None, pause: float = 2 * HOUR) -> Transcript:
+    """Give every entry a timestamp a second apart; a `pause` before entry `pause_after` if given."""
+    moment = T0
+    for position, entry in enumerate(t.entries):
+        if "timestamp" not in entry:
+            continue
+        if position == pause_after:
+            moment += pause
+        entry["timestamp"] = datetime.fromtimestamp(moment, UTC).isoformat().replace("+00:00", "Z")
+        moment += 1
+    return t
+
+
+def test_a_pause_before_the_load_expires_the_newest_too() -> None:
+    t = timed(statuses(8))
+    last = T0 + len(t.entries)
+
+    soon = expire_ephemeral(t.entries, GIT, now=last + 60)
+    later = expire_ephemeral(t.entries, GIT, now=last + 2 * HOUR)
+
+    assert [c.tool_use_id for c in soon.changes] == ["toolu_gs0", "toolu_gs1"]
+    assert len(later.changes) == 8, "every snapshot before the pause is stale"
+    found = results(later.entries)
+    assert text(found["toolu_gs0"]) == (
+        "[result of `git status -s` expired: the session was idle for 1 h or more after it; "
+        "state may have changed; re-run it if needed]"
+    )
+    assert text(found["toolu_gs7"]) == text(found["toolu_gs0"]), "the same note for each: a constant"
+
+
+def test_a_pause_inside_the_history_gives_the_same_notes_at_every_later_load() -> None:
+    t = statuses(8)
+    t.prompt("continue")  # the resumed session wrote past the pause
+    t.run("git status -s", " M after.py", "toolu_after")
+    timed(t, pause_after=len(t.entries) - 3)
+
+    first = expire_ephemeral(t.entries, GIT, now=T0 + 3 * HOUR)
+    again = expire_ephemeral(t.entries, GIT)  # no clock at all: the pause is in the history
+
+    assert dumps(first.entries) == dumps(again.entries), "the same bytes: the prompt-cache prefix holds"
+    expired = {c.tool_use_id for c in first.changes}
+    assert expired == {f"toolu_gs{i}" for i in range(8)} and "toolu_after" not in expired
+
+
+def test_short_gaps_entries_without_time_and_none_change_nothing() -> None:
+    t = timed(statuses(4))
+    assert expire_ephemeral(t.entries, GIT, now=T0 + 30 * 60).changes == ()
+    untimed = statuses(4)
+    for entry in untimed.entries:
+        entry.pop("timestamp", None)
+    assert expire_ephemeral(untimed.entries, GIT, now=T0 + 10 * HOUR).changes == ()
+    off = EphemeralPolicy(predicate=GIT.predicate, stale_after=None)
+    assert expire_ephemeral(t.entries, off, now=T0 + 10 * HOUR).changes == ()
+
+
+def test_the_pause_length_is_a_policy() -> None:
+    t = timed(statuses(3))
+    quick = EphemeralPolicy(predicate=GIT.predicate, stale_after=600)
+    out = expire_ephemeral(t.entries, quick, now=T0 + 900)
+    assert len(out.changes) == 3
+    assert "idle for 10 min or more" in text(results(out.entries)["toolu_gs0"])
+
+
+@pytest.mark.parametrize("value", [0, -1, True, "3600", float("inf"), float("nan")])
+def test_a_bad_pause_length_is_refused(value: object) -> None:
+    with pytest.raises(SpecError, match="stale_after must be None or a positive number"):
+        EphemeralPolicy(stale_after=value)  # type: ignore[arg-type]

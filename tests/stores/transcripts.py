@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SESSION = "5e55a0e0-0000-4000-8000-000000000000"
+WRITTEN_BY = 1_795_946_460.0
+"""2026-11-29T10:01:00Z: every entry's timestamp is within the minute before (`.timestamp` below). A store
+whose clock says this loads the fixtures as if they were just written (no idle pause before the load)."""
 INTERRUPTED = (
     "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
     "edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to "

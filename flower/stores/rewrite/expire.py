@@ -5,6 +5,11 @@ wrong, and re-running the command costs less than carrying a stale copy. The `ke
 such results keep their body. The result block itself stays (only its content changes), so the call and
 its result still go together.
 
+After a pause of `stale_after` seconds or more (read from the entries' timestamps, and from the last
+entry to `now` when the caller gives it), every ephemeral result before the pause expires too, the newest
+included. The step stays a pure function of `(entries, policy, now)`; once the resumed session has
+written past the pause, the pause is in the history and every later load expires the same results.
+
 Example (keep_recent=1, two `git status` results)::
 
     before: tool_result(content=" M a.py\\n?? b.txt")   tool_result(content=" M a.py")
@@ -15,6 +20,7 @@ Example (keep_recent=1, two `git status` results)::
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from ..policies import Change, EphemeralPolicy
@@ -31,7 +37,7 @@ from ._transcript import (
     with_result_text,
 )
 
-__all__ = ["expire_ephemeral", "short_command"]
+__all__ = ["entry_time", "expire_ephemeral", "idle_cutoff", "short_command"]
 
 _SHORT = 80
 
@@ -59,12 +65,50 @@ def _commands(entries: list[Entry]) -> dict[str, str]:
     return commands
 
 
-def expire_ephemeral(entries: Sequence[Any], policy: EphemeralPolicy | None = None) -> Rewritten:
-    """Replace the bodies of all but the `keep_recent` newest ephemeral Bash results by `policy.note`.
+def entry_time(entry: Entry) -> float | None:
+    """An entry's `timestamp` (ISO 8601, as the CLI writes it) in seconds since the epoch, or None."""
+    stamp = entry.get("timestamp")
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return moment.timestamp() if moment.tzinfo is not None else None
+
+
+def idle_cutoff(entries: Sequence[Entry], stale_after: float | None, now: float | None = None) -> int:
+    """The index of the first entry after the last pause of `stale_after` seconds or more (0: none).
+
+    A pause is a gap between two consecutive timestamped entries, or between the last one and `now`
+    (that one gives `len(entries)`). Entries without a usable timestamp are passed over.
+    """
+    if stale_after is None:
+        return 0
+    cutoff = 0
+    last: float | None = None
+    for position, entry in enumerate(entries):
+        moment = entry_time(entry)
+        if moment is None:
+            continue
+        if last is not None and moment - last >= stale_after:
+            cutoff = position
+        last = moment
+    if now is not None and last is not None and now - last >= stale_after:
+        cutoff = len(entries)
+    return cutoff
+
+
+def expire_ephemeral(
+    entries: Sequence[Any], policy: EphemeralPolicy | None = None, *, now: float | None = None
+) -> Rewritten:
+    """Replace the bodies of all but the `keep_recent` newest ephemeral Bash results by `policy.note`,
+    and of every one before a pause of `policy.stale_after` seconds by `policy.idle_note`.
 
     A site is a text tool_result of a Bash call whose command `policy.is_ephemeral`, in a user entry
     that is neither protected nor a denial or interruption (`toolDenialKind`): those hold no output.
-    With `batch > 1` the number expired is rounded down to a multiple of `batch`.
+    With `batch > 1` the number expired by count is rounded down to a multiple of `batch`. `now` (seconds
+    since the epoch) is the time of the load: the pause before it counts too.
     """
     policy = policy if policy is not None else EphemeralPolicy()
     entries = check_entries(entries)
@@ -85,17 +129,22 @@ def expire_ephemeral(entries: Sequence[Any], policy: EphemeralPolicy | None = No
                 sites.append((position, index, str(tool_use_id), command))
     surplus = len(sites) - policy.keep_recent
     count = (surplus // policy.batch) * policy.batch if surplus > 0 else 0
-    if count == 0:
+    cutoff = idle_cutoff(entries, policy.stale_after, now)
+    idle = sum(1 for site in sites if site[0] < cutoff)
+    if max(count, idle) == 0:
         return Rewritten(entries)
     out = list(entries)
     changes: list[Change] = []
-    for rank, (position, index, tool_use_id, command) in enumerate(sites[:count]):
+    for rank, (position, index, tool_use_id, command) in enumerate(sites[: max(count, idle)]):
         entry = out[position]
         blocks = list(content_blocks(entry) or ())
         old = blocks[index]
-        note = policy.note.format(
-            command=short_command(command), keep=policy.keep_recent, newer=len(sites) - 1 - rank
-        )
+        if position < cutoff:  # the idle note wins: it only appears after a pause, when the cache is cold
+            note = policy.idle_note.format(command=short_command(command), idle=policy.idle_text)
+        else:
+            note = policy.note.format(
+                command=short_command(command), keep=policy.keep_recent, newer=len(sites) - 1 - rank
+            )
         blocks[index] = with_result_text(old, note)
         out[position] = with_blocks(entry, blocks)
         saved = block_size(old) - block_size(blocks[index])

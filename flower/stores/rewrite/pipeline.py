@@ -5,9 +5,11 @@ first so that what they remove is never counted as a result to keep; healing com
 results are never counted either. Every step returns a history that holds the red lines on its own
 (pairs together, chain connected), which is what lets the runner skip a step that fails.
 
-Determinism: every step depends only on its input and its policy (no clock, no randomness: added uuids
-are `uuid5` of what they answer, file names are content hashes), so two loads of the same history produce the
-same entries, byte for byte once serialised, and so the same request prefix for the prompt cache.
+Determinism: every step depends only on its input, its policy and, for expiry, the time of the load (no
+randomness: added uuids are `uuid5` of what they answer, file names are content hashes), so two loads of
+the same history produce the same entries, byte for byte once serialised, and so the same request prefix
+for the prompt cache. The time matters only when the session was idle for `EphemeralPolicy.stale_after`
+before the load, when the cache has expired anyway.
 """
 
 from __future__ import annotations
@@ -39,8 +41,13 @@ def rewrite_steps(
     ephemeral: EphemeralPolicy | None = None,
     trim: TrimPolicy | None = None,
     spill_dir: str | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> list[tuple[str, RewriteStep]]:
-    """The named steps the given policies enable, in pipeline order (`None` disables a policy)."""
+    """The named steps the given policies enable, in pipeline order (`None` disables a policy).
+
+    `clock` gives the time of each run (seconds since the epoch) for expiry's pause before the load;
+    `None`: only the pauses inside the history count.
+    """
     if trim is not None and spill_dir is None:
         raise SpecError("trimming needs a spill directory the agent can Read")
     steps: list[tuple[str, RewriteStep]] = []
@@ -51,7 +58,12 @@ def rewrite_steps(
         if prune.neutralise_interrupts:
             steps.append(("neutralise_interrupts", lambda entries: neutralise_interrupts(entries, prune)))
     if ephemeral is not None:
-        steps.append(("expire_ephemeral", lambda entries: expire_ephemeral(entries, ephemeral)))
+        steps.append(
+            (
+                "expire_ephemeral",
+                lambda entries: expire_ephemeral(entries, ephemeral, now=clock() if clock else None),
+            )
+        )
     if trim is not None and spill_dir is not None:
         directory = spill_dir
         steps.append(("trim_results", lambda entries: trim_results(entries, trim, directory)))
@@ -67,15 +79,20 @@ def rewrite_history(
     ephemeral: EphemeralPolicy | None = None,
     trim: TrimPolicy | None = None,
     spill_dir: str | None = None,
+    now: float | None = None,
 ) -> Rewritten:
     """Run every enabled rewrite over `entries` (pure: trimmed bodies are returned, not written).
 
-    Unlike a store, this raises when a step fails. With no policy given nothing is rewritten.
+    `now` is the time of the load (seconds since the epoch), for expiry's pause before it; `None`: only
+    the pauses inside the history count. Unlike a store, this raises when a step fails. With no policy
+    given nothing is rewritten.
     """
     current = check_entries(entries)
     changes: list[Change] = []
     spills: dict[str, Spill] = {}
-    for _, step in rewrite_steps(prune=prune, ephemeral=ephemeral, trim=trim, spill_dir=spill_dir):
+    clock = None if now is None else (lambda: now)
+    steps = rewrite_steps(prune=prune, ephemeral=ephemeral, trim=trim, spill_dir=spill_dir, clock=clock)
+    for _, step in steps:
         result = step(current)
         current = result.entries
         changes.extend(result.changes)
