@@ -149,9 +149,11 @@ def standings(rows: Sequence[Metrics], workloads: Sequence[Workload]) -> str:
             )
         raw = _row(rows, w.key, "baseline_raw")
         if w.key == "w2" and raw is not None:
+            stays = "snapshot stays" if mine.staleness == 1 else "snapshots stay"
+            trusted = "a stale" if mine.stale_trusted else "the current"
             parts.append(
-                f"after the resume {mine.staleness} stale state snapshots stay visible "
-                f"(baseline_raw: {raw.staleness})"
+                f"after the resume {mine.staleness} stale state {stays} visible "
+                f"(baseline_raw: {raw.staleness}) and it acts on {trusted} state"
             )
         if w.key == "w5" and raw is not None:
             parts.append(
