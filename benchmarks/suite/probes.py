@@ -21,6 +21,7 @@ CLI_POINTER = re.compile(r"Full output saved to: (\S+)")
 TRANSCRIPT_POINTER = re.compile(r"read the full transcript at: (\S+?\.jsonl)")
 EXPIRED = re.compile(r"\[result of `[^`]*` expired")
 STATE = re.compile(r"STATE v (\d+)")
+DENIAL_NOTE = "[also refused earlier (not shown): "
 
 
 def strings(value: Any) -> Iterator[str]:
@@ -163,9 +164,12 @@ def grep_command(key: str, path: str) -> str:
 
 
 def denial_visible(view: View, command: str) -> bool:
-    """Whether the request shows that `command` is denied: its own refused call, or a report saying so."""
+    """Whether the request shows that `command` is denied: its own refused call, a report saying so, or
+    the note of layer 4 naming the refused calls it dropped."""
     for pair in view.pairs:
         if pair.command == command and pair.is_error and "denied" in pair.result:
+            return True
+        if pair.is_error and DENIAL_NOTE in pair.result and f"`{command}`" in pair.result:
             return True
     return view.has(f"denied: `{command}`")
 

@@ -58,18 +58,20 @@ READING = """\
   disk" notice inside an Agent result. With the seed's rule alone (`flower -expiry` keeps six, as the CLI
   keeps all) the newest visible snapshot is stale and is trusted. Denial pruning: with the wall, denials
   happen in workers and the coordinator only sees report lines, so there is nothing to prune; without it
-  (`flower -delegation`, W5), keeping one refusal made the agent issue three denied commands again after
-  the resume. Handoff: with the CLI's compaction instead (`flower -handoff`, W4) the run costs about 14 %
-  more and peaks at the CLI's compaction line. Workbench: no gain here; its block costs a few hundred
-  tokens per request, and no workload needed its index (the recurring script is reused within a session by
-  every strategy, since its Write stays visible). Report cap: without it (`flower -report_cap`, W3) the
-  two pasted logs reach the coordinator and stay there: its peak is a fifth higher, at the same cost; with
-  it, the one fact that sat in a pasted log is one read away instead of in front of the coordinator.
+  (`flower -delegation`, W5), the refusal kept names the ones dropped, so no refused command is issued
+  again after the resume (the first version, which kept the newest refusal alone, saw three issued again).
+  Handoff: with the CLI's compaction instead (`flower -handoff`, W4) the run costs about 14 % more and
+  peaks at the CLI's compaction line. Workbench: no gain here; its block costs a few hundred tokens per
+  request, and no workload needed its index (the recurring script is reused within a session by every
+  strategy, since its Write stays visible). Report cap: without it (`flower -report_cap`, W3) the two
+  pasted logs reach the coordinator and stay there: its peak is a fifth higher, at the same cost; with it,
+  the one fact that sat in a pasted log is one read away instead of in front of the coordinator.
 - **Gaps this found in flower:** failing commands are never spilled: the CLI reports them to
   `PostToolUseFailure` and ignores an output rewrite from that event, so no hook can (its own cut to
-  10,000 chars is the bound). Denial pruning on resume invites retries when the main thread itself was
-  refused. (The first run of this suite also found worker reports uncapped and the newest snapshots kept
-  after a long idle gap; `report_guard` and `EphemeralPolicy.stale_after` were added for them.)
+  10,000 chars is the bound). (The first run of this suite also found worker reports uncapped, the newest
+  snapshots kept after a long idle gap, and refused commands issued again once pruning had dropped their
+  refusals; `report_guard`, `EphemeralPolicy.stale_after` and `PrunePolicy.denial_note` were added for
+  them.)
 """
 
 PREVIEW_WHY = """\

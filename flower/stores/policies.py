@@ -150,7 +150,8 @@ class PrunePolicy:
     Denials are recognised by the transcript's structural marker `toolDenialKind`, never by text. A
     denied call costs more than its message (measured: 273 chars, 180 of them the dead command) and a
     row of them teaches the agent that trying is useless; the most recent one is kept, since it is what
-    stops a retry loop.
+    stops a retry loop. Its result then names the calls dropped before it (`denial_note`), so what was
+    refused is still known and not tried again, at a few dozen characters a call.
     """
 
     keep_denials: int = 1
@@ -178,6 +179,10 @@ class PrunePolicy:
         "Check the state before running it again.]"
     )
     """The text of the result given to a call left without one (no fields)."""
+    denial_note: str | None = "[also refused earlier (not shown): {calls}]"
+    """Appended to the result of the newest kept denial when older ones are dropped. Fields: `{calls}`
+    (the dropped calls, oldest first and each once, as `rm -rf build` for Bash or `Write(src/a.py)`; at
+    most 8, then "and N more") and `{count}`. None: nothing is appended."""
 
     def __post_init__(self) -> None:
         _check_count("PrunePolicy", "keep_denials", self.keep_denials)
@@ -192,11 +197,14 @@ class PrunePolicy:
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():
                 raise SpecError(f"PrunePolicy.{name} must be a non-empty str")
+        if self.denial_note is not None:
+            _check_template("PrunePolicy", "denial_note", self.denial_note, calls="`ls`", count=1)
 
 
-ChangeKind = Literal["expired", "trimmed", "denial", "api_error", "interrupt", "orphan"]
-"""What a rewrite did: expired or trimmed a result, dropped a denied call or an API-error entry,
-neutralised an interrupted result, gave an orphan call a result."""
+ChangeKind = Literal["expired", "trimmed", "denial", "denial_note", "api_error", "interrupt", "orphan"]
+"""What a rewrite did: expired or trimmed a result, dropped a denied call (and named the dropped ones in
+the kept denial's result) or an API-error entry, neutralised an interrupted result, gave an orphan call a
+result."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -204,7 +212,7 @@ class Change:
     """One thing a load rewrote."""
 
     kind: ChangeKind
-    """What was done: `expired`, `trimmed`, `denial`, `api_error`, `interrupt` or `orphan`."""
+    """What was done: `expired`, `trimmed`, `denial`, `denial_note`, `api_error`, `interrupt` or `orphan`."""
     uuid: str | None
     """The entry changed, dropped (`api_error`) or added (`orphan`)."""
     tool_use_id: str | None = None
@@ -276,6 +284,7 @@ class LoadReport:
 
 
 _KIND_ORDER: tuple[ChangeKind, ...] = ("expired", "trimmed", "denial", "api_error", "interrupt", "orphan")
+"""The kinds `summary()` counts (a `denial_note` goes with the denials it names)."""
 _KIND_WORDS: dict[ChangeKind, str] = {
     "expired": "expired",
     "trimmed": "trimmed",

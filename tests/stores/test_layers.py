@@ -75,6 +75,9 @@ async def test_load_rewrites_and_sqlite_keeps_every_original(tmp_path: Path) -> 
     report = store.last_report
     assert report is not None and reports == [report, report]
     assert (len(report.expired), len(report.trimmed), len(report.pruned)) == (2, 1, 3 + 1 + 1 + 1)
+    assert len(report.of_kind("denial_note")) == 1 and text(found["toolu_rm3"]) == (
+        "denied\n[also refused earlier (not shown): `rm -rf b0`, `rm -rf b1`, `rm -rf b2`]"
+    )
     assert report.entries_in == len(t.entries) and report.entries_out == len(loaded)
     assert report.chars_saved > 3000 and report.errors == ()
     assert report.summary().startswith("sess: 2 expired, 1 trimmed, 3 denials dropped, 1 API errors dropped")

@@ -111,7 +111,10 @@ async def test_a_resume_sees_exactly_the_rewritten_history(
     request = scripted_model.request("main", -1)
     denials = [r for r in request.tool_results if "DENIED: no deletions" in r.text]
     assert len(denials) == 1 and "rm -rf build-3" in str(request.tool_uses)
-    assert "build-1" not in request and "build-2" not in request
+    assert "build-1" not in str(request.tool_uses) and "build-2" not in str(request.tool_uses)
+    (kept,) = denials
+    assert kept.text.endswith("\n[also refused earlier (not shown): `rm -rf build-1`, `rm -rf build-2`]")
+    assert request.count("build-1") == request.count("build-2") == 1, "named once, in the kept denial"
     assert "API Error" not in request
     assert PrunePolicy().interrupt_note in request and "doesn't want to proceed" not in request
     statuses = [

@@ -35,8 +35,14 @@ def test_all_but_the_newest_denial_go_with_their_calls() -> None:
 
     assert set(calls(out.entries)) == {"toolu_ok0", "toolu_ok1", "toolu_ok2", "toolu_rm2"}
     assert set(results(out.entries)) == {"toolu_ok0", "toolu_ok1", "toolu_ok2", "toolu_rm2"}
-    assert [c.tool_use_id for c in out.changes] == ["toolu_rm0", "toolu_rm1"]
-    assert all(c.kind == "denial" and c.detail == "Bash" and c.chars_saved > 100 for c in out.changes)
+    dropped, (noted,) = out.changes[:-1], out.changes[-1:]
+    assert [c.tool_use_id for c in dropped] == ["toolu_rm0", "toolu_rm1"]
+    assert all(c.kind == "denial" and c.detail == "Bash" and c.chars_saved > 100 for c in dropped)
+    assert (noted.kind, noted.tool_use_id) == ("denial_note", "toolu_rm2")
+    assert text(results(out.entries)["toolu_rm2"]) == (
+        "PreToolUse:Bash hook error: no deletions\n"
+        "[also refused earlier (not shown): `rm -rf build0`, `rm -rf build1`]"
+    ), "the kept denial names what was dropped"
     assert len(out.entries) == len(before) - 4, "the emptied call and result entries are dropped"
     assert t.entries == before
 
@@ -147,3 +153,25 @@ def test_policy_checks() -> None:
         PrunePolicy(interrupt_note=" ")
     with pytest.raises(SpecError, match="heal_orphans"):
         PrunePolicy(heal_orphans=1)  # type: ignore[arg-type]
+
+
+def test_the_note_names_each_dropped_call_once_and_stops_at_eight() -> None:
+    t = Transcript()
+    t.prompt("go")
+    for i in range(12):
+        t.assistant(t.bash(f"rm -rf b{i % 10}", f"toolu_rm{i}"))
+        t.result(f"toolu_rm{i}", "no", denial="permission-rule")
+    t.assistant(t.call("Write", {"file_path": "/ws/a.py", "content": "x"}, "toolu_w"))
+    t.result("toolu_w", "no", denial="permission-rule")
+    t.assistant(t.bash("git push", "toolu_push"))
+    t.result("toolu_push", "no", denial="permission-rule")
+
+    note = text(results(drop_denials(t.entries).entries)["toolu_push"])
+
+    assert note.startswith("no\n[also refused earlier (not shown): `rm -rf b0`, `rm -rf b1`,")
+    assert note.endswith("`rm -rf b7` and 3 more]"), "10 distinct commands and a Write: 8 shown"
+    unnoted = drop_denials(t.entries, PrunePolicy(denial_note=None))
+    assert text(results(unnoted.entries)["toolu_push"]) == "no"
+    assert {c.kind for c in unnoted.changes} == {"denial"}
+    with pytest.raises(SpecError, match="denial_note"):
+        PrunePolicy(denial_note="{nope}")

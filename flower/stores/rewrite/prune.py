@@ -8,6 +8,9 @@ results) stay as they are, and an entry left with no block is dropped and the ch
     before: assistant[tool_use A "git status", tool_use B "rm -rf x"]  user[result A]  user[result B, denied]
     after:  assistant[tool_use A "git status"]                         user[result A]
 
+The newest kept denial's result then names the dropped calls (`denial_note`: "[also refused earlier
+(not shown): `rm -rf x`]"), so the agent still knows what was refused without a row of refusals.
+
 API errors (`drop_api_errors`). When retries run out, the CLI writes a synthetic assistant entry
 (`isApiErrorMessage: true`, model `<synthetic>`, "API Error: 500 ..."). It is dropped and the chain
 relinked. (Measured with CLI 2.1.327: the CLI already leaves these out of the request it builds on
@@ -37,11 +40,14 @@ from ._transcript import (
     with_blocks,
     with_result_text,
 )
+from .expire import short_command
 from .relink import drop_entries
 
 __all__ = ["drop_api_errors", "drop_denials", "neutralise_interrupts"]
 
 _DENIAL_FIELDS = ("toolUseResult", "toolDenialKind", "permissionDecision", "sourceToolAssistantUUID")
+_NOTE_CALLS = 8
+_ARGUMENT_KEYS = ("file_path", "notebook_path", "path", "pattern", "url", "query", "description")
 
 
 def drop_denials(entries: Sequence[Any], policy: PrunePolicy | None = None) -> Rewritten:
@@ -72,6 +78,7 @@ def drop_denials(entries: Sequence[Any], policy: PrunePolicy | None = None) -> R
     emptied: list[str] = []
     saved: dict[str, int] = {}
     names: dict[str, str] = {}
+    described: dict[str, str] = {}
     for entry in entries:
         blocks = content_blocks(entry)
         if blocks is None or is_protected(entry):
@@ -84,6 +91,7 @@ def drop_denials(entries: Sequence[Any], policy: PrunePolicy | None = None) -> R
                 saved[ident] = saved.get(ident, 0) + block_size(block)
                 if block.get("type") == "tool_use":
                     names[ident] = str(block.get("name", ""))
+                    described[ident] = _describe(block)
             else:
                 kept.append(block)
         if len(kept) == len(blocks):
@@ -110,7 +118,63 @@ def drop_denials(entries: Sequence[Any], policy: PrunePolicy | None = None) -> R
         for ident in candidates
         if ident in doomed
     )
+    kept_ids = [ident for ident in candidates if ident not in doomed]
+    if policy.denial_note is not None and kept_ids:
+        dropped = [described[ident] for ident in candidates if ident in doomed and ident in described]
+        out, noted = _note_dropped(out, kept_ids[-1], dropped, policy.denial_note)
+        changes += noted
     return Rewritten(drop_entries(out, emptied), changes)
+
+
+def _describe(call: dict[str, Any]) -> str:
+    """A denied call as the note names it: a Bash command, else `Tool(main argument)`."""
+    name = str(call.get("name", "") or "?")
+    raw = call.get("input")
+    tool_input: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    command = tool_input.get("command")
+    if name == "Bash" and isinstance(command, str) and command.strip():
+        shown = short_command(command).replace("`", "'")
+        return f"`{shown}`"
+    for key in _ARGUMENT_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return f"{name}({short_command(value)})"
+    return name
+
+
+def _note_dropped(
+    entries: list[Entry], kept: str, dropped: list[str], template: str
+) -> tuple[list[Entry], tuple[Change, ...]]:
+    """Append the note naming `dropped` to the text of `kept`'s result (a text result only)."""
+    unique = list(dict.fromkeys(dropped))
+    if not unique:
+        return entries, ()
+    shown = ", ".join(unique[:_NOTE_CALLS])
+    if len(unique) > _NOTE_CALLS:
+        shown += f" and {len(unique) - _NOTE_CALLS} more"
+    note = template.format(calls=shown, count=len(dropped))
+    out = list(entries)
+    for position, entry in enumerate(out):
+        if is_protected(entry):
+            continue
+        for index, block in iter_blocks(entry, "tool_result"):
+            if block.get("tool_use_id") != kept:
+                continue
+            text = result_text(block)
+            if text is None:
+                return entries, ()
+            blocks = list(content_blocks(entry) or ())
+            blocks[index] = with_result_text(block, f"{text}\n{note}")
+            out[position] = with_blocks(entry, blocks)
+            change = Change(
+                kind="denial_note",
+                uuid=entry.get("uuid"),
+                tool_use_id=kept,
+                chars_saved=block_size(block) - block_size(blocks[index]),
+                detail=note,
+            )
+            return out, (change,)
+    return entries, ()
 
 
 def _ident(block: Any) -> str | None:
