@@ -97,7 +97,10 @@ def describe(report: LoadReport) -> list[str]:
         f"{report.chars_saved} chars saved"
     ]
     for change in report.changes:
-        lines.append(f"    {change.kind:<8} {change.detail!r:<42} {change.chars_saved:>5} chars")
+        # a denial_note: the refusal kept on resume names the one dropped (its detail holds paths)
+        detail = "the kept refusal names it" if change.kind == "denial_note" else repr(change.detail)
+        kind = "noted" if change.kind == "denial_note" else change.kind
+        lines.append(f"    {kind:<8} {detail:<42} {change.chars_saved:>5} chars")
     return lines
 
 
