@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from flower.testing.requests import _strings as strings  # every string leaf of a JSON value
 
 SPILL_POINTER = re.compile(r"moved out of the conversation to (\S+?) \(Read it")
 CLI_POINTER = re.compile(r"Full output saved to: (\S+)")
@@ -22,18 +24,6 @@ TRANSCRIPT_POINTER = re.compile(r"read the full transcript at: (\S+?\.jsonl)")
 EXPIRED = re.compile(r"\[result of `[^`]*` expired")
 STATE = re.compile(r"STATE v (\d+)")
 DENIAL_NOTE = "[also refused earlier (not shown): "
-
-
-def strings(value: Any) -> Iterator[str]:
-    """Every string leaf of a JSON value (keys excluded)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from strings(item)
 
 
 def block_text(content: Any) -> str:
