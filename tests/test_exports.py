@@ -8,6 +8,7 @@ import pytest
 
 MODULES = [
     "flower",
+    "flower.cost",
     "flower.events",
     "flower.report",
     "flower.stores",

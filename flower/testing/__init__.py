@@ -7,6 +7,7 @@ and every request it logs is exactly the context the model saw. See docs/testing
 
 from .._errors import ScriptError, ScriptTimeout, UnconsumedSteps, UnexpectedRequest
 from .callers import COMPACT, MAIN, SUBAGENT, agent_marker
+from .editing import ClearToolUses
 from .requests import RecordedRequest, RequestSizes, ToolResultView
 from .run import ScriptedRun
 from .scripts import Script
@@ -35,6 +36,7 @@ __all__ = [
     "COMPACT",
     "MAIN",
     "SUBAGENT",
+    "ClearToolUses",
     "DropConnection",
     "HttpError",
     "RecordedRequest",

@@ -64,6 +64,12 @@ class RequestLog:
                 self._unexpected.append(unexpected)
             self._changed.notify_all()
 
+    def set_usage(self, recorded: RecordedRequest, usage: dict[str, int]) -> None:
+        """Note the usage the reply to a recorded request reported."""
+        with self._changed:
+            current = self._entries[recorded.seq]
+            self._entries[recorded.seq] = dataclasses.replace(current, usage=usage)
+
     def add_unexpected(self, message: str) -> None:
         """Note a failure outside any recorded request (say, a script that raised); wake waiters."""
         with self._changed:

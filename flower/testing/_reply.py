@@ -17,21 +17,26 @@ from .steps import DropConnection, HttpError, Reply, StreamError, Text
 __all__ = ["answer"]
 
 
-async def answer(step: Concrete, recorded: RecordedRequest, size: int, responder: Responder) -> None:
+async def answer(
+    step: Concrete, recorded: RecordedRequest, size: int, responder: Responder
+) -> dict[str, int] | None:
     """Answer `recorded` (whose body was `size` bytes) with `step`, after the step's `delay`.
 
     `Reply` goes out as SSE or one JSON body, as the request asked; `HttpError` as an error status;
     `DropConnection` resets the connection (after the first event if `after_start` and streaming);
-    `StreamError` as an in-stream error event, or a 529 when not streaming.
+    `StreamError` as an in-stream error event, or a 529 when not streaming. Returns the usage a `Reply`
+    reported (None for the other steps).
     """
     if step.delay:
         await anyio.sleep(step.delay)
     model = recorded.model or "claude-scripted"
     if isinstance(step, Reply):
+        message = _wire.message_json(step, model, size)
         if recorded.stream:
-            await responder.send_stream(_wire.sse_events(step, model, size))
+            await responder.send_stream(_wire.sse_events(step, model, size, message=message))
         else:
-            await responder.send_json(200, _wire.message_json(step, model, size))
+            await responder.send_json(200, message)
+        return dict(message["usage"])
     elif isinstance(step, HttpError):
         headers = {"retry-after": f"{step.retry_after:g}"} if step.retry_after is not None else {}
         await responder.send_json(step.status, _wire.error_body(step), headers)
@@ -51,3 +56,4 @@ async def answer(step: Concrete, recorded: RecordedRequest, size: int, responder
         else:
             error = HttpError(status=529, message=step.message, error_type=step.error_type)
             await responder.send_json(529, _wire.error_body(error))
+    return None

@@ -110,9 +110,12 @@ def _block_events(index: int, block: dict[str, Any]) -> Iterator[bytes]:
     yield sse_event("content_block_stop", {"type": "content_block_stop", "index": index})
 
 
-def sse_events(step: Reply, model: str, request_chars: int) -> Iterator[bytes]:
-    """The streamed form of `message_json`: message_start, one start/deltas/stop per block, message_delta."""
-    message = message_json(step, model, request_chars)
+def sse_events(
+    step: Reply, model: str, request_chars: int, *, message: dict[str, Any] | None = None
+) -> Iterator[bytes]:
+    """The streamed form of `message_json` (or of `message`, already built from `step`): message_start,
+    one start/deltas/stop per block, message_delta."""
+    message = message or message_json(step, model, request_chars)
     yield _message_start(message)
     for index, block in enumerate(message["content"]):
         yield from _block_events(index, block)

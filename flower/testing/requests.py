@@ -97,6 +97,14 @@ class RecordedRequest:
     """`time.monotonic()` when the request arrived."""
     answer: str = field(default="", compare=False)
     """What the script answered, in one line (filled in once the step is chosen)."""
+    usage: dict[str, int] | None = field(default=None, compare=False)
+    """The usage the reply reported (`input_tokens`, `cache_read_input_tokens`,
+    `cache_creation_input_tokens`, `output_tokens`), once it was sent; None for an error step."""
+
+    @property
+    def output_tokens(self) -> int:
+        """Output tokens the reply reported: the size of what the script produced (0 before it was sent)."""
+        return int((self.usage or {}).get("output_tokens", 0))
 
     @property
     def stream(self) -> bool:

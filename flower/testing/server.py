@@ -23,15 +23,17 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions
 
 from .._errors import SpecError, UnconsumedSteps, UnexpectedRequest
+from ..cost.cache import PromptCache
 from . import _wire
 from ._http import HttpRequest, Responder, serve
 from ._log import RequestLog
 from ._reply import answer
 from .callers import COMPACT, MAIN, SUBAGENT, agent_marker, check_agent_name, classify, tool_set
+from .editing import Edit, apply_context_management
 from .requests import RecordedRequest
 from .run import ScriptedRun, run_query
 from .scripts import Script, ScriptLike, resolve
-from .steps import describe
+from .steps import Reply, Usage, describe
 
 __all__ = ["UNSCRIPTED_STATUS", "ScriptedModel"]
 
@@ -58,6 +60,13 @@ class ScriptedModel:
 
     On exit it raises `UnexpectedRequest` if a request found no step, and (when `strict`) `UnconsumedSteps`
     if steps were left over.
+
+    Like the API, it applies the `clear_tool_uses_20250919` edits a request's `context_management` asks
+    for before anything reads the request; `edit` adds a server-side rewrite of your own (a context
+    strategy to measure, e.g. `ClearToolUses(...)`). `cache` (a `flower.cost.PromptCache`) fills the
+    usage of every reply that gives none with what the API's prompt cache would report (input, cache
+    reads and writes; output is always the reply's own size), so the CLI, its transcripts and
+    `flower report` see realistic cache figures.
     """
 
     def __init__(
@@ -68,9 +77,15 @@ class ScriptedModel:
         compact: ScriptLike | None = None,
         subagent: ScriptLike | None = None,
         strict: bool = True,
+        edit: Edit | None = None,
+        cache: PromptCache | None = None,
     ) -> None:
         self.strict = strict
         """Fail when script steps are left over at the end (`UnconsumedSteps`)."""
+        self.edit = edit
+        """A server-side rewrite applied to every request before it is logged and scripted."""
+        self.cache = cache
+        """The prompt cache whose usage replies report when their script gives none."""
         self._log = RequestLog()
         self._lock = self._log.lock  # the scripts share the log's (reentrant) lock
         self._scripts: dict[str, Script] = {}
@@ -369,6 +384,9 @@ class ScriptedModel:
         if request.path == "/v1/messages/count_tokens":
             await responder.send_json(200, {"input_tokens": _wire.estimate_tokens(len(request.body))})
             return
+        body = apply_context_management(body)
+        if self.edit is not None:
+            body = self.edit(body)
         recorded = self._log.record(classify(body, self._tool_sets), body, request)
         with self._lock:
             script = self._scripts.get(recorded.caller)
@@ -387,5 +405,15 @@ class ScriptedModel:
                 {"type": "error", "error": {"type": "permission_error", "message": message}},
             )
             return
+        if isinstance(step, Reply) and step.usage is None and self.cache is not None:
+            found = self.cache.send(recorded.body, at=recorded.received_at)
+            usage = Usage(
+                input_tokens=found.input,
+                cache_read_input_tokens=found.cache_read,
+                cache_creation_input_tokens=found.cache_creation + found.cache_creation_1h,
+            )
+            step = dataclasses.replace(step, usage=usage)
         self._log.annotate(recorded, describe(step))
-        await answer(step, recorded, len(request.body), responder)
+        sent = await answer(step, recorded, len(request.body), responder)
+        if sent is not None:
+            self._log.set_usage(recorded, sent)

@@ -1,0 +1,146 @@
+"""flower.cost: prices, the simulated prompt cache and the dollar breakdown (pure; bodies built by hand)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from flower.cost import (
+    BILLING_PREFIX,
+    TTL_1H,
+    PromptCache,
+    RequestUsage,
+    blocks_of,
+    estimate,
+    price,
+    price_for,
+    simulate,
+    tokens_of,
+)
+from flower.report.metrics import TokenUsage
+
+MARK = {"type": "ephemeral"}
+
+
+def use(n: int, name: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": f"t{n}", "name": name, "input": {}}
+
+
+def result(n: int, text: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": f"t{n}", "content": text}
+
+
+def body(
+    turns: int,
+    *,
+    size: int = 4_000,
+    billing: str = "cc_version=1.aaa",
+    model: str = "claude-sonnet-4-6",
+    changed: int | None = None,
+) -> dict[str, Any]:
+    """A CLI-shaped request: tools, the billing block, a marked system block, then `turns` tool rounds
+    whose last block is marked (the CLI's breakpoints). `changed` rewrites one earlier result."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "Go."}]}]
+    for n in range(turns):
+        text = ("x" if n != changed else "y") * size
+        messages += [
+            {"role": "assistant", "content": [use(n, "Bash")]},
+            {"role": "user", "content": [result(n, text)]},
+        ]
+    messages[-1]["content"][-1] = {**messages[-1]["content"][-1], "cache_control": MARK}
+    return {
+        "model": model,
+        "tools": [{"name": "Bash", "description": "d" * 8_000}],
+        "system": [
+            {"type": "text", "text": f"{BILLING_PREFIX} {billing};"},
+            {"type": "text", "text": "s" * 4_000, "cache_control": MARK},
+        ],
+        "messages": messages,
+    }
+
+
+def total(b: dict[str, Any]) -> int:
+    return sum(block.tokens for block in blocks_of(b))
+
+
+def test_blocks_follow_the_apis_order_tools_system_messages_and_carry_the_marks() -> None:
+    blocks = blocks_of(body(1))
+    assert [b.role for b in blocks] == ["tools", "system", "system", "user", "assistant", "user"]
+    assert [b.breakpoint for b in blocks] == [None, None, 300.0, None, None, 300.0]
+    assert tokens_of(5) == 2 and tokens_of(4) == 1
+
+
+def test_each_turn_reads_the_previous_request_and_writes_only_what_it_adds() -> None:
+    cache = PromptCache()
+    first, second = cache.send(body(1), at=0.0), cache.send(body(2), at=20.0)
+    assert first == RequestUsage(cache_creation=total(body(1)))
+    assert second.cache_read == total(body(1)) and second.input == 0
+    assert second.cache_creation == total(body(2)) - total(body(1))
+    assert second.context == total(body(2))
+
+
+def test_a_rewrite_far_back_reads_only_tools_and_system_a_near_one_reads_up_to_it() -> None:
+    cache = PromptCache()
+    for n in range(1, 13):
+        cache.send(body(n, size=400), at=20.0 * n)
+    head = sum(b.tokens for b in blocks_of(body(0))[:3])  # tools + system, up to the system mark
+    far = cache.send(body(12, size=400, changed=0), at=300.0)  # 23 blocks before the last mark
+    assert far.cache_read == head
+    near = cache.send(body(12, size=400, changed=10), at=320.0)  # within the 20-block lookback
+    assert near.cache_read == total(body(10, size=400))
+
+
+def test_entries_expire_after_their_ttl_and_a_read_refreshes_them() -> None:
+    cache = PromptCache()
+    b = body(1)
+    reads = [cache.send(b, at=t).cache_read for t in (0.0, 250.0, 500.0, 900.0)]
+    assert reads == [0, total(b), total(b), 0]  # 500 s after the first write, 250 after a read
+    hour = PromptCache(ttl=TTL_1H)
+    hour.send(b, at=0.0)
+    later = hour.send(b, at=900.0)
+    assert later.cache_read == total(b)
+    assert hour.send(body(2), at=1_000.0).cache_creation_1h > 0
+
+
+def test_a_prefix_below_the_models_minimum_is_never_cached() -> None:
+    small = body(1, size=40)
+    small["tools"] = []
+    small["system"][1]["text"] = "s"
+    assert total(small) < 1_024
+    usage = simulate([(small, 0.0, 0), (small, 20.0, 0)])
+    assert usage[1] == RequestUsage(input=total(small))
+    haiku = body(1, size=1_000, model="claude-haiku-4-5")  # 4,096 tokens for Haiku 4.5
+    assert 1_024 < total(haiku) < 4_096
+    assert simulate([(haiku, 0.0, 0)])[0].input == total(haiku)
+    assert price_for("claude-haiku-4-5")[0].min_cacheable == 4_096
+
+
+def test_the_billing_block_splits_conversations_unless_ignored() -> None:
+    one, two = body(1, billing="cc_version=1.aaa"), body(1, billing="cc_version=1.bbb", size=5_000)
+    sent = simulate([(one, 0.0, 0), (two, 20.0, 0)])
+    ignored = simulate([(one, 0.0, 0), (two, 20.0, 0)], billing="ignored")
+    assert sent[1].cache_read == 0
+    shared = sum(b.tokens for b in blocks_of(two, billing="ignored")[:2])  # tools + system
+    assert ignored[1].cache_read == shared
+
+
+def test_prices_turn_usage_into_dollars_for_any_usage_record() -> None:
+    usage = RequestUsage(input=1_000_000, cache_read=1_000_000, cache_creation=1_000_000, output=1_000_000)
+    cost = price([usage], model="claude-sonnet-4-6")
+    assert (cost.input, cost.cache_read, cost.cache_write, cost.output) == pytest.approx((3, 0.3, 3.75, 15))
+    assert cost.total == pytest.approx(22.05) and cost.requests == 1 and not cost.unpriced
+    report = TokenUsage(input=10, cache_read=20, cache_creation=30, output=40)  # the report's own record
+    assert price([report], model="claude-sonnet-4-6").output_tokens == 40
+    unknown = price([usage], model="fake-model-x")
+    assert unknown.unpriced == ("fake-model-x",) and unknown.input == pytest.approx(4)
+    assert price_for("claude-opus-5-5")[0].cache_creation == pytest.approx(5)
+
+
+def test_estimate_prices_a_run_from_its_requests_with_output() -> None:
+    requests = [(body(n), 20.0 * n, 100) for n in range(1, 4)]
+    cost = estimate(requests)
+    usages = simulate(requests)
+    assert cost == price(usages, model="claude-sonnet-4-6")
+    assert cost.output_tokens == 300 and cost.requests == 3
+    assert cost.cache_read_tokens == total(body(1)) + total(body(2))
