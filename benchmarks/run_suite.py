@@ -2,15 +2,15 @@
 
 Run from the repository root:
 
-    python benchmarks/run_suite.py                    # the full suite (about 15 minutes on 2 cores)
-    python benchmarks/run_suite.py --quick            # a smoke run (under 2 minutes)
+    python benchmarks/run_suite.py                    # the full suite (under 20 minutes on 2 cores)
+    python benchmarks/run_suite.py --quick            # a smoke run (under 3 minutes)
     python benchmarks/run_suite.py --write-docs       # docs/benchmarks.md and docs/img/benchmarks-*.png
     python benchmarks/run_suite.py --check            # exit 1 if flower regressed (benchmarks/baseline.json)
     python benchmarks/run_suite.py --update-baseline  # store this run's numbers
 
-Every flower and baseline number comes from real runs of the bundled CLI against flower's scripted model
-(`flower.testing`); the peers' strategies are transforms of the recorded raw run (approximations). See
-docs/benchmarks.md for the method.
+Every number comes from real runs of the bundled CLI against flower's scripted model (`flower.testing`):
+baselines, peers (their edits applied by the scripted model, the CLI's compaction behind them) and flower,
+each played by an ideal scripted agent and by a realistic one (three seeds). See docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -22,15 +22,13 @@ import sys
 import time
 from pathlib import Path
 
-import anyio
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from suite import baseline, report  # noqa: E402
 from suite.actions import Workload  # noqa: E402
 from suite.metrics import Metrics  # noqa: E402
-from suite.runner import run_workload  # noqa: E402
+from suite.runner import run_suite  # noqa: E402
 from suite.runs import idle_layers  # noqa: E402
 from suite.workloads import build  # noqa: E402
 
@@ -39,29 +37,24 @@ DOCS = HERE.parent / "docs"
 
 
 def _print_table(rows: list[Metrics]) -> None:
-    print(f"{'strategy':42s} {'kind':6s} fin  peak     Σmain     Σall      cost_all  facts(at once/asked)")
-    for r in rows:
+    print(f"{'strategy':34s} {'player':12s} fin  peak     Σall      cost_all   facts(at once/asked)")
+    for r in sorted(rows, key=lambda r: (r.workload, r.size, r.player, r.cost_all)):
         print(
-            f"{r.strategy:42s} {r.source[:6]:6s} {'yes' if r.finished else 'NO ':3s} "
-            f"{r.peak:>8,} {r.sum_main:>9,} "
-            f"{r.sum_all:>9,} {r.cost_all:>9,.0f}  {r.at_once + r.verdicts_at_once}/{r.probes + r.verdicts}"
+            f"{r.workload}{f'@{r.size}' if r.size else '':5s} {r.strategy:34s} {r.player:12s} "
+            f"{'yes' if r.finished else 'NO ':3s} {r.peak:>8,} {r.sum_all:>9,} ${r.cost_all:>8.3f}  "
+            f"{r.at_once + r.verdicts_at_once}/{r.probes + r.verdicts}"
         )
 
 
-async def _run(
-    quick: bool, only: set[str]
+def _run(
+    quick: bool, only: set[str], jobs: int
 ) -> tuple[list[Metrics], list[Workload], dict[str, dict[str, str]]]:
-    rows: list[Metrics] = []
     workloads = [w for w in build(quick) if not only or w.key in only]
-    idle = {}
-    for workload in workloads:
-        started = time.perf_counter()
-        print(f"{workload.title} ...", flush=True)
-        found = await run_workload(workload, quick=quick, progress=lambda line: print(line, flush=True))
-        print(f"{workload.title}: {time.perf_counter() - started:.0f} s", flush=True)
-        _print_table(found)
-        rows += found
-        idle[workload.key] = {} if quick else idle_layers(workload)
+    rows = run_suite(
+        [w.key for w in workloads], quick=quick, jobs=jobs, progress=lambda line: print(line, flush=True)
+    )
+    _print_table(rows)
+    idle = {w.key: {} if quick else idle_layers(w) for w in workloads}
     return rows, workloads, idle
 
 
@@ -78,6 +71,7 @@ def main() -> int:
         "--results", type=Path, help="also save every row (with its series) to this JSON file"
     )
     parser.add_argument("--from-results", type=Path, help="use rows saved by --results instead of running")
+    parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2: one per core)")
     args = parser.parse_args()
     only = {key.strip() for key in args.only.split(",") if key.strip()}
     scale = "quick" if args.quick else "full"
@@ -90,7 +84,7 @@ def main() -> int:
         idle = {w.key: {} if args.quick else idle_layers(w) for w in workloads}
         minutes = float(saved["minutes"])
     else:
-        rows, workloads, idle = anyio.run(_run, args.quick, only)
+        rows, workloads, idle = _run(args.quick, only, args.jobs)
         minutes = (time.perf_counter() - started) / 60
         print(f"\nsuite ({scale}) finished in {minutes:.1f} min")
     if args.results:

@@ -1,18 +1,19 @@
-"""The pure parts of the benchmark suite (benchmarks/suite): cache model, peers' transforms, probe logic.
+"""The pure parts of the benchmark suite (benchmarks/suite): peers' edits, players, probe logic.
 
 No CLI here: these run on hand-built request bodies.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
-from benchmarks.suite import cache
 from benchmarks.suite.actions import Fact, Probe, Run, Workload
 from benchmarks.suite.delegate import Chunk, partition
-from benchmarks.suite.player import Ledger, ProbeRecord
+from benchmarks.suite.metrics import Metrics
+from benchmarks.suite.peers import CLEARS, MASKS, Masking
 from benchmarks.suite.probes import (
     View,
     decide,
@@ -23,10 +24,12 @@ from benchmarks.suite.probes import (
     runs_label,
     stale_snapshots,
 )
+from benchmarks.suite.realistic import Behaviour
+from benchmarks.suite.realistic import piped as piped_command
+from benchmarks.suite.runner import best
 from benchmarks.suite.summary import kept_facts
-from benchmarks.suite.transforms import CLEARED, PEERS, edit, transform, with_insertions
-
-MASK_5, MASK_10, CLEAR = PEERS
+from benchmarks.suite.trace import with_pad
+from flower.cost import Block
 
 
 def call(ident: str, command: str) -> dict[str, Any]:
@@ -59,116 +62,81 @@ def results_of(messages: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-# -- cache model ---------------------------------------------------------------------------------------
-
-
-def blocks(*sizes: int, start: int = 0) -> list[cache.Block]:
-    return [cache.Block(start + i, size) for i, size in enumerate(sizes)]
-
-
-def test_a_request_that_extends_the_previous_one_reads_its_prefix_and_writes_the_rest() -> None:
-    first, second = blocks(2_000, 500), blocks(2_000, 500, 300)
-    costs = cache.costs([(0.0, first), (20.0, second)])
-    assert (costs[0].cached, costs[0].written) == (0, 2_500)
-    assert (costs[1].cached, costs[1].written, costs[1].uncached) == (2_500, 300, 0)
-    assert costs[1].units == pytest.approx(2_500 * 0.1 + 300 * 1.25)
-
-
-def test_the_cache_expires_after_its_ttl_and_refreshes_on_each_read() -> None:
-    request = blocks(2_000)
-    costs = cache.costs([(0.0, request), (250.0, request), (500.0, request), (900.0, request)])
-    assert [c.cached for c in costs] == [0, 2_000, 2_000, 0]  # 500 s after the first, 250 after a read
-    hour = cache.costs([(0.0, request), (900.0, request)], ttl=cache.TTL_1H, write=2.0)
-    assert hour[1].cached == 2_000 and hour[0].units == 4_000
-
-
-def test_a_rewritten_early_block_breaks_the_prefix_there_and_small_prefixes_are_not_cached() -> None:
-    before = blocks(1_500, 800, 800)
-    after = [before[0], cache.Block(99, 700), before[2]]
-    costs = cache.costs([(0.0, before), (20.0, after)])
-    assert costs[1].cached == 1_500 and costs[1].written == 1_500
-    small = cache.costs([(0.0, blocks(600, 300)), (20.0, blocks(600, 300))])
-    assert small[1].cached == 0 and small[1].uncached == 900  # below 1,024 tokens: never cached
-    assert cache.breaks([3_100, 2_900], [0, 1_500], [0.0, 20.0]) == [1_600]
-    assert cache.breaks([3_100, 2_900], [0, 0], [0.0, 400.0]) == []  # the cache was cold anyway
-
-
-def test_tokens_are_chars_over_four_rounded_up() -> None:
-    assert [cache.tokens_of(n) for n in (0, 1, 4, 5)] == [0, 1, 1, 2]
-
-
-# -- masking and clear_tool_uses ---------------------------------------------------------------------------
+# -- peers: masking as SWE-agent does it ---------------------------------------------------------------
 
 
 def test_masking_keeps_the_last_n_results_and_every_call() -> None:
     messages = history([(f"python3 gen.py out-{i:03d}", f"line a\nline b {i}") for i in range(8)])
-    masked = edit(MASK_5, messages, tokens=0)
+    body = {"messages": messages}
+    masked = Masking(5)(body)["messages"]
     texts = results_of(masked)
+    # 9 observations (the prompt and 8 results): 9 - 5 = 4 removed, the prompt never: 3 results masked
     assert texts[:3] == ["Old environment output: (2 lines omitted)"] * 3
     assert texts[3:] == [f"line a\nline b {i}" for i in range(3, 8)]
     assert [m for m in masked if m["role"] == "assistant"] == [
         m for m in messages if m["role"] == "assistant"
     ]
     assert results_of(messages)[0] == "line a\nline b 0"  # the input is not modified
-    assert results_of(edit(MASK_10, messages, tokens=0)) == results_of(messages)
+    assert Masking(10)(body) is body
 
 
-def test_clear_tool_uses_acts_only_past_its_trigger_and_keeps_three() -> None:
-    messages = history([(f"cmd {i}", f"out {i}") for i in range(6)])
-    assert edit(CLEAR, messages, tokens=99_999) == messages
-    cleared = results_of(edit(CLEAR, messages, tokens=100_000))
-    assert cleared == [CLEARED] * 3 + ["out 3", "out 4", "out 5"]
+@pytest.mark.parametrize(("count", "masked"), [(8, 0), (9, 4), (13, 4), (14, 9), (18, 9), (19, 14)])
+def test_polling_moves_the_masked_boundary_once_every_p_results(count: int, masked: int) -> None:
+    body = {"messages": history([(f"cmd {i}", f"out {i}") for i in range(count)])}
+    texts = results_of(Masking(5, polling=5)(body)["messages"])
+    assert sum(t.startswith("Old environment output") for t in texts) == masked
 
 
-def test_insertions_land_after_the_raw_message_count_they_anchor_to() -> None:
-    raw = [{"n": i} for i in range(5)]
-    pair = [{"rerun": 1}, {"rerun": 2}]
-    assert with_insertions(raw, [(3, pair)]) == [{"n": 0}, {"n": 1}, {"n": 2}, *pair, {"n": 3}, {"n": 4}]
-    assert with_insertions(raw[:2], [(3, pair)]) == raw[:2]  # not reached yet
+def test_peer_settings_are_the_sweep_and_two_clear_settings() -> None:
+    assert [p.edit.n for p in MASKS] == [5, 5, 10, 10]
+    assert [p.edit.polling for p in MASKS] == [1, 5, 1, 10]
+    assert (CLEARS[0].edit.trigger, CLEARS[0].edit.keep, CLEARS[0].edit.clear_at_least) == (100_000, 3, 0)
 
 
-def _workload(*facts: Fact, pad: int = 0) -> Workload:
-    return Workload("wt", "test", "task", tuple(Probe(f) for f in facts), pad=pad)
+# -- the players ---------------------------------------------------------------------------------------
 
 
-def test_a_masked_fact_is_rerun_when_idempotent_and_lost_otherwise() -> None:
-    fact = Fact("K1", "v1", "out-000")
-    once = Fact("K2", "v2", "out-001", idempotent=False)
-    outputs = [("python3 gen.py out-000", "K1=v1"), ("python3 gen.py out-001", "K2=v2")]
-    outputs += [(f"python3 gen.py out-{i:03d}", "filler") for i in range(2, 9)]
-    bodies = [
-        {"system": "s", "tools": [], "messages": history(outputs[: n + 1])} for n in range(len(outputs))
-    ]
-    ledger = Ledger(
-        probes=[ProbeRecord(fact, False, "main", 8, True, 0), ProbeRecord(once, False, "main", 8, True, 0)]
-    )
-    trace = transform(
-        MASK_5,
-        _workload(fact, once),
-        bodies,
-        [20.0 * i for i in range(9)],
-        ledger,
-        finished=True,
-        limit=10**9,
-    )
-    first, second = trace.probes
-    assert (first.answered, first.extra) == (True, 1) and (second.answered, second.extra) == (False, 0)
-    assert len(trace.requests) == 10  # the re-run is one more request
-    assert trace.source == "approximation" and trace.finished
+def test_the_ideal_player_greps_once_never_pipes_and_writes_no_prose() -> None:
+    ideal = Behaviour()
+    assert ideal.retrieval("K", "/p") == ["grep"] and ideal.pipe("out-001") is None
+    assert ideal.prose("main", 3) == ("", "")
 
 
-def test_a_transform_stops_at_the_limit_and_unreached_probes_count_as_lost() -> None:
-    fact = Fact("K1", "v1", "out-000")
-    bodies = [
-        {"system": "s", "tools": [], "messages": history([("python3 gen.py out-000", "x" * 400 * n)])}
-        for n in range(1, 5)
-    ]
-    ledger = Ledger(probes=[ProbeRecord(fact, False, "main", 3, True, 0)])
-    trace = transform(
-        MASK_10, _workload(fact), bodies, [0.0, 20.0, 40.0, 60.0], ledger, finished=True, limit=300
-    )
-    assert not trace.finished and len(trace.requests) == 2
-    assert [(p.answered, p.index) for p in trace.probes] == [(False, 3)]
+def test_the_realistic_player_is_seeded_and_calibrated() -> None:
+    one, again, other = Behaviour("realistic", 1), Behaviour("realistic", 1), Behaviour("realistic", 2)
+    labels = [f"out-{i:03d}" for i in range(600)]
+    assert [one.pipe(label) for label in labels] == [again.pipe(label) for label in labels]
+    assert [one.pipe(label) for label in labels] != [other.pipe(label) for label in labels]
+    piped = [one.pipe(label) for label in labels if one.pipe(label)]
+    assert 0.12 < len(piped) / len(labels) < 0.22 and piped.count("tail") > piped.count("head")
+    plans = [one.retrieval(f"K{i}", "/p") for i in range(600)]
+    assert {len(p) for p in plans} == {1, 2, 3}
+    assert all(p[-1] in ("read", "grep") and all(s.startswith("miss") for s in p[:-1]) for p in plans)
+    assert 0.4 < sum(len(p) == 1 for p in plans) / 600 < 0.56
+    prose = [one.prose("main", i) for i in range(400)]
+    assert 0.5 < sum(bool(t) for t, _ in prose) / 400 < 0.66
+    assert piped_command("python3 gen.py x", "tail") == "python3 gen.py x | tail -n 40"
+
+
+def test_the_marathons_residue_is_a_block_after_each_assistant_message() -> None:
+    blocks = [Block(1, 10, None, "user", 0), Block(2, 5, None, "assistant", 1), Block(3, 7, 300.0, "user", 2)]
+    padded = with_pad(blocks, 100)
+    assert [b.tokens for b in padded] == [10, 5, 100, 7]
+    assert padded[2].key == with_pad(blocks, 100)[2].key and with_pad(blocks, 0) == blocks
+
+
+def test_a_peer_at_its_best_is_its_cheapest_finishing_setting() -> None:
+    def row(strategy: str, cost: float, finished: bool = True) -> Metrics:
+        return metrics_row(strategy, cost, finished)
+
+    rows = [row("mask n5 p1", 2.0), row("mask n10 p10", 1.0, finished=False), row("mask n5 p5", 1.5)]
+    assert best(rows, "w1", ["mask n5 p1", "mask n5 p5", "mask n10 p10"]) == "mask n5 p5"
+
+
+def metrics_row(strategy: str, cost: float, finished: bool) -> Metrics:
+    zero = {f.name: 0 for f in dataclasses.fields(Metrics) if f.default is dataclasses.MISSING}
+    values = {**zero, "workload": "w1", "strategy": strategy, "family": "peer", "finished": finished}
+    return Metrics(**{**values, "cost_all": cost})
 
 
 # -- probes ------------------------------------------------------------------------------------------------

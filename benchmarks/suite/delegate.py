@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass
 from typing import cast
 
-from flower.testing import RecordedRequest, Reply, ToolUse, agent, bash, read, reply
+from flower.testing import RecordedRequest, Reply, ToolUse, agent, bash, read
 
 from .actions import Action, Denied, Fact, Probe, ReadFile, Reuse, Run, Subtask, WriteFile
 from .gen import body
-from .player import Actor, Play, usage_for
+from .player import Actor, Play
 from .probes import CLI_POINTER, SPILL_POINTER, View, denial_visible, prints
 
 TASK_ID = re.compile(r"\[task ([cr]\d+)\]")
@@ -88,7 +88,7 @@ class Coordinator(Actor):
         """Launch parallel subtasks together when allowed; otherwise play like any agent."""
         group = self._parallel_group(View(request.body), request)
         if group:
-            return reply(*group, usage=usage_for(request, self.play.workload.pad))
+            return self.answer(request, *group)
         return super().step(request)
 
     def _parallel_group(self, view: View, request: RecordedRequest) -> list[ToolUse]:
@@ -125,7 +125,9 @@ class Coordinator(Actor):
             return None
         self.play.workers[chunk.cid] = Worker(Chunk(chunk.cid, kept, chunk.subtask), self.play)
         return agent(
-            "worker", mandate(Chunk(chunk.cid, kept, chunk.subtask), view, self.play), description=chunk.cid
+            self.play.agent_type,
+            mandate(Chunk(chunk.cid, kept, chunk.subtask), view, self.play),
+            description=chunk.cid,
         )
 
     def redo(self, fact: Fact) -> ToolUse:
@@ -139,7 +141,9 @@ class Coordinator(Actor):
                 cid = f"r{len(self.play.workers)}"
                 chunk = Chunk(cid, [action, Probe(fact, counted=False)])
                 self.play.workers[cid] = Worker(chunk, self.play)
-                return agent("worker", mandate(chunk, View({}), self.play), description=f"rerun {fact.key}")
+                return agent(
+                    self.play.agent_type, mandate(chunk, View({}), self.play), description=f"rerun {fact.key}"
+                )
         raise KeyError(f"no action prints {fact.label}")
 
 

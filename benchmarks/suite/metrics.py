@@ -3,7 +3,10 @@
 - `R_t`: the main thread's context at each of its requests (tokens); `peak` its maximum;
 - `sum_main`: the sum of R_t (main-thread input without caching); `sum_all`: the same over every request
   of every agent, compaction requests included (the multi-agent effect);
-- `cost_main` / `cost_all`: cache-weighted input cost (`cache.py`, 5-minute TTL), and `cost_all_1h`;
+- `cost_main` / `cost_all`: dollars (`flower.cost`: input, cache reads, cache writes and output, at the
+  model's prices, 5-minute cache, billing block as sent), split into `cost_input` / `cost_read` /
+  `cost_write` / `cost_output`; `cost_all_ignored` with the billing block ignored by the cache, and
+  `cost_all_1h` with a 1-hour cache;
 - `stability`: mean share of the main thread's request read from the cache; `breaks`: main-thread
   requests that did not reuse the previous one although it was still cached;
 - probes: answered with 0 extra calls, with exactly 1, with 2 or more, and failed; verdict probes
@@ -13,10 +16,12 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
-from . import cache
-from .trace import Trace
+from flower.cost import TTL_5M, price
+
+from .trace import Req, Trace
 
 WINDOW = 200_000
 
@@ -27,7 +32,8 @@ class Metrics:
 
     workload: str
     strategy: str
-    source: str
+    family: str
+    """`baseline`, `peer` or `flower`."""
     finished: bool
     main_turns: int
     all_turns: int
@@ -36,7 +42,13 @@ class Metrics:
     sum_all: int
     cost_main: float
     cost_all: float
+    cost_all_ignored: float
     cost_all_1h: float
+    cost_input: float
+    cost_read: float
+    cost_write: float
+    cost_output: float
+    output_tokens: int
     stability: float
     breaks: int
     probes: int
@@ -58,6 +70,10 @@ class Metrics:
     skipped: int = 0
     reuse_writes: int = 0
     reuse_runs: int = 0
+    player: str = "ideal"
+    """`ideal`, or `realistic #k` (the seed)."""
+    size: int = 0
+    """0 at the suite's size; else the scaling table's (outputs in W1, investigations in W3)."""
     error: str | None = None
     wall: float = 0.0
     note: str = ""
@@ -70,16 +86,27 @@ class Metrics:
         return keep
 
 
+def _dollars(reqs: list[Req], which: str = "usage") -> float:
+    total = 0.0
+    for model in {r.model for r in reqs}:
+        total += price([getattr(r, which) for r in reqs if r.model == model], model=model).total
+    return round(total, 4)
+
+
+def breaks(main: list[Req]) -> int:
+    """Main-thread requests that did not read the whole previous request although it was still cached."""
+    count = 0
+    for before, now in itertools.pairwise(main):
+        if now.time - before.time <= TTL_5M and now.usage.cache_read < before.usage.context:
+            count += 1
+    return count
+
+
 def compute(trace: Trace) -> Metrics:
-    """The metrics of one trace (cache costs are computed over all its requests in order)."""
+    """The metrics of one trace."""
     requests = trace.requests
     main = trace.main
-    all_costs = cache.costs([(r.time, r.blocks) for r in requests])
-    hour_costs = cache.costs([(r.time, r.blocks) for r in requests], ttl=cache.TTL_1H, write=2.0)
-    main_costs = [c for c, r in zip(all_costs, requests, strict=True) if r.caller == "main"]
     series = [r.context for r in main]
-    sizes = [c.tokens for c in main_costs]
-    cached = [c.cached for c in main_costs]
     probes = [p for p in trace.probes if not p.verdict]
     verdicts = [p for p in trace.probes if p.verdict]
     asked, asked_verdicts = (max(len(probes), trace.expected[0]), max(len(verdicts), trace.expected[1]))
@@ -87,21 +114,33 @@ def compute(trace: Trace) -> Metrics:
     for _, index in trace.events:
         if index < len(series):
             residuals.append(round(100 * series[index] / WINDOW))
+    split = None
+    for model in {r.model for r in requests}:
+        part = price([r.usage for r in requests if r.model == model], model=model)
+        split = part if split is None else split + part
     return Metrics(
         workload=trace.workload,
         strategy=trace.strategy,
-        source=trace.source,
+        family=trace.family,
         finished=trace.finished,
         main_turns=len(main),
         all_turns=len(requests),
         peak=max(series, default=0),
         sum_main=sum(series),
         sum_all=sum(r.context for r in requests),
-        cost_main=round(sum(c.units for c in main_costs)),
-        cost_all=round(sum(c.units for c in all_costs)),
-        cost_all_1h=round(sum(c.units for c in hour_costs)),
-        stability=round(sum(c / s for c, s in zip(cached, sizes, strict=True) if s) / max(1, len(sizes)), 3),
-        breaks=len(cache.breaks(sizes, cached, [r.time for r in main])),
+        cost_main=_dollars(main),
+        cost_all=_dollars(requests),
+        cost_all_ignored=_dollars(requests, "ignored"),
+        cost_all_1h=_dollars(requests, "hour"),
+        cost_input=round(split.input, 4) if split else 0.0,
+        cost_read=round(split.cache_read, 4) if split else 0.0,
+        cost_write=round(split.cache_write, 4) if split else 0.0,
+        cost_output=round(split.output, 4) if split else 0.0,
+        output_tokens=split.output_tokens if split else 0,
+        stability=round(
+            sum(r.usage.cache_read / r.usage.context for r in main if r.usage.context) / max(1, len(main)), 3
+        ),
+        breaks=breaks(main),
         probes=asked,
         extra_calls=sum(p.extra for p in trace.probes if p.answered),
         at_once=sum(p.answered and p.extra == 0 for p in probes),
@@ -121,6 +160,8 @@ def compute(trace: Trace) -> Metrics:
         skipped=trace.skipped,
         reuse_writes=trace.reuse_writes,
         reuse_runs=trace.reuse_runs,
+        player=trace.player,
+        size=trace.size,
         error=trace.error,
         wall=round(trace.wall, 1),
         note=trace.note,

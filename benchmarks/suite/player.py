@@ -32,6 +32,7 @@ from .actions import (
     WriteFile,
 )
 from .probes import View, decide, denial_visible, grep_command, latest_state
+from .realistic import READ_CAP_CHARS, Behaviour, piped
 
 HANDOFF_ASK = "Write the handoff document now"
 INTERRUPTED = ("doesn't want to proceed", "was stopped while running", "interrupted")
@@ -78,11 +79,21 @@ class Ledger:
 
 @dataclass
 class Pending:
-    """A probe under way: the pointers already grepped and whether the tool was re-run."""
+    """A probe under way: the pointers already looked into, whether the tool was re-run, and the calls
+    left in the retrieval under way (`Behaviour.retrieval`) with the path it reads."""
 
     probe: ProbeRecord
     tried: tuple[str, ...] = ()
     reran: bool = False
+    plan: tuple[str, ...] = ()
+    path: str = ""
+
+
+def _size(path: str) -> int:
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0
 
 
 def usage_for(request: RecordedRequest, pad: int) -> Usage:
@@ -120,12 +131,16 @@ class Actor:
         view = View(request.body)
         notes: list[str] = []
         call = self._next_call(view, request, notes)
-        usage = usage_for(request, self.play.workload.pad if self.caller == "main" else 0)
         if call is None:
-            return reply(*notes, self.finish(view), usage=usage)
-        if isinstance(call, str):
-            return reply(*notes, call, usage=usage)
-        return reply(*notes, call, usage=usage) if notes else reply(call, usage=usage)
+            return self.answer(request, *notes, self.finish(view))
+        return self.answer(request, *notes, call)
+
+    def answer(self, request: RecordedRequest, *blocks: str | ToolUse) -> Reply:
+        """A reply with these blocks, the player's prose before them, and the usage the CLI is told."""
+        thinking, text = self.play.behaviour.prose(self.caller, request.index)
+        usage = usage_for(request, self.play.workload.pad if self.caller == "main" else 0)
+        prose = [text] if text else []
+        return reply(*prose, *blocks, thinking=thinking or None, usage=usage)
 
     def _next_call(self, view: View, request: RecordedRequest, notes: list[str]) -> ToolUse | str | None:
         self.snapshot = (
@@ -162,7 +177,8 @@ class Actor:
         """The call for one action, or None when it needs no call (the loop goes on to the next one)."""
         play = self.play
         if isinstance(action, Run):
-            return bash(action.command)
+            pipe = None if action.glance else play.behaviour.pipe(action.label)
+            return bash(piped(action.command, pipe) if pipe else action.command)
         if isinstance(action, ReadFile):
             return read(str(play.root / action.path))
         if isinstance(action, WriteFile):
@@ -217,7 +233,7 @@ class Actor:
         nxt = decide(
             view, fact.text, fact.label, idempotent=fact.idempotent, tried=pending.tried, reran=pending.reran
         )
-        if nxt.decision in ("answered", "failed"):
+        if nxt.decision == "answered" or (nxt.decision == "failed" and not pending.plan):
             record.answered = nxt.decision == "answered"
             notes.append(f"Noted {fact.text}." if record.answered else f"Could not recover {fact.key}.")
             if record.answered:
@@ -225,11 +241,28 @@ class Actor:
             self.pending = None
             return None
         record.extra += 1
+        if pending.plan:  # a retrieval under way: its next call
+            return self._retrieve(pending, pending.plan, pending.path)
         if nxt.decision == "grep":
-            self.pending = Pending(record, (*pending.tried, nxt.path), pending.reran)
-            return bash(grep_command(fact.key, nxt.path))
+            plan = tuple(self.play.behaviour.retrieval(fact.key, nxt.path))
+            return self._retrieve(Pending(record, (*pending.tried, nxt.path), pending.reran), plan, nxt.path)
         self.pending = Pending(record, pending.tried, True)
         return self.redo(fact)
+
+    def _retrieve(self, pending: Pending, plan: tuple[str, ...], path: str) -> ToolUse:
+        """The next call of a retrieval through `path` (see `Behaviour.retrieval`)."""
+        key = pending.probe.fact.key
+        step, rest = plan[0], plan[1:]
+        if step == "read" and _size(path) > READ_CAP_CHARS:
+            rest = ("grep", *rest)  # the CLI refuses the whole file: the agent greps after the error
+        self.pending = Pending(pending.probe, pending.tried, pending.reran, rest, path)
+        if step == "read":
+            return read(path)
+        if step == "miss-read":
+            return tool_use("Read", file_path=path, offset=1, limit=100)
+        if step == "miss-grep":
+            return bash(f"grep -n -i -E 'error|fail' {path} | head -n 20")
+        return bash(grep_command(key, path))
 
     def redo(self, fact: Fact) -> ToolUse:
         """Run again what printed `fact` (a Bash command, or a Read)."""
@@ -258,9 +291,14 @@ class Play:
         pointers_in_handoff: bool,
         scripts: str,
         parallel: int = 1,
+        behaviour: Behaviour | None = None,
+        agent_type: str = "worker",
     ) -> None:
         from .delegate import Coordinator  # circular: the coordinator is an Actor
 
+        self.behaviour = behaviour or Behaviour()
+        self.agent_type = agent_type
+        """The subagent type the coordinator delegates to (`worker`, or the CLI's `general-purpose`)."""
         self.workload = workload
         self.root = root
         self.scripts = scripts

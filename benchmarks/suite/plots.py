@@ -8,16 +8,26 @@ from typing import Any
 
 from .metrics import Metrics
 
-SHOWN = ("baseline_raw", "baseline_cc_default", "mask_10", "clear_tool_uses", "flower", "flower -delegation")
+SHOWN = ("baseline_raw", "baseline_cc_default", "mask", "clear_tool_uses", "flower", "flower -delegation")
 STYLE = {
     "baseline_raw": ("#888888", "-"),
     "baseline_cc_default": ("#444444", "-"),
-    "mask_5": ("#c98b2b", ":"),
-    "mask_10": ("#e0a030", ":"),
+    "mask": ("#e0a030", ":"),
     "clear_tool_uses": ("#3070c0", ":"),
     "flower": ("#2a9d4a", "-"),
     "flower -delegation": ("#8fd18f", "--"),
 }
+
+
+def _style(strategy: str) -> tuple[str, str]:
+    for prefix in ("mask", "clear_tool_uses"):
+        if strategy.startswith(prefix):
+            return STYLE[prefix]
+    return STYLE.get(strategy, ("#9ad29a" if strategy.startswith("flower") else "#aaaaaa", "-"))
+
+
+def _ideal(rows: Sequence[Metrics]) -> list[Metrics]:
+    return [r for r in rows if r.player == "ideal" and r.size == 0]
 
 
 def _pyplot() -> Any:
@@ -29,18 +39,19 @@ def _pyplot() -> Any:
     return plt
 
 
-def context(rows: Sequence[Metrics], titles: dict[str, str], path: Path) -> None:
-    """One panel per workload: the main thread's context (tokens) at each of its requests."""
+def context(rows: Sequence[Metrics], titles: dict[str, str], path: Path, shown: dict[str, set[str]]) -> None:
+    """One panel per workload: the main thread's context (tokens) at each of its requests (the ideal player;
+    `shown`: the strategies drawn per workload)."""
     plt = _pyplot()
+    rows = _ideal(rows)
     keys = list(titles)
     fig, axes = plt.subplots(len(keys), 1, figsize=(9, 3.1 * len(keys)))
     for ax, key in zip(axes, keys, strict=True):
         for row in rows:
-            if row.workload != key or row.strategy not in SHOWN:
+            if row.workload != key or row.strategy not in shown[key]:
                 continue
-            color, line = STYLE[row.strategy]
-            label = row.strategy + (" (approx.)" if row.source == "approximation" else "")
-            ax.plot([v / 1000 for v in row.series], line, color=color, label=label, linewidth=1.4)
+            color, line = _style(row.strategy)
+            ax.plot([v / 1000 for v in row.series], line, color=color, label=row.strategy, linewidth=1.4)
         ax.axhline(177, color="#cc3333", linewidth=0.8, linestyle="--")
         ax.set_title(titles[key], fontsize=10)
         ax.set_ylabel("k tokens")
@@ -54,8 +65,9 @@ def context(rows: Sequence[Metrics], titles: dict[str, str], path: Path) -> None
 
 def pareto(rows: Sequence[Metrics], titles: dict[str, str], path: Path) -> None:
     """One panel per workload with probes: all-agent cost against the share of facts answerable at once
-    (x: a run that did not finish)."""
+    (x: a run that did not finish). The ideal player."""
     plt = _pyplot()
+    rows = _ideal(rows)
     keys = [key for key in titles if any(r.workload == key and r.probes + r.verdicts for r in rows)]
     fig, axes = plt.subplots(1, len(keys), figsize=(3.6 * len(keys), 3.8))
     for ax, key in zip(axes, keys, strict=True):
@@ -64,18 +76,16 @@ def pareto(rows: Sequence[Metrics], titles: dict[str, str], path: Path) -> None:
                 continue
             asked = row.probes + row.verdicts
             share = 100 * (row.at_once + row.verdicts_at_once) / asked if asked else 100.0
-            color = STYLE.get(
-                row.strategy, ("#9ad29a" if row.strategy.startswith("flower") else "#aaaaaa", "")
-            )[0]
+            color = _style(row.strategy)[0]
             marker = "o" if row.finished else "x"
-            ax.scatter(row.cost_all / 1000, share, color=color, marker=marker, s=36)
+            ax.scatter(row.cost_all, share, color=color, marker=marker, s=36)
             ax.annotate(
                 row.strategy.replace("baseline_", "").replace("flower ", "f "),
-                (row.cost_all / 1000, share),
+                (row.cost_all, share),
                 fontsize=6,
             )
         ax.set_title(titles[key], fontsize=9)
-        ax.set_xlabel("all-agent cost (k units)")
+        ax.set_xlabel("all-agent cost ($)")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("facts answered at once (%)")
     fig.tight_layout()
@@ -88,7 +98,7 @@ def previews(rows: Sequence[Metrics], path: Path) -> None:
     plt = _pyplot()
     chosen = [
         r
-        for r in rows
+        for r in _ideal(rows)
         if r.workload == "w1"
         and (r.strategy in ("flower", "flower -delegation") or ", preview" in r.strategy)
     ]

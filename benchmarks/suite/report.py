@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import plots, prose
+from . import plots, prose, ranking
 from .actions import Workload
 from .metrics import Metrics
+from .ranking import COORD, SOLO, k, money, one, seeds
+from .runner import chosen_peers
 from .runs import HEAD_ONLY, HEAD_TAIL, LONG_HEAD, default_shape, shape_label, sweep_name
-
-PEERS = ("baseline_raw", "baseline_cc_default", "mask_5", "mask_10", "clear_tool_uses")
-COORD, SOLO = "flower", "flower -delegation"
-
-
-def k(value: float) -> str:
-    """Thousands, one decimal: `12.3k`."""
-    return f"{value / 1000:,.1f}k"
+from .workloads import SCALES
 
 
 def _probes(row: Metrics) -> str:
@@ -38,132 +34,78 @@ def _extra(row: Metrics) -> str:
 
 
 def workload_table(rows: Sequence[Metrics], idle: dict[str, str]) -> str:
-    """One workload's table: every strategy run or computed, then the ablations not run and why."""
+    """One workload's details with the ideal player: every strategy run, then the ablations not run."""
     head = (
-        "| strategy | kind | finished | requests main / all | peak main (tokens) | Σ main (tokens) "
-        "| Σ all agents (tokens) | cost main / all (units) | cached / breaks "
+        "| strategy | finished | requests main / all | peak main (tokens) | Σ main (tokens) "
+        "| Σ all agents (tokens) | cost main / all | output tokens | cached / breaks "
         "| facts: at once / +1 / +2 / lost | verdicts at once "
         "| compactions, handoffs (context after) "
-        "| more |\n|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|---|"
+        "| more |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|"
     )
     lines = [head]
-    for r in rows:
+    for r in sorted(rows, key=lambda r: (r.family != "baseline", r.family != "peer", r.cost_all)):
         events = f"{r.events} ({', '.join(f'{p}%' for p in r.residuals)})" if r.events else "0"
         done = "yes" if r.finished else f"**no**: {(r.error or '').splitlines()[0][:60]}"
         verdicts = f"{r.verdicts_at_once} / {r.verdicts}" if r.verdicts else "-"
         lines.append(
-            f"| {r.strategy} | {'approximation' if r.source == 'approximation' else 'real'} | {done} "
+            f"| {r.strategy} | {done} "
             f"| {r.main_turns} / {r.all_turns} | {k(r.peak)} | {k(r.sum_main)} | {k(r.sum_all)} "
-            f"| {k(r.cost_main)} / {k(r.cost_all)} | {r.stability:.0%} / {r.breaks} | {_probes(r)} "
-            f"| {verdicts} "
-            f"| {events} | {_extra(r)} |"
+            f"| {money(r.cost_main)} / {money(r.cost_all)} | {k(r.output_tokens)} "
+            f"| {r.stability:.0%} / {r.breaks} | {_probes(r)} | {verdicts} | {events} | {_extra(r)} |"
         )
     for name, why in idle.items():
         lines.append(f"| {name} | not run | | | | | | | | | | | identical to flower here: {why} |")
     return "\n".join(lines)
 
 
-def _row(rows: Sequence[Metrics], workload: str, strategy: str) -> Metrics | None:
-    return next((r for r in rows if r.workload == workload and r.strategy == strategy), None)
+def _cheaper(rows: Sequence[Metrics], key: str, player: str) -> tuple[int, int, list[str], float]:
+    """(flower's rank, strategies ranked, the cheaper ones with how much, flower's cost) for a player."""
+    order = ranking.ranked(rows, key, player)
+    if COORD not in order:
+        return 0, len(order), [], 0.0
 
+    def cost(name: str) -> float:
+        found = seeds(rows, key, name) if player == "realistic" else [one(rows, key, name)]
+        return statistics.median(r.cost_all for r in found if r is not None)
 
-def summary_tables(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
-    """flower against each strategy, workload by workload: cost ratio, peak ratio, facts, finishing."""
-    heads = " | ".join(k_.upper() for k_ in keys)
-    out = []
-    for title, metric in (
-        (
-            "All-agent input cost (cache-weighted units), flower ÷ strategy (below 1: flower is cheaper)",
-            "cost_all",
-        ),
-        ("Main-thread peak context, flower ÷ strategy (below 1: flower's main thread is smaller)", "peak"),
-    ):
-        out += [f"**{title}.** † = that strategy did not finish (it stopped early, so it spent less).", ""]
-        out += [f"| strategy | kind | {heads} |", "|---|---|" + "---:|" * len(keys)]
-        for strategy in PEERS:
-            cells = []
-            for key in keys:
-                mine, theirs = _row(rows, key, COORD), _row(rows, key, strategy)
-                if mine is None or theirs is None or not getattr(theirs, metric):
-                    cells.append("-")
-                    continue
-                ratio = getattr(mine, metric) / getattr(theirs, metric)
-                cells.append(f"{ratio:.2f}" + ("" if theirs.finished else " †"))
-            kind = "approximation" if strategy.startswith(("mask", "clear")) else "real"
-            out.append(f"| {strategy} | {kind} | " + " | ".join(cells) + " |")
-        out.append("")
-    out += [
-        "**Facts and test verdicts answerable with no extra call** (answered at once / asked; lost = not "
-        "answerable even with extra calls; ✗ = did not finish).",
-        "",
-        f"| strategy | kind | {heads} |",
-        "|---|---|" + "---:|" * len(keys),
+    mine = cost(COORD)
+    rank = order.index(COORD) + 1
+    cheaper = [
+        f"{name} ({money(cost(name))}, {mine / cost(name) - 1:+.0%} for flower)" for name in order[: rank - 1]
     ]
-    names = list(dict.fromkeys(r.strategy for r in rows if not r.strategy.startswith("flower,")))
-    for strategy in names:
-        cells, kind = [], "real"
-        for key in keys:
-            r = _row(rows, key, strategy)
-            if r is None:
-                cells.append("-")
-                continue
-            kind = "approximation" if r.source == "approximation" else "real"
-            lost = r.failed + r.verdicts_lost
-            cell = f"{r.at_once + r.verdicts_at_once} / {r.probes + r.verdicts}" + (
-                f", {lost} lost" if lost else ""
-            )
-            cells.append((cell if r.probes + r.verdicts else "-") + ("" if r.finished else " ✗"))
-        out.append(f"| {strategy} | {kind} | " + " | ".join(cells) + " |")
-    return "\n".join(out)
-
-
-def _best(ordered: Sequence[Metrics], mine: Metrics, what: str, value: str) -> str:
-    """`lowest of 6 (12.3k)` or `3rd of 6 (12.3k; lowest: mask_5, 10.1k)`."""
-    rank = ordered.index(mine) + 1 if mine in ordered else 0
-    if rank == 1:
-        return f"the lowest {what} of the {len(ordered)} strategies that finish ({value})"
-    best = ordered[0]
-    shown = k(best.cost_all if what == "all-agent cost" else best.peak)
-    return f"{what} ranked {rank or '-'} of {len(ordered)} ({value}; lowest: {best.strategy}, {shown})"
+    return rank, len(order), cheaper, mine
 
 
 def standings(rows: Sequence[Metrics], workloads: Sequence[Workload]) -> str:
-    """One generated line per workload: where flower ranks on cost, peak and facts, against the others."""
+    """One generated line per workload: where flower ranks on cost with each player, and what beats it."""
     lines = []
     for w in workloads:
-        mine = _row(rows, w.key, COORD)
-        if mine is None:
-            continue
-        pool = [r for r in rows if r.workload == w.key and (r.strategy in PEERS or r.strategy == COORD)]
-        done = [r for r in pool if r.finished]
-        cost = _best(sorted(done, key=lambda r: r.cost_all), mine, "all-agent cost", k(mine.cost_all))
-        peak = _best(sorted(done, key=lambda r: r.peak), mine, "main-thread peak", k(mine.peak))
-        parts = [f"- **{w.title}**: {cost}; {peak}"]
-        asked = mine.probes + mine.verdicts
-        if asked:
-            best = max(done, key=lambda r: (r.at_once + r.verdicts_at_once, -r.cost_all))
-            lost = mine.failed + mine.verdicts_lost
+        parts = []
+        for player, scope in (
+            ("realistic", "realistic player, median of its seeds"),
+            ("ideal", "ideal player, every strategy and setting"),
+        ):
+            rank, count, cheaper, mine = _cheaper(rows, w.key, player)
+            if not rank:
+                continue
+            text = f"{scope}: flower ranks {rank} of {count} by all-agent cost ({money(mine)})"
+            text += f"; **cheaper: {', '.join(cheaper)}**" if cheaper else " (the cheapest)"
+            parts.append(text)
+        mine = one(rows, w.key, COORD)
+        if mine is not None:
+            done = [
+                r for r in rows if r.workload == w.key and r.player == "ideal" and r.size == 0 and r.finished
+            ]
+            lowest = min(done, key=lambda r: r.peak)
             parts.append(
-                f"{mine.at_once + mine.verdicts_at_once} of {asked} facts answered at once, {lost} lost "
-                f"(most at once: {best.strategy}, {best.at_once + best.verdicts_at_once})"
+                f"main-thread peak {k(mine.peak)}"
+                + (
+                    " (the lowest)"
+                    if lowest.strategy == COORD
+                    else f" (lowest: {lowest.strategy}, {k(lowest.peak)})"
+                )
             )
-        raw = _row(rows, w.key, "baseline_raw")
-        if w.key == "w2" and raw is not None:
-            stays = "snapshot stays" if mine.staleness == 1 else "snapshots stay"
-            trusted = "a stale" if mine.stale_trusted else "the current"
-            parts.append(
-                f"after the resume {mine.staleness} stale state {stays} visible "
-                f"(baseline_raw: {raw.staleness}) and it acts on {trusted} state"
-            )
-        if w.key == "w5" and raw is not None:
-            parts.append(
-                f"residue left by failed calls in the main thread {k(mine.residue_end)} chars "
-                f"(baseline_raw: {k(raw.residue_end)}), {mine.retries} denied command(s) retried"
-            )
-        unfinished = [r.strategy for r in pool if not r.finished]
-        if unfinished:
-            parts.append(f"did not finish: {', '.join(unfinished)}")
-        lines.append("; ".join(parts) + ".")
+        lines.append(f"- **{w.title}**: " + "; ".join(parts) + ".")
     return "\n".join(lines)
 
 
@@ -179,13 +121,13 @@ def preview_section(rows: Sequence[Metrics]) -> tuple[str, str]:
     for shape in (HEAD_ONLY, HEAD_TAIL, LONG_HEAD):
         label = shape_label(shape) + (" (default)" if shape == default_shape() else "")
         for mode, base in zip(modes, (COORD, SOLO), strict=True):
-            r = _row(rows, "w1", sweep_name(base, shape))
+            r = one(rows, "w1", sweep_name(base, shape))
             if r is None:
                 continue
             found[(shape, mode)] = r
             table.append(
                 f"| {label} | {mode} | {r.at_once} / {r.probes} | {r.verdicts_at_once} / {r.verdicts} "
-                f"| {r.extra_calls} | {k(r.peak)} | {k(r.sum_main)} | {k(r.sum_all)} | {k(r.cost_all)} |"
+                f"| {r.extra_calls} | {k(r.peak)} | {k(r.sum_main)} | {k(r.sum_all)} | {money(r.cost_all)} |"
             )
     if not all((shape, m) in found for shape in (HEAD_ONLY, HEAD_TAIL) for m in modes):
         return "\n".join(table), "not decided: the sweep did not run (it runs in the full suite only)"
@@ -208,8 +150,7 @@ def preview_section(rows: Sequence[Metrics]) -> tuple[str, str]:
             f"or more than 2 % more cost (its all-agent cost changes by {change})."
         )
     verdict = f"**Verdict: {action} {policy}** ({shape_label(chosen)}). {why}"
-    short = shape_label(chosen)
-    return "\n".join(table) + "\n\n" + verdict + "\n\n" + prose.PREVIEW_WHY, short
+    return "\n".join(table) + "\n\n" + verdict + "\n\n" + prose.PREVIEW_WHY, shape_label(chosen)
 
 
 def scaled(workloads: Sequence[Workload]) -> str:
@@ -247,21 +188,35 @@ def write(
     """Write docs/benchmarks.md and its plots; returns the preview verdict in a few words."""
     images = docs / "img"
     images.mkdir(parents=True, exist_ok=True)
+    keys = [w.key for w in workloads]
     titles = {w.key: w.title for w in workloads}
-    plots.context(rows, titles, images / "benchmarks-context.png")
+    picks = chosen_peers(rows, keys)
+    shown = {key: {"baseline_raw", "baseline_cc_default", COORD, SOLO, *picks[key]} for key in keys}
+    plots.context(rows, titles, images / "benchmarks-context.png", shown)
     plots.pareto(rows, titles, images / "benchmarks-pareto.png")
     preview, short = preview_section(rows)
     if "not decided" not in short:
         plots.previews(rows, images / "benchmarks-preview.png")
-    keys = [w.key for w in workloads]
+    runs = len(rows)
     parts = [
-        prose.INTRO.format(scale=scale, minutes=minutes),
+        prose.INTRO.format(scale=scale, minutes=minutes, runs=runs),
         "## Where flower stands\n",
         standings(rows, workloads),
         "",
-        summary_tables(rows, keys),
+        prose.HEADLINE,
+        ranking.headline(rows, keys, picks),
         "",
         prose.READING if scale == "full" else "",
+        "## Every strategy, ranked\n",
+        prose.RANKED,
+    ]
+    for w in workloads:
+        parts += [f"**{w.title}**\n", ranking.ranking_table(rows, w.key), ""]
+    parts += ["## The billing block, both ways\n", prose.BILLING, ranking.sensitivity(rows, keys, picks), ""]
+    scaling = ranking.scaling(rows, {key: s for key, s in SCALES.items() if key in keys}, titles)
+    parts += ["## Scaling: W1 and W3 at three sizes\n", prose.SCALING, scaling or "Not run (`--quick`).\n"]
+    parts += [
+        prose.CALIBRATION,
         "![Main-thread context per request](img/benchmarks-context.png)\n",
         "![All-agent cost against facts answered at once](img/benchmarks-pareto.png)\n",
         "## The spill preview: head, or head + tail (W1)\n",
@@ -273,13 +228,8 @@ def write(
         prose.METRICS,
     ]
     for w in workloads:
-        parts += [
-            f"## {w.title}\n",
-            prose.NOTES[w.key],
-            "",
-            workload_table([r for r in rows if r.workload == w.key], idle.get(w.key, {})),
-            "",
-        ]
-    parts += [prose.APPROXIMATIONS, prose.LEFT_OUT, prose.FACTS]
+        detail = [r for r in rows if r.workload == w.key and r.player == "ideal" and r.size == 0]
+        parts += [f"## {w.title}\n", prose.NOTES[w.key], "", workload_table(detail, idle.get(w.key, {})), ""]
+    parts += [prose.PEERS, prose.LEFT_OUT, prose.FACTS]
     (docs / "benchmarks.md").write_text("\n".join(parts).rstrip() + "\n")
     return short

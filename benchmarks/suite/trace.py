@@ -1,19 +1,20 @@
-"""A run reduced to numbers: one `Req` per request, plus what the agents' ledger says.
+"""A run reduced to numbers: one `Req` per request (priced by `flower.cost`), plus what the ledger says.
 
-Real runs and the peers' transforms end up in the same `Trace`, so metrics, tables and plots treat them
-alike. A request's blocks are keyed by their JSON with `cache_control` marks removed and a string
-content read as one text block (the CLI moves those marks and changes that form from one request to the
-next; neither changes the content the cache sees).
+Each request goes through three simulated prompt caches, one per pricing the report shows: the billing
+block as sent (the headline), the billing block ignored (the sensitivity row), and a 1-hour cache. The
+marathon's residue per turn (`Workload.pad`) is a block after each assistant message of the main
+thread, keyed by that message, so it is cached with the prefix it belongs to.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cache import Block, tokens_of
+from flower.cost import TTL_1H, Block, PromptCache, RequestUsage, blocks_of
+
 from .player import Ledger, ProbeRecord
 from .probes import View, residue, stale_snapshots
 
@@ -23,28 +24,35 @@ TURN_SECONDS = 20.0
 
 @dataclass(frozen=True)
 class Req:
-    """One request: who sent it, when (simulated), its size, its blocks and a few content measures."""
+    """One request: who sent it, when (simulated), its size and its usage under each pricing."""
 
     caller: str
     time: float
     chars: int
     context: int
     """Tokens the model is told it holds (chars / 4, plus the marathon's residue per turn)."""
-    blocks: tuple[Block, ...]
+    model: str
+    usage: RequestUsage
+    """The billing block as sent, 5-minute cache (the headline)."""
+    ignored: RequestUsage
+    """The billing block ignored by the cache."""
+    hour: RequestUsage
+    """A 1-hour cache."""
     residue: int = 0
 
 
 @dataclass
 class Trace:
-    """Everything the report needs about one strategy on one workload."""
+    """Everything the report needs about one strategy on one workload, under one player."""
 
     workload: str
     strategy: str
-    source: str
-    """`real` (a run through the CLI) or `approximation` (a transform of the recorded raw run)."""
+    family: str
     requests: list[Req]
     probes: list[ProbeRecord]
     finished: bool
+    player: str = "ideal"
+    size: int = 0
     error: str | None = None
     events: list[tuple[str, int]] = field(default_factory=list)
     """(kind, index among the main thread's requests of the first request after the event)."""
@@ -65,36 +73,18 @@ class Trace:
         return [r for r in self.requests if r.caller == "main"]
 
 
-def _strip(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
-    return value
-
-
-def _block(value: Any) -> Block:
-    text = json.dumps(_strip(value), sort_keys=True, ensure_ascii=False)
-    return Block(hash(text), tokens_of(len(text)))
-
-
-def blocks_of(body: Mapping[str, Any], pad: int = 0) -> tuple[Block, ...]:
-    """The ordered blocks of a request body: system blocks, the tool list, every message block.
-
-    With `pad`, each assistant message is followed by a block of `pad` tokens (the marathon's residue per
-    turn), keyed by that message, so it is cached along with the prefix it belongs to.
-    """
-    system = body.get("system") or []
-    out = [_block(b) for b in (system if isinstance(system, list) else [system])]
-    out.append(_block(body.get("tools") or []))
-    for message in body.get("messages") or []:
-        content = message.get("content")
-        items = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-        blocks = [_block({"role": message.get("role"), **item}) for item in items if isinstance(item, dict)]
-        out += blocks
-        if pad and message.get("role") == "assistant":
-            out.append(Block(hash(("pad", tuple(b.key for b in blocks))), pad))
-    return tuple(out)
+def with_pad(blocks: Sequence[Block], pad: int) -> list[Block]:
+    """`blocks` with a block of `pad` tokens after each assistant message (the marathon's residue)."""
+    if not pad:
+        return list(blocks)
+    out: list[Block] = []
+    for i, block in enumerate(blocks):
+        out.append(block)
+        ends = i + 1 == len(blocks) or blocks[i + 1].message != block.message
+        if block.role == "assistant" and ends:
+            keys = tuple(b.key for b in blocks[: i + 1] if b.message == block.message)
+            out.append(Block(hash(("pad", keys)), pad, None, "assistant", block.message))
+    return out
 
 
 def assistant_turns(body: Mapping[str, Any]) -> int:
@@ -102,12 +92,34 @@ def assistant_turns(body: Mapping[str, Any]) -> int:
     return sum(1 for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "assistant")
 
 
-def make_req(body: Mapping[str, Any], caller: str, time: float, pad: int, view: View | None = None) -> Req:
-    """A `Req` from a request body (the main thread's context includes the per-turn residue `pad`)."""
-    chars = len(json.dumps(body, ensure_ascii=False))
-    context = chars // 4 + (pad * assistant_turns(body) if caller == "main" else 0)
-    found = residue(view) if view is not None else 0
-    return Req(caller, time, chars, context, blocks_of(body, pad if caller == "main" else 0), found)
+class Pricer:
+    """The three simulated caches a run's requests go through, in order."""
+
+    def __init__(self) -> None:
+        self.sent = PromptCache()
+        self.ignored = PromptCache(billing="ignored")
+        self.hour = PromptCache(ttl=TTL_1H)
+
+    def req(
+        self, body: Mapping[str, Any], caller: str, at: float, output: int, pad: int, view: View | None
+    ) -> Req:
+        """A `Req` from a request body (the main thread's context includes the per-turn residue `pad`)."""
+        pad = pad if caller == "main" else 0
+        model = str(body.get("model") or "")
+        chars = len(json.dumps(body, ensure_ascii=False))
+        sent, ignored = blocks_of(body), blocks_of(body, billing="ignored")
+        usage = self.sent.send_blocks(with_pad(sent, pad), at=at, model=model, output=output)
+        return Req(
+            caller,
+            at,
+            chars,
+            chars // 4 + pad * assistant_turns(body),
+            model,
+            usage,
+            self.ignored.send_blocks(with_pad(ignored, pad), at=at, model=model, output=output),
+            self.hour.send_blocks(with_pad(sent, pad), at=at, model=model, output=output),
+            residue(view) if view is not None else 0,
+        )
 
 
 def clock(count: int, idle_after: Mapping[int, float]) -> list[float]:
@@ -119,23 +131,28 @@ def clock(count: int, idle_after: Mapping[int, float]) -> list[float]:
     return times
 
 
-def from_recording(rec: Any) -> Trace:
-    """A real run (`runs.Recording`) as a Trace."""
+def _caller(name: str) -> str:
+    return name if name in ("main", "compact") else "worker"
+
+
+def from_recording(rec: Any, size: int = 0) -> Trace:
+    """A real run (`record.Recording`) as a Trace."""
     ledger: Ledger = rec.ledger
     requests = rec.requests
     times = clock(len(requests), ledger.idle)
+    pricer = Pricer()
     reqs: list[Req] = []
     main_index: dict[int, int] = {}
     staleness: int | None = None
     pause_seqs = sorted(rec.resume_states)
     for r, when in zip(requests, times, strict=True):
-        caller = "main" if r.caller == "main" else ("compact" if r.caller == "compact" else "worker")
+        caller = _caller(r.caller)
         view = View(r.body) if caller == "main" else None
         if caller == "main":
             main_index[r.seq] = len(main_index)
             if view is not None and staleness is None and pause_seqs and r.seq > pause_seqs[0]:
                 staleness = stale_snapshots(view, rec.resume_states[pause_seqs[0]])
-        reqs.append(make_req(r.body, caller, when, rec.workload.pad, view))
+        reqs.append(pricer.req(r.body, caller, when, r.output_tokens, rec.workload.pad, view))
     events = []
     for kind, seq in ledger.events:
         after = [i for s, i in main_index.items() if s > seq]
@@ -143,10 +160,12 @@ def from_recording(rec: Any) -> Trace:
     return Trace(
         workload=rec.workload.key,
         strategy=rec.strategy.name,
-        source="real",
+        family=rec.strategy.family,
         requests=reqs,
         probes=list(ledger.probes),
         finished=rec.finished,
+        player=rec.behaviour.label,
+        size=size,
         error=rec.error,
         events=events,
         staleness=staleness,
@@ -159,10 +178,3 @@ def from_recording(rec: Any) -> Trace:
         note=rec.strategy.note,
         expected=rec.workload.expected,
     )
-
-
-def main_bodies(rec: Any) -> tuple[list[Mapping[str, Any]], list[float]]:
-    """The raw run's main-thread request bodies and their simulated times (the transforms' input)."""
-    times = clock(len(rec.requests), rec.ledger.idle)
-    pairs = [(r.body, t) for r, t in zip(rec.requests, times, strict=True) if r.caller == "main"]
-    return [b for b, _ in pairs], [t for _, t in pairs]

@@ -51,10 +51,13 @@ def _test(label: str, k: int, rng: random.Random, size: int) -> tuple[Output, Fa
     return Output(label, "test", size, rng.randrange(10**6), verdict=verdict, exit=1 if failed else 0), fact
 
 
-def needles(quick: bool) -> Workload:
-    """W1: mixed outputs, needles in the big ones, test verdicts at the end, probes at 50/75/100 %."""
+def needles(quick: bool, count: int | None = None) -> Workload:
+    """W1: mixed outputs, needles in the big ones, test verdicts at the end, probes at 50/75/100 %.
+
+    `count`: how many outputs (48 in the full suite, 16 quick; the scaling table runs more and fewer).
+    """
     rng = random.Random(101)
-    count, cap = (16, 40_000) if quick else (48, 120_000)
+    count, cap = (count or 16, 40_000) if quick else (count or 48, 120_000)
     carriers, planted = (2, 4) if quick else (12, 20)
     outputs: dict[str, Output] = {}
     verdicts: dict[int, Fact] = {}
@@ -147,10 +150,14 @@ def edit_test(quick: bool) -> Workload:
     )
 
 
-def fan_out(quick: bool) -> Workload:
-    """W3: subtasks with many large outputs; a finding per subtask, some reports paste logs."""
+def fan_out(quick: bool, subtasks: int | None = None) -> Workload:
+    """W3: subtasks with many large outputs; a finding per subtask, some reports paste logs.
+
+    `subtasks`: how many investigations (6 in the full suite, 2 quick; the scaling table varies it).
+    """
     rng = random.Random(303)
-    subtasks, calls, cap, pasted = (2, (2, 3), 30_000, 4_000) if quick else (6, (5, 8), 60_000, 10_000)
+    calls, cap, pasted = ((2, 3), 30_000, 4_000) if quick else ((5, 8), 60_000, 10_000)
+    subtasks = subtasks or (2 if quick else 6)
     outputs: dict[str, Output] = {}
     actions: list[Action] = []
     later: list[Probe] = []
@@ -269,3 +276,20 @@ def hostile(quick: bool) -> Workload:
 def build(quick: bool) -> list[Workload]:
     """The five workloads, in order."""
     return [needles(quick), edit_test(quick), fan_out(quick), marathon(quick), hostile(quick)]
+
+
+SCALES: dict[str, tuple[int, ...]] = {"w1": (24, 48, 96), "w3": (3, 6, 12)}
+"""The scaling table's sizes (outputs for W1, investigations for W3); the middle one is the suite's."""
+QUICK_SCALES: dict[str, tuple[int, ...]] = {"w1": (8, 16, 32), "w3": (1, 2, 4)}
+
+
+def workload(key: str, quick: bool, size: int | None = None) -> Workload:
+    """One workload by key (`w1`..`w5`), at the suite's size or (W1, W3) at `size`."""
+    if key == "w1":
+        return needles(quick, size)
+    if key == "w3":
+        return fan_out(quick, size)
+    if size is not None:
+        raise ValueError(f"{key} has one size only")
+    builders = {"w2": edit_test, "w4": marathon, "w5": hostile}
+    return builders[key](quick)

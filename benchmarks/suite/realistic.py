@@ -1,0 +1,121 @@
+"""How the scripted agent plays: the ideal player, or a realistic one calibrated on real transcripts.
+
+The **ideal** player (peers.md §4.1) answers a probe from a pointer with one exact grep, runs commands
+as given, and writes nothing but its tool calls. The **realistic** player differs where real agents were
+measured to differ (`benchmarks/calibrate.py` over 18 real Claude Code transcripts, 717 model replies,
+245 Bash calls, 199 Reads, 100 look-up runs; docs/benchmarks.md states the figures):
+- it pipes a command's output through `tail`, `head` or `grep` 16.7 % of the time (56 % tail, 27 %
+  head, 17 % grep among piped ones); a fact cut off that way must be looked for again;
+- a retrieval takes 1 call 48 % of the time, 2 calls 18 %, 3 calls 34 %: the calls before the last are
+  looks that miss (a Read of the file's first 100 lines as often as look-ups are Reads, 57 %, else a
+  loose `grep | head`), and the last call is a whole-file Read 32 % of the time (look-ups that are Reads,
+  57 %, times Reads of a whole file, 57 %), else the exact grep; a whole Read of a file over the CLI's
+  Read cap fails, and the agent then greps;
+- every reply carries prose: a thinking block in 58 % of replies (median 180 chars, 90th percentile
+  1,400) and a text block in 58 % (median 100, p90 750), which the model pays as output and the next
+  requests carry as input.
+Every draw is seeded by (seed, what it is about), so two strategies played with one seed pipe the same
+commands, take the same number of calls for the same fact, and differ only where their contexts do.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+PIPE_SHARE = 0.167
+PIPES = (("tail", 0.561), ("head", 0.268), ("grep", 0.171))
+RETRIEVAL_CALLS = ((1, 0.48), (2, 0.18), (3, 0.34))
+LOOKUP_READ_SHARE = 0.572
+"""Look-up calls that are Reads (the rest: Grep, Glob, a Bash grep/cat/head/tail...)."""
+WHOLE_READ_SHARE = 0.568
+"""Reads of a whole file (no offset/limit)."""
+READ_WHOLE_SHARE = round(LOOKUP_READ_SHARE * WHOLE_READ_SHARE, 3)
+"""A retrieval's last call is a whole-file Read this often (0.325)."""
+THINKING = (0.583, 179, 1_399)
+TEXT = (0.58, 104, 747)
+"""(share of replies with the block, median chars, 90th percentile chars)."""
+READ_CAP_CHARS = 100_000
+"""A Read of a file over about 25,000 tokens fails with the CLI's "exceeds maximum allowed tokens"."""
+
+WORDS = "so the next step is to check what this run printed and then go on with the plan".split(" ")  # noqa: SIM905
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """`ideal` or `realistic` (with its seed): how the scripted agent plays a workload."""
+
+    name: str = "ideal"
+    seed: int = 0
+
+    @property
+    def realistic(self) -> bool:
+        """The seeded, calibrated player."""
+        return self.name == "realistic"
+
+    @property
+    def label(self) -> str:
+        """`ideal`, `realistic #2`."""
+        return self.name if not self.realistic else f"realistic #{self.seed}"
+
+    def rng(self, *about: object) -> random.Random:
+        """A generator seeded by this player's seed and what the draw is about."""
+        return random.Random("|".join(str(a) for a in (self.seed, *about)))
+
+    def pipe(self, label: str) -> str | None:
+        """`tail`, `head` or `grep` when this run of output `label` is piped, else None."""
+        if not self.realistic:
+            return None
+        rng = self.rng("pipe", label)
+        if rng.random() >= PIPE_SHARE:
+            return None
+        return _pick(rng, PIPES)
+
+    def retrieval(self, key: str, path: str) -> list[str]:
+        """The calls a retrieval of fact `key` through `path` takes: `miss-read`, `miss-grep`, then
+        `read` (the whole file) or `grep` (the exact one). The ideal player: `["grep"]`."""
+        if not self.realistic:
+            return ["grep"]
+        rng = self.rng("retrieval", key, path)
+        calls = _pick(rng, RETRIEVAL_CALLS)
+        misses = ["miss-read" if rng.random() < LOOKUP_READ_SHARE else "miss-grep" for _ in range(calls - 1)]
+        return [*misses, "read" if rng.random() < READ_WHOLE_SHARE else "grep"]
+
+    def prose(self, caller: str, index: int) -> tuple[str, str]:
+        """(thinking, text) the reply to this request carries ("" for none); the ideal player writes none."""
+        if not self.realistic:
+            return "", ""
+        rng = self.rng("prose", caller, index)
+        return _words(rng, THINKING), _words(rng, TEXT)
+
+
+def _pick(rng: random.Random, table: tuple[tuple[object, float], ...]) -> object:
+    roll, upto = rng.random(), 0.0
+    for value, share in table:
+        upto += share
+        if roll < upto:
+            return value
+    return table[-1][0]
+
+
+def _words(rng: random.Random, shape: tuple[float, int, int]) -> str:
+    """Filler prose of a lognormal length (median, p90) with probability `share`, else ""."""
+    share, median, p90 = shape
+    if rng.random() >= share:
+        return ""
+    sigma = math.log(p90 / median) / 1.2816
+    size = int(rng.lognormvariate(math.log(median), sigma))
+    out: list[str] = []
+    while sum(len(w) + 1 for w in out) < size:
+        out.append(rng.choice(WORDS))
+    return " ".join(out)[: max(1, size)]
+
+
+def piped(command: str, pipe: str) -> str:
+    """`command` with its output piped the way `pipe` says."""
+    if pipe == "tail":
+        return f"{command} | tail -n 40"
+    if pipe == "head":
+        return f"{command} | head -n 40"
+    return f"{command} | grep -n -E 'WARN|result'"
