@@ -86,7 +86,8 @@ def main() -> int:
     else:
         rows, workloads, idle = _run(args.quick, only, args.jobs)
         minutes = (time.perf_counter() - started) / 60
-        print(f"\nsuite ({scale}) finished in {minutes:.1f} min")
+        cpu = sum(r.cpu for r in rows) / 60
+        print(f"\nsuite ({scale}) finished in {minutes:.1f} min; {len(rows)} runs, {cpu:.1f} CPU-minutes")
     if args.results:
         payload = {"scale": scale, "minutes": minutes, "rows": [dataclasses.asdict(r) for r in rows]}
         args.results.write_text(json.dumps(payload))

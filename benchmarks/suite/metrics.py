@@ -76,13 +76,15 @@ class Metrics:
     """0 at the suite's size; else the scaling table's (outputs in W1, investigations in W3)."""
     error: str | None = None
     wall: float = 0.0
+    cpu: float = 0.0
+    """CPU seconds the run took (the suite's process and the CLI with its tools)."""
     note: str = ""
     series: list[int] = field(default_factory=list)
     """R_t, for the plots (not stored in the baseline)."""
 
     def stored(self) -> dict[str, object]:
         """The numbers `--check` compares (no series, no wall time)."""
-        keep = {k: v for k, v in self.__dict__.items() if k not in ("series", "wall", "error", "note")}
+        keep = {k: v for k, v in self.__dict__.items() if k not in ("series", "wall", "cpu", "error", "note")}
         return keep
 
 

@@ -47,8 +47,9 @@ python benchmarks/run_suite.py --update-baseline  # store this run's numbers as 
 python benchmarks/calibrate.py DIR                # the realistic player's figures, from real transcripts
 ```
 
-This page: the **{scale}** suite, {runs} runs, {minutes:.1f} min on a shared 2-core machine (two runs at
-a time; other work shared the cores). Tokens are estimated as characters / 4 everywhere (no tokenizer is
+This page: the **{scale}** suite, {runs} runs, {minutes:.1f} min of wall time on a 2-core machine that
+other work shared (two runs at a time); the runs took {cpu:.1f} CPU-minutes in all, about {idle:.0f}
+minutes on two idle cores. Tokens are estimated as characters / 4 everywhere (no tokenizer is
 available offline); "k" is thousands; prices are `claude-sonnet-4-6`'s ($3 input, $15 output, $0.30 cache
 read, $3.75 cache write per million tokens, what the bundled CLI charges). Every number is a measurement
 of a scripted agent, not of a model: the differences come from what each strategy lets into the

@@ -198,8 +198,9 @@ def write(
     if "not decided" not in short:
         plots.previews(rows, images / "benchmarks-preview.png")
     runs = len(rows)
+    cpu = sum(r.cpu for r in rows) / 60
     parts = [
-        prose.INTRO.format(scale=scale, minutes=minutes, runs=runs),
+        prose.INTRO.format(scale=scale, minutes=minutes, runs=runs, cpu=cpu, idle=cpu / 2),
         "## Where flower stands\n",
         standings(rows, workloads),
         "",

@@ -1,16 +1,18 @@
 """Plan and run the suite: every run is a job (workload, strategy, player, size) in a process pool.
 
 1. the ideal player, every strategy of every workload (the peers' whole sweep included);
-2. the realistic player, three seeds (one in `--quick`), on the baselines, flower and flower without its
-   wall, and on each peer at its best: the setting of its sweep that cost least with the ideal player in
-   that workload (among the settings that finished);
-3. the scaling table: W1 and W3 at two more sizes, the ideal player, the same strategies as 2.
+2. the realistic player, three seeds (one in `--quick`), on the CLI's default, flower, and each peer at
+   its best: the setting of its sweep that cost least with the ideal player in that workload (among the
+   settings that finished);
+3. the scaling table: W1 and W3 at two more sizes, the ideal player, the strategies of 2 and
+   `baseline_raw`.
 Jobs that need no peer choice start at once; the others once the ideal sweep is in.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import resource
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -21,13 +23,16 @@ import anyio
 from .metrics import Metrics, compute
 from .peers import CLEARS, MASKS
 from .realistic import Behaviour
-from .runs import core, named, strategies_for
+from .runs import named, strategies_for
 from .trace import from_recording
 from .workloads import QUICK_SCALES, SCALES, workload
 
 Progress = Callable[[str], None]
 SEEDS = (1, 2, 3)
-QUICK_REALISTIC = ("baseline_cc_default", "flower")
+REALISTIC = ("baseline_cc_default", "flower")
+"""Run by the realistic player, with each peer at its best."""
+SCALED = ("baseline_raw", "baseline_cc_default", "flower")
+"""Run at the scaling table's other sizes, with each peer at its best."""
 WEIGHT = {"w4": 3.0, "w1": 1.5, "w2": 1.2, "w3": 1.2, "w5": 1.0}
 """Rough relative run times, to start the long jobs first."""
 
@@ -57,8 +62,17 @@ def run_job(job: Job) -> Metrics:
 
     w = workload(job.workload, job.quick, job.size)
     strategy = named(w, job.strategy)
+    before = _cpu()
     rec = anyio.run(lambda: record(w, strategy, Behaviour(job.player, job.seed)))
-    return compute(from_recording(rec, size=job.size or 0))
+    row = compute(from_recording(rec, size=job.size or 0))
+    row.cpu = round(_cpu() - before, 1)
+    return row
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (the CLI, its tools)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def best(rows: Sequence[Metrics], key: str, names: Iterable[str]) -> str:
@@ -76,14 +90,14 @@ def chosen_peers(rows: Sequence[Metrics], keys: Iterable[str]) -> dict[str, tupl
 
 
 def _later(key: str, quick: bool, peers: tuple[str, str] | None) -> list[Job]:
-    """Realistic runs (not of `baseline_raw`, a reference) and scaling runs of one workload: those of the
-    core strategies when `peers` is None, else those of the chosen peer settings (quick: see below)."""
-    if quick:  # a smoke run: one realistic seed of the CLI's default and flower, no scaling
-        return [] if peers else [Job(key, n, quick, "realistic", 1) for n in QUICK_REALISTIC]
-    names = [s.name for s in core(workload(key, quick))] if peers is None else list(peers)
-    jobs = [Job(key, n, quick, "realistic", seed) for seed in SEEDS for n in names if n != "baseline_raw"]
+    """Realistic runs and scaling runs of one workload: of `REALISTIC` and `SCALED` when `peers` is None,
+    else of the chosen peer settings. `quick`: one realistic seed, no peers, no scaling."""
+    if quick:
+        return [] if peers else [Job(key, n, quick, "realistic", 1) for n in REALISTIC]
+    realistic, scaled = (REALISTIC, SCALED) if peers is None else (peers, peers)
+    jobs = [Job(key, n, quick, "realistic", seed) for seed in SEEDS for n in realistic]
     for size in SCALES.get(key, ())[::2]:  # the middle size is the suite's own
-        jobs += [Job(key, name, quick, size=size) for name in names]
+        jobs += [Job(key, name, quick, size=size) for name in scaled]
     return jobs
 
 

@@ -75,7 +75,7 @@ async def run_demo(*, out: Out = print, keep: Path | None = None, plots: Path | 
         out("")
         flower_run = await run_flower(root, out)
         out("")
-        plain_run = await run_plain(root, out)
+        plain_run = await run_plain(root, out, threshold=flower_run.threshold)
         options = ReportOptions(window=flower_run.window)
         flower_report = await build_report(flower_run.workspace, options=options)
         plain_report = await build_report(plain_run.workspace, options=options)
@@ -87,7 +87,13 @@ async def run_demo(*, out: Out = print, keep: Path | None = None, plots: Path | 
             drawn = tuple(await anyio.to_thread.run_sync(write_plots, runs, plots))
         table = compare(
             Side(flower_report, flower_run.resident, flower_run.seconds),
-            Side(plain_report, plain_run.resident, plain_run.seconds, layer4=False),
+            Side(
+                plain_report,
+                plain_run.resident,
+                plain_run.seconds,
+                layer4=False,
+                compactions=plain_run.compactions,
+            ),
             wall=flower_run.threshold,
         )
         ok = all(step.ok for step in flower_run.steps) and not any(

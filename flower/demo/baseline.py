@@ -4,12 +4,15 @@ Plain `ClaudeAgentOptions`: the two workers as `AgentDefinition`s, the Claude Co
 appended, a plain `SqliteSessionStore` (so the same report can read it; it rewrites nothing), no hooks.
 Nothing stops the coordinator, so it does what a plain one does: it runs the analyst's commands itself
 (their whole outputs stay in its context), writes files itself, restates the worker rules in its
-mandates, and its resume replays the whole history. There is no handoff; the CLI would compact near its
-model's window, which this short run does not reach.
+mandates, and its resume replays the whole history. Step 2 compacts at the line where the flower run
+hands off: the CLI takes no compaction window under 100,000 tokens, so it runs with a 100,000-token
+window (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`, an 80,000-token effective window) and the percentage of it
+that puts its threshold at flower's (`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`, rounded up to a whole percent).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from contextlib import aclosing
@@ -27,16 +30,19 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk._errors import ResultError
 
+from ..cost import PromptCache
 from ..stores import SqliteSessionStore
 from ..testing import ScriptedModel
 from .runner import ANALYST_TOOLS, PROMPT_1, PROMPT_2, WRITER_TOOLS
 from .scenario import ANALYST, GOAL, STEP_1, STEP_2, WRITER, write_logs
 from .scripted import MainScript, Place, tasks_of, worker_script
 
-__all__ = ["PlainRun", "run_plain"]
+__all__ = ["PlainRun", "compaction_env", "run_plain"]
 
 Out = Callable[[str], None]
 TIMEOUT = 120.0
+EFFECTIVE_WINDOW = 80_000
+"""The CLI's effective window for `CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000` (100k - 20k for the summary)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,18 @@ class PlainRun:
     resident: tuple[int, ...]
     """Characters of conversation history in each main-thread request."""
     seconds: float
+    compactions: int = 0
+    """Compaction requests the CLI sent (step 2 compacts at the flower run's handoff window)."""
+
+
+def _summary(findings: list[str]) -> str:
+    """The plain session's compaction summary: what a summary of the audit so far keeps."""
+    found = "\n".join(f"- {f}" for f in findings[-12:]) or "- none yet"
+    return (
+        "<analysis>The audit of logs/ is under way.</analysis>\n<summary>\n1. Primary request: audit logs/: "
+        "errors per service, their causes, what to fix first.\n2. Findings so far:\n"
+        f"{found}\n3. Current work: ranking the causes and writing the conclusions.\n</summary>"
+    )
 
 
 def _options(model: ScriptedModel, workspace: Path, store: SqliteSessionStore) -> ClaudeAgentOptions:
@@ -98,8 +116,15 @@ def _brief(block: ToolUseBlock) -> str:
     return f"{block.name} {data.get('description') or data.get('file_path') or ''}".strip()
 
 
-async def run_plain(root: Path, out: Out) -> PlainRun:
-    """Run both steps of the scenario as a plain SDK session in `root/plain`."""
+def compaction_env(threshold: int) -> dict[str, str]:
+    """The CLI's environment for compacting at `threshold` tokens (its window has a 100k minimum)."""
+    percent = min(100, max(1, math.ceil(100 * threshold / EFFECTIVE_WINDOW)))
+    return {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": str(percent)}
+
+
+async def run_plain(root: Path, out: Out, *, threshold: int | None = None) -> PlainRun:
+    """Run both steps of the scenario as a plain SDK session in `root/plain`; step 2 compacting at
+    `threshold` tokens (the flower run's handoff threshold), when given."""
     workspace = root / "plain"
     await anyio.to_thread.run_sync(write_logs, workspace)
     for name in ("scripts", "artifacts", "notes"):
@@ -107,7 +132,10 @@ async def run_plain(root: Path, out: Out) -> PlainRun:
     database = workspace / "sessions.db"
     place = Place(str(workspace.resolve()), str(workspace.resolve()))
     started = time.monotonic()
-    async with ScriptedModel(strict=False) as model, SqliteSessionStore(database) as store:
+    async with (
+        ScriptedModel(strict=False, cache=PromptCache()) as model,
+        SqliteSessionStore(database) as store,
+    ):
         tasks = tasks_of(STEP_1 + STEP_2)
         for name in ("analyst", "writer"):
             mine = [t for t in tasks if t.worker == name]
@@ -120,7 +148,12 @@ async def run_plain(root: Path, out: Out) -> PlainRun:
         out(f"  result   {one}")
         out("plain SDK, step 2: resume the session")
         model.script("main", MainScript(model, STEP_2, place, flower=False, findings=first.findings))
-        two, _ = await _run(PROMPT_2, replace(options, resume=session), out)
+        model.script("compact", lambda request: _summary(first.findings))
+        later = replace(options, resume=session)
+        if threshold is not None:
+            later = replace(later, env={**later.env, **compaction_env(threshold)})
+        two, _ = await _run(PROMPT_2, later, out)
         out(f"  result   {two}")
         resident = tuple(r.sizes.messages for r in model.requests("main"))
-    return PlainRun(workspace, database, (one, two), resident, time.monotonic() - started)
+        compactions = len(model.requests("compact"))
+    return PlainRun(workspace, database, (one, two), resident, time.monotonic() - started, compactions)

@@ -24,6 +24,8 @@ class Side:
     seconds: float
     layer4: bool = True
     """Its store rewrote resumes (a plain store does not: the report's recomputation is then hypothetical)."""
+    compactions: int = 0
+    """The CLI's compactions (the plain run compacts at the window flower hands off at)."""
 
 
 def _rows(wall: int) -> list[tuple[str, Callable[[Side], str]]]:
@@ -51,7 +53,7 @@ def _rows(wall: int) -> list[tuple[str, Callable[[Side], str]]]:
         ),
         ("spills (chars kept out)", lambda s: f"{s.report.spills.count} ({human(s.report.spills.kept_out)})"),
         ("expired / pruned at resume", _rewritten),
-        ("handoffs", lambda s: f"{s.report.handoffs}"),
+        ("handoffs / compactions", lambda s: f"{s.report.handoffs} / {s.compactions}"),
         ("cache hit rate (simulated cache)", lambda s: percent(s.report.tokens.hit_rate)),
         ("estimated cost", lambda s: f"${s.report.cost.usd:,.2f}"),
         ("wall time", lambda s: f"{s.seconds:.1f} s"),

@@ -21,6 +21,7 @@ import anyio
 
 from .. import events as ev
 from ..agents import AgentSpec, coordinator, worker
+from ..cost import PromptCache
 from ..handoff import AUTO_COMPACT_MARGIN, HandoffPolicy
 from ..result import StepResult
 from ..runtime import Runtime
@@ -132,7 +133,7 @@ async def run_flower(root: Path, out: Out) -> FlowerRun:
     await anyio.to_thread.run_sync(write_logs, workspace)
     place = Place(str(workspace.resolve()), str(workspace.resolve() / ".flower"))
     started = time.monotonic()
-    async with ScriptedModel(strict=False) as model:
+    async with ScriptedModel(strict=False, cache=PromptCache()) as model:
         tasks = tasks_of(STEP_1 + STEP_2)
         for name in ("analyst", "writer"):
             mine = [t for t in tasks if t.worker == name]

@@ -4,20 +4,20 @@ Every script here is a callable that reads the request it answers, so it stays r
 CLI sends requests in (parallel workers, a retry, a handoff). The main thread's script walks the moves;
 a worker's script finds its task from the mandate it was given and reports from its real tool output.
 
-Usage numbers simulate the prompt cache: a request's tokens are its characters / 4, and the part equal
-to the start of one of the caller's three previous requests counts as a cache read. A rewritten history
-(layer 4 on resume) or a fresh session shows as a cache miss, as it would on the API.
+The scripts give no usage: the scripted model reports what flower's cost model (`flower.cost.PromptCache`,
+shared by the whole run) says the API would (input, cache reads and writes; output is the reply's own
+size), so a rewritten history (layer 4 on resume) or a fresh session shows as the cache miss it would be
+on the API, and the demo, `flower report` and the benchmarks price alike.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..testing import RecordedRequest, ScriptedModel, Usage, agent, bash, http_error, reply, tool_use
+from ..testing import RecordedRequest, ScriptedModel, agent, bash, http_error, reply, tool_use
 from ..testing.steps import HttpError, Reply, ToolUse
 from .scenario import Move, Task
 
@@ -47,32 +47,6 @@ class Place:
     def fill(self, text: str) -> str:
         """`text` with `{ws}` and `{wb}` replaced."""
         return text.replace("{ws}", self.workspace).replace("{wb}", self.workbench)
-
-
-def _serial(request: RecordedRequest) -> str:
-    body = request.body
-    return json.dumps([body.get("tools"), body.get("system"), body.get("messages")], ensure_ascii=False)
-
-
-def _common_prefix(a: str, b: str) -> int:
-    """Length of the common start of `a` and `b` (a binary search over slices: C speed)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-def usage_for(model: ScriptedModel, request: RecordedRequest) -> Usage:
-    """Tokens of `request` (characters / 4), split into cache reads (a prefix seen before) and input."""
-    text = _serial(request)
-    earlier = model.requests(request.caller)[max(0, request.index - 3) : request.index]
-    cached = max((_common_prefix(text, _serial(e)) for e in earlier), default=0)
-    total, read = max(1, len(text) // 4), cached // 4
-    return Usage(input_tokens=max(1, total - read), cache_read_input_tokens=read)
 
 
 def first_user_text(request: RecordedRequest) -> str:
@@ -129,17 +103,16 @@ def worker_script(
     def script(request: RecordedRequest) -> Reply:
         asked = first_user_text(request)
         task = next((t for text, t in by_mandate.items() if text in asked), None)
-        usage = usage_for(model, request)
         if task is None:
-            return reply("I could not tell which task this is.", usage=usage)
+            return reply("I could not tell which task this is.")
         if request.turn == 0:
             if task.worker == "writer":
                 call = tool_use("Write", file_path=place.fill(task.path), content=place.fill(task.content))
             else:
                 call = bash(place.fill(task.command), description=task.title)
-            return reply(call, usage=usage)
+            return reply(call)
         output = request.tool_results[-1].text if request.tool_results else ""
-        return reply(_report(task, place, output), usage=usage)
+        return reply(_report(task, place, output))
 
     return script
 
@@ -162,20 +135,19 @@ class MainScript:
     ended: bool = False
 
     def __call__(self, request: RecordedRequest) -> Reply | HttpError:
-        usage = usage_for(self.model, request)
         self._collect(request)
         if HANDOFF_ASK in request.last_user_text:
             if self._last_calls_failed(request):
                 self.cursor = max(0, self.cursor - 1)  # the move the handoff interrupted is done again
-            return reply(self._handoff_document(), usage=usage)
+            return reply(self._handoff_document())
         if self.cursor >= len(self.moves):
-            return reply("Nothing left to do.", usage=usage)
+            return reply("Nothing left to do.")
         move = self.moves[self.cursor]
         if move.flaky and self.cursor not in self.failed:
             self.failed.add(self.cursor)
             return http_error(500, "scripted outage")
         self.cursor += 1
-        return self._render(move, usage)
+        return self._render(move)
 
     def _collect(self, request: RecordedRequest) -> None:
         """Keep every per-service finding seen: in a worker's report, or in the scanner's own output."""
@@ -207,7 +179,7 @@ class MainScript:
         last = results.get(calls[-1])
         return last is None or last.is_error
 
-    def _render(self, move: Move, usage: Usage) -> Reply:
+    def _render(self, move: Move) -> Reply:
         blocks: list[str | ToolUse] = [move.text] if move.text and move.kind != "finish" else []
         if move.kind == "glance":
             blocks += [bash(self.place.fill(c)) for c in move.commands]
@@ -223,7 +195,7 @@ class MainScript:
         else:
             blocks.append(self._final(move.text))
             self.ended = True
-        return reply(*blocks, usage=usage)
+        return reply(*blocks)
 
     def _final(self, what: str) -> str:
         worst = max(self.findings, key=lambda f: int(f.split()[1]), default="no scan reported")
