@@ -31,10 +31,10 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from flower.cost import without_marks
 from flower.testing import ScriptedModel, Usage, bash, reply
 from flower.testing.requests import RecordedRequest
 from flower.workbench import Workbench
@@ -56,15 +56,6 @@ def stream(request: RecordedRequest) -> list[tuple[str, bytes]]:
     return parts
 
 
-def _strip_cache_control(value: Any) -> Any:
-    """Cache breakpoints move from turn to turn; they are not content, so the comparison leaves them out."""
-    if isinstance(value, dict):
-        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_strip_cache_control(v) for v in value]
-    return value
-
-
 @dataclass
 class Comparison:
     placement: str
@@ -77,11 +68,11 @@ class Comparison:
 
 def compare(placement: str, before: RecordedRequest, after: RecordedRequest, marker: str) -> Comparison:
     a = [
-        (name, json.dumps(_strip_cache_control(json.loads(data)), ensure_ascii=False).encode())
+        (name, json.dumps(without_marks(json.loads(data)), ensure_ascii=False).encode())
         for name, data in stream(before)
     ]
     b = [
-        (name, json.dumps(_strip_cache_control(json.loads(data)), ensure_ascii=False).encode())
+        (name, json.dumps(without_marks(json.loads(data)), ensure_ascii=False).encode())
         for name, data in stream(after)
     ]
     identical = 0

@@ -16,9 +16,9 @@ from .metrics import Metrics
 
 RELATIVE = 0.05
 """Sizes and costs may grow 5 % (workspace paths and the CLI's own text vary a little across machines)."""
-ABSOLUTE = 2_000
-"""...plus this many tokens (or cost units), for the small numbers."""
-SIZES = ("peak", "sum_main", "sum_all", "cost_main", "cost_all")
+ABSOLUTE = {"peak": 2_000, "sum_main": 2_000, "sum_all": 2_000, "cost_main": 0.01, "cost_all": 0.01}
+"""...plus this much (tokens, or dollars), for the small numbers."""
+SIZES = tuple(ABSOLUTE)
 COUNTS = ("failed", "extra_calls", "retries", "stale_trusted", "events")
 """Counts that must not grow (a fact lost is a regression even when tokens fall)."""
 FALLS = ("at_once", "verdicts_at_once")
@@ -35,9 +35,14 @@ def update(path: Path, scale: str, rows: Sequence[Metrics]) -> None:
     stored = load(path)
     table: dict[str, dict[str, dict[str, object]]] = {}
     for row in rows:
-        table.setdefault(row.workload, {})[row.strategy] = row.stored()
+        table.setdefault(row.workload, {})[label(row)] = row.stored()
     stored[scale] = table
     path.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n")
+
+
+def label(row: Metrics) -> str:
+    """A row's key in the stored table: its strategy, player and (scaling runs) size."""
+    return f"{row.strategy} [{row.player}]" + (f" @{row.size}" if row.size else "")
 
 
 def check(path: Path, scale: str, rows: Sequence[Metrics]) -> tuple[list[str], list[str]]:
@@ -48,8 +53,8 @@ def check(path: Path, scale: str, rows: Sequence[Metrics]) -> tuple[list[str], l
     regressions: list[str] = []
     drift: list[str] = []
     for row in rows:
-        old = stored.get(row.workload, {}).get(row.strategy)
-        where = f"{row.workload} {row.strategy}"
+        old = stored.get(row.workload, {}).get(label(row))
+        where = f"{row.workload} {label(row)}"
         if old is None:
             drift.append(f"{where}: not in the baseline")
             continue
@@ -57,7 +62,7 @@ def check(path: Path, scale: str, rows: Sequence[Metrics]) -> tuple[list[str], l
         (regressions if row.strategy.startswith("flower") else drift).extend(
             f"{where}: {p}" for p in problems
         )
-    seen = {(r.workload, r.strategy) for r in rows}
+    seen = {(r.workload, label(r)) for r in rows}
     for workload, strategies in stored.items():
         for strategy in strategies:
             if strategy.startswith("flower") and (workload, strategy) not in seen:
@@ -71,8 +76,9 @@ def _compare(row: Metrics, old: dict[str, object]) -> list[str]:
         problems.append("no longer finishes")
     for name in SIZES:
         before, now = float(old.get(name, 0)), float(getattr(row, name))  # type: ignore[arg-type]
-        if now > before * (1 + RELATIVE) + ABSOLUTE:
-            problems.append(f"{name} {before:,.0f} -> {now:,.0f} (+{(now - before) / max(before, 1):.0%})")
+        if now > before * (1 + RELATIVE) + ABSOLUTE[name]:
+            growth = (now - before) / before if before else 1.0
+            problems.append(f"{name} {before:,.3f} -> {now:,.3f} (+{growth:.0%})")
     for name in COUNTS:
         before, now = int(old.get(name, 0)), int(getattr(row, name))  # type: ignore[call-overload]
         if now > before:

@@ -21,7 +21,17 @@ Light on purpose (standard library only): the report, the runtime and the test h
 from __future__ import annotations
 
 from .breakdown import CostBreakdown, UsageLike, estimate, price
-from .cache import BILLING_PREFIX, LOOKBACK, Block, PromptCache, RequestUsage, blocks_of, simulate, tokens_of
+from .cache import (
+    BILLING_PREFIX,
+    LOOKBACK,
+    Block,
+    PromptCache,
+    RequestUsage,
+    blocks_of,
+    simulate,
+    tokens_of,
+    without_marks,
+)
 from .prices import DEFAULT_MODEL, PRICES, TTL_1H, TTL_5M, Price, price_for
 
 __all__ = [
@@ -43,4 +53,5 @@ __all__ = [
     "price_for",
     "simulate",
     "tokens_of",
+    "without_marks",
 ]

@@ -39,6 +39,7 @@ __all__ = [
     "blocks_of",
     "simulate",
     "tokens_of",
+    "without_marks",
 ]
 
 BILLING_PREFIX = "x-anthropic-billing-header:"
@@ -98,11 +99,13 @@ class RequestUsage:
         )
 
 
-def _strip(value: Any) -> Any:
+def without_marks(value: Any) -> Any:
+    """A copy of a JSON value without its `cache_control` marks: the CLI moves them from one request to
+    the next, and they are not content (the cache keys on the content)."""
     if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
+        return {k: without_marks(v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
-        return [_strip(v) for v in value]
+        return [without_marks(v) for v in value]
     return value
 
 
@@ -114,7 +117,7 @@ def _mark(value: Any) -> float | None:
 
 
 def _block(value: Any, role: str, message: int = -1) -> Block:
-    text = json.dumps(_strip(value), sort_keys=True, ensure_ascii=False)
+    text = json.dumps(without_marks(value), sort_keys=True, ensure_ascii=False)
     return Block(hash((role, text)), tokens_of(len(text)), _mark(value), role, message)
 
 

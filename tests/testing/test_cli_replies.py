@@ -89,6 +89,19 @@ async def test_usage_numbers_are_reported_back(scripted_model: ScriptedModel, wo
     fact(usage["output_tokens"] == 27, "§5", "ResultMessage.usage sums output_tokens")
 
 
+async def test_a_reply_reports_the_output_it_produced(scripted_model: ScriptedModel, workspace: Path) -> None:
+    long = "word " * 400  # 2,000 chars of text: about 500 output tokens
+    scripted_model.script("main", [reply(long, thinking="t" * 800)])
+
+    run = await scripted_model.run("Go", cwd=workspace)
+
+    first = scripted_model.request("main", 0)
+    assert first.usage is not None and first.output_tokens == first.usage["output_tokens"]
+    assert 690 <= first.output_tokens <= 760  # (2,000 + 800 chars + the blocks' JSON) / 4
+    assert run.result is not None and run.result.usage is not None
+    assert run.result.usage["output_tokens"] == first.output_tokens
+
+
 async def test_a_dynamic_step_reads_the_tool_result(scripted_model: ScriptedModel, workspace: Path) -> None:
     (workspace / "data.txt").write_text("alpha\nbeta\ngamma\n")
 
