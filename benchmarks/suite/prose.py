@@ -67,9 +67,8 @@ stopped early, so it spent less).
 READING = """\
 ### Reading the results
 
-See the ranking tables below for every strategy, flower's ablations included: the headline is where
-flower stands against each peer at its best, and the standings above say plainly which strategies are
-cheaper than flower in each workload and by how much.
+The standings above say, workload by workload, which strategies cost less than flower and by how much;
+the ranking tables below list every strategy, flower's ablations included. What the numbers show:
 """
 
 RANKED = """\

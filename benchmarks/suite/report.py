@@ -8,6 +8,7 @@ from pathlib import Path
 
 from . import plots, prose, ranking
 from .actions import Workload
+from .findings import findings
 from .metrics import Metrics
 from .ranking import COORD, SOLO, k, money, one, seeds
 from .runner import chosen_peers
@@ -89,7 +90,7 @@ def standings(rows: Sequence[Metrics], workloads: Sequence[Workload]) -> str:
             if not rank:
                 continue
             text = f"{scope}: flower ranks {rank} of {count} by all-agent cost ({money(mine)})"
-            text += f"; **cheaper: {', '.join(cheaper)}**" if cheaper else " (the cheapest)"
+            text += f"; **cheaper than flower: {', '.join(cheaper)}**" if cheaper else " (the cheapest)"
             parts.append(text)
         mine = one(rows, w.key, COORD)
         if mine is not None:
@@ -207,7 +208,8 @@ def write(
         prose.HEADLINE,
         ranking.headline(rows, keys, picks),
         "",
-        prose.READING if scale == "full" else "",
+        prose.READING,
+        findings(rows, keys, picks),
         "## Every strategy, ranked\n",
         prose.RANKED,
     ]
