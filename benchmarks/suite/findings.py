@@ -82,16 +82,16 @@ def findings(rows: Sequence[Metrics], keys: Sequence[str], picks: dict[str, tupl
         out.append(
             "- **Output is priced.** With the realistic player's prose, output is "
             f"{_percent([s[0] for s in shares])} of flower's cost and "
-            f"{_percent([s[1] for s in shares])} of the CLI default's: flower sends more requests (a coordinator turn and a worker's turns per "
-            "delegation), each with its own output."
+            f"{_percent([s[1] for s in shares])} of the CLI default's: flower sends more requests "
+            "(a coordinator turn and a worker's turns per delegation), each with its own output."
         )
     billing = [(one(rows, k, COORD)) for k in keys]
     drops = [r.cost_all_ignored / r.cost_all - 1 for r in billing if r and r.cost_all]
     if drops:
         out.append(
             f"- **The billing block** is worth {_percent([-d for d in drops])} of flower's cost "
-            "(ideal player): priced as sent, workers with different mandates never read each other's system prompt and "
-            "tools from the cache; ignored, they do."
+            "(ideal player): priced as sent, workers with different mandates never read each other's "
+            "system prompt and tools from the cache; ignored, they do."
         )
     return "\n".join(out) + "\n"
 
