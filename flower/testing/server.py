@@ -405,14 +405,15 @@ class ScriptedModel:
                 {"type": "error", "error": {"type": "permission_error", "message": message}},
             )
             return
-        if isinstance(step, Reply) and step.usage is None and self.cache is not None:
-            found = self.cache.send(recorded.body, at=recorded.received_at)
-            usage = Usage(
-                input_tokens=found.input,
-                cache_read_input_tokens=found.cache_read,
-                cache_creation_input_tokens=found.cache_creation + found.cache_creation_1h,
-            )
-            step = dataclasses.replace(step, usage=usage)
+        if isinstance(step, Reply) and self.cache is not None:
+            found = self.cache.send(recorded.body, at=recorded.received_at)  # every answered request
+            if step.usage is None:
+                usage = Usage(
+                    input_tokens=found.input,
+                    cache_read_input_tokens=found.cache_read,
+                    cache_creation_input_tokens=found.cache_creation + found.cache_creation_1h,
+                )
+                step = dataclasses.replace(step, usage=usage)
         self._log.annotate(recorded, describe(step))
         sent = await answer(step, recorded, len(request.body), responder)
         if sent is not None:
