@@ -6,15 +6,34 @@ dispatch and lifecycle only; the byte-level encoding itself lives in `_wire`.
 
 from __future__ import annotations
 
+import dataclasses
+
 import anyio
 
+from ..cost.cache import PromptCache
 from . import _wire
 from ._http import Responder
 from .requests import RecordedRequest
 from .scripts import Concrete
-from .steps import DropConnection, HttpError, Reply, StreamError, Text
+from .steps import DropConnection, HttpError, Reply, StreamError, Text, Usage
 
-__all__ = ["answer"]
+__all__ = ["answer", "with_cache_usage"]
+
+
+def with_cache_usage(step: Concrete, recorded: RecordedRequest, cache: PromptCache) -> Concrete:
+    """`step`, sent through the simulated prompt cache when it answers (every `Reply` is), and given the
+    cache's usage when its script set none (input, cache reads and writes; output stays estimated)."""
+    if not isinstance(step, Reply):
+        return step
+    found = cache.send(recorded.body, at=recorded.received_at)
+    if step.usage is not None:
+        return step
+    usage = Usage(
+        input_tokens=found.input,
+        cache_read_input_tokens=found.cache_read,
+        cache_creation_input_tokens=found.cache_creation + found.cache_creation_1h,
+    )
+    return dataclasses.replace(step, usage=usage)
 
 
 async def answer(

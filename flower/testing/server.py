@@ -27,13 +27,13 @@ from ..cost.cache import PromptCache
 from . import _wire
 from ._http import HttpRequest, Responder, serve
 from ._log import RequestLog
-from ._reply import answer
+from ._reply import answer, with_cache_usage
 from .callers import COMPACT, MAIN, SUBAGENT, agent_marker, check_agent_name, classify, tool_set
 from .editing import Edit, apply_context_management
 from .requests import RecordedRequest
 from .run import ScriptedRun, run_query
 from .scripts import Script, ScriptLike, resolve
-from .steps import Reply, Usage, describe
+from .steps import describe
 
 __all__ = ["UNSCRIPTED_STATUS", "ScriptedModel"]
 
@@ -61,12 +61,9 @@ class ScriptedModel:
     On exit it raises `UnexpectedRequest` if a request found no step, and (when `strict`) `UnconsumedSteps`
     if steps were left over.
 
-    Like the API, it applies the `clear_tool_uses_20250919` edits a request's `context_management` asks
-    for before anything reads the request; `edit` adds a server-side rewrite of your own (a context
-    strategy to measure, e.g. `ClearToolUses(...)`). `cache` (a `flower.cost.PromptCache`) fills the
-    usage of every reply that gives none with what the API's prompt cache would report (input, cache
-    reads and writes; output is always the reply's own size), so the CLI, its transcripts and
-    `flower report` see realistic cache figures.
+    Like the API, it applies the context edits a request asks for (`context_management`); `edit` adds one
+    of your own (e.g. `ClearToolUses(...)`); `cache` (a `flower.cost.PromptCache`) fills unscripted usage
+    with what the API's prompt cache would report. See docs/testing.md.
     """
 
     def __init__(
@@ -405,15 +402,8 @@ class ScriptedModel:
                 {"type": "error", "error": {"type": "permission_error", "message": message}},
             )
             return
-        if isinstance(step, Reply) and self.cache is not None:
-            found = self.cache.send(recorded.body, at=recorded.received_at)  # every answered request
-            if step.usage is None:
-                usage = Usage(
-                    input_tokens=found.input,
-                    cache_read_input_tokens=found.cache_read,
-                    cache_creation_input_tokens=found.cache_creation + found.cache_creation_1h,
-                )
-                step = dataclasses.replace(step, usage=usage)
+        if self.cache is not None:
+            step = with_cache_usage(step, recorded, self.cache)
         self._log.annotate(recorded, describe(step))
         sent = await answer(step, recorded, len(request.body), responder)
         if sent is not None:
