@@ -257,3 +257,22 @@ def test_every_planted_fact_is_in_the_output_or_file_that_holds_it(quick: bool) 
                 len(places) // 3,
                 len(places) // 3 + 1,
             }
+
+
+def test_ratios_pair_the_seeds_and_the_scaling_table_reads_three_sizes() -> None:
+    from benchmarks.suite.ranking import ratio, scaling
+
+    def row(strategy: str, cost: float, player: str = "ideal", size: int = 0) -> Metrics:
+        base = metrics_row(strategy, cost, True)
+        return dataclasses.replace(base, player=player, size=size, peak=int(cost * 1000))
+
+    rows = [
+        row("flower", 1.0),
+        row("peer", 2.0),
+        *(row("flower", c, f"realistic #{s}") for s, c in ((1, 1.0), (2, 3.0), (3, 2.0))),
+        *(row("peer", c, f"realistic #{s}") for s, c in ((1, 2.0), (2, 2.0), (3, 4.0))),
+    ]
+    assert ratio(rows, "w1", "peer") == ("0.50", "0.50 (0.50-1.50)")
+    rows += [row("flower", 0.5, size=24), row("flower", 4.0, size=96)]
+    table = scaling(rows, {"w1": (24, 48, 96)}, {"w1": "W1"})
+    assert "| flower | 0.5k / 1.0k / 4.0k |" in table and "| 8.0x |" in table
