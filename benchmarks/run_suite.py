@@ -7,6 +7,7 @@ Run from the repository root:
     python benchmarks/run_suite.py --write-docs       # docs/benchmarks.md and docs/img/benchmarks-*.png
     python benchmarks/run_suite.py --check            # exit 1 if flower regressed (benchmarks/baseline.json)
     python benchmarks/run_suite.py --update-baseline  # store this run's numbers
+    python benchmarks/run_suite.py --previews         # also W1's spill preview sweep
 
 Every number comes from real runs of the bundled CLI against flower's scripted model (`flower.testing`):
 baselines, peers (their edits applied by the scripted model, the CLI's compaction behind them) and flower,
@@ -47,11 +48,12 @@ def _print_table(rows: list[Metrics]) -> None:
 
 
 def _run(
-    quick: bool, only: set[str], jobs: int
+    quick: bool, only: set[str], jobs: int, previews: bool
 ) -> tuple[list[Metrics], list[Workload], dict[str, dict[str, str]]]:
     workloads = [w for w in build(quick) if not only or w.key in only]
+    keys = [w.key for w in workloads]
     rows = run_suite(
-        [w.key for w in workloads], quick=quick, jobs=jobs, progress=lambda line: print(line, flush=True)
+        keys, quick=quick, jobs=jobs, previews=previews, progress=lambda line: print(line, flush=True)
     )
     _print_table(rows)
     idle = {w.key: {} if quick else idle_layers(w) for w in workloads}
@@ -72,6 +74,7 @@ def main() -> int:
     )
     parser.add_argument("--from-results", type=Path, help="use rows saved by --results instead of running")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2: one per core)")
+    parser.add_argument("--previews", action="store_true", help="also run W1's spill preview sweep")
     args = parser.parse_args()
     only = {key.strip() for key in args.only.split(",") if key.strip()}
     scale = "quick" if args.quick else "full"
@@ -84,7 +87,7 @@ def main() -> int:
         idle = {w.key: {} if args.quick else idle_layers(w) for w in workloads}
         minutes = float(saved["minutes"])
     else:
-        rows, workloads, idle = _run(args.quick, only, args.jobs)
+        rows, workloads, idle = _run(args.quick, only, args.jobs, args.previews)
         minutes = (time.perf_counter() - started) / 60
         cpu = sum(r.cpu for r in rows) / 60
         print(f"\nsuite ({scale}) finished in {minutes:.1f} min; {len(rows)} runs, {cpu:.1f} CPU-minutes")

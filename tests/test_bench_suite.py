@@ -88,8 +88,8 @@ def test_polling_moves_the_masked_boundary_once_every_p_results(count: int, mask
 
 
 def test_peer_settings_are_the_sweep_and_two_clear_settings() -> None:
-    assert [p.edit.n for p in MASKS] == [5, 5, 10, 10]
-    assert [p.edit.polling for p in MASKS] == [1, 5, 1, 10]
+    assert [p.edit.n for p in MASKS] == [5, 5, 10]
+    assert [p.edit.polling for p in MASKS] == [1, 5, 10]
     assert (CLEARS[0].edit.trigger, CLEARS[0].edit.keep, CLEARS[0].edit.clear_at_least) == (100_000, 3, 0)
 
 

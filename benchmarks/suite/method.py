@@ -64,16 +64,19 @@ compaction and its idle handling; in W3 it delegates each investigation to the b
 file and the model sees a 2 KB head.
 
 **The CLI's clock.** A workload's idle gap (W2: 2 hours, W5: 30 minutes) is seen by every clock: the cost
-model's (the simulated times), flower's store clock (expiry after an idle hour), and the CLI's own: the
-session resumed after the gap runs under `faketime` (Debian's `faketime` package, `LD_PRELOAD` of
-`libfaketime.so.1` with `FAKETIME=+<idle>s`), so the entries it writes are stamped after the gap. That is
-what the CLI looks at: its idle handling (2.1.332: *tool-result clearing after idle*, which after 3,900 s
-between transcript entries asks the API to clear old tool results with a `clear_tool_uses` edit and adds
-a "This chat has resumed after a long pause" note) reads the gap from the timestamps of the session's
-entries. It is gated by a feature flag the CLI fetches from Anthropic's servers; with nonessential
-traffic off (as every run here, and the CLI reads no cached flag then) the flag is off, so it does not
-fire, and the CLI's requests after the gap carry no such edit. Had it fired, the scripted model would
-have applied the edit, as the API does.
+model's (the simulated times), flower's store clock (expiry after an idle hour), and the CLI's own. The
+CLI reads a gap from the timestamps of the session's transcript entries: its idle handling (2.1.332:
+*tool-result clearing after idle*, which after 3,900 s between entries asks the API to clear old tool
+results with a `clear_tool_uses` edit and adds a "This chat has resumed after a long pause" note) looks
+there. So before a plain session (the baselines, the peers) is resumed, its transcript is dated back by
+the idle time (`benchmarks/suite/clock.py`), and the resumed CLI sees a gap of that size between the
+entries before and after (checked on every run); flower's sessions resume from flower's store, whose
+clock moves forward by the idle time instead. The handling itself is gated by a feature flag the CLI
+fetches from Anthropic's servers; with nonessential traffic off (as in every run here, where the CLI also
+reads no cached flag) it is off, so it does not fire and the CLI's requests after the gap carry no edit.
+Had it fired, the scripted model would have applied the edit, as the API does. (Running the CLI under
+`faketime` shifts its clock too, but the commands it runs inherit libfaketime and lose their output to
+its shared-memory errors, so the suite does not.)
 
 **Summaries.** The CLI's compaction request and flower's handoff prompt are answered by one
 deterministic summariser (`summary.py`): every user constraint visible is kept; every other visible fact
@@ -154,8 +157,8 @@ request's (`peers.py`).
   masked, as SWE-agent's instance template) and every tool result; with `polling` P, `floor(count / P) *
   P - n` of them are masked (`Old environment output: (k lines omitted)`), so between n and n + P stay and
   the masked boundary moves once every P results. Swept: n = 5 (SWE-agent's paper) and 10 (JetBrains'
-  M = 10), polling 1, 5 and 10 (n5 p1, n5 p5, n10 p1, n10 p10). SWE-agent places its own cache marks (the
-  last two user messages); here the CLI's marks apply.
+  M = 10), polling 1, 5 and 10 (n5 p1, n5 p5, n10 p10). SWE-agent places its own cache marks (the last
+  two user messages); here the CLI's marks apply.
 - **`clear_tool_uses`** (the API's `clear_tool_uses_20250919`, peers.md §1.1;
   `flower.testing.ClearToolUses`): once the prompt exceeds `trigger` tokens the oldest tool results
   become `[cleared]`, the `keep` most recent stay, and a clear that would reclaim less than
@@ -177,10 +180,13 @@ LEFT_OUT = """\
 - Sizes: every workload is smaller than peers.md §4.3 (W1 48 runs, not 80; W2 9 cycles, not 150 turns;
   W3 6 investigations of 5-8 calls, not 12 of 10-40; W4 80 pages with a residue per turn, not 500
   turns; W5 46 actions, not 120) to keep the full suite within 20 minutes on a 2-core machine; the
-  scaling table runs W1 and W3 at half and double size; the marathon reaches the wall through its
-  residue per turn.
-- The realistic player runs the baselines, flower, flower without its wall and each peer at its best;
-  the ablations and the peers' other settings run with the ideal player only (time budget).
+  scaling table runs W1 and W3 at half and one and a half times that size and extrapolates to the
+  window; the marathon reaches the wall through its residue per turn.
+- The realistic player runs the CLI's default, flower and each peer at its best; `baseline_raw`, the
+  ablations and the peers' other settings run with the ideal player only, masking with n=10 and
+  polling 1 is left out of the sweep (it rewrites the history at every request, like n=5 polling 1),
+  `clear_tool_uses` at its defaults runs only where the context reaches its trigger (W1, W4), and W1's
+  spill preview sweep runs with `--previews` (time budget).
 - Ablations whose layer cannot act in a workload are not run (their tables say why).
 - Real BPE token counts: no tokenizer for Claude is available offline; chars / 4 throughout.
 - Task success: a scripted agent does not solve tasks; facts answerable stand in for it, and a run that
@@ -202,8 +208,12 @@ FACTS = """\
   prompt block, the last block); all `{"type": "ephemeral"}` (5 minutes). The billing block `system[0]`
   carries none and sits before them.
 - The CLI's idle handling (*tool-result clearing after idle*, 3,900 s) reads the gap from the
-  transcript's timestamps and is off without its server-delivered feature flag; `faketime` on the
-  resumed process is enough for the CLI to see the gap.
+  transcript's timestamps and is off without its server-delivered feature flag (nonessential traffic
+  off: no flag is fetched, no cached one is read). Under `faketime` (`LD_PRELOAD` of libfaketime) the CLI
+  stamps its entries with the shifted clock, but the commands it runs inherit the library and fail in its
+  shared-memory setup (`sem_open failed`), losing their output.
+- The CLI takes no `CLAUDE_CODE_AUTO_COMPACT_WINDOW` under 100,000 tokens ("treats it as the 100k
+  minimum"); `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` then lowers the threshold within that window.
 - A Write over an existing file that was never read succeeds (`The file ... has been updated
   successfully`); W5's failing writes target a path whose parent is a file (`ENOTDIR`).
 - Every tool result the CLI sends carries a `<system-reminder><total_tokens>N tokens left</total_tokens>`

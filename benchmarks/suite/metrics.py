@@ -78,13 +78,16 @@ class Metrics:
     wall: float = 0.0
     cpu: float = 0.0
     """CPU seconds the run took (the suite's process and the CLI with its tools)."""
+    cli_gap: float = 0.0
+    """The largest gap between transcript entries a resumed plain session showed the CLI (seconds)."""
     note: str = ""
     series: list[int] = field(default_factory=list)
     """R_t, for the plots (not stored in the baseline)."""
 
     def stored(self) -> dict[str, object]:
         """The numbers `--check` compares (no series, no wall time)."""
-        keep = {k: v for k, v in self.__dict__.items() if k not in ("series", "wall", "cpu", "error", "note")}
+        skip = ("series", "wall", "cpu", "cli_gap", "error", "note")
+        keep = {k: v for k, v in self.__dict__.items() if k not in skip}
         return keep
 
 
@@ -166,6 +169,7 @@ def compute(trace: Trace) -> Metrics:
         size=trace.size,
         error=trace.error,
         wall=round(trace.wall, 1),
+        cli_gap=round(trace.cli_gap),
         note=trace.note,
         series=series,
     )

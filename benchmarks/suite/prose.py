@@ -73,8 +73,8 @@ the ranking tables below list every strategy, flower's ablations included. What 
 
 RANKED = """\
 Every strategy of each workload, ranked by the ideal player's all-agent cost (the strategies that
-finish first). The realistic player ran the baselines, flower, flower without its wall and each peer
-at its best, three seeds: its column gives the median and the range. The ideal player's cost is split
+finish first). The realistic player ran the CLI's default, flower and each peer at its best, three
+seeds: its column gives the median and the range. The ideal player's cost is split
 into uncached input, cache reads, cache writes and output.
 """
 
@@ -89,11 +89,13 @@ their best, priced the same way.
 """
 
 SCALING = """\
-W1 (48 outputs in the suite) and W3 (6 investigations) at half and double size, the ideal player. *Peak
-main* is the largest main-thread request; *cost growth* is the all-agent cost at the largest size over
-the smallest; *peak growth per size step* the main thread's peak from one size to the next; the last
-column says what happened at the largest size: the window refused the prompt (a strategy that never
-compacts), the CLI compacted or flower handed off, or neither.
+W1 at 24, 48 (the suite's) and 72 outputs, W3 at 3, 6 (the suite's) and 9 investigations, the ideal
+player: the CLI's default, flower, and each peer at its best there. *Peak main* is the largest
+main-thread request; *cost growth* is the all-agent cost at the largest size over the smallest; *peak
+growth per size step* the main thread's peak from one size to the next; *at the largest size* says
+whether the window refused the prompt, the CLI compacted or flower handed off, or neither; the last
+column extrapolates the peak (least squares over the three sizes) to the size at which it would reach
+the CLI's compaction line, where the CLI compacts and flower hands off.
 """
 
 CALIBRATION_TEXT = """\

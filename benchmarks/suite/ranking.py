@@ -188,7 +188,24 @@ def _first_event(r: Metrics) -> str:
         return "refused (window)"
     if r.events:
         return f"{r.events} compaction(s)/handoff(s)"
-    return "never"
+    return "neither"
+
+
+LINE = WINDOW - 33_000
+"""The CLI's compaction line (and flower's handoff threshold, within its reserve)."""
+
+
+def reach(sizes: Sequence[int], peaks: Sequence[int]) -> str:
+    """The size at which the peak would reach the compaction line, extrapolated by least squares."""
+    mean_x, mean_y = statistics.fmean(sizes), statistics.fmean(peaks)
+    spread_x = sum((x - mean_x) ** 2 for x in sizes)
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(sizes, peaks, strict=True)) / spread_x
+    if max(peaks) >= LINE:
+        return f"reached by {sizes[[p >= LINE for p in peaks].index(True)]}"
+    if slope <= 0:
+        return "never (flat)"
+    at = sizes[0] + (LINE - peaks[0]) / slope
+    return f"about {at:,.0f}" if at <= 20 * sizes[-1] else f"over {20 * sizes[-1]:,} (flat)"
 
 
 def scaling(rows: Sequence[Metrics], sizes: dict[str, tuple[int, ...]], titles: dict[str, str]) -> str:
@@ -203,8 +220,9 @@ def scaling(rows: Sequence[Metrics], sizes: dict[str, tuple[int, ...]], titles: 
             f"**{titles[key]}** (sizes {heads}; the middle one is the suite's).",
             "",
             f"| strategy | peak main ({heads}) | cost all ({heads}) | cost growth, largest ÷ smallest "
-            "| peak growth per size step | at the largest size |",
-            "|---|---|---|---:|---:|---|",
+            "| peak growth per size step | at the largest size "
+            "| reaches the compaction line (167k) at size |",
+            "|---|---|---|---:|---:|---|---|",
         ]
         for name in names:
             found = [one(rows, key, name, size=(0 if s == steps[1] else s)) for s in steps]
@@ -214,10 +232,10 @@ def scaling(rows: Sequence[Metrics], sizes: dict[str, tuple[int, ...]], titles: 
             costs = [f.cost_all for f in found]
             growth = f"{costs[-1] / costs[0]:.1f}x" if costs[0] else "-"
             step = f"{k((peaks[-1] - peaks[0]) / (len(peaks) - 1))}"
-            hit = _first_event(found[-1]) + (f", peak {peaks[-1] / WINDOW:.0%} of the window")
+            hit = _first_event(found[-1]) + f", peak {peaks[-1] / WINDOW:.0%} of the window"
             out.append(
                 f"| {name} | {' / '.join(k(p) for p in peaks)} | {' / '.join(money(c) for c in costs)} "
-                f"| {growth} | {step} | {hit} |"
+                f"| {growth} | {step} | {hit} | {reach(steps, peaks)} |"
             )
         out.append("")
     return "\n".join(out)

@@ -4,9 +4,8 @@ Baselines and peers run with plain `ClaudeAgentOptions` (no flower hook, store o
 `Runtime(..., configure=model.attach)`. A peer's edit runs in the scripted model (`ScriptedModel(edit=)`),
 so the agent reads the request the strategy would have sent. A workload's pause ends the session; its
 idle time passes for every clock that matters: the scripted model's cache clock (the trace's times),
-flower's store clock, and the CLI's own, which runs the resumed session under `faketime` shifted by the
-idle time so its transcript shows the gap (the CLI decides its idle handling from the transcript's
-timestamps; see docs/benchmarks.md).
+flower's store clock, and the CLI's own (`clock.date_back`: the transcript it resumes from is dated back
+by the idle time; see docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -27,14 +26,13 @@ from flower import Runtime, worker
 from flower.testing import RecordedRequest, ScriptedModel
 
 from .actions import Workload
+from .clock import date_back, gap
 from .peers import PEERS
 from .player import Ledger, Play
 from .realistic import Behaviour
 from .runs import TOOLS, WORKER_PROMPT, Strategy, lead
 
 GEN = Path(__file__).with_name("gen.py")
-FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
-"""libfaketime (Debian's `faketime` package): shifts the CLI's clock after an idle gap."""
 
 
 def _inline_spec(model: str) -> Any:
@@ -59,7 +57,8 @@ class Recording:
     error: str | None
     wall: float
     resume_states: dict[int, int]
-    faketime: bool
+    gaps: list[float]
+    """The largest gap between transcript entries the CLI saw in each resumed plain session (seconds)."""
 
     @property
     def finished(self) -> bool:
@@ -77,14 +76,12 @@ def setup(root: Path, workload: Workload) -> None:
         path.write_text(text)
 
 
-def _env(strategy: Strategy, idle: float) -> dict[str, str]:
+def _env(strategy: Strategy) -> dict[str, str]:
     env: dict[str, str] = {}
     if not strategy.defaults:
         env["CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS"] = "1"
     if strategy.engine == "plain" and not strategy.compaction:
         env["DISABLE_AUTO_COMPACT"] = "1"
-    if idle and FAKETIME.exists():
-        env |= {"LD_PRELOAD": str(FAKETIME), "FAKETIME": f"+{int(idle)}s"}
     return env
 
 
@@ -93,7 +90,7 @@ def _settings(workload: Workload) -> str | None:
 
 
 def plain_options(
-    model: ScriptedModel, root: Path, workload: Workload, strategy: Strategy, idle: float
+    model: ScriptedModel, root: Path, workload: Workload, strategy: Strategy
 ) -> ClaudeAgentOptions:
     """Options without flower: flower's preset, tools and model (the peers and `baseline_raw`), or the
     CLI's own defaults (its tool set and built-in agents: `baseline_cc_default`)."""
@@ -113,19 +110,17 @@ def plain_options(
         cwd=root,
         system_prompt={"type": "preset", "preset": "claude_code"},
         model=strategy.model,
-        env=_env(strategy, idle),
+        env=_env(strategy),
         settings=_settings(workload),
         **fields,
     )
 
 
-def _runtime(
-    model: ScriptedModel, root: Path, workload: Workload, strategy: Strategy, idle: list[float]
-) -> Runtime:
+def _runtime(model: ScriptedModel, root: Path, workload: Workload, strategy: Strategy) -> Runtime:
     settings = _settings(workload)
 
     def configure(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
-        env = {**options.env, **_env(strategy, idle[0])}
+        env = {**options.env, **_env(strategy)}
         return model.attach(dataclasses.replace(options, settings=settings, env=env))
 
     return Runtime(root, configure=configure, check_credentials=False, **dict(strategy.runtime))
@@ -150,6 +145,7 @@ async def record(
             agent_type="general-purpose" if strategy.defaults else "worker",
         )
         resume_states: dict[int, int] = {}
+        gaps: list[float] = []
         started = time.perf_counter()
         edit = PEERS[strategy.peer].edit if strategy.peer else None
         async with ScriptedModel(strict=False, edit=edit) as model:
@@ -157,12 +153,11 @@ async def record(
             model.script("compact", play.on_compact)
             model.script("worker", play.on_worker)
             model.script("subagent", play.on_worker)  # the CLI's built-in agents carry no marker
-            error = await _phases(model, root, workload, strategy, play, resume_states, timeout)
+            error = await _phases(model, root, workload, strategy, play, resume_states, gaps, timeout)
             requests = model.requests()
         wall = time.perf_counter() - started
-        shifted = bool(play.ledger.idle) and FAKETIME.exists()
         return Recording(
-            workload, strategy, behaviour, requests, play.ledger, error, wall, resume_states, shifted
+            workload, strategy, behaviour, requests, play.ledger, error, wall, resume_states, gaps
         )
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -175,11 +170,11 @@ async def _phases(
     strategy: Strategy,
     play: Play,
     resume_states: dict[int, int],
+    gaps: list[float],
     timeout: float,
 ) -> str | None:
-    prompt, resume = workload.task, None
-    idle = [0.0]  # seconds of idle time so far: the CLI's clock is shifted by it
-    rt = _runtime(model, root, workload, strategy, idle) if strategy.engine == "flower" else None
+    prompt, resume, idle, dated = workload.task, None, 0.0, 0.0
+    rt = _runtime(model, root, workload, strategy) if strategy.engine == "flower" else None
     spec = lead(strategy.model) if strategy.delegated else _inline_spec(strategy.model)
     while True:
         play.pause_requested = None
@@ -188,10 +183,12 @@ async def _phases(
                 result = await rt.run(spec, prompt, resume=resume)
                 session, error = result.session_id, result.error
             else:
-                options = plain_options(model, root, workload, strategy, idle[0])
+                options = plain_options(model, root, workload, strategy)
                 options = dataclasses.replace(options, resume=resume)
                 run = await model.run(prompt, options=options, timeout=timeout)
                 session, error = run.session_id, (str(run.error) if run.error else None)
+                if resume is not None and session:
+                    gaps.append(gap(model.config_dir, session))
         except Exception as exc:  # a broken run is a result, not a crash of the suite
             return f"{type(exc).__name__}: {exc}"
         pause = play.pause_requested
@@ -199,8 +196,11 @@ async def _phases(
             return error
         if pause.external_change:
             subprocess.run(["python3", "gen.py", "external"], cwd=root, check=True, capture_output=True)
-        idle[0] = sum(play.ledger.idle.values())
+        idle = sum(play.ledger.idle.values())
         if rt is not None:  # the workload's idle time passes for the store's clock too (expiry's pause)
-            rt.store.clock = lambda idle=idle[0]: time.time() + idle
+            rt.store.clock = lambda idle=idle: time.time() + idle
+        elif session and idle > dated:  # the CLI reads the gap from its transcript's timestamps
+            date_back(model.config_dir, session, idle - dated)
+            dated = idle
         resume_states[play.ledger.pauses[-1]] = play.current_state()
         prompt, resume = "Continue where you left off.", session

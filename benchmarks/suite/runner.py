@@ -4,8 +4,7 @@
 2. the realistic player, three seeds (one in `--quick`), on the CLI's default, flower, and each peer at
    its best: the setting of its sweep that cost least with the ideal player in that workload (among the
    settings that finished);
-3. the scaling table: W1 and W3 at two more sizes, the ideal player, the strategies of 2 and
-   `baseline_raw`.
+3. the scaling table: W1 and W3 at two more sizes, the ideal player, the strategies of 2.
 Jobs that need no peer choice start at once; the others once the ideal sweep is in.
 """
 
@@ -31,7 +30,7 @@ Progress = Callable[[str], None]
 SEEDS = (1, 2, 3)
 REALISTIC = ("baseline_cc_default", "flower")
 """Run by the realistic player, with each peer at its best."""
-SCALED = ("baseline_raw", "baseline_cc_default", "flower")
+SCALED = ("baseline_cc_default", "flower")
 """Run at the scaling table's other sizes, with each peer at its best."""
 WEIGHT = {"w4": 3.0, "w1": 1.5, "w2": 1.2, "w3": 1.2, "w5": 1.0}
 """Rough relative run times, to start the long jobs first."""
@@ -101,9 +100,15 @@ def _later(key: str, quick: bool, peers: tuple[str, str] | None) -> list[Job]:
     return jobs
 
 
-def run_suite(keys: Sequence[str], *, quick: bool, jobs: int, progress: Progress = print) -> list[Metrics]:
-    """Every row of the suite for these workloads, `jobs` runs at a time."""
-    first = [Job(k, s.name, quick) for k in keys for s in strategies_for(workload(k, quick), quick=quick)]
+def run_suite(
+    keys: Sequence[str], *, quick: bool, jobs: int, previews: bool = False, progress: Progress = print
+) -> list[Metrics]:
+    """Every row of the suite for these workloads, `jobs` runs at a time (`previews`: W1's preview sweep)."""
+    first = [
+        Job(k, s.name, quick)
+        for k in keys
+        for s in strategies_for(workload(k, quick), quick=quick, previews=previews)
+    ]
     first += [job for k in keys for job in _later(k, quick, None)]
     rows: list[Metrics] = []
     context = multiprocessing.get_context("spawn")

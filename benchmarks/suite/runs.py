@@ -19,7 +19,7 @@ from flower import SpillPolicy, coordinator, worker
 from flower.options import session_tools
 
 from .actions import Denied, Pause, Reuse, Subtask, Workload, flatten
-from .peers import CLEARS, MASKS, PEERS
+from .peers import CLEAR_ACTS, CLEARS, MASKS, PEERS
 
 MODEL = "claude-sonnet-4-6"
 """The CLI reports a 200,000-token window for it (facts §5), so the marathon reaches the wall."""
@@ -107,9 +107,11 @@ ABLATIONS: dict[str, dict[str, Any]] = {
 
 
 def idle_layers(workload: Workload) -> dict[str, str]:
-    """Ablations that cannot change a workload's run, with why: their layer has nothing to act on there.
+    """Ablations (and peer settings) that cannot change a workload's run, with why: their layer has
+    nothing to act on there.
 
-    They are not run (the run would be flower's, request for request) and the report says so.
+    They are not run (the run would be flower's, or `baseline_raw`'s, request for request) and the
+    report says so.
     """
     actions = flatten(workload.actions)
     big = any(o.size >= 4_000 for o in workload.outputs.values()) or any(
@@ -132,6 +134,8 @@ def idle_layers(workload: Workload) -> dict[str, str]:
         idle["flower -workbench"] = "no recurring script and no new session"
     if not pasted:
         idle["flower -report_cap"] = "no worker report reaches the 4,000-char limit"
+    if workload.key not in CLEAR_ACTS:
+        idle["clear_tool_uses"] = "the context never reaches its 100k trigger"
     return idle
 
 
@@ -161,21 +165,24 @@ def core(workload: Workload) -> list[Strategy]:
     return [RAW, cc_default(workload), FLOWER, SOLO]
 
 
-def sweep() -> list[Strategy]:
-    """Every peer setting (the masking sweep and both `clear_tool_uses` settings)."""
-    return [peer(p.name) for p in (*MASKS, *CLEARS)]
+def sweep(workload: Workload | None = None) -> list[Strategy]:
+    """Every peer setting (the masking sweep and both `clear_tool_uses` settings) that can act in
+    `workload` (all of them when None)."""
+    idle = idle_layers(workload) if workload is not None else {}
+    return [peer(p.name) for p in (*MASKS, *CLEARS) if p.name not in idle]
 
 
-def strategies_for(workload: Workload, *, quick: bool) -> list[Strategy]:
-    """The strategies a workload runs under with the ideal player: the core, every peer setting and,
-    in the full suite, flower's ablations, W3's parallel variants and W1's preview sweep.
+def strategies_for(workload: Workload, *, quick: bool, previews: bool = False) -> list[Strategy]:
+    """The strategies a workload runs under with the ideal player: the core, every peer setting that can
+    act there and, in the full suite, flower's ablations and W3's parallel variants; with `previews`,
+    W1's spill preview sweep.
 
     `quick` runs the core and one setting of each peer.
     """
     fan_out = workload.key == "w3"
     if quick:
         return [*core(workload), peer("mask n10 p10"), peer("clear_tool_uses tuned")]
-    rows = [*core(workload), *sweep()]
+    rows = [*core(workload), *sweep(workload)]
     idle = idle_layers(workload)
     rows += [
         Strategy(name, "flower", delegated=True, runtime=knobs)
@@ -188,7 +195,7 @@ def strategies_for(workload: Workload, *, quick: bool) -> list[Strategy]:
         )
         rows.insert(2, parallel)
         rows.append(Strategy("flower x6 parallel", "flower", delegated=True, parallel=6))
-    if workload.key == "w1":  # the spill preview sweep (issue part 4): the shapes flower does not default to
+    if previews and workload.key == "w1":  # the spill preview sweep: the shapes flower does not default to
         for shape in (HEAD_ONLY, HEAD_TAIL, LONG_HEAD):
             if shape == default_shape():
                 continue
@@ -214,7 +221,7 @@ def strategies_for(workload: Workload, *, quick: bool) -> list[Strategy]:
 
 def named(workload: Workload, name: str) -> Strategy:
     """The strategy called `name` for this workload (any the full suite can run)."""
-    for strategy in [*strategies_for(workload, quick=False), *sweep()]:
+    for strategy in [*strategies_for(workload, quick=False, previews=True), *sweep()]:
         if strategy.name == name:
             return strategy
     raise KeyError(f"no strategy {name!r} for {workload.key}")

@@ -66,6 +66,8 @@ class Trace:
     note: str = ""
     expected: tuple[int, int] = (0, 0)
     """Fact probes and verdict probes the workload asks: one not reached counts as failed."""
+    cli_gap: float = 0.0
+    """The largest gap between transcript entries a resumed plain session showed the CLI (seconds)."""
 
     @property
     def main(self) -> list[Req]:
@@ -177,4 +179,5 @@ def from_recording(rec: Any, size: int = 0) -> Trace:
         wall=rec.wall,
         note=rec.strategy.note,
         expected=rec.workload.expected,
+        cli_gap=max(rec.gaps, default=0.0),
     )

@@ -278,7 +278,7 @@ def build(quick: bool) -> list[Workload]:
     return [needles(quick), edit_test(quick), fan_out(quick), marathon(quick), hostile(quick)]
 
 
-SCALES: dict[str, tuple[int, ...]] = {"w1": (24, 48, 96), "w3": (3, 6, 12)}
+SCALES: dict[str, tuple[int, ...]] = {"w1": (24, 48, 72), "w3": (3, 6, 9)}
 """The scaling table's sizes (outputs for W1, investigations for W3); the middle one is the suite's."""
 QUICK_SCALES: dict[str, tuple[int, ...]] = {"w1": (8, 16, 32), "w3": (1, 2, 4)}
 
