@@ -65,7 +65,7 @@ def findings(rows: Sequence[Metrics], keys: Sequence[str], picks: dict[str, tupl
     for key in keys:
         clear, raw = one(rows, key, picks[key][1]), one(rows, key, RAW)
         if clear and raw and raw.finished and clear.peak < raw.peak:
-            acted.append(f"{key.upper()} ({clear.cost_all / raw.cost_all:.2f}x its cost)")
+            acted.append(f"{key.upper()} (at {clear.cost_all / raw.cost_all:.2f}x its cost)")
     out.append(
         "- **`clear_tool_uses` acts only past its trigger** (100k by default, 50k tuned) and its clears are "
         "batched (a result cleared stays cleared), so it lowers the main thread's peak without rewriting "

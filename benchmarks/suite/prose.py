@@ -48,8 +48,10 @@ python benchmarks/calibrate.py DIR                # the realistic player's figur
 ```
 
 This page: the **{scale}** suite, {runs} runs, {minutes:.1f} min of wall time on a 2-core machine that
-other work shared (two runs at a time); the runs took {cpu:.1f} CPU-minutes in all, about {idle:.0f}
-minutes on two idle cores. Tokens are estimated as characters / 4 everywhere (no tokenizer is
+other work shared heavily (two runs at a time, a load average near 25); the runs took {cpu:.1f}
+CPU-minutes as measured there, which bounds the suite at about {idle:.0f} minutes on two idle cores (the
+contention inflates that figure: a W1 run measured alone takes 12-13 CPU-seconds, inside the suite 20).
+Tokens are estimated as characters / 4 everywhere (no tokenizer is
 available offline); "k" is thousands; prices are `claude-sonnet-4-6`'s ($3 input, $15 output, $0.30 cache
 read, $3.75 cache write per million tokens, what the bundled CLI charges). Every number is a measurement
 of a scripted agent, not of a model: the differences come from what each strategy lets into the
@@ -60,8 +62,9 @@ HEADLINE = """\
 **flower ÷ each peer at its best: all-agent cost in dollars, output priced.** Below 1, flower is
 cheaper. *Realistic*: the median of the per-seed ratios (min-max over the seeds); *ideal*: the one run.
 A peer's best is its cheapest setting with the ideal player in that workload (masking: n and polling;
-`clear_tool_uses`: defaults or tuned), named in the last row. † = that strategy did not finish (it
-stopped early, so it spent less).
+`clear_tool_uses`: defaults or tuned), named in the last row. `flower -delegation` and `baseline_raw`
+run with the ideal player only (-). † = that strategy did not finish (it stopped early, so it spent
+less).
 """
 
 READING = """\
