@@ -109,6 +109,7 @@ the player (`benchmarks/suite/realistic.py`) uses them. Over 18 real transcripts
 Opus 4.5/4.6, Sonnet 4.5, Haiku 4.5; 717 model replies):
 
 {table}
+
 A realistic run draws every choice from its seed and what the choice is about (the output, the fact),
 so two strategies played with one seed pipe the same outputs and take as many calls for the same fact.
 """
