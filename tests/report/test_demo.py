@@ -47,7 +47,8 @@ def test_the_demo_runs_the_main_job_and_compares(tmp_path: Path, capsys: pytest.
     plain = build_report_sync(kept / "plain")
     assert plain.spills.count == 0 and plain.context.peak > 1.5 * max(s.context[-1] for s in report.sessions)
     compared = re.search(r"handoffs / compactions\s+(\d+) / (\d+)\s+(\d+) / (\d+)", out)
-    assert compared is not None and compared.groups() == ("1", "0", "0", "1")  # the plain one compacts
+    assert compared is not None and compared.groups()[:3] == ("1", "0", "0")
+    assert int(compared.group(4)) >= 1  # the plain session compacts where flower hands off
     assert sorted(p.name for p in plots.iterdir()) == ["context.png", "split.png"]
 
 
