@@ -85,8 +85,13 @@ def layer_store(
     ephemeral: bool | EphemeralPolicy,
     trim: bool | TrimPolicy,
     on_report: ReportCallback | None = None,
+    config_dir: str | None = None,
 ) -> PruningSessionStore:
-    """Layer 4: a `PruningSessionStore` over `inner` (default SQLite at `<workspace>/.flower/sessions.db`)."""
+    """Layer 4: a `PruningSessionStore` over `inner` (default SQLite at `<workspace>/.flower/sessions.db`).
+
+    `config_dir` is the `CLAUDE_CONFIG_DIR` the CLI runs with, where sessions that predate the store are
+    imported from (None: the environment's, else `~/.claude`).
+    """
     return PruningSessionStore(
         inner if inner is not None else workspace / FLOWER_DIR / "sessions.db",
         prune=PrunePolicy(keep_denials=keep_denials),
@@ -94,4 +99,5 @@ def layer_store(
         trim=trim,
         spill_dir=spill_dir(workbench, workspace),
         on_report=on_report,
+        config_dir=config_dir,
     )

@@ -55,6 +55,7 @@ from .hooks.delegate import delegate_guard
 from .hooks.spill import SpillPolicy
 from .options import merge_hooks
 from .stores import EphemeralPolicy, PruningSessionStore, TrimmingSessionStore, TrimPolicy
+from .stores._local import CONFIG_ENV
 from .workbench import Workbench
 
 __all__ = ["instrument"]
@@ -184,7 +185,15 @@ def _store(
             f"{_OWNER}: options.enable_file_checkpointing=True cannot go with {yours}: the SDK refuses "
             "file checkpointing with any session_store. Turn checkpointing off to use flower."
         )
-    return layer_store(inner, workspace, wb, keep_denials=keep_denials, ephemeral=ephemeral, trim=trim)
+    return layer_store(
+        inner,
+        workspace,
+        wb,
+        keep_denials=keep_denials,
+        ephemeral=ephemeral,
+        trim=trim,
+        config_dir=options.env.get(CONFIG_ENV) or None,
+    )
 
 
 def _is_set(value: str) -> bool:

@@ -48,6 +48,7 @@ from .hooks.spill import SpillPolicy
 from .options import build_options
 from .result import StepResult
 from .stores import EphemeralPolicy, LoadReport, TrimPolicy
+from .stores._local import CONFIG_ENV
 from .workbench import Workbench
 
 __all__ = ["Runtime"]
@@ -223,6 +224,8 @@ class Runtime:
             # the refresh before each session: a new session gets the current index in its system prompt
             block = await anyio.to_thread.run_sync(self._block)
             options = self.options(spec, resume=resume_now, fork=fork_now, block=block)
+            # a session that predates the store is imported from where this CLI keeps its transcripts
+            self.store.config_dir = options.env.get(CONFIG_ENV) or None
             if self.check_credentials:
                 require_credentials(options.env)
             if block is not None:

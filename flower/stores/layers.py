@@ -9,6 +9,10 @@ other methods pass straight through, and the inner store keeps every original en
 - `PruningSessionStore`: the whole layer: denied calls, API errors, interruption residue and orphan
   calls, plus expiry, plus trim when enabled. This is the store the Runtime always uses.
 
+A session that predates the store (the CLI's local transcript exists, the inner store has no entry of
+it) is imported into the inner store at its first load, subagents included, so the store holds the whole
+session before the CLI replays it (`flower.stores._local`).
+
 Each load produces a `LoadReport`: kept as `last_report` (for the main transcript) and passed to
 `on_report`. A rewrite that fails is skipped and logged, never raised: the history is then returned with
 the other rewrites only, or as stored.
@@ -38,7 +42,9 @@ from claude_agent_sdk import (
     SessionSummaryEntry,
 )
 
-from .._errors import SpecError
+from .._errors import SpecError, StoreError
+from ._local import append_all, find_transcript, read_transcripts
+from ._local import config_dir as cli_config_dir
 from .policies import EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
 from .rewrite import Applied, Entry, Spill, apply_steps, rewrite_steps, write_spills
 from .rewrite.pipeline import RewriteStep
@@ -102,6 +108,7 @@ class _RewritingStore(SessionStore):
         steps: list[tuple[str, RewriteStep]],
         spill_dir: str | None,
         on_report: ReportCallback | None,
+        config_dir: str | os.PathLike[str] | None,
     ) -> None:
         if isinstance(inner, str | os.PathLike):
             self._inner: SessionStore = SqliteSessionStore(inner)
@@ -115,6 +122,8 @@ class _RewritingStore(SessionStore):
             )
         if on_report is not None and not callable(on_report):
             raise SpecError("on_report must be a callable(LoadReport) or None")
+        if config_dir is not None and not isinstance(config_dir, str | os.PathLike):
+            raise SpecError(f"config_dir must be a path or None, got {config_dir!r:.80}")
         self._steps = steps
         self._spill_dir = spill_dir
         self._on_report = on_report
@@ -123,6 +132,11 @@ class _RewritingStore(SessionStore):
         to it. Replace it to simulate the passage of time in a test or a benchmark."""
         self.last_report: LoadReport | None = None
         """The report of the latest `load()` of a main transcript (subagent loads go to `on_report` only)."""
+        self.config_dir: str | os.PathLike[str] | None = config_dir
+        """The CLI's config directory (its `CLAUDE_CONFIG_DIR`), where a session that predates this store
+        is imported from at its first load; None: the environment's `CLAUDE_CONFIG_DIR`, else
+        `~/.claude`. Set it when the CLI runs with another one (`options.env`)."""
+        self._importing: dict[tuple[str, str], anyio.Event] = {}
 
     @property
     def inner(self) -> SessionStore:
@@ -140,8 +154,16 @@ class _RewritingStore(SessionStore):
     # -- the rewrite ----------------------------------------------------------------------------------
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
-        """The inner store's entries for `key`, rewritten (the stored ones are not modified)."""
+        """The inner store's entries for `key`, rewritten (the stored ones are not modified).
+
+        A main transcript the inner store lacks is first imported from the CLI's local files, if any.
+        """
         entries = await self._inner.load(key)
+        imported: int | None = None
+        if not entries and not key.get("subpath"):
+            imported = await self._import_local(key)
+            if imported is not None:
+                entries = await self._inner.load(key)
         if entries is None:
             return None
         applied = await anyio.to_thread.run_sync(self._rewrite, cast(list[Entry], entries))
@@ -154,10 +176,11 @@ class _RewritingStore(SessionStore):
             changes=applied.changes,
             errors=applied.errors,
             seconds=applied.seconds,
+            imported=imported or 0,
         )
         if report.subpath is None:
             self.last_report = report
-        if report.changes or report.errors:
+        if report.changes or report.errors or report.imported:
             logger.info("flower.stores: %s", report.summary())
         if self._on_report is not None:
             try:
@@ -165,6 +188,48 @@ class _RewritingStore(SessionStore):
             except Exception:
                 logger.exception("flower.stores: the on_report callback failed; the load goes on")
         return cast(list[SessionStoreEntry], applied.entries)
+
+    async def _import_local(self, key: SessionKey) -> int | None:
+        """Import the session's local transcript into the inner store when it has none: the entries
+        imported, 0 when a concurrent load imported it, None when there was nothing to import.
+
+        One import per session at a time: a concurrent load of the same session waits for it. A failed
+        import is undone (when the inner store can `delete`) and raises `StoreError`: a resume of half a
+        session would lose the rest for good.
+        """
+        slot = (str(key.get("project_key", "")), str(key.get("session_id", "")))
+        running = self._importing.get(slot)
+        if running is not None:
+            await running.wait()
+            return 0
+        done = self._importing[slot] = anyio.Event()
+        try:
+            return await self._import_now(key)
+        finally:
+            del self._importing[slot]
+            done.set()
+
+    async def _import_now(self, key: SessionKey) -> int | None:
+        where = cli_config_dir(self.config_dir)
+        path = await anyio.to_thread.run_sync(
+            find_transcript, where, str(key["project_key"]), str(key["session_id"])
+        )
+        if path is None:
+            return None
+        if await self._inner.load(key):
+            return 0
+        transcripts = await anyio.to_thread.run_sync(read_transcripts, path, key)
+        try:
+            count = await append_all(self._inner, transcripts)
+        except Exception as exc:
+            if _implements(self._inner, "delete"):
+                await self._inner.delete(key)
+            raise StoreError(
+                f"importing session {key['session_id']} from the CLI's transcript {path} into "
+                f"{self._inner!r} failed, so it was not resumed from a partial copy: {exc}"
+            ) from exc
+        logger.info("flower.stores: imported session %s (%d entries) from %s", key["session_id"], count, path)
+        return count
 
     def _now(self) -> float:
         return self.clock()
@@ -229,6 +294,8 @@ class TrimmingSessionStore(_RewritingStore):
 
     `ephemeral` and `trim` take a policy, `True` (the default policy) or `False` (off). Trim writes the
     bodies under `spill_dir`, which must be a directory the agent can Read (the workbench's `spill/`).
+    `config_dir` is the CLI's config directory a session that predates the store is imported from
+    (default: the environment's `CLAUDE_CONFIG_DIR`, else `~/.claude`).
     """
 
     def __init__(
@@ -239,6 +306,7 @@ class TrimmingSessionStore(_RewritingStore):
         trim: TrimPolicy | bool = True,
         spill_dir: str | os.PathLike[str] | None = None,
         on_report: ReportCallback | None = None,
+        config_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         ephemeral_policy = _policy(ephemeral, EphemeralPolicy, "ephemeral")
         trim_policy = _policy(trim, TrimPolicy, "trim")
@@ -246,7 +314,7 @@ class TrimmingSessionStore(_RewritingStore):
         steps = rewrite_steps(
             ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory, clock=self._now
         )
-        super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report)
+        super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report, config_dir=config_dir)
         self.ephemeral: EphemeralPolicy | None = ephemeral_policy
         """The expiry policy, or `None` when expiry is off."""
         self.trim: TrimPolicy | None = trim_policy
@@ -258,7 +326,7 @@ class PruningSessionStore(_RewritingStore):
 
     Denied calls beyond `prune.keep_denials`, synthetic API errors, interruption residue and orphan calls
     are always handled (`prune`, default `PrunePolicy()`); expiry is on and trim off by default, as in the
-    Runtime (`ephemeral=True`, `trim=False`).
+    Runtime (`ephemeral=True`, `trim=False`). `config_dir`: as in `TrimmingSessionStore`.
     """
 
     def __init__(
@@ -270,6 +338,7 @@ class PruningSessionStore(_RewritingStore):
         trim: TrimPolicy | bool = False,
         spill_dir: str | os.PathLike[str] | None = None,
         on_report: ReportCallback | None = None,
+        config_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         if prune is not None and not isinstance(prune, PrunePolicy):
             raise SpecError(f"prune must be a PrunePolicy or None, got {type(prune).__name__}")
@@ -284,7 +353,7 @@ class PruningSessionStore(_RewritingStore):
             spill_dir=directory,
             clock=self._now,
         )
-        super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report)
+        super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report, config_dir=config_dir)
         self.prune: PrunePolicy = prune_policy
         """The pruning policy."""
         self.ephemeral: EphemeralPolicy | None = ephemeral_policy

@@ -248,6 +248,9 @@ class LoadReport:
     """Rewrites that failed and were skipped, one message each."""
     seconds: float = field(default=0.0, compare=False)
     """Time the rewrite took (not compared: two equal reports may differ in it)."""
+    imported: int = 0
+    """Entries imported from the CLI's local transcript before this load (main and subagents): the
+    session predates the store, which now holds all of it. 0 otherwise."""
 
     def of_kind(self, kind: ChangeKind) -> tuple[Change, ...]:
         """The changes of one kind, in history order."""
@@ -280,7 +283,8 @@ class LoadReport:
         where = self.session_id + (f"/{self.subpath}" if self.subpath else "")
         done = ", ".join(parts) if parts else "nothing rewritten"
         failed = f"; {len(self.errors)} rewrite(s) failed and were skipped" if self.errors else ""
-        return f"{where}: {done}; {self.chars_saved} chars saved{failed}"
+        imported = f"imported {self.imported} entries from the CLI's transcript; " if self.imported else ""
+        return f"{where}: {imported}{done}; {self.chars_saved} chars saved{failed}"
 
 
 _KIND_ORDER: tuple[ChangeKind, ...] = ("expired", "trimmed", "denial", "api_error", "interrupt", "orphan")
