@@ -12,6 +12,7 @@ Example::
 """
 
 from ._errors import CredentialsError, FlowerError, SpecError, StoreError
+from ._tools import CLI_TOOLS
 from ._version import __version__
 from .agents import AgentSpec, coordinator, worker
 from .compact import CompactPolicy
@@ -39,6 +40,7 @@ from .stores import (
 from .workbench import WORKBENCH_RULES, Workbench
 
 __all__ = [
+    "CLI_TOOLS",
     "COORDINATOR_RULES",
     "HANDOFF_PROMPT",
     "TAKEOVER_PROMPT",

@@ -32,11 +32,13 @@ class Step:
     retired: list[str] = field(default_factory=list)
     degraded_in_a_row: int = 0
     error: str | None = None
+    structured: bool = False  # the options ask for a structured result (`output_format`)
 
     async def run(self, prompt: str, options_for: OptionsFor, resume: str | None, fork: bool) -> None:
         generation = 1
         while True:
             options = await options_for(resume, fork)
+            self.structured = options.output_format is not None
             try:
                 outcome = await run_generation(options, prompt, self.tracker, self.policy)
             except CLINotFoundError:
@@ -126,6 +128,16 @@ class Step:
             error = last.result or f"the CLI ended with an error result ({last.subtype})"
         if error is None and last is None:
             error = "the CLI ended without a result"
+        structured = next(
+            (r.structured_output for r in reversed(tracker.answers) if r.structured_output is not None), None
+        )
+        if error is None and self.structured and structured is None:
+            # measured (CLI 2.1.332): a model that never calls StructuredOutput gets one reminder, then
+            # the CLI ends with subtype "success" and no structured output
+            error = (
+                "the main thread ended without the structured result its output_format asks for (the "
+                "StructuredOutput tool was not called, or no call passed the schema)"
+            )
         return StepResult(
             session_id=tracker.session_id,
             ok=error is None,
@@ -138,6 +150,7 @@ class Step:
             peak_context=tracker.peak_context,
             denials=tuple(tracker.denials),
             duration_s=duration,
+            structured_output=structured,
         )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["StepResult"]
 
@@ -33,3 +34,6 @@ class StepResult:
     """Names of the tools whose calls were denied during the run."""
     duration_s: float = 0.0
     """Wall time of the step, in seconds, every generation included."""
+    structured_output: Any = None
+    """With `output_format` in the spec's options: the main thread's structured result (parsed JSON, as
+    the CLI gives it in its last result); None otherwise."""

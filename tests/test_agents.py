@@ -52,6 +52,7 @@ def test_specs_are_immutable() -> None:
         (lambda: worker("", "x"), "description"),
         (lambda: worker("d", "   "), "instructions"),
         (lambda: worker("d", "x", tools=["Bash", "Bsh"]), "unknown tool 'Bsh'"),
+        (lambda: worker("d", "x", tools=["PowerShell"]), "does not offer it to SDK sessions"),
         (lambda: worker("d", "x", tools=["TodoWrite"]), "TaskCreate"),
         (lambda: worker("d", "x", tools="Bash"), "list of names"),
         (lambda: worker("d", "x", max_turns=0), "max_turns"),
