@@ -22,7 +22,7 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import TERMINAL_TASK_STATUSES
 
-from ._content import text_of
+from ._content import refused_by_cli, text_of
 from .events import ApiError, Event, Result, SubagentFinished, SubagentStarted, Text, ToolCall, ToolResult
 
 logger = logging.getLogger("flower.runtime")
@@ -158,10 +158,13 @@ class Tracker:
         agent = self._agent(message.parent_tool_use_id)
         for block in message.content:
             if isinstance(block, ToolResultBlock):
-                text = text_of(block.content)
                 await self.emit(
                     ToolResult(
-                        agent=agent, tool_use_id=block.tool_use_id, text=text, is_error=bool(block.is_error)
+                        agent=agent,
+                        tool_use_id=block.tool_use_id,
+                        text=text_of(block.content),
+                        is_error=bool(block.is_error),
+                        refused=refused_by_cli(block.is_error, block.content),
                     )
                 )
 

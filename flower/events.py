@@ -74,6 +74,10 @@ class ToolResult:
     """The result's text blocks, joined."""
     is_error: bool
     """The tool failed, or the call was denied."""
+    refused: bool = False
+    """The CLI refused the call before the tool ran (its own checks: an unknown tool, invalid input, a
+    subagent's Write of a `REPORT*.md`...); nothing happened. A hook's denial is named in
+    `StepResult.denials`."""
 
 
 @dataclass(frozen=True, kw_only=True)

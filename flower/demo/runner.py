@@ -71,7 +71,8 @@ class FlowerRun:
 
 
 class Progress:
-    """Turns flower's events into one line each: glances, denials, delegations, errors, layer 4, handoff."""
+    """Turns flower's events into one line each: glances, denials, delegations, refusals of a worker's call,
+    errors, layer 4, handoff."""
 
     def __init__(self, out: Out, label: str = "flower") -> None:
         self.out = out
@@ -84,10 +85,14 @@ class Progress:
         self.out(f"  {kind:<9}{text}")
 
     def __call__(self, event: ev.Event) -> None:
-        if isinstance(event, ev.ToolCall) and event.agent is None:
+        if isinstance(event, ev.ToolCall):
             self._calls[event.tool_use_id] = event
         elif isinstance(event, ev.ToolResult) and event.agent is None:
             self._result(event)
+        elif isinstance(event, ev.ToolResult) and event.refused:
+            call = self._calls.get(event.tool_use_id)
+            name = call.name if call is not None else "a call"
+            self.line("refused", f"{event.agent}'s {name}: {event.text.strip()[:80]}")
         elif isinstance(event, ev.SubagentFinished):
             self.delegations += 1
             summary = (event.summary or event.status).strip().splitlines()

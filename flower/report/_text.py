@@ -76,6 +76,7 @@ def render(report: EconomyReport, *, width: int = 100) -> str:
         _split_row("body chars", report.body_chars),
         _split_row("tool calls", report.tool_calls),
         _split_row("denials", report.denials),
+        *([_split_row("refused by CLI", report.refusals)] if report.refusals.total else []),
         rule,
     ]
     mandates = report.mandates

@@ -266,7 +266,8 @@ def compute_report(loaded: Loaded, options: ReportOptions | None = None) -> Econ
     roots = [".flower/scripts", *options.scripts]
     if loaded.workbench:
         roots.append(os.path.join(os.path.abspath(loaded.workbench), "scripts"))
-    activity = m.script_activity([*main_calls, *sub_calls], roots)
+    refused_main, refused_sub = m.refused_calls(main_entries), m.refused_calls(sub_entries)
+    activity = m.script_activity([*main_calls, *sub_calls], roots, refused_main | refused_sub)
     results = {**m.result_texts(sub_entries), **m.result_texts(main_entries)}
     if not loaded.workbench:
         notes.append("no workbench beside the store: spills and its scripts/ were not read")
@@ -277,6 +278,7 @@ def compute_report(loaded: Loaded, options: ReportOptions | None = None) -> Econ
         body_chars=Split(main=m.body_chars(main_entries), subagents=m.body_chars(sub_entries)),
         tool_calls=Split(main=len(main_calls), subagents=len(sub_calls)),
         denials=Split(main=m.denial_count(main_entries), subagents=m.denial_count(sub_entries)),
+        refusals=Split(main=len(refused_main), subagents=len(refused_sub)),
         subagent_runs=sum(s.subagent_runs for s in sessions),
         api_errors=m.api_error_count(main_entries) + m.api_error_count(sub_entries),
         handoffs=sum(1 for s in sessions if s.role == "successor"),

@@ -262,6 +262,9 @@ class EconomyReport:
     tool_calls: Split
     denials: Split
     """Calls refused by a hook or rule (`toolDenialKind: permission-rule`)."""
+    refusals: Split = field(default_factory=Split)
+    """Calls the CLI itself refused before the tool ran (a `<tool_use_error>` result: an unknown tool,
+    invalid input, a subagent's Write of a `REPORT*.md`): nothing happened, whatever the call said."""
     subagent_runs: int
     """Subagent transcripts, over every session."""
     api_errors: int

@@ -8,6 +8,8 @@ rely on, all measured with CLI 2.1.327:
 - a failed request leaves a `system` entry `subtype: "api_error"` per retry, and a synthetic assistant
   entry (`model: "<synthetic>"`, `isApiErrorMessage`) when retries run out: not a turn;
 - a denied call's result entry carries `toolDenialKind: "permission-rule"`;
+- a call the CLI refused before the tool ran has an error result wrapped in `<tool_use_error>` (CLI 2.1.332:
+  an unknown tool, invalid input, a subagent's Write of a `REPORT*.md`);
 - a prompt is a user entry whose content is text, not a tool result.
 
 None of these functions does I/O or mutates its input; `flower.report.build_report` composes them.
@@ -17,9 +19,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
+
+from .._content import refused_by_cli
 
 __all__ = [
     "RESTATE_WORDS",
@@ -36,6 +40,7 @@ __all__ = [
     "messages",
     "pooled_slope",
     "prompts",
+    "refused_calls",
     "restated_chars",
     "result_texts",
     "script_activity",
@@ -224,6 +229,20 @@ def denial_count(entries: Iterable[Entry], kinds: Sequence[str] = ("permission-r
     return sum(1 for e in entries if e.get("type") == "user" and e.get("toolDenialKind") in kinds)
 
 
+def refused_calls(entries: Iterable[Entry]) -> set[str]:
+    """Ids of the calls the CLI refused before the tool ran (their result is a `<tool_use_error>`)."""
+    refused = set()
+    for entry in entries:
+        if entry.get("type") != "user":
+            continue
+        for block in _blocks(entry):
+            if block.get("type") != "tool_result" or not isinstance(block.get("tool_use_id"), str):
+                continue
+            if refused_by_cli(block.get("is_error"), block.get("content")):
+                refused.add(block["tool_use_id"])
+    return refused
+
+
 def api_error_count(entries: Iterable[Entry]) -> int:
     """Failed API requests: an `api_error` system entry per retry, a synthetic reply when retries ran out."""
     return sum(1 for entry in entries if _is_api_error(entry))
@@ -322,9 +341,12 @@ def _script_pattern(roots: Sequence[str]) -> re.Pattern[str]:
 
 
 def script_activity(
-    calls: Iterable[Mapping[str, Any]], roots: Sequence[str] = (".flower/scripts",)
+    calls: Iterable[Mapping[str, Any]],
+    roots: Sequence[str] = (".flower/scripts",),
+    refused: Collection[str] = (),
 ) -> ScriptActivity:
-    """Count script writes and runs among `calls` (tool_use blocks).
+    """Count script writes and runs among `calls` (tool_use blocks); calls whose id is in `refused` did
+    not happen (`refused_calls`) and are not counted.
 
     `roots` are the `scripts/` directories (absolute paths, or a relative tail such as `.flower/scripts`
     that any path ending so matches). A Bash command runs a script when it names one and is not a mere
@@ -338,7 +360,7 @@ def script_activity(
     writes = runs = 0
     for call in calls:
         tool_input = call.get("input")
-        if not isinstance(tool_input, Mapping):
+        if not isinstance(tool_input, Mapping) or call.get("id") in refused:
             continue
         if call.get("name") in _WRITE_TOOLS:
             path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
