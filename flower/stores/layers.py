@@ -140,7 +140,13 @@ class _RewritingStore(SessionStore):
 
     @property
     def inner(self) -> SessionStore:
-        """The store that holds the original entries."""
+        """The store that holds the original entries: the stored history, never rewritten.
+
+        Give it, not the layer, to the SDK's session helpers (`list_sessions_from_store`,
+        `get_session_messages_from_store`, `fork_session_via_store`...): they read through `load()`, which
+        on a layer returns what a resume replays (a load cannot tell a resume from a listing), and a fork
+        through the layer would store that rewritten history as the fork's own.
+        """
         return self._inner
 
     @property
