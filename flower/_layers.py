@@ -19,7 +19,7 @@ from .hooks.index import index_hooks
 from .hooks.report import report_hooks
 from .hooks.spill import SpillPolicy, spill_hooks
 from .options import merge_hooks
-from .stores import EphemeralPolicy, PrunePolicy, PruningSessionStore, TrimPolicy
+from .stores import EphemeralPolicy, PrunePolicy, PruningSessionStore, TrimmingSessionStore, TrimPolicy
 from .stores.layers import ReportCallback
 from .workbench import Workbench
 
@@ -74,6 +74,17 @@ def layer_hooks(
     target: Workbench | Path = workbench if workbench is not None else spill_dir(None, workspace)
     index = index_hooks(workbench) if workbench is not None else {}
     return merge_hooks(spill_hooks(target, spill), index, report_hooks(target, limit=report_limit))
+
+
+def check_inner_store(inner: object, owner: str, argument: str, hint: str = "") -> None:
+    """Refuse a store that already is a flower layer-4 store: layering twice rewrites twice (an expiry
+    counted against a history already rewritten) and reports only the outer layer's changes."""
+    if isinstance(inner, TrimmingSessionStore | PruningSessionStore):
+        raise SpecError(
+            f"{owner}: {argument} is already a flower layer-4 store ({inner!r}); {owner} adds one itself: "
+            f"pass the store it wraps ({argument}.inner), and choose the rewrites with trim=, ephemeral= "
+            f"and keep_denials={hint}"
+        )
 
 
 def layer_store(

@@ -41,6 +41,7 @@ from ._errors import SpecError
 from ._index_context import index_context_hooks
 from ._layers import (
     FLOWER_DIR,
+    check_inner_store,
     check_keep_denials,
     check_report_limit,
     check_spill,
@@ -54,7 +55,7 @@ from .compact import CompactPolicy
 from .hooks.delegate import delegate_guard
 from .hooks.spill import SpillPolicy
 from .options import merge_hooks
-from .stores import EphemeralPolicy, PruningSessionStore, TrimmingSessionStore, TrimPolicy
+from .stores import EphemeralPolicy, PruningSessionStore, TrimPolicy
 from .stores._local import CONFIG_ENV
 from .workbench import Workbench
 
@@ -174,11 +175,7 @@ def _store(
     trim: bool | TrimPolicy,
 ) -> PruningSessionStore:
     inner = options.session_store
-    if isinstance(inner, TrimmingSessionStore | PruningSessionStore):
-        raise SpecError(
-            f"{_OWNER}: options.session_store is already a flower layer-4 store ({inner!r}); instrument() "
-            "adds one itself: pass the store it wraps (or instrument the original options only once)"
-        )
+    check_inner_store(inner, _OWNER, "options.session_store", " (or instrument the original options once)")
     if options.enable_file_checkpointing:
         yours = "your session_store" if inner is not None else "the session store flower adds (layer 4)"
         raise SpecError(

@@ -30,6 +30,7 @@ from claude_agent_sdk.types import SessionStore
 from ._credentials import require_credentials
 from ._errors import SpecError
 from ._layers import (
+    check_inner_store,
     check_keep_denials,
     check_report_limit,
     check_spill,
@@ -74,8 +75,9 @@ class Runtime:
       off unless the spec sets `compact`. `False` leaves compaction to the CLI.
     - `trim`, `ephemeral`, `keep_denials`: what layer 4 rewrites when a session is resumed (large results
       to files: off; stale command results: expired, 6 kept; denied calls: 1 kept). The store is always a
-      `PruningSessionStore` (`self.store`); `store` is what it wraps: any `SessionStore`, or a SQLite path
-      (default `<workspace>/.flower/sessions.db`). Nothing stored is ever modified.
+      `PruningSessionStore` (`self.store`); `store` is what it wraps: any `SessionStore` but a flower
+      layer (`SpecError`: pass its `.inner`), or a SQLite path (default `<workspace>/.flower/sessions.db`).
+      Nothing stored is ever modified; a session that predates the store is imported at its first resume.
     - `env`: extra environment for the CLI.
     - `configure`: a last word on the SDK options of every session, e.g. `ScriptedModel.attach` to run
       offline against flower's scripted model.
@@ -122,6 +124,7 @@ class Runtime:
         else:
             raise SpecError(f"Runtime: handoff must be True, False or a HandoffPolicy, got {handoff!r}")
         check_keep_denials(keep_denials, "Runtime")
+        check_inner_store(store, "Runtime", "store")
         self.store = layer_store(
             store,
             self.workspace,

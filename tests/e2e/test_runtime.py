@@ -9,7 +9,15 @@ from pathlib import Path
 import anyio
 import pytest
 
-from flower import CredentialsError, Runtime, SpecError, coordinator, worker
+from flower import (
+    CredentialsError,
+    PruningSessionStore,
+    Runtime,
+    SpecError,
+    TrimmingSessionStore,
+    coordinator,
+    worker,
+)
 from flower.events import SubagentFinished, SubagentStarted, ToolCall, ToolResult
 from flower.testing import ScriptedModel, agent, bash, reply, tool_use
 from tests.facts import fact
@@ -240,6 +248,15 @@ def test_clear_errors_for_bad_input(workspace: Path, monkeypatch: pytest.MonkeyP
         Runtime(workspace).run_sync("lead", "Go.")  # type: ignore[arg-type]
     with pytest.raises(SpecError, match="report_limit must be a positive int, 0 or None"):
         Runtime(workspace, report_limit=-1)
+    for layered in (
+        PruningSessionStore(tmp_path / "s.db"),
+        TrimmingSessionStore(tmp_path / "s.db", trim=False),
+    ):
+        with pytest.raises(
+            SpecError, match=r"Runtime: store is already a flower layer-4 store .*store\.inner"
+        ):
+            Runtime(workspace, store=layered)
+    assert Runtime(workspace, store=PruningSessionStore(tmp_path / "s.db").inner).store.inner is not None
     for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "empty-config"))
