@@ -27,7 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["CHUNK_CHARS", "MANIFEST", "Spilled", "append_manifest", "copy_file", "label_of", "write_text"]
+__all__ = [
+    "CHUNK_CHARS",
+    "MANIFEST",
+    "Spilled",
+    "append_manifest",
+    "copy_file",
+    "label_of",
+    "quoted",
+    "write_text",
+]
 
 CHUNK_CHARS: Final = 1 << 20
 """Characters encoded and written per step (about 1 MB for ASCII)."""
@@ -50,6 +59,13 @@ class Spilled:
     """The last characters asked for (empty when none were asked)."""
     created: bool
     """False when a file with the same content was already there."""
+
+
+def quoted(path: str | os.PathLike[str]) -> str:
+    """A path as a model-facing text shows it: in backticks, so spaces and punctuation stay part of it
+    (in double quotes, JSON-escaped, should it hold a backtick)."""
+    text = os.fspath(path)
+    return json.dumps(text, ensure_ascii=False) if "`" in text else f"`{text}`"
 
 
 def label_of(tool_name: str) -> str:
