@@ -74,7 +74,7 @@ def chain_spill(
         return ours, theirs
     matcher = ours["PostToolUse"][spill_at[0]]
     (spill,) = matcher.hooks
-    watched = {t for t in policy.tools if any(_may_match(m.matcher, t) for m in theirs["PostToolUse"])}
+    watched = {t for t in policy.tools if any(may_match(m.matcher, t) for m in theirs["PostToolUse"])}
     chain = _Chain(spill, policy, frozenset(watched))
     ours["PostToolUse"][spill_at[0]] = dataclasses.replace(matcher, hooks=[chain.spill_callback()])
     theirs["PostToolUse"] = [
@@ -83,7 +83,7 @@ def chain_spill(
     return ours, theirs
 
 
-def _may_match(matcher: str | None, tool: str) -> bool:
+def may_match(matcher: str | None, tool: str) -> bool:
     """Whether the CLI may call a matcher's hooks for `tool`: no for a list of other names, else yes."""
     if not matcher or matcher == "*" or not _NAMES.fullmatch(matcher):
         return True  # every tool, or a regex: assume it may

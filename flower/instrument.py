@@ -12,10 +12,11 @@ agents) that keeps its code and does not adopt `Runtime`. One call returns a cop
 - the compaction policy, when one is given.
 
 Nothing of the app's options is dropped: its hooks run beside flower's, and every other field is kept as
-it is. One exception to "beside": the CLI does not chain PostToolUse output rewrites (the last to end
+it is. Two exceptions to "beside": the CLI does not chain PostToolUse output rewrites (the last to end
 wins), so an app callback that rewrites a tool output the spill acts on runs first and its version is
-spilled (`_spill_chain`). Where flower's needs and the app's choices cannot both hold, `SpecError` names
-both sides.
+spilled (`_spill_chain`); and of several PreToolUse denials the model reads only the last to end, so when
+the wall and an app hook both deny a call, each gives both reasons (`_deny_chain`). Where flower's needs
+and the app's choices cannot both hold, `SpecError` names both sides.
 
 Example::
 
@@ -37,6 +38,7 @@ from typing import Any, Final, Literal
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 from claude_agent_sdk.types import HookEvent
 
+from ._deny_chain import chain_denials
 from ._errors import SpecError
 from ._index_context import index_context_hooks
 from ._layers import (
@@ -141,6 +143,7 @@ def instrument(
             wb.refresh()
     index = index_context_hooks(wb, initial=block) if wb is not None else {}
     layers, app_hooks = chain_spill(layer_hooks(wb, root, spill, limit), options.hooks, spill)
+    wall, app_hooks = chain_denials(wall, app_hooks)  # both reasons reach the model when both deny
     hooks = merge_hooks(wall, layers, index, app_hooks) or None
     cwd = options.cwd if options.cwd is not None else root
     return dataclasses.replace(

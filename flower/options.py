@@ -18,6 +18,7 @@ from typing import Any
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher
 from claude_agent_sdk.types import HookEvent, SessionStore
 
+from ._deny_chain import chain_denials
 from ._errors import SpecError
 from .agents import AgentSpec
 from .compact import CompactPolicy
@@ -109,6 +110,9 @@ def build_options(
     if spec.delegate_only:
         guard = delegate_guard(artifacts=artifacts, glance=spec.glance, allowed=spec.tools)
         wall["PreToolUse"] = [HookMatcher(matcher=None, hooks=[guard])]
+    # of several denials the model reads only the last to end: when the wall and one of the spec's own
+    # hooks both deny a call, each gives both reasons
+    wall, own = chain_denials(wall, spec.hooks)
     tools = session_tools(spec)
     extra: dict[str, Any] = {k: v for k, v in spec.options.items() if k != "env"}
     extra.setdefault("permission_mode", DEFAULT_PERMISSION_MODE)
@@ -118,7 +122,7 @@ def build_options(
         tools=tools,
         allowed_tools=list(tools),
         agents={name: _definition(w) for name, w in spec.workers.items()} or None,
-        hooks=merge_hooks(wall, hooks, spec.hooks) or None,
+        hooks=merge_hooks(wall, hooks, own) or None,
         env=_env(spec, spec.compact or compact, env),
         setting_sources=None if spec.setting_sources is None else list(spec.setting_sources),
         model=None if spec.model == "inherit" else spec.model,

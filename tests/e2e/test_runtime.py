@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
+from claude_agent_sdk import HookMatcher
 
 from flower import (
     CredentialsError,
@@ -132,6 +134,33 @@ async def test_the_wall_refuses_hands_on_tools_with_a_guiding_reason(
         assert "Delegate it: call the Agent tool" in refusal.text and artifacts in refusal.text
     assert "`rm` is not a read-only command" in refusals[2].text
     assert sorted(result.denials) == ["Bash", "Edit", "Write"]
+
+
+async def test_a_specs_own_denial_and_the_walls_both_reach_the_model(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    async def no_secrets(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        if "secret" not in str(data.get("tool_input")):
+            return {}
+        decision = {"permissionDecision": "deny", "permissionDecisionReason": "OWN-POLICY: no secrets"}
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", **decision}}
+
+    scripted_model.script(
+        "main", [tool_use("Write", file_path=str(workspace / "s.txt"), content="secret"), "ok"]
+    )
+    spec = coordinator(
+        "lead",
+        "Go.",
+        {"分析员": ANALYST},
+        hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[no_secrets])]},
+    )
+    result = await Runtime(workspace, configure=scripted_model.attach).run(spec, "Start.")
+    assert result.ok, result.error
+    (refusal,) = scripted_model.request("main", -1).tool_results
+    assert (
+        "OWN-POLICY: no secrets" in refusal.text
+        and "flower: the coordinator does not use Write" in refusal.text
+    )
 
 
 async def test_glance_runs_a_read_only_compound_on_the_main_thread(
