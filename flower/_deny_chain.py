@@ -26,14 +26,13 @@ import anyio
 from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
+from ._calls import RecentCalls, await_others
 from ._spill_chain import may_match
 
 Hooks = dict[HookEvent, list[HookMatcher]]
 
-_YIELDS: Final = 3  # event-loop turns the wall lets pass for the call's app callbacks to start
 _GRACE: Final = 0.5  # seconds a denying wall waits for an app callback that may come
 _WAIT: Final = 30.0  # seconds either side waits for the other (below the CLI's 60 s hook timeout)
-_REMEMBERED: Final = 1024  # recent calls remembered
 
 
 @dataclass
@@ -92,18 +91,13 @@ class _Chain:
 
     def __init__(self, matchers: list[str | None]) -> None:
         self._matchers = matchers
-        self._calls: dict[str, _Call] = {}
+        self._calls = RecentCalls(_Call)
 
     def _call(self, data: Mapping[str, Any], tool_use_id: str | None) -> _Call | None:
         key = data.get("tool_use_id") or tool_use_id
         if data.get("hook_event_name") != "PreToolUse" or not isinstance(key, str) or not key:
             return None
-        call = self._calls.get(key)
-        if call is None:
-            call = self._calls[key] = _Call()
-            while len(self._calls) > _REMEMBERED:
-                del self._calls[next(iter(self._calls))]
-        return call
+        return self._calls[key]
 
     def _joined(self, call: _Call) -> str:
         reasons = [r for r in dict.fromkeys([*call.app_reasons, call.wall_reason or ""]) if r]
@@ -126,16 +120,9 @@ class _Chain:
             call.wall.set()
             if reason is None:
                 return result
-            for _ in range(_YIELDS):
-                await anyio.sleep(0)
             tool = str(raw.get("tool_name"))
-            if not call.app and any(may_match(m, tool) for m in self._matchers):
-                with anyio.move_on_after(_GRACE):
-                    while not call.app:
-                        await anyio.sleep(0.005)
-            with anyio.move_on_after(_WAIT):
-                for started in list(call.app):
-                    await started.wait()
+            expected = any(may_match(m, tool) for m in self._matchers)
+            await await_others(call.app, expected=expected, grace=_GRACE, wait=_WAIT)
             return _with_reason(result, self._joined(call)) if call.app_reasons else result
 
         return wall
