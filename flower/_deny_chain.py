@@ -76,12 +76,14 @@ def chain_denials(
     theirs: Hooks = {event: list(matchers) for event, matchers in (app or {}).items()}
     if not ours.get("PreToolUse") or not theirs.get("PreToolUse"):
         return ours, theirs
-    chain = _Chain([m.matcher for m in theirs["PreToolUse"]])
+    chain = _Chain([m.matcher for m in theirs["PreToolUse"] if m.hooks])
     ours["PreToolUse"] = [
-        dataclasses.replace(m, hooks=[chain.wall_callback(h) for h in m.hooks]) for m in ours["PreToolUse"]
+        dataclasses.replace(m, hooks=[chain.wall_callback(h) for h in m.hooks]) if m.hooks else m
+        for m in ours["PreToolUse"]
     ]
     theirs["PreToolUse"] = [
-        dataclasses.replace(m, hooks=[chain.app_callback(h) for h in m.hooks]) for m in theirs["PreToolUse"]
+        dataclasses.replace(m, hooks=[chain.app_callback(h) for h in m.hooks]) if m.hooks else m
+        for m in theirs["PreToolUse"]
     ]
     return ours, theirs
 
