@@ -10,9 +10,11 @@ from typing import Literal
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage
 
+from ._bench_guard import warning_of
+from ._errors import WorkbenchError
 from ._generation import Outcome, run_generation
 from ._stream import Tracker
-from .events import HandoffDone
+from .events import HandoffDone, WorkbenchWarning
 from .handoff import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
 from .result import StepResult
 from .workbench import Workbench
@@ -49,7 +51,9 @@ class Step:
                 return
             handoff = await self._document(outcome)
             generation += 1
-            path = await anyio.to_thread.run_sync(self._save, handoff, generation)
+            path, warning = await anyio.to_thread.run_sync(self._save, handoff, generation)
+            if warning is not None:
+                await self.tracker.emit(warning)
             if outcome.session_id:
                 self.retired.append(outcome.session_id)
             document = handoff.render()
@@ -89,11 +93,14 @@ class Step:
             why=why, task=self.task, texts=self.tracker.texts, calls=self.tracker.calls, reason=reason
         )
 
-    def _save(self, handoff: Handoff, generation: int) -> str | None:
+    def _save(self, handoff: Handoff, generation: int) -> tuple[str | None, WorkbenchWarning | None]:
         if self.workbench is None:
-            return None
-        self.workbench.ensure()
-        return str(save_handoff(self.workbench.notes, handoff.render(), generation=generation))
+            return None, None
+        try:
+            self.workbench.ensure()
+            return str(save_handoff(self.workbench.notes, handoff.render(), generation=generation)), None
+        except WorkbenchError as exc:  # the document still reaches the next generation, in its prompt
+            return None, warning_of(exc, "the handoff document goes to the next session unsaved")
 
     def _braked(self, outcome: Outcome, handoff: Handoff, path: str | None, generation: int) -> bool:
         assert self.policy is not None

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ._errors import SpecError
+from ._errors import SpecError, WorkbenchError
+from ._safe_open import NotRegularFileError
+from .workbench import safe_directory
 
 __all__ = [
     "HANDOFF_PROMPT",
@@ -242,22 +244,34 @@ def degraded_handoff(
 
 
 def save_handoff(notes: Path, document: str, *, generation: int) -> Path:
-    """Write `notes/handoff.md` (0600); an earlier one moves to `notes/archive/` first. Returns the path."""
-    notes.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Write `notes/handoff.md` (0600); an earlier one moves to `notes/archive/` first. Returns the path.
+
+    Raises `WorkbenchError` when it cannot be written: something other than a regular file stands at
+    `handoff.md`, `notes/` or `archive/` is a symlink, or the disk refuses (read-only, full).
+    """
     current = notes / "handoff.md"
-    if current.is_symlink() or (current.exists() and not current.is_file()):
-        raise SpecError(f"{current} exists and is not a regular file; refusing to write over it")
-    if current.exists():
-        archive = notes / "archive"
-        archive.mkdir(mode=0o700, exist_ok=True)
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        target = archive / f"handoff-{stamp}-gen{generation - 1}.md"
-        counter = 1
-        while target.exists():
-            counter += 1
-            target = archive / f"handoff-{stamp}-gen{generation - 1}-{counter}.md"
-        os.replace(current, target)
-    fd = os.open(current, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(f"# Handoff to generation {generation}\n\n{document}\n")
+    try:
+        notes.mkdir(mode=0o700, parents=True, exist_ok=True)
+        safe_directory(notes, notes.parent)
+        if current.is_symlink() or (current.exists() and not current.is_file()):
+            raise NotRegularFileError(
+                f"{current} exists and is not a regular file; refusing to write over it"
+            )
+        if current.exists():
+            archive = safe_directory(notes / "archive", notes)
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            target = archive / f"handoff-{stamp}-gen{generation - 1}.md"
+            counter = 1
+            while os.path.lexists(target):
+                counter += 1
+                target = archive / f"handoff-{stamp}-gen{generation - 1}-{counter}.md"
+            os.replace(current, target)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(current, flags, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as out:
+            out.write(f"# Handoff to generation {generation}\n\n{document}\n")
+    except OSError as exc:
+        raise WorkbenchError(
+            f"the handoff document {current} cannot be saved: {exc}", path=str(current)
+        ) from exc
     return current

@@ -27,6 +27,7 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import SessionStore
 
+from ._bench_guard import block_or_warning, preface_or_warning
 from ._credentials import require_credentials
 from ._errors import SpecError
 from ._layers import (
@@ -211,17 +212,24 @@ class Runtime:
         if resume is not None and (not isinstance(resume, str) or not resume.strip()):
             raise SpecError(f"Runtime.run: resume must be a session id (a str), got {resume!r}")
         self._check_workspace()
+        tracker = Tracker(on_event)
         if resume and self.workbench is not None:
             # a resumed session keeps the system prompt it started with (measured): a changed index goes
             # in front of the prompt instead, only when it changed
             since = self._blocks.get(resume)
-            prompt = await anyio.to_thread.run_sync(lambda: self.workbench.preface(prompt, since=since))  # type: ignore[union-attr]
-        tracker = Tracker(on_event)
+            prompt, warning = await anyio.to_thread.run_sync(
+                preface_or_warning, self.workbench, prompt, since
+            )
+            if warning is not None:
+                await tracker.emit(warning)
         step = Step(task=prompt, tracker=tracker, policy=self.handoff, workbench=self.workbench)
 
         async def options_for(resume_now: str | None, fork_now: bool) -> ClaudeAgentOptions:
-            # the refresh before each session: a new session gets the current index in its system prompt
-            block = await anyio.to_thread.run_sync(self._block)
+            # the refresh before each session: a new session gets the current index in its system prompt;
+            # a workbench that cannot be used is a warning, and this session goes without the index
+            block, warning = await anyio.to_thread.run_sync(block_or_warning, self.workbench)
+            if warning is not None:
+                await tracker.emit(warning)
             options = self.options(spec, resume=resume_now, fork=fork_now, block=block)
             if self.check_credentials:
                 require_credentials(options.env)
@@ -252,10 +260,6 @@ class Runtime:
         tracker = self._listening.get(report.session_id)
         if tracker is not None:
             tracker.later(StoreReport(report=report))
-
-    def _block(self) -> str | None:
-        """The workbench block (refreshing the index first): the refresh before each step."""
-        return self.workbench.prompt_block() if self.workbench is not None else None
 
     def run_sync(
         self,

@@ -29,6 +29,7 @@ from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
 from .._errors import SpecError
+from .._private_dirs import make_private_dirs
 from .._spill_files import label_of, write_text
 from ..workbench import Workbench, safe_directory
 
@@ -114,7 +115,7 @@ def _save(data: Mapping[str, Any], report: str, workbench: Workbench | None, dir
         workbench.ensure()
         safe_directory(directory, workbench.root)
     else:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+        make_private_dirs(directory)  # 0700, the topmost created one git-ignored
         safe_directory(directory, directory)
     agent = str(data.get("agent_type") or "worker")
     header = _DESCRIPTION.format(agent=" ".join(agent.split())[:80], chars=f"{len(report):,}")

@@ -34,6 +34,7 @@ from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
 from .._errors import SpecError
+from .._private_dirs import make_private_dirs
 from .._spill_files import Spilled, append_manifest, copy_file, label_of, write_text
 from .._spill_shape import Candidate, FieldPath, find_candidates, get_at, replace_at
 from ..workbench import Workbench, safe_directory
@@ -249,7 +250,7 @@ def _spill(
     if workbench is not None:
         workbench.ensure()
     else:
-        os.makedirs(spill_dir, mode=0o700, exist_ok=True)
+        make_private_dirs(spill_dir)  # 0700, the topmost created one git-ignored
         safe_directory(spill_dir, spill_dir)
     tool = str(data.get("tool_name"))
     label = label_of(tool)

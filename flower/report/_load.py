@@ -23,6 +23,7 @@ import anyio
 from claude_agent_sdk import SessionStore
 
 from .._errors import SpecError, StoreError
+from .._safe_open import read_regular
 from .._spill_files import MANIFEST
 from ..stores import PruningSessionStore, SqliteSessionStore, TrimmingSessionStore
 
@@ -109,13 +110,14 @@ def resolve_path(source: str | os.PathLike[str]) -> tuple[Path, Path | None]:
 
 
 def read_spills(workbench: Path | None) -> list[dict[str, Any]]:
-    """The rows of `spill/INDEX.jsonl` (a line that is not a JSON object is skipped)."""
+    """The rows of `spill/INDEX.jsonl` (a line that is not a JSON object is skipped; none when the file
+    is missing, unreadable or not a regular file)."""
     if workbench is None:
         return []
     manifest = workbench / "spill" / MANIFEST
-    try:
-        lines = manifest.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
+    try:  # a regular file only: a FIFO there would block the report
+        lines = read_regular(manifest).decode("utf-8", errors="replace").splitlines()
+    except OSError:
         return []
     rows = []
     for line in lines:

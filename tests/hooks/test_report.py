@@ -75,7 +75,9 @@ async def test_a_plain_directory_target_and_a_unicode_agent_name(tmp_path: Path)
     target = tmp_path / "reports"
     hook = report_guard(target, limit=10)
     decision = await call(hook, stop("a report of some length", agent="分析员/../x"))
-    (saved,) = target.iterdir()
+    names = sorted(p.name for p in target.iterdir())
+    assert names[0] == ".gitignore" and len(names) == 2, "a directory flower creates is kept out of git"
+    saved = target / names[1]
     assert saved.parent == target and decision["decision"] == "block"
     assert saved.read_text().startswith("# desc: full report of worker 分析员/../x (23 chars)")
 
