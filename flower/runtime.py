@@ -230,7 +230,7 @@ class Runtime:
             block, warning = await anyio.to_thread.run_sync(block_or_warning, self.workbench)
             if warning is not None:
                 await tracker.emit(warning)
-            options = self.options(spec, resume=resume_now, fork=fork_now, block=block)
+            options = self.options(spec, resume=resume_now, fork=fork_now, block=block or "")
             if self.check_credentials:
                 require_credentials(options.env)
             if block is not None:
