@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ._check import check_fields, checked
 from ._errors import SpecError, WorkbenchError
 from ._safe_open import NotRegularFileError
 from .workbench import safe_directory
@@ -107,6 +108,7 @@ class HandoffPolicy:
     `{document}`."""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         for name in ("reserve", "warn_margin"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -125,10 +127,12 @@ class HandoffPolicy:
         except (KeyError, IndexError, ValueError) as exc:
             raise SpecError(f"HandoffPolicy prompt has an unknown placeholder: {exc}") from exc
 
+    @checked
     def threshold(self, window: int) -> int:
         """The context, in tokens, at which the main thread hands off."""
         return max(window // 4, window - AUTO_COMPACT_MARGIN - self.reserve)
 
+    @checked
     def warn_at(self, window: int) -> int:
         """The context, in tokens, at which a `HandoffWarning` is sent: `warn_margin` below the threshold."""
         return max(0, self.threshold(window) - self.warn_margin)
@@ -160,6 +164,9 @@ class Handoff:
     reason: Literal["threshold", "overflow", ""] = ""
     """What made the session hand off: it reached the threshold, or it overflowed."""
 
+    def __post_init__(self) -> None:
+        check_fields(self)
+
     def render(self) -> str:
         """The document as Markdown, every section present."""
         parts = []
@@ -177,8 +184,10 @@ def _section_of(title: str) -> str | None:
     return None
 
 
-def parse_handoff(text: str) -> Handoff | None:
-    """Read the five sections out of the session's reply; None when "doing now" or "next step" is missing.
+@checked
+def parse_handoff(text: str | None) -> Handoff | None:
+    """Read the five sections out of the session's reply; None when "doing now" or "next step" is missing
+    (or there is no reply at all).
 
     Headings may be Markdown (`## Next step`) or bold lines (`**Next step**`); names are matched loosely
     ("Next steps", "Decisions"...). Text inside fenced code blocks is never taken for a heading.

@@ -37,6 +37,7 @@ from typing import Any, Final, Literal
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 from claude_agent_sdk.types import HookEvent
 
+from ._check import checked
 from ._errors import SpecError
 from ._index_context import index_context_hooks
 from ._layers import (
@@ -66,6 +67,7 @@ _COMPACT_KEYS: Final = ("DISABLE_COMPACT", "DISABLE_AUTO_COMPACT")
 _OFF_VALUES: Final = frozenset({"", "0", "false", "no", "off"})
 
 
+@checked
 def instrument(
     options: ClaudeAgentOptions,
     *,

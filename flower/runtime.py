@@ -28,12 +28,14 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import SessionStore
 
 from ._bench_guard import block_or_warning, preface_or_warning
+from ._check import checked
 from ._credentials import require_credentials
 from ._errors import SpecError
 from ._layers import (
     check_keep_denials,
     check_report_limit,
     check_spill,
+    check_store,
     check_workbench,
     layer_hooks,
     layer_store,
@@ -84,6 +86,7 @@ class Runtime:
     The constructor does no I/O; problems with the workspace are reported by `run()`.
     """
 
+    @checked
     def __init__(
         self,
         workspace: str | os.PathLike[str],
@@ -122,6 +125,7 @@ class Runtime:
         else:
             raise SpecError(f"Runtime: handoff must be True, False or a HandoffPolicy, got {handoff!r}")
         check_keep_denials(keep_denials, "Runtime")
+        check_store(store, "Runtime")
         self.store = layer_store(
             store,
             self.workspace,
@@ -150,6 +154,7 @@ class Runtime:
             raise SpecError(f"Runtime: workspace {self.workspace} is not a directory")
         return self.workspace.resolve()
 
+    @checked
     def options(
         self, spec: AgentSpec, *, resume: str | None = None, fork: bool = False, block: str | None = None
     ) -> ClaudeAgentOptions:
@@ -186,6 +191,7 @@ class Runtime:
                 )
         return options
 
+    @checked
     async def run(
         self,
         spec: AgentSpec,
@@ -261,6 +267,7 @@ class Runtime:
         if tracker is not None:
             tracker.later(StoreReport(report=report))
 
+    @checked
     def run_sync(
         self,
         spec: AgentSpec,

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
+from ._check import checked
 from ._errors import SpecError, WorkbenchError
 from ._private_dirs import ignore_all
 from ._safe_open import read_regular
@@ -85,6 +86,7 @@ class Workbench:
     ever written outside the workbench through one. The root itself may be a symlink (your choice).
     """
 
+    @checked
     def __init__(
         self,
         workspace: str | os.PathLike[str],
@@ -160,6 +162,7 @@ class Workbench:
         """Whether the root lies inside the workspace (resolved paths; does a little I/O)."""
         return _within(os.path.realpath(self._root), os.path.realpath(self._workspace))
 
+    @checked
     def contains(self, path: str | os.PathLike[str]) -> bool:
         """Whether `path` lies inside the workbench, the root included.
 
@@ -255,6 +258,7 @@ class Workbench:
         lines += [f"{number}. {rule.format(**names)}" for number, rule in enumerate(self.rules, 1)]
         return "\n".join(lines)
 
+    @checked
     def preface(self, prompt: str, *, since: str | None = None) -> str:
         """`prompt_block()`, a separator, then `prompt`; just `prompt` when the block still equals `since`.
 

@@ -18,6 +18,8 @@ from typing import Any
 from claude_agent_sdk import HookContext
 from claude_agent_sdk.types import HookCallback, HookJSONOutput
 
+from .._check import checked
+from .._errors import SpecError
 from .._tools import COORDINATOR_TOOLS, HANDS_ON, check_tools, is_mcp_tool
 from ..glance import glance_verdict
 
@@ -45,6 +47,7 @@ def _deny(reason: str) -> HookJSONOutput:
     }
 
 
+@checked
 def delegate_guard(
     *,
     artifacts: str | Path | None = None,
@@ -59,10 +62,10 @@ def delegate_guard(
     - `allowed`: the main thread's own tools (hands-on tools are refused whatever this says; MCP tools
       pass, since they were given to this agent on purpose).
     """
-    own = frozenset(check_tools(allowed, owner="delegate_guard")) - HANDS_ON
+    own = frozenset(check_tools(allowed, owner="delegate_guard: allowed")) - HANDS_ON
     where = f"`{Path(artifacts)}`" if artifacts is not None else _NO_ARTIFACTS
     if "{action}" not in reason:
-        raise ValueError("delegate_guard: reason must contain {action} (and may contain {artifacts})")
+        raise SpecError("delegate_guard: reason must contain {action} (and may contain {artifacts})")
 
     def refuse(action: str) -> HookJSONOutput:
         return _deny(reason.format(action=action, artifacts=where))

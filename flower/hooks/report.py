@@ -28,6 +28,7 @@ import anyio.to_thread
 from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
+from .._check import checked
 from .._errors import SpecError
 from .._private_dirs import make_private_dirs
 from .._spill_files import label_of, write_text
@@ -51,6 +52,7 @@ REPORT_REASON: Final = (
 _DESCRIPTION: Final = "# desc: full report of worker {agent} ({chars} chars)\n\n"
 
 
+@checked
 def report_guard(
     target: Workbench | str | os.PathLike[str],
     *,
@@ -75,7 +77,7 @@ def report_guard(
         workbench = None
         directory = Path(os.path.abspath(os.fspath(target)))
     else:
-        raise SpecError(f"report_guard needs a Workbench or a directory, got {target!r}")
+        raise SpecError(f"report_guard: target needs a Workbench or a directory, got {target!r}")
 
     async def hook(data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         try:
@@ -97,6 +99,7 @@ def report_guard(
     return hook
 
 
+@checked
 def report_hooks(
     target: Workbench | str | os.PathLike[str],
     *,

@@ -33,6 +33,7 @@ import anyio.to_thread
 from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
+from .._check import check_fields, checked
 from .._errors import SpecError
 from .._private_dirs import make_private_dirs
 from .._spill_files import Spilled, append_manifest, copy_file, label_of, write_text
@@ -87,6 +88,7 @@ class SpillPolicy:
     """The line between head and tail when `tail` > 0 (`SPILL_OMISSION`); field `{omitted}` (chars)."""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         if self.threshold is not None and (
             not isinstance(self.threshold, int) or isinstance(self.threshold, bool) or self.threshold < 0
         ):
@@ -151,6 +153,7 @@ def _policy(
     return replace(base, **changes) if changes else base
 
 
+@checked
 def spill_guard(
     target: Workbench | str | os.PathLike[str],
     policy: SpillPolicy | None = None,
@@ -175,7 +178,7 @@ def spill_guard(
         workbench = None
         spill_dir = read_root = Path(os.path.abspath(os.fspath(target)))
     else:
-        raise SpecError(f"spill_guard needs a Workbench or a directory, got {target!r}")
+        raise SpecError(f"spill_guard: target needs a Workbench or a directory, got {target!r}")
 
     async def hook(data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         if not chosen.enabled:
@@ -205,6 +208,7 @@ def spill_guard(
     return hook
 
 
+@checked
 def spill_hooks(
     target: Workbench | str | os.PathLike[str],
     policy: SpillPolicy | None = None,

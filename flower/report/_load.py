@@ -103,10 +103,10 @@ def resolve_path(source: str | os.PathLike[str]) -> tuple[Path, Path | None]:
             if (workbench / DB_NAME).is_file():
                 return workbench / DB_NAME, workbench
         raise SpecError(
-            f"no flower session store in {path}: looked for {WORKBENCH}/{DB_NAME} and {DB_NAME} "
+            f"source: no flower session store in {path}: looked for {WORKBENCH}/{DB_NAME} and {DB_NAME} "
             "(give a workspace, its .flower directory, or a .db file)"
         )
-    raise SpecError(f"{path} does not exist (give a workspace, its .flower directory, or a .db file)")
+    raise SpecError(f"source: {path} does not exist (give a workspace, its .flower directory, or a .db file)")
 
 
 def read_spills(workbench: Path | None) -> list[dict[str, Any]]:
@@ -162,6 +162,10 @@ async def load_source(
     workbench: str | os.PathLike[str] | None = None,
 ) -> Loaded:
     """Read every session of `source` (or of `project_key`, or only `sessions`), oldest first."""
+    if project_key is not None and not project_key:
+        raise SpecError("project_key must be a non-empty str or None, got ''")
+    if sessions is not None and isinstance(sessions, str):
+        raise SpecError(f"sessions must be a list of session ids, not the str {sessions!r:.80}")
     bench = Path(workbench) if workbench is not None else None
     owned: SqliteSessionStore | None = None
     if isinstance(source, str | os.PathLike):

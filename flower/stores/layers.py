@@ -38,6 +38,7 @@ from claude_agent_sdk import (
     SessionSummaryEntry,
 )
 
+from .._check import checked
 from .._errors import SpecError
 from .policies import EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
 from .rewrite import Applied, Entry, Spill, apply_steps, rewrite_steps, write_spills
@@ -104,6 +105,10 @@ class _RewritingStore(SessionStore):
         on_report: ReportCallback | None,
     ) -> None:
         if isinstance(inner, str | os.PathLike):
+            if not os.fspath(inner):
+                raise SpecError(
+                    f"{type(self).__name__}: inner must be a SessionStore or a database path, got ''"
+                )
             self._inner: SessionStore = SqliteSessionStore(inner)
             self._owns_inner = True
         elif callable(getattr(inner, "append", None)) and callable(getattr(inner, "load", None)):
@@ -231,6 +236,7 @@ class TrimmingSessionStore(_RewritingStore):
     bodies under `spill_dir`, which must be a directory the agent can Read (the workbench's `spill/`).
     """
 
+    @checked
     def __init__(
         self,
         inner: SessionStore | str | os.PathLike[str],
@@ -261,6 +267,7 @@ class PruningSessionStore(_RewritingStore):
     Runtime (`ephemeral=True`, `trim=False`).
     """
 
+    @checked
     def __init__(
         self,
         inner: SessionStore | str | os.PathLike[str],

@@ -101,8 +101,8 @@ def test_report_hooks_installs_one_subagent_stop_hook_or_nothing(wb: Workbench) 
     ("kwargs", "message"),
     [
         ({"limit": 0}, "limit must be a positive int"),
-        ({"limit": True}, "limit must be a positive int"),
-        ({"limit": "4000"}, "limit must be a positive int"),
+        ({"limit": True}, "limit must be an int"),
+        ({"limit": "4000"}, "limit must be an int"),
         ({"reason": "{nope}"}, "unknown placeholder"),
     ],
 )
@@ -112,5 +112,5 @@ def test_bad_arguments_are_refused(wb: Workbench, kwargs: dict[str, Any], messag
 
 
 def test_a_bad_target_is_refused() -> None:
-    with pytest.raises(SpecError, match="needs a Workbench or a directory"):
+    with pytest.raises(SpecError, match="target needs a Workbench or a directory"):
         report_guard("")
