@@ -11,7 +11,7 @@ import anyio
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage
 
 from ._bench_guard import warning_of
-from ._errors import WorkbenchError
+from ._errors import FlowerError, WorkbenchError
 from ._generation import Outcome, run_generation
 from ._stream import Tracker
 from .events import HandoffDone, WorkbenchWarning
@@ -45,6 +45,12 @@ class Step:
                 raise
             except ClaudeSDKError as exc:
                 self.error = f"{type(exc).__name__}: {exc}"
+                return
+            except RuntimeError as exc:  # the SDK wraps a store's failure to load a resumed session
+                failure = _store_failure(exc)
+                if failure is None:
+                    raise
+                self.error = f"the session could not be loaded from the session store: {failure}"
                 return
             await self.tracker.flush()
             if outcome.kind == "done" or (outcome.kind == "overflow" and not self._active):
@@ -146,6 +152,16 @@ class Step:
             denials=tuple(tracker.denials),
             duration_s=duration,
         )
+
+
+def _store_failure(exc: BaseException) -> BaseException | None:
+    """The store's own error (a `FlowerError`) or timeout behind an exception the SDK raised, if any."""
+    seen: BaseException | None = exc.__cause__
+    while seen is not None:
+        if isinstance(seen, FlowerError | TimeoutError):
+            return seen
+        seen = seen.__cause__
+    return None
 
 
 def _cost(results: list[ResultMessage]) -> float:

@@ -107,7 +107,7 @@ def instrument(
     `session_store` with `enable_file_checkpointing` (the SDK refuses the pair), a store that already is
     a flower layer-4 store, compaction env that contradicts `compact`, a coordinator without the Agent
     tool, a system prompt file with `workbench_block="system"`. Does a little I/O: creates the
-    workbench and writes its index.
+    workbench and writes its index (`WorkbenchError` when it cannot; the hooks never raise later).
     """
     if not isinstance(options, ClaudeAgentOptions):
         raise SpecError(f"{_OWNER}: options must be ClaudeAgentOptions, got {type(options).__name__}")

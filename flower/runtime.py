@@ -160,7 +160,8 @@ class Runtime:
     ) -> ClaudeAgentOptions:
         """The SDK options `run()` would use for `spec` (useful to inspect or to run them yourself).
 
-        `block` is the workbench block for the system prompt; by default it is computed now.
+        `block` is the workbench block for the system prompt; by default it is computed now (which raises
+        `WorkbenchError` when the workbench cannot be written; `run()` goes on without the block instead).
         """
         workspace = self._check_workspace()
         wb = self.workbench
@@ -203,9 +204,11 @@ class Runtime:
     ) -> StepResult:
         """Run `spec` on `prompt` (or continue session `resume`) until the CLI is done.
 
-        Failures of the run itself (API errors after retries, a crashed CLI) come back as
-        `StepResult(ok=False, error=...)`; invalid arguments raise `SpecError`; a missing CLI raises the
-        SDK's `CLINotFoundError`; cancellation propagates, after the CLI is shut down.
+        Failures of the run itself (API errors after retries, a crashed CLI, a session the store cannot
+        load) come back as `StepResult(ok=False, error=...)`; a workbench that cannot be written is a
+        `WorkbenchWarning` event, and the run goes on without its index; invalid arguments raise
+        `SpecError`; a missing CLI raises the SDK's `CLINotFoundError`; cancellation propagates, after the
+        CLI is shut down.
         """
         if not isinstance(spec, AgentSpec):
             raise SpecError(

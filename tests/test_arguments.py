@@ -222,6 +222,29 @@ def test_a_bad_argument_is_a_spec_error_that_names_it(label: str, param: Paramet
     assert not problems, f"{label}:\n" + "\n".join(problems)
 
 
+@pytest.mark.parametrize(
+    ("call", "named"),
+    [
+        (lambda tmp: flower.SpillPolicy(pointer=None), "pointer"),
+        (lambda tmp: flower.Runtime(tmp, env=""), "env"),
+        (lambda tmp: flower.build_options(_spec(), compact=""), "compact"),
+        (lambda tmp: flower.build_report_sync(_database(tmp), options=-1), "options"),
+        (lambda tmp: flower.TrimmingSessionStore(tmp / "s.db", spill_dir=""), "spill_dir"),
+    ],
+    ids=[
+        "SpillPolicy-pointer",
+        "Runtime-env",
+        "build_options-compact",
+        "build_report_sync-options",
+        "spill_dir",
+    ],
+)
+def test_the_audits_examples(call: Callable[[Path], object], named: str, tmp_path: Path) -> None:
+    """The audit's examples: raw TypeError/AttributeError before, or (spill_dir="") the current directory."""
+    with pytest.raises(SpecError, match=rf"\b{named}\b"):
+        call(tmp_path)
+
+
 def test_spec_error_is_both_a_value_error_and_a_type_error() -> None:
     with pytest.raises(TypeError):
         flower.SpillPolicy(head="300")  # type: ignore[arg-type]

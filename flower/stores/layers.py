@@ -220,6 +220,10 @@ class _RewritingStore(SessionStore):
 
 
 def _spill_dir(trim: TrimPolicy | None, spill_dir: str | os.PathLike[str] | None) -> str | None:
+    if spill_dir is not None and not os.fspath(spill_dir):
+        raise SpecError(
+            "spill_dir must be a directory path or None, got '' (it would be the current directory)"
+        )
     if trim is None:
         return None if spill_dir is None else os.path.abspath(os.fspath(spill_dir))
     if spill_dir is None:

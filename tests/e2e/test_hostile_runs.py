@@ -7,7 +7,9 @@ flower expects a file, and a user's `git add -A` must not pick up the transcript
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -141,3 +143,21 @@ def test_a_handoff_that_cannot_be_saved_still_reaches_the_next_session(
     assert done.path is None and "Run scripts/count.sh on src/b." in done.document
     takeover = [r for r in scripted_model.requests("main") if "You are taking over" in str(r.messages[:1])]
     assert takeover and "Run scripts/count.sh on src/b." in str(takeover[0].messages[:1])
+
+
+def test_a_store_that_cannot_load_a_resumed_session_ends_the_run_with_an_error_result(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.script("main", ["Hello."])
+    events: list[Event] = []
+    first = run(scripted_model, workspace, events)
+    with closing(sqlite3.connect(workspace / ".flower" / "sessions.db")) as conn:
+        conn.execute("UPDATE entries SET payload = '#' || substr(payload, 2)")  # one byte changed
+        conn.commit()
+    runtime = Runtime(workspace, configure=scripted_model.attach)
+
+    # raised the SDK's RuntimeError (over a JSONDecodeError) before
+    result = runtime.run_sync(LEAD, "Go on.", resume=first.session_id)  # type: ignore[attr-defined]
+
+    assert not result.ok and "could not be loaded from the session store" in (result.error or "")
+    assert "sessions.db: a stored entry is not valid JSON" in (result.error or "")
