@@ -68,11 +68,19 @@ def _unshare_works() -> str | None:
     return None
 
 
-def on_tmpfs(mount: Path, prepare: str, check: str, *, size: str = "256k", read_only: bool = False) -> Any:
+def on_tmpfs(
+    mount: Path,
+    prepare: str,
+    check: str,
+    *,
+    size: str = "256k",
+    read_only: bool = False,
+    env: dict[str, str] | None = None,
+) -> Any:
     """Mount a tmpfs of `size` at `mount`, run `prepare`, remount it read-only if asked, run `check`.
 
-    Both snippets run in one child Python (so `check` sees what `prepare` defined); `check` sets
-    `result`, which is returned (through JSON).
+    Both snippets run in one child Python (so `check` sees what `prepare` defined), with `env` added to
+    its environment; `check` sets `result`, which is returned (through JSON).
     """
     reason = _unshare_works()
     if reason is not None:
@@ -95,6 +103,7 @@ def on_tmpfs(mount: Path, prepare: str, check: str, *, size: str = "256k", read_
     script = f'mount -t tmpfs -o size={size},mode=0755 tmpfs "$MOUNT" && exec "$PYTHON" -c "$PROGRAM"'
     env = {
         **os.environ,
+        **(env or {}),
         "MOUNT": str(mount),
         "PYTHON": sys.executable,
         "PROGRAM": program,

@@ -6,6 +6,7 @@ flower expects a file, and a user's `git add -A` must not pick up the transcript
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -20,7 +21,7 @@ from flower.testing import ScriptedModel, agent, bash
 from tests.e2e.test_handoff import TASK, marathon
 from tests.e2e.test_handoff import lead as handoff_lead
 from tests.e2e.test_spill_cli import pointer_path
-from tests.hostile import finishes, release
+from tests.hostile import finishes, on_tmpfs, release
 
 pytestmark = pytest.mark.cli
 
@@ -161,3 +162,40 @@ def test_a_store_that_cannot_load_a_resumed_session_ends_the_run_with_an_error_r
 
     assert not result.ok and "could not be loaded from the session store" in (result.error or "")
     assert "sessions.db: a stored entry is not valid JSON" in (result.error or "")
+
+
+RUN_IN_CHILD = """
+import dataclasses
+from flower import Runtime, coordinator, worker
+from flower.events import WorkbenchWarning
+ENV = json.loads(os.environ["MODEL_ENV"])
+lead = coordinator("lead", "Goal: look.", {"analyst": worker("Analyses.", "You analyse.")})
+runtime = Runtime(MOUNT / "ws", configure=lambda o: dataclasses.replace(o, env={**ENV, **o.env}))
+events = []
+outcome = runtime.run_sync(lead, "Start.", on_event=events.append)
+warnings = [e.message for e in events if isinstance(e, WorkbenchWarning)]
+result = {"ok": outcome.ok, "text": outcome.text, "error": outcome.error, "warnings": warnings}
+"""
+
+
+@pytest.mark.parametrize("disk", ["read-only", "full"])
+def test_a_run_on_a_read_only_or_full_disk_ends_with_a_result(
+    scripted_model: ScriptedModel, tmp_path: Path, disk: str
+) -> None:
+    scripted_model.script("main", ["Done on a hostile disk."])
+    fill = (
+        "try:\n"
+        "    with open(MOUNT / 'filler', 'wb') as out:\n"
+        "        while True:\n"
+        "            out.write(b'x' * 4096)\n"
+        "except OSError:\n"
+        "    pass\n"
+    )
+    prepare = "(MOUNT / 'ws').mkdir()\n" + ("" if disk == "read-only" else fill)
+    model = {"MODEL_ENV": json.dumps(scripted_model.env())}
+    result = on_tmpfs(tmp_path / "mnt", prepare, RUN_IN_CHILD, read_only=disk == "read-only", env=model)
+    assert result["ok"] and result["text"] == "Done on a hostile disk.", result  # raised OSError before
+    (warning,) = result["warnings"]
+    reason = "Read-only file system" if disk == "read-only" else "No space left on device"
+    assert reason in warning and "starts without the workbench index" in warning
+    assert "## Workbench" not in scripted_model.request("main", 0).system_text
