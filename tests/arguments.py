@@ -59,46 +59,61 @@ def parameters(obj: Any) -> list[Parameter]:
     return found
 
 
-def _fits_items(value: Any, args: tuple[Any, ...], origin: type) -> bool:
+def _leaves(hint: Any) -> list[Any]:
+    """The alternatives of a hint: `A | B | None` -> [A, B, None]."""
+    if typing.get_origin(hint) in (Union, types.UnionType):
+        return [leaf for arg in typing.get_args(hint) for leaf in _leaves(arg)]
+    return [hint]
+
+
+def _container_accepts(leaf: Any, value: Any) -> bool:
+    """For the edge values only: a container holding `BAD` fits no typed container but one of Any."""
+    items = list(value.values()) if isinstance(value, dict) else list(value)
+    args = [a for a in typing.get_args(leaf) if a is not Ellipsis]
+    holds_bad = any(item is BAD for item in items)
+    if not holds_bad:
+        return True
     if not args:
         return True
-    if issubclass(origin, collections.abc.Mapping):
-        return all(fits(k, args[0]) and fits(v, args[1]) for k, v in value.items())
-    if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-        return len(value) == len(args) and all(fits(v, a) for v, a in zip(value, args, strict=True))
-    return all(fits(v, args[0]) for v in value)
+    item_hint = args[-1] if isinstance(value, dict) else args[0]
+    if isinstance(value, dict) and not issubclass(typing.get_origin(leaf) or leaf, collections.abc.Mapping):
+        return True  # a dict iterates over its keys: a list of str sees ["key"]
+    return item_hint is Any
+
+
+def _accepts(leaf: Any, value: Any) -> bool:
+    origin = typing.get_origin(leaf) or leaf
+    if leaf is None or leaf is type(None):
+        return value is None
+    if origin is Literal:
+        return any(value == arg and type(value) is type(arg) for arg in typing.get_args(leaf))
+    simple = {bool: lambda v: type(v) is bool, int: lambda v: type(v) is int, str: lambda v: type(v) is str}
+    if leaf in simple:
+        return simple[leaf](value)
+    if leaf is float:
+        return type(value) in (int, float) and math.isfinite(value)
+    if origin is collections.abc.Callable:
+        return callable(value)
+    if not isinstance(origin, type):
+        return True
+    if issubclass(origin, collections.abc.Iterable) and origin is not str:
+        if isinstance(value, str | bytes) or not isinstance(value, collections.abc.Iterable):
+            return False
+        if issubclass(origin, collections.abc.Mapping) and not isinstance(value, collections.abc.Mapping):
+            return False
+        return _container_accepts(leaf, value)
+    try:
+        return isinstance(value, origin)
+    except TypeError:  # a Protocol or TypedDict: no claim
+        return True
 
 
 def fits(value: Any, hint: Any) -> bool:
-    """Whether `value` is of the type `hint` says (bool is not an int here; a str is not a list of str)."""
-    if hint is Any or hint is object or isinstance(hint, typing.TypeVar):
+    """Whether one of the hint's alternatives takes `value` (bool is not an int, a str not a list)."""
+    leaves = _leaves(hint)
+    if any(leaf is Any or leaf is object or isinstance(leaf, typing.TypeVar) for leaf in leaves):
         return True
-    origin = typing.get_origin(hint)
-    if origin in (Union, types.UnionType):
-        return any(fits(value, arg) for arg in typing.get_args(hint))
-    if origin is Literal:
-        return any(value == arg and type(value) is type(arg) for arg in typing.get_args(hint))
-    if hint is None or hint is type(None):
-        return value is None
-    if hint is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if origin is collections.abc.Callable or hint is collections.abc.Callable:
-        return callable(value)
-    cls = origin or hint
-    if not isinstance(cls, type):
-        return True  # an alias flower does not spell out: no claim
-    try:
-        if not isinstance(value, cls):
-            return False
-    except TypeError:  # a Protocol or TypedDict: isinstance cannot tell
-        return True
-    if isinstance(value, str | bytes) and cls not in (str, bytes):
-        return False  # a str is an Iterable[str], but never what a list parameter means
-    if isinstance(value, collections.abc.Iterable) and not isinstance(value, str | bytes):
-        return _fits_items(value, typing.get_args(hint), cls)
-    return True
+    return any(_accepts(leaf, value) for leaf in leaves)
 
 
 def shown(value: Any) -> str:

@@ -26,28 +26,27 @@ def test_a_regular_file_reads_and_appends(tmp_path: Path) -> None:
         os.close(fd)
 
 
-def test_a_fifo_is_refused_at_once_for_reading_and_appending(tmp_path: Path) -> None:
+ACCESS = {"read": lambda path: read_regular(path), "append": lambda path: append_regular(path, b"x\n")}
+
+
+@pytest.mark.parametrize("access", ACCESS)
+def test_a_fifo_is_refused_at_once(tmp_path: Path, access: str) -> None:
     fifo = tmp_path / "INDEX.jsonl"
     os.mkfifo(fifo)
     with pytest.raises(NotRegularFileError, match="a FIFO"):
-        read_regular(fifo)
-    with pytest.raises(NotRegularFileError, match="a FIFO"):
-        append_regular(fifo, b"x\n")
+        ACCESS[access](fifo)
 
 
-def test_a_symlink_is_refused_even_to_a_regular_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("access", ACCESS)
+def test_a_symlink_is_refused_even_to_a_regular_file(tmp_path: Path, access: str) -> None:
     target = tmp_path / "secret"
     target.write_text("do not read me")
-    link = tmp_path / "link"
-    link.symlink_to(target)
+    (tmp_path / "link").symlink_to(target)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
     with pytest.raises(NotRegularFileError, match="a symbolic link"):
-        read_regular(link)
+        ACCESS[access](tmp_path / "link")
     with pytest.raises(NotRegularFileError, match="a symbolic link"):
-        append_regular(link, b"x")
-    dangling = tmp_path / "dangling"
-    dangling.symlink_to(tmp_path / "nowhere")
-    with pytest.raises(NotRegularFileError):
-        append_regular(dangling, b"x")
+        ACCESS[access](tmp_path / "dangling")
     assert target.read_text() == "do not read me" and not (tmp_path / "nowhere").exists()
 
 
