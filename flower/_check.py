@@ -86,6 +86,8 @@ def _items(value: Any, hint: Any, cls: type) -> bool:
 
 def fits(value: Any, hint: Any) -> bool:
     """Whether `value` is of the type `hint` names (see the module docstring for what that means)."""
+    if hint is str or hint is bool:  # the most frequent hints, first
+        return isinstance(value, hint)
     if hint is Any or hint is object or isinstance(hint, TypeVar | str | typing.ForwardRef):
         return True
     origin = typing.get_origin(hint)
@@ -143,25 +145,24 @@ def checked(function: Callable[P, R]) -> Callable[P, R]:
 
     For a coroutine function the check runs at the call, before the coroutine is created.
     """
-    signature = inspect.signature(function)
     owner = function.__qualname__.removesuffix(".__init__")
+    kinds = inspect.Parameter
+    params = inspect.signature(function).parameters.values()
+    positional = [p.name for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    rest = next((p.name for p in params if p.kind is kinds.VAR_POSITIONAL), None)
 
     def check(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        # no signature.bind (7 us a call): a call that does not match the signature fails in the function
         hints = _hints(function)
         if not hints:
             return
-        try:
-            bound = signature.bind(*args, **kwargs)
-        except TypeError as exc:
-            raise TypeError(f"{owner}: {exc}") from None
-        for name, value in bound.arguments.items():
+        given = [*zip(positional, args, strict=False), *kwargs.items()]
+        if rest is not None:
+            given += [(rest, item) for item in args[len(positional) :]]
+        for name, value in given:
             hint = hints.get(name)
-            if hint is None:
-                continue
-            kind = signature.parameters[name].kind
-            for item in value if kind is inspect.Parameter.VAR_POSITIONAL else (value,):
-                if not fits(item, hint):
-                    raise refuse(owner, name, hint, item)
+            if hint is not None and not fits(value, hint):
+                raise refuse(owner, name, hint, value)
 
     if inspect.iscoroutinefunction(function):
 

@@ -168,7 +168,8 @@ class Workbench:
 
         Decided on resolved paths (symlinks followed, `..` collapsed), never by substring, so `.flower-old`
         is not inside `.flower` and `scripts/../../x` is not inside either. A relative path is taken from
-        the workspace. It never raises for a bad path: anything unusable is "not inside".
+        the workspace. It never raises for a bad path (empty, with a NUL byte, unresolvable): that is "not
+        inside". A value that is no path at all (`None`, a number) raises `SpecError`.
         """
         try:
             raw = os.fspath(path)
