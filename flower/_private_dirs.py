@@ -34,7 +34,7 @@ def ignore_all(directory: str | os.PathLike[str]) -> bool:
     Raises `OSError` when the file cannot be created (a read-only directory, a full disk).
     """
     try:
-        fd = os.open(os.path.join(directory, ".gitignore"), _FLAGS, 0o644)
+        fd = os.open(os.path.join(directory, ".gitignore"), _FLAGS, 0o600)  # git reads it as its owner
     except FileExistsError:
         return False
     try:

@@ -29,7 +29,7 @@ from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
 from .._check import checked
-from .._errors import SpecError
+from .._errors import SpecError, WorkbenchError
 from .._private_dirs import make_private_dirs
 from .._spill_files import label_of, write_text
 from ..workbench import Workbench, safe_directory
@@ -124,5 +124,8 @@ def _save(data: Mapping[str, Any], report: str, workbench: Workbench | None, dir
     header = _DESCRIPTION.format(agent=" ".join(agent.split())[:80], chars=f"{len(report):,}")
     saved = write_text(directory, header + report, f"report-{label_of(agent)}")
     if workbench is not None:
-        workbench.refresh()
+        try:
+            workbench.refresh()
+        except WorkbenchError as exc:  # the report is saved: an index one step stale is no reason to fail
+            logger.warning("report_guard saved %s but could not refresh the index: %s", saved.path, exc)
     return saved.path
