@@ -11,7 +11,7 @@ Example::
     result = Runtime(workspace="repo").run_sync(lead, "Start.")
 """
 
-from ._errors import CredentialsError, FlowerError, SpecError, StoreError
+from ._errors import CredentialsError, FlowerError, SpecError, StoreError, WorkbenchError
 from ._tools import CLI_TOOLS
 from ._version import __version__
 from .agents import AgentSpec, coordinator, worker
@@ -68,6 +68,7 @@ __all__ = [
     "TrimPolicy",
     "TrimmingSessionStore",
     "Workbench",
+    "WorkbenchError",
     "__version__",
     "build_options",
     "build_report",

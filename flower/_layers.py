@@ -40,9 +40,15 @@ def check_spill(value: object, owner: str) -> SpillPolicy:
     """A spill threshold (`int`, `None` or `0` for none) or a `SpillPolicy`, as a policy."""
     if isinstance(value, SpillPolicy):
         return value
-    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
         return SpillPolicy(threshold=value)
-    raise SpecError(f"{owner}: spill_threshold must be an int, None or a SpillPolicy, got {value!r}")
+    raise SpecError(f"{owner}: spill_threshold must be an int >= 0, None or a SpillPolicy, got {value!r}")
+
+
+def check_store(value: object, owner: str) -> None:
+    """A store to wrap: a `SessionStore`, a database path (not empty) or None."""
+    if isinstance(value, str | os.PathLike) and not os.fspath(value):
+        raise SpecError(f"{owner}: store must be a SessionStore, a database path or None, got ''")
 
 
 def check_keep_denials(value: object, owner: str) -> int:

@@ -10,9 +10,11 @@ from typing import Literal
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage
 
+from ._bench_guard import warning_of
+from ._errors import FlowerError, WorkbenchError
 from ._generation import Outcome, run_generation
 from ._stream import Tracker
-from .events import HandoffDone
+from .events import HandoffDone, WorkbenchWarning
 from .handoff import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
 from .result import StepResult
 from .workbench import Workbench
@@ -46,12 +48,20 @@ class Step:
             except ClaudeSDKError as exc:
                 self.error = f"{type(exc).__name__}: {exc}"
                 return
+            except RuntimeError as exc:  # the SDK wraps a store's failure to load a resumed session
+                failure = _store_failure(exc)
+                if failure is None:
+                    raise
+                self.error = f"the session could not be loaded from the session store: {failure}"
+                return
             await self.tracker.flush()
             if outcome.kind == "done" or (outcome.kind == "overflow" and not self._active):
                 return
             handoff = await self._document(outcome)
             generation += 1
-            path = await anyio.to_thread.run_sync(self._save, handoff, generation)
+            path, warning = await anyio.to_thread.run_sync(self._save, handoff, generation)
+            if warning is not None:
+                await self.tracker.emit(warning)
             if outcome.session_id:
                 self.retired.append(outcome.session_id)
             document = handoff.render()
@@ -91,11 +101,14 @@ class Step:
             why=why, task=self.task, texts=self.tracker.texts, calls=self.tracker.calls, reason=reason
         )
 
-    def _save(self, handoff: Handoff, generation: int) -> str | None:
+    def _save(self, handoff: Handoff, generation: int) -> tuple[str | None, WorkbenchWarning | None]:
         if self.workbench is None:
-            return None
-        self.workbench.ensure()
-        return str(save_handoff(self.workbench.notes, handoff.render(), generation=generation))
+            return None, None
+        try:
+            self.workbench.ensure()
+            return str(save_handoff(self.workbench.notes, handoff.render(), generation=generation)), None
+        except WorkbenchError as exc:  # the document still reaches the next generation, in its prompt
+            return None, warning_of(exc, "the handoff document goes to the next session unsaved")
 
     def _braked(self, outcome: Outcome, handoff: Handoff, path: str | None, generation: int) -> bool:
         assert self.policy is not None
@@ -152,6 +165,16 @@ class Step:
             duration_s=duration,
             structured_output=structured,
         )
+
+
+def _store_failure(exc: BaseException) -> BaseException | None:
+    """The store's own error (a `FlowerError`) or timeout behind an exception the SDK raised, if any."""
+    seen: BaseException | None = exc.__cause__
+    while seen is not None:
+        if isinstance(seen, FlowerError | TimeoutError):
+            return seen
+        seen = seen.__cause__
+    return None
 
 
 def _cost(results: list[ResultMessage]) -> float:

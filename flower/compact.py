@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ._check import check_fields
 from ._errors import SpecError
 
 __all__ = ["CompactMode", "CompactPolicy"]
@@ -29,6 +30,7 @@ class CompactPolicy:
     """`"auto"`, `"no_summary"` or `"off"` (see above)."""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         if self.mode not in _MODES:
             raise SpecError(f"CompactPolicy.mode must be one of {', '.join(_MODES)}; got {self.mode!r}")
 

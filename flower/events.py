@@ -32,6 +32,7 @@ __all__ = [
     "Text",
     "ToolCall",
     "ToolResult",
+    "WorkbenchWarning",
 ]
 
 
@@ -193,6 +194,22 @@ class StoreReport:
     """What the load rewrote; `report.summary()` gives one line."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class WorkbenchWarning:
+    """The workbench could not be used at some point of the run; the run went on without it there.
+
+    A read-only or full disk, or a directory where `INDEX.md` should be: the step then starts without
+    the index in its prompt, or a handoff document is not saved (it still reaches the next generation).
+    """
+
+    agent: str | None = None
+    """Always None: the workbench is the run's."""
+    message: str
+    """What failed and why (the `WorkbenchError`'s message)."""
+    path: str | None
+    """The file or directory involved, when known."""
+
+
 Event: TypeAlias = (
     Text
     | ToolCall
@@ -204,5 +221,6 @@ Event: TypeAlias = (
     | HandoffWarning
     | HandoffDone
     | StoreReport
+    | WorkbenchWarning
 )
 """Any event `Runtime.run(on_event=...)` may receive."""

@@ -38,6 +38,7 @@ from typing import Any, Final, Literal
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 from claude_agent_sdk.types import HookEvent
 
+from ._check import checked
 from ._deny_chain import chain_denials
 from ._errors import SpecError
 from ._index_context import index_context_hooks
@@ -70,6 +71,7 @@ _COMPACT_KEYS: Final = ("DISABLE_COMPACT", "DISABLE_AUTO_COMPACT")
 _OFF_VALUES: Final = frozenset({"", "0", "false", "no", "off"})
 
 
+@checked
 def instrument(
     options: ClaudeAgentOptions,
     *,
@@ -109,7 +111,7 @@ def instrument(
     `session_store` with `enable_file_checkpointing` (the SDK refuses the pair), a store that already is
     a flower layer-4 store, compaction env that contradicts `compact`, a coordinator without the Agent
     tool, a system prompt file with `workbench_block="system"`. Does a little I/O: creates the
-    workbench and writes its index.
+    workbench and writes its index (`WorkbenchError` when it cannot; the hooks never raise later).
     """
     if not isinstance(options, ClaudeAgentOptions):
         raise SpecError(f"{_OWNER}: options must be ClaudeAgentOptions, got {type(options).__name__}")

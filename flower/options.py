@@ -18,6 +18,7 @@ from typing import Any
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher
 from claude_agent_sdk.types import HookEvent, SessionStore
 
+from ._check import checked
 from ._deny_chain import chain_denials
 from ._errors import SpecError
 from .agents import AgentSpec
@@ -33,6 +34,7 @@ DEFAULT_PERMISSION_MODE = "dontAsk"
 _NO_BUILTIN_AGENTS = "CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS"
 
 
+@checked
 def merge_hooks(
     *groups: Mapping[HookEvent, Sequence[HookMatcher]] | None,
 ) -> dict[HookEvent, list[HookMatcher]]:
@@ -79,6 +81,7 @@ def _env(spec: AgentSpec, compact: CompactPolicy | None, extra: Mapping[str, str
     return env
 
 
+@checked
 def build_options(
     spec: AgentSpec,
     *,

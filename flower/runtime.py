@@ -27,6 +27,8 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import SessionStore
 
+from ._bench_guard import block_or_warning, preface_or_warning
+from ._check import checked
 from ._credentials import require_credentials
 from ._errors import SpecError
 from ._layers import (
@@ -34,6 +36,7 @@ from ._layers import (
     check_keep_denials,
     check_report_limit,
     check_spill,
+    check_store,
     check_workbench,
     layer_hooks,
     layer_store,
@@ -86,6 +89,7 @@ class Runtime:
     The constructor does no I/O; problems with the workspace are reported by `run()`.
     """
 
+    @checked
     def __init__(
         self,
         workspace: str | os.PathLike[str],
@@ -124,6 +128,7 @@ class Runtime:
         else:
             raise SpecError(f"Runtime: handoff must be True, False or a HandoffPolicy, got {handoff!r}")
         check_keep_denials(keep_denials, "Runtime")
+        check_store(store, "Runtime")
         check_inner_store(store, "Runtime", "store")
         self.store = layer_store(
             store,
@@ -153,12 +158,14 @@ class Runtime:
             raise SpecError(f"Runtime: workspace {self.workspace} is not a directory")
         return self.workspace.resolve()
 
+    @checked
     def options(
         self, spec: AgentSpec, *, resume: str | None = None, fork: bool = False, block: str | None = None
     ) -> ClaudeAgentOptions:
         """The SDK options `run()` would use for `spec` (useful to inspect or to run them yourself).
 
-        `block` is the workbench block for the system prompt; by default it is computed now.
+        `block` is the workbench block for the system prompt; by default it is computed now (which raises
+        `WorkbenchError` when the workbench cannot be written; `run()` goes on without the block instead).
         """
         workspace = self._check_workspace()
         wb = self.workbench
@@ -189,6 +196,7 @@ class Runtime:
                 )
         return options
 
+    @checked
     async def run(
         self,
         spec: AgentSpec,
@@ -200,9 +208,11 @@ class Runtime:
     ) -> StepResult:
         """Run `spec` on `prompt` (or continue session `resume`) until the CLI is done.
 
-        Failures of the run itself (API errors after retries, a crashed CLI) come back as
-        `StepResult(ok=False, error=...)`; invalid arguments raise `SpecError`; a missing CLI raises the
-        SDK's `CLINotFoundError`; cancellation propagates, after the CLI is shut down.
+        Failures of the run itself (API errors after retries, a crashed CLI, a session the store cannot
+        load) come back as `StepResult(ok=False, error=...)`; a workbench that cannot be written is a
+        `WorkbenchWarning` event, and the run goes on without its index; invalid arguments raise
+        `SpecError`; a missing CLI raises the SDK's `CLINotFoundError`; cancellation propagates, after the
+        CLI is shut down.
         """
         if not isinstance(spec, AgentSpec):
             raise SpecError(
@@ -215,18 +225,25 @@ class Runtime:
         if resume is not None and (not isinstance(resume, str) or not resume.strip()):
             raise SpecError(f"Runtime.run: resume must be a session id (a str), got {resume!r}")
         self._check_workspace()
+        tracker = Tracker(on_event)
         if resume and self.workbench is not None:
             # a resumed session keeps the system prompt it started with (measured): a changed index goes
             # in front of the prompt instead, only when it changed
             since = self._blocks.get(resume)
-            prompt = await anyio.to_thread.run_sync(lambda: self.workbench.preface(prompt, since=since))  # type: ignore[union-attr]
-        tracker = Tracker(on_event)
+            prompt, warning = await anyio.to_thread.run_sync(
+                preface_or_warning, self.workbench, prompt, since
+            )
+            if warning is not None:
+                await tracker.emit(warning)
         step = Step(task=prompt, tracker=tracker, policy=self.handoff, workbench=self.workbench)
 
         async def options_for(resume_now: str | None, fork_now: bool) -> ClaudeAgentOptions:
-            # the refresh before each session: a new session gets the current index in its system prompt
-            block = await anyio.to_thread.run_sync(self._block)
-            options = self.options(spec, resume=resume_now, fork=fork_now, block=block)
+            # the refresh before each session: a new session gets the current index in its system prompt;
+            # a workbench that cannot be used is a warning, and this session goes without the index
+            block, warning = await anyio.to_thread.run_sync(block_or_warning, self.workbench)
+            if warning is not None:
+                await tracker.emit(warning)
+            options = self.options(spec, resume=resume_now, fork=fork_now, block=block or "")
             # a session that predates the store is imported from where this CLI keeps its transcripts
             self.store.config_dir = options.env.get(CONFIG_ENV) or None
             if self.check_credentials:
@@ -259,10 +276,7 @@ class Runtime:
         if tracker is not None:
             tracker.later(StoreReport(report=report))
 
-    def _block(self) -> str | None:
-        """The workbench block (refreshing the index first): the refresh before each step."""
-        return self.workbench.prompt_block() if self.workbench is not None else None
-
+    @checked
     def run_sync(
         self,
         spec: AgentSpec,

@@ -327,7 +327,7 @@ def test_cwd_defaults_to_the_workspace_and_an_outside_workbench_is_added(ws: Pat
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"workspace": 3}, "workspace must be a path"),
+        ({"workspace": 3}, "workspace must be a str or a path"),
         ({"workspace": "missing-dir"}, "does not exist"),
         ({"spill_threshold": "4000"}, "spill_threshold must be"),
         ({"keep_denials": -1}, "keep_denials must be"),

@@ -19,6 +19,8 @@ from typing import Any
 from claude_agent_sdk import HookContext
 from claude_agent_sdk.types import HookCallback, HookJSONOutput
 
+from .._check import checked
+from .._errors import SpecError
 from .._tools import CLI_TOOLS, COORDINATOR_TOOLS, HANDS_ON, check_tools, is_mcp_tool
 from ..glance import glance_verdict
 
@@ -46,6 +48,7 @@ def _deny(reason: str) -> HookJSONOutput:
     }
 
 
+@checked
 def delegate_guard(
     *,
     artifacts: str | Path | None = None,
@@ -61,10 +64,10 @@ def delegate_guard(
       pass, since they were given to this agent on purpose, and so do the CLI's own protocol tools,
       `flower.CLI_TOOLS`, which the CLI adds itself and which never do hands-on work).
     """
-    own = frozenset(check_tools(allowed, owner="delegate_guard")) - HANDS_ON
+    own = frozenset(check_tools(allowed, owner="delegate_guard: allowed")) - HANDS_ON
     where = f"`{Path(artifacts)}`" if artifacts is not None else _NO_ARTIFACTS
     if "{action}" not in reason:
-        raise ValueError("delegate_guard: reason must contain {action} (and may contain {artifacts})")
+        raise SpecError("delegate_guard: reason must contain {action} (and may contain {artifacts})")
 
     def refuse(action: str) -> HookJSONOutput:
         return _deny(reason.format(action=action, artifacts=where))

@@ -34,7 +34,9 @@ import anyio.to_thread
 from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
+from .._check import check_fields, checked
 from .._errors import SpecError
+from .._private_dirs import make_private_dirs
 from .._spill_files import Spilled, append_manifest, copy_file, label_of, write_text
 from .._spill_preview import START_LINE, lines_preview, read_preview, read_start, text_preview
 from .._spill_shape import Candidate, FieldPath, find_candidates, get_at, replace_at
@@ -109,6 +111,7 @@ class SpillPolicy:
     """The line between head and tail when `tail` > 0 (`SPILL_OMISSION`); field `{omitted}` (chars)."""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         if self.threshold is not None and (
             not isinstance(self.threshold, int) or isinstance(self.threshold, bool) or self.threshold < 0
         ):
@@ -175,6 +178,7 @@ def _policy(
     return replace(base, **changes) if changes else base
 
 
+@checked
 def spill_guard(
     target: Workbench | str | os.PathLike[str],
     policy: SpillPolicy | None = None,
@@ -199,7 +203,7 @@ def spill_guard(
         workbench = None
         spill_dir = read_root = Path(os.path.abspath(os.fspath(target)))
     else:
-        raise SpecError(f"spill_guard needs a Workbench or a directory, got {target!r}")
+        raise SpecError(f"spill_guard: target needs a Workbench or a directory, got {target!r}")
 
     async def hook(data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         if not chosen.enabled:
@@ -229,6 +233,7 @@ def spill_guard(
     return hook
 
 
+@checked
 def spill_hooks(
     target: Workbench | str | os.PathLike[str],
     policy: SpillPolicy | None = None,
@@ -274,7 +279,7 @@ def _spill(
     if workbench is not None:
         workbench.ensure()
     else:
-        os.makedirs(spill_dir, mode=0o700, exist_ok=True)
+        make_private_dirs(spill_dir)  # 0700, the topmost created one git-ignored
         safe_directory(spill_dir, spill_dir)
     tool = str(data.get("tool_name"))
     label = label_of(tool)

@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 from claude_agent_sdk import SessionStore
 
+from .._check import check_fields, checked
 from .._errors import SpecError
 from ..handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT
 from ..rules import WORKER_RULES
@@ -68,6 +69,7 @@ class ReportOptions:
     """The trim policy of the resumes; None (the default) when trim was off."""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         if self.window is not None and (not isinstance(self.window, int) or self.window <= 0):
             raise SpecError(f"ReportOptions.window must be a positive int of tokens, got {self.window!r}")
         if isinstance(self.rules, str) or not all(isinstance(rule, str) for rule in self.rules):
@@ -307,6 +309,7 @@ def compute_report(loaded: Loaded, options: ReportOptions | None = None) -> Econ
     )
 
 
+@checked
 async def build_report(
     source: str | os.PathLike[str] | SessionStore,
     *,
@@ -326,6 +329,7 @@ async def build_report(
     return await anyio.to_thread.run_sync(compute_report, loaded, options)
 
 
+@checked
 def build_report_sync(
     source: str | os.PathLike[str] | SessionStore,
     *,

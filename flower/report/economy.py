@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from .._check import checked
+from .._errors import SpecError
 from .metrics import TokenUsage, hit_rate
 
 __all__ = [
@@ -294,10 +296,14 @@ class EconomyReport:
         """Plain data (derived values included), as `to_json()` writes it."""
         return _plain(self)  # type: ignore[no-any-return]
 
+    @checked
     def to_json(self, *, indent: int | None = 2) -> str:
-        """The report as JSON."""
+        """The report as JSON; `indent` is None (one line) or 0 to 16 spaces."""
+        if indent is not None and not 0 <= indent <= 16:
+            raise SpecError(f"EconomyReport.to_json: indent must be None or 0 to 16, got {indent!r}")
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
+    @checked
     def render_text(self, *, width: int = 100) -> str:
         """The report as a text table."""
         from ._text import render

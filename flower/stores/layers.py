@@ -42,6 +42,7 @@ from claude_agent_sdk import (
     SessionSummaryEntry,
 )
 
+from .._check import checked
 from .._errors import SpecError, StoreError
 from ._local import append_all, find_transcript, read_transcripts
 from ._local import config_dir as cli_config_dir
@@ -111,6 +112,10 @@ class _RewritingStore(SessionStore):
         config_dir: str | os.PathLike[str] | None,
     ) -> None:
         if isinstance(inner, str | os.PathLike):
+            if not os.fspath(inner):
+                raise SpecError(
+                    f"{type(self).__name__}: inner must be a SessionStore or a database path, got ''"
+                )
             self._inner: SessionStore = SqliteSessionStore(inner)
             self._owns_inner = True
         elif callable(getattr(inner, "append", None)) and callable(getattr(inner, "load", None)):
@@ -286,6 +291,10 @@ class _RewritingStore(SessionStore):
 
 
 def _spill_dir(trim: TrimPolicy | None, spill_dir: str | os.PathLike[str] | None) -> str | None:
+    if spill_dir is not None and not os.fspath(spill_dir):
+        raise SpecError(
+            "spill_dir must be a directory path or None, got '' (it would be the current directory)"
+        )
     if trim is None:
         return None if spill_dir is None else os.path.abspath(os.fspath(spill_dir))
     if spill_dir is None:
@@ -304,6 +313,7 @@ class TrimmingSessionStore(_RewritingStore):
     (default: the environment's `CLAUDE_CONFIG_DIR`, else `~/.claude`).
     """
 
+    @checked
     def __init__(
         self,
         inner: SessionStore | str | os.PathLike[str],
@@ -335,6 +345,7 @@ class PruningSessionStore(_RewritingStore):
     Runtime (`ephemeral=True`, `trim=False`). `config_dir`: as in `TrimmingSessionStore`.
     """
 
+    @checked
     def __init__(
         self,
         inner: SessionStore | str | os.PathLike[str],

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .._check import check_fields, checked
 from .._errors import SpecError
 
 __all__ = [
@@ -83,6 +84,7 @@ class EphemeralPolicy:
     "1 h" or "20 min": a constant, so the note stays the same from one load to the next)."""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         _check_count("EphemeralPolicy", "keep_recent", self.keep_recent)
         if self.stale_after is not None and (
             not isinstance(self.stale_after, int | float)
@@ -100,6 +102,7 @@ class EphemeralPolicy:
             raise SpecError("EphemeralPolicy.predicate must be a callable(command) -> bool or None")
         _check_template("EphemeralPolicy", "note", self.note, command="ls", keep=6, newer=7)
 
+    @checked
     def is_ephemeral(self, command: str) -> bool:
         """Whether `command`'s result expires: `predicate`, or `flower.glance.is_ephemeral` by default."""
         if self.predicate is not None:
@@ -138,6 +141,7 @@ class TrimPolicy:
     absolute path of the file that holds it)."""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         _check_count("TrimPolicy", "keep_recent", self.keep_recent)
         _check_count("TrimPolicy", "min_chars", self.min_chars, minimum=1)
         _check_template("TrimPolicy", "pointer", self.pointer, chars=1, path="/x")
@@ -185,6 +189,7 @@ class PrunePolicy:
     most 8, then "and N more") and `{count}`. None: nothing is appended."""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         _check_count("PrunePolicy", "keep_denials", self.keep_denials)
         if not isinstance(self.denial_kinds, tuple) or not all(
             isinstance(kind, str) and kind for kind in self.denial_kinds
@@ -252,6 +257,7 @@ class LoadReport:
     """Entries imported from the CLI's local transcript before this load (main and subagents): the
     session predates the store, which now holds all of it. 0 otherwise."""
 
+    @checked
     def of_kind(self, kind: ChangeKind) -> tuple[Change, ...]:
         """The changes of one kind, in history order."""
         return tuple(change for change in self.changes if change.kind == kind)

@@ -29,6 +29,7 @@ from claude_agent_sdk import (
     SessionSummaryEntry,
 )
 
+from .._check import checked
 from .._errors import SpecError, StoreError
 from ._sql import Database
 
@@ -46,6 +47,7 @@ class SqliteSessionStore(SessionStore):
         await store.aclose()
     """
 
+    @checked
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0) -> None:
         """`path` is the database file (`":memory:"` for a private in-memory one); `busy_timeout` is how
         many seconds a call waits for another process's write before failing."""

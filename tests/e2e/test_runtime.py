@@ -269,7 +269,7 @@ def test_clear_errors_for_bad_input(workspace: Path, monkeypatch: pytest.MonkeyP
         Runtime(workspace / "missing").run_sync(lead(), "Go.")
     with pytest.raises(SpecError, match="prompt"):
         Runtime(workspace).run_sync(lead(), "  ")
-    with pytest.raises(SpecError, match="resume must be a session id"):
+    with pytest.raises(SpecError, match="resume must be a str or None"):
         Runtime(workspace).run_sync(lead(), "Go.", resume=42)  # type: ignore[arg-type]
     with pytest.raises(SpecError, match="fork=True needs resume"):
         Runtime(workspace, check_credentials=False).options(lead(), fork=True)

@@ -148,7 +148,8 @@ def test_policy_checks() -> None:
     with pytest.raises(SpecError, match="keep_denials"):
         PrunePolicy(keep_denials=-1)
     with pytest.raises(SpecError, match="denial_kinds"):
-        PrunePolicy(denial_kinds=["permission-rule"])  # type: ignore[arg-type]
+        PrunePolicy(denial_kinds=("permission-rule", 1))  # type: ignore[arg-type]
+    assert PrunePolicy(denial_kinds=["permission-rule"]).denial_kinds == ("permission-rule",)  # type: ignore[arg-type]
     with pytest.raises(SpecError, match="interrupt_note"):
         PrunePolicy(interrupt_note=" ")
     with pytest.raises(SpecError, match="heal_orphans"):
