@@ -26,6 +26,7 @@ from .options import build_options, merge_hooks
 from .report import EconomyReport, ReportOptions, build_report, build_report_sync
 from .result import StepResult
 from .rules import COORDINATOR_RULES, WORKER_RULES
+from .run_stream import RunStream
 from .runtime import Runtime
 from .stores import (
     EphemeralPolicy,
@@ -36,6 +37,7 @@ from .stores import (
     TrimmingSessionStore,
     TrimPolicy,
 )
+from .usage import StepUsage, TokenUsage
 from .workbench import WORKBENCH_RULES, Workbench
 
 __all__ = [
@@ -57,12 +59,15 @@ __all__ = [
     "PrunePolicy",
     "PruningSessionStore",
     "ReportOptions",
+    "RunStream",
     "Runtime",
     "SpecError",
     "SpillPolicy",
     "SqliteSessionStore",
     "StepResult",
+    "StepUsage",
     "StoreError",
+    "TokenUsage",
     "TrimPolicy",
     "TrimmingSessionStore",
     "Workbench",

@@ -8,6 +8,7 @@ asks the CLI once per session, for the window of the model it actually serves (`
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Literal
@@ -16,6 +17,7 @@ from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
+    Message,
     ResultMessage,
     ToolUseBlock,
 )
@@ -35,7 +37,7 @@ DEFAULT_WINDOW = 200_000
 class Outcome:
     """How a generation ended."""
 
-    kind: Literal["done", "handoff", "overflow"]
+    kind: Literal["done", "handoff", "overflow", "unreachable"]
     session_id: str | None
     context: int
     window: int
@@ -68,6 +70,15 @@ async def _reported_window(client: ClaudeSDKClient) -> int:
         return DEFAULT_WINDOW
 
 
+async def _stop(client: ClaudeSDKClient, stream: AsyncIterator[Message], tracker: Tracker) -> None:
+    """Interrupt the turn and read the stream up to the result the interrupt produces."""
+    await client.interrupt()
+    async for message in stream:
+        await tracker.feed(message)
+        if isinstance(message, ResultMessage):
+            return
+
+
 async def run_generation(
     options: ClaudeAgentOptions, prompt: str, tracker: Tracker, policy: HandoffPolicy | None
 ) -> Outcome:
@@ -91,7 +102,7 @@ async def run_generation(
         reached = 0  # the context when the handoff became due
 
         def outcome(
-            kind: Literal["done", "handoff", "overflow"], document: str = "", why: str = ""
+            kind: Literal["done", "handoff", "overflow", "unreachable"], document: str = "", why: str = ""
         ) -> Outcome:
             context = reached or tracker.context
             return Outcome(kind, tracker.session_id, context, window, threshold, floor, document, why)
@@ -100,6 +111,9 @@ async def run_generation(
         async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]
             async for message in stream:
                 await tracker.feed(message)
+                if tracker.unreachable:
+                    await _stop(client, stream, tracker)
+                    return outcome("unreachable")
                 floor = floor or tracker.context
                 if active and not warned and tracker.context >= warn_at:
                     warned = True

@@ -11,8 +11,9 @@ import anyio
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage
 
 from ._generation import Outcome, run_generation
+from ._reach import unreachable_cause
 from ._stream import Tracker
-from .events import HandoffDone
+from .events import ApiError, HandoffDone
 from .handoff import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
 from .result import StepResult
 from .workbench import Workbench
@@ -45,6 +46,9 @@ class Step:
                 self.error = f"{type(exc).__name__}: {exc}"
                 return
             await self.tracker.flush()
+            if outcome.kind == "unreachable":
+                await self._unreachable(options)
+                return
             if outcome.kind == "done" or (outcome.kind == "overflow" and not self._active):
                 return
             handoff = await self._document(outcome)
@@ -72,6 +76,12 @@ class Step:
             resume, fork = None, False
             self.tracker.texts.clear()
             self.tracker.calls.clear()
+
+    async def _unreachable(self, options: ClaudeAgentOptions) -> None:
+        tracker = self.tracker
+        status = tracker.unreachable_status
+        self.error = await unreachable_cause(options, tracker.session_id, status)
+        await tracker.emit(ApiError(agent=None, message=self.error, status=status, retrying=False))
 
     @property
     def _active(self) -> bool:
@@ -132,6 +142,7 @@ class Step:
             text=(answers[-1].result or "") if answers else "",
             error=error,
             cost_usd=_cost(tracker.results),
+            usage=tracker.usage.usage(),
             num_turns=sum(r.num_turns for r in tracker.results),
             results=len(tracker.answers),
             retired=tuple(self.retired),
@@ -142,7 +153,11 @@ class Step:
 
 
 def _cost(results: list[ResultMessage]) -> float:
-    """`total_cost_usd` is cumulative within a session (measured): the last of each session, summed."""
+    """The step's cost: the one place `StepResult.cost_usd` is computed.
+
+    For now the CLI's own figure: `total_cost_usd` is cumulative within a session (measured), so the last
+    of each session, summed. A shared cost model would price `StepResult.usage.by_model` here instead.
+    """
     per_session: dict[str, float] = {}
     for result in results:
         per_session[result.session_id] = max(
