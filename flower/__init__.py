@@ -12,6 +12,7 @@ Example::
 """
 
 from ._errors import CredentialsError, FlowerError, SpecError, StoreError
+from ._logging import configure_from_env
 from ._version import __version__
 from .agents import AgentSpec, coordinator, worker
 from .compact import CompactPolicy
@@ -90,3 +91,5 @@ __all__ = [
     "spill_hooks",
     "worker",
 ]
+
+configure_from_env()

@@ -8,6 +8,7 @@ asks the CLI once per session, for the window of the model it actually serves (`
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from claude_agent_sdk import (
 from ._stream import Tracker
 from .events import HandoffWarning
 from .handoff import HandoffPolicy
+
+logger = logging.getLogger("flower.runtime")
 
 OVERFLOW_REASONS = frozenset({"blocking_limit", "prompt_too_long"})
 """`ResultMessage.terminal_reason` when the CLI refused a prompt too long, locally or after a 400."""
@@ -91,6 +94,9 @@ async def run_generation(
     tracker.context = 0
     tracker.writing = False
     floor = 0
+    logger.info(
+        "session starting in %s (resume=%s, fork=%s)", options.cwd, options.resume, options.fork_session
+    )
     async with ClaudeSDKClient(options=options) as client:
         active = policy is not None and policy.enabled
         window = (policy.window if policy and policy.window else None) or (

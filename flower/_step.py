@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ from .events import ApiError, HandoffDone
 from .handoff import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
 from .result import StepResult
 from .workbench import Workbench
+
+logger = logging.getLogger("flower.runtime")
 
 OptionsFor = Callable[[str | None, bool], Awaitable[ClaudeAgentOptions]]
 """(resume, fork) -> the options of the next session (the Runtime refreshes the workbench block)."""
@@ -81,6 +84,7 @@ class Step:
         tracker = self.tracker
         status = tracker.unreachable_status
         self.error = await unreachable_cause(options, tracker.session_id, status)
+        logger.warning("%s", self.error)
         await tracker.emit(ApiError(agent=None, message=self.error, status=status, retrying=False))
 
     @property

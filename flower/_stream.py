@@ -49,6 +49,15 @@ def _brief(tool_input: dict[str, Any]) -> str:
     return ""
 
 
+def _describe(event: Event) -> str:
+    """An event in one short line, for the debug log."""
+    fields = []
+    for name, value in vars(event).items():
+        text = repr(value)
+        fields.append(f"{name}={text if len(text) <= 80 else text[:77] + '...'}")
+    return f"{type(event).__name__}({', '.join(fields)})"
+
+
 class Tracker:
     """Follows one run: emits events, and records session, results, cost, context and denials."""
 
@@ -88,6 +97,8 @@ class Tracker:
             await self._task_finished(task_id, None, status, "")
 
     async def emit(self, event: Event) -> None:
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("event %s", _describe(event))
         if self._on_event is None:
             return
         try:

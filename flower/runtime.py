@@ -272,6 +272,16 @@ class Runtime:
         if tracker.pending_tasks:
             logger.warning("the CLI ended with %d subagent(s) not reported finished", tracker.pending_tasks)
         result = step.result(time.monotonic() - started)
+        logger.info(
+            "run of %s ended: ok=%s session=%s turns=%d cost=$%.4f in %.1f s%s",
+            spec.name,
+            result.ok,
+            result.session_id,
+            result.num_turns,
+            result.cost_usd,
+            result.duration_s,
+            f" ({result.error})" if result.error else "",
+        )
         self.results.append(result)
         return result
 
