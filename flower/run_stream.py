@@ -129,6 +129,6 @@ async def _iterate(
         scope.cancel()
         with anyio.CancelScope(shield=True):  # the CLI shuts down even when the consumer is cancelled
             await asyncio.wait([task])
-        if not task.cancelled():
+        if task.done() and not task.cancelled():
             task.exception()  # retrieved: an error after an early exit is not "never retrieved"
         receive.close()
