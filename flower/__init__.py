@@ -12,6 +12,7 @@ Example::
 """
 
 from ._errors import CredentialsError, FlowerError, SpecError, StoreError, WorkbenchError
+from ._logging import configure_from_env
 from ._tools import CLI_TOOLS
 from ._version import __version__
 from .agents import AgentSpec, coordinator, worker
@@ -27,6 +28,7 @@ from .options import build_options, merge_hooks
 from .report import EconomyReport, ReportOptions, build_report, build_report_sync
 from .result import StepResult
 from .rules import COORDINATOR_RULES, WORKER_RULES
+from .run_stream import RunStream
 from .runtime import Runtime
 from .stores import (
     EphemeralPolicy,
@@ -37,6 +39,7 @@ from .stores import (
     TrimmingSessionStore,
     TrimPolicy,
 )
+from .usage import StepUsage, TokenUsage
 from .workbench import WORKBENCH_RULES, Workbench
 
 __all__ = [
@@ -59,12 +62,15 @@ __all__ = [
     "PrunePolicy",
     "PruningSessionStore",
     "ReportOptions",
+    "RunStream",
     "Runtime",
     "SpecError",
     "SpillPolicy",
     "SqliteSessionStore",
     "StepResult",
+    "StepUsage",
     "StoreError",
+    "TokenUsage",
     "TrimPolicy",
     "TrimmingSessionStore",
     "Workbench",
@@ -88,3 +94,5 @@ __all__ = [
     "spill_hooks",
     "worker",
 ]
+
+configure_from_env()

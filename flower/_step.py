@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -13,11 +14,14 @@ from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundErro
 from ._bench_guard import warning_of
 from ._errors import FlowerError, WorkbenchError
 from ._generation import Outcome, run_generation
+from ._reach import unreachable_cause
 from ._stream import Tracker
-from .events import HandoffDone, WorkbenchWarning
+from .events import ApiError, HandoffDone, WorkbenchWarning
 from .handoff import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
 from .result import StepResult
 from .workbench import Workbench
+
+logger = logging.getLogger("flower.runtime")
 
 OptionsFor = Callable[[str | None, bool], Awaitable[ClaudeAgentOptions]]
 """(resume, fork) -> the options of the next session (the Runtime refreshes the workbench block)."""
@@ -55,6 +59,9 @@ class Step:
                 self.error = f"the session could not be loaded from the session store: {failure}"
                 return
             await self.tracker.flush()
+            if outcome.kind == "unreachable":
+                await self._unreachable(options)
+                return
             if outcome.kind == "done" or (outcome.kind == "overflow" and not self._active):
                 return
             handoff = await self._document(outcome)
@@ -84,6 +91,13 @@ class Step:
             resume, fork = None, False
             self.tracker.texts.clear()
             self.tracker.calls.clear()
+
+    async def _unreachable(self, options: ClaudeAgentOptions) -> None:
+        tracker = self.tracker
+        status = tracker.unreachable_status
+        self.error = await unreachable_cause(options, tracker.session_id, status)
+        logger.warning("%s", self.error)
+        await tracker.emit(ApiError(agent=None, message=self.error, status=status, retrying=False))
 
     @property
     def _active(self) -> bool:
@@ -157,6 +171,7 @@ class Step:
             text=(answers[-1].result or "") if answers else "",
             error=error,
             cost_usd=_cost(tracker.results),
+            usage=tracker.usage.usage(),
             num_turns=sum(r.num_turns for r in tracker.results),
             results=len(tracker.answers),
             retired=tuple(self.retired),
@@ -178,7 +193,11 @@ def _store_failure(exc: BaseException) -> BaseException | None:
 
 
 def _cost(results: list[ResultMessage]) -> float:
-    """`total_cost_usd` is cumulative within a session (measured): the last of each session, summed."""
+    """The step's cost: the one place `StepResult.cost_usd` is computed.
+
+    For now the CLI's own figure: `total_cost_usd` is cumulative within a session (measured), so the last
+    of each session, summed. A shared cost model would price `StepResult.usage.by_model` here instead.
+    """
     per_session: dict[str, float] = {}
     for result in results:
         per_session[result.session_id] = max(

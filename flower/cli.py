@@ -1,8 +1,10 @@
-"""The `flower` command: `flower report` explains a run from its store; `flower demo` runs the main job.
+"""The `flower` command: `flower report` explains a run from its store; `flower demo` runs the main job;
+`flower doctor` checks the installation.
 
 A thin front: it parses arguments, calls one library function (`flower.report.build_report`,
-`flower.demo.run_demo`, `flower.demo.live.run_live`) and prints the result. `main(argv)` returns the exit
-status: 0 when done, 1 when the run or the report failed, 2 for a usage error.
+`flower.demo.run_demo`, `flower.demo.live.run_live`, `flower.doctor.diagnose`) and prints the result.
+`main(argv)` returns the exit status: 0 when done, 1 when the run, the report or a check failed, 2 for a
+usage error.
 """
 
 from __future__ import annotations
@@ -53,6 +55,15 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--live", action="store_true", help="a real task against the API (needs a key)")
     demo.add_argument("--budget", type=float, default=0.5, help="--live: spend at most this many dollars")
     demo.add_argument("--model", help="--live: the model (default: the CLI's)")
+
+    doctor = commands.add_parser(
+        "doctor",
+        help="check the installed SDK and CLI (versions, CLI path, credentials, an offline self-check)",
+        description="Print the versions, the CLI path and where credentials would come from (never their "
+        "values), then check offline, through the real CLI and flower's scripted model, the facts flower "
+        "relies on: one PASS or FAIL per fact, exit status 1 if one fails.",
+    )
+    doctor.add_argument("--no-self-check", action="store_true", help="only print versions, path, credentials")
     return parser
 
 
@@ -90,6 +101,17 @@ def _demo(args: argparse.Namespace) -> int:
     return 0 if outcome.ok else 1
 
 
+def _doctor(args: argparse.Namespace) -> int:
+    from .doctor import diagnose
+
+    diagnosis = anyio.run(lambda: diagnose(self_check_run=not args.no_self_check))
+    print(diagnosis.render_text())
+    return 0 if diagnosis.ok else 1
+
+
+_COMMANDS = {"report": _report, "demo": _demo, "doctor": _doctor}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `flower` command with `argv` (default: the process's arguments); return the exit status."""
     parser = _parser()
@@ -98,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits on --help, --version and usage errors
         return int(exc.code or 0)
     try:
-        return _report(args) if args.command == "report" else _demo(args)
+        return _COMMANDS[args.command](args)
     except (FlowerError, ImportError, OSError) as exc:
         print(f"flower {args.command}: error: {exc}", file=sys.stderr)
         return 1

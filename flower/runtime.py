@@ -44,6 +44,7 @@ from ._layers import (
 from ._spill_chain import chain_spill
 from ._step import Step
 from ._stream import EventHandler, Tracker
+from ._sync import run_blocking
 from .agents import AgentSpec
 from .compact import CompactPolicy
 from .events import StoreReport
@@ -51,6 +52,7 @@ from .handoff import HandoffPolicy
 from .hooks.spill import SpillPolicy
 from .options import build_options
 from .result import StepResult
+from .run_stream import RunStream
 from .stores import EphemeralPolicy, LoadReport, TrimPolicy
 from .stores._local import CONFIG_ENV
 from .workbench import Workbench
@@ -208,22 +210,49 @@ class Runtime:
     ) -> StepResult:
         """Run `spec` on `prompt` (or continue session `resume`) until the CLI is done.
 
-        Failures of the run itself (API errors after retries, a crashed CLI, a session the store cannot
-        load) come back as `StepResult(ok=False, error=...)`; a workbench that cannot be written is a
-        `WorkbenchWarning` event, and the run goes on without its index; invalid arguments raise
-        `SpecError`; a missing CLI raises the SDK's `CLINotFoundError`; cancellation propagates, after the
-        CLI is shut down.
+        Failures of the run itself (API errors after retries, a crashed CLI, an API it cannot reach, a
+        session the store cannot load) come back as `StepResult(ok=False, error=...)`; a workbench that
+        cannot be written is a `WorkbenchWarning` event, and the run goes on without its index; invalid
+        arguments raise `SpecError`; a missing CLI raises the SDK's `CLINotFoundError`; cancellation
+        propagates, after the CLI is shut down.
         """
-        if not isinstance(spec, AgentSpec):
-            raise SpecError(
-                f"Runtime.run takes an AgentSpec (worker() or coordinator()), got {type(spec).__name__}"
-            )
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise SpecError("Runtime.run: prompt must be a non-empty string")
+        self._check_run(spec, prompt, resume, "run")
         if on_event is not None and not callable(on_event):
             raise SpecError("Runtime.run: on_event must be callable")
+        return await self._execute(spec, prompt, resume, fork, on_event)
+
+    @checked
+    def stream(
+        self, spec: AgentSpec, prompt: str, *, resume: str | None = None, fork: bool = False
+    ) -> RunStream:
+        """Run `spec` on `prompt` as `run()` does, as an async iterator of its events.
+
+        Returns at once; the run starts when the iteration does. `stream.result` holds the
+        `StepResult` once the iteration has ended. Leaving the loop early ends the run and shuts the
+        CLI down. Example::
+
+            stream = rt.stream(lead, "Start.")
+            async for event in stream:
+                print(event)
+            print(stream.result.text)
+        """
+        self._check_run(spec, prompt, resume, "stream")
+        return RunStream(lambda emit: self._execute(spec, prompt, resume, fork, emit))
+
+    def _check_run(self, spec: object, prompt: object, resume: object, method: str) -> None:
+        if not isinstance(spec, AgentSpec):
+            raise SpecError(
+                f"Runtime.{method} takes an AgentSpec (worker() or coordinator()), got {type(spec).__name__}"
+            )
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise SpecError(f"Runtime.{method}: prompt must be a non-empty string")
         if resume is not None and (not isinstance(resume, str) or not resume.strip()):
-            raise SpecError(f"Runtime.run: resume must be a session id (a str), got {resume!r}")
+            raise SpecError(f"Runtime.{method}: resume must be a session id (a str), got {resume!r}")
+
+    async def _execute(
+        self, spec: AgentSpec, prompt: str, resume: str | None, fork: bool, on_event: EventHandler | None
+    ) -> StepResult:
+        """The one run loop behind `run()` and `stream()`: events go to `on_event`."""
         self._check_workspace()
         tracker = Tracker(on_event)
         if resume and self.workbench is not None:
@@ -267,6 +296,16 @@ class Runtime:
         if tracker.pending_tasks:
             logger.warning("the CLI ended with %d subagent(s) not reported finished", tracker.pending_tasks)
         result = step.result(time.monotonic() - started)
+        logger.info(
+            "run of %s ended: ok=%s session=%s turns=%d cost=$%.4f in %.1f s%s",
+            spec.name,
+            result.ok,
+            result.session_id,
+            result.num_turns,
+            result.cost_usd,
+            result.duration_s,
+            f" ({result.error})" if result.error else "",
+        )
         self.results.append(result)
         return result
 
@@ -286,5 +325,13 @@ class Runtime:
         fork: bool = False,
         on_event: EventHandler | None = None,
     ) -> StepResult:
-        """Blocking form of `run()` (not from inside a running event loop)."""
-        return anyio.run(lambda: self.run(spec, prompt, resume=resume, fork=fork, on_event=on_event))
+        """Blocking form of `run()`, for code with no event loop.
+
+        Inside a running event loop (a Jupyter notebook, an async app) it raises `SpecError`: there,
+        `await rt.run(...)`.
+        """
+        return run_blocking(
+            lambda: self.run(spec, prompt, resume=resume, fork=fork, on_event=on_event),
+            "Runtime.run_sync",
+            "await rt.run(...)",
+        )

@@ -96,7 +96,10 @@ RESULTS = {
     "EconomyReport": "what build_report computes",
     "GlanceVerdict": "what glance_verdict answers",
     "LoadReport": "what a rewriting store's load() reports",
+    "RunStream": "what Runtime.stream returns",
     "StepResult": "what Runtime.run returns",
+    "StepUsage": "StepResult.usage",
+    "TokenUsage": "the token counts in StepResult.usage",
 }
 """Public classes that flower builds and hands out; a caller never builds one."""
 
@@ -108,6 +111,7 @@ INSTANCES: dict[str, Callable[[Path], Any]] = {
         project_key="p", session_id="s", subpath=None, entries_in=0, entries_out=0
     ),
     "Runtime": lambda tmp: flower.Runtime(tmp, configure=_refuse_to_run, check_credentials=False),
+    "TokenUsage": lambda tmp: flower.TokenUsage(input=1),
     "Workbench": lambda tmp: flower.Workbench(tmp),
 }
 """An instance of each public class whose methods take arguments."""
@@ -122,6 +126,8 @@ METHODS: dict[str, Callable[[Path], Call]] = {
     "Runtime.options": lambda tmp: ((_spec(),), {}),
     "Runtime.run": lambda tmp: ((_spec(), "Start."), {}),
     "Runtime.run_sync": lambda tmp: ((_spec(), "Start."), {}),
+    "Runtime.stream": lambda tmp: ((_spec(), "Start."), {}),
+    "TokenUsage.minus": lambda tmp: ((flower.TokenUsage(),), {}),
     "Workbench.contains": lambda tmp: ((tmp / "x",), {}),
     "Workbench.preface": lambda tmp: (("Go on.",), {}),
 }

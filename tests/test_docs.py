@@ -15,12 +15,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC_MODULES = [
     "flower",
+    "flower.doctor",
     "flower.events",
     "flower.hooks",
     "flower.report",
     "flower.stores",
     "flower.stores.rewrite",
     "flower.testing",
+    "flower.versions",
 ]
 """Every name in these modules' `__all__` must have an entry in the API reference."""
 

@@ -8,11 +8,13 @@ import pytest
 
 MODULES = [
     "flower",
+    "flower.doctor",
     "flower.events",
     "flower.report",
     "flower.stores",
     "flower.stores.rewrite",
     "flower.testing",
+    "flower.versions",
 ]
 
 

@@ -20,6 +20,7 @@ from claude_agent_sdk import SessionStore
 
 from .._check import check_fields, checked
 from .._errors import SpecError
+from .._sync import run_blocking
 from ..handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT
 from ..rules import WORKER_RULES
 from ..stores import EphemeralPolicy, PrunePolicy, TrimPolicy
@@ -338,11 +339,11 @@ def build_report_sync(
     sessions: Sequence[str] | None = None,
     workbench: str | os.PathLike[str] | None = None,
 ) -> EconomyReport:
-    """Blocking form of `build_report()` (not from inside a running event loop)."""
+    """Blocking form of `build_report()`; inside a running event loop it raises `SpecError`."""
 
     async def run() -> EconomyReport:
         return await build_report(
             source, options=options, project_key=project_key, sessions=sessions, workbench=workbench
         )
 
-    return anyio.run(run)
+    return run_blocking(run, "build_report_sync", "await build_report(...)")
