@@ -11,10 +11,11 @@ Example::
     result = Runtime(workspace="repo").run_sync(lead, "Start.")
 """
 
-from ._errors import CredentialsError, FlowerError, SpecError, StoreError
+from ._errors import CredentialsError, FlowerError, LeaseError, SpecError, StoreError
 from ._version import __version__
 from .agents import AgentSpec, coordinator, worker
 from .compact import CompactPolicy
+from .fleet import lease_session
 from .glance import GlanceVerdict, glance_verdict, is_ephemeral
 from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, parse_handoff
 from .hooks.delegate import delegate_guard
@@ -29,7 +30,9 @@ from .rules import COORDINATOR_RULES, WORKER_RULES
 from .runtime import Runtime
 from .stores import (
     EphemeralPolicy,
+    Lease,
     LoadReport,
+    PostgresSessionStore,
     PrunePolicy,
     PruningSessionStore,
     SqliteSessionStore,
@@ -53,7 +56,10 @@ __all__ = [
     "GlanceVerdict",
     "Handoff",
     "HandoffPolicy",
+    "Lease",
+    "LeaseError",
     "LoadReport",
+    "PostgresSessionStore",
     "PrunePolicy",
     "PruningSessionStore",
     "ReportOptions",
@@ -77,6 +83,7 @@ __all__ = [
     "index_hooks",
     "instrument",
     "is_ephemeral",
+    "lease_session",
     "merge_hooks",
     "parse_handoff",
     "report_guard",

@@ -36,6 +36,7 @@ from ._layers import (
     check_workbench,
     layer_hooks,
     layer_store,
+    spill_dir,
 )
 from ._spill_chain import chain_spill
 from ._step import Step
@@ -43,11 +44,13 @@ from ._stream import EventHandler, Tracker
 from .agents import AgentSpec
 from .compact import CompactPolicy
 from .events import StoreReport
+from .fleet import Holds, attach_workbench, release_loop
 from .handoff import HandoffPolicy
 from .hooks.spill import SpillPolicy
 from .options import build_options
 from .result import StepResult
 from .stores import EphemeralPolicy, LoadReport, TrimPolicy
+from .stores.lease import check_timeout
 from .workbench import Workbench
 
 __all__ = ["Runtime"]
@@ -75,6 +78,10 @@ class Runtime:
       to files: off; stale command results: expired, 6 kept; denied calls: 1 kept). The store is always a
       `PruningSessionStore` (`self.store`); `store` is what it wraps: any `SessionStore`, or a SQLite path
       (default `<workspace>/.flower/sessions.db`). Nothing stored is ever modified.
+    - `lease_timeout`: every session a run resumes or starts is leased in the store for the run (see
+      `flower.fleet`); a session another runner holds is waited for this many seconds (default: not at
+      all), then `run()` raises `LeaseError` naming the holder. A Postgres store also carries the
+      workbench's files, restored before a resume on another machine.
     - `env`: extra environment for the CLI.
     - `configure`: a last word on the SDK options of every session, e.g. `ScriptedModel.attach` to run
       offline against flower's scripted model.
@@ -95,6 +102,7 @@ class Runtime:
         ephemeral: bool | EphemeralPolicy = True,
         keep_denials: int = 1,
         store: SessionStore | str | os.PathLike[str] | None = None,
+        lease_timeout: float = 0.0,
         env: Mapping[str, str] | None = None,
         configure: Configure | None = None,
         check_credentials: bool = True,
@@ -131,6 +139,8 @@ class Runtime:
             on_report=self._on_report,
         )
         """Layer 4: every session's transcript, rewritten on resume."""
+        self.lease_timeout = check_timeout(lease_timeout, "Runtime")
+        """Seconds a run waits for a session another runner holds (0: it does not wait)."""
         self._listening: dict[str, Tracker] = {}  # resumed session id -> the run that resumes it
         self._blocks: dict[str, str] = {}  # session id -> the workbench block its system prompt holds
         self.env: dict[str, str] = dict(env or {})
@@ -198,7 +208,8 @@ class Runtime:
 
         Failures of the run itself (API errors after retries, a crashed CLI) come back as
         `StepResult(ok=False, error=...)`; invalid arguments raise `SpecError`; a missing CLI raises the
-        SDK's `CLINotFoundError`; cancellation propagates, after the CLI is shut down.
+        SDK's `CLINotFoundError`; a session another runner holds past `lease_timeout` raises `LeaseError`
+        (nothing was run); cancellation propagates, after the CLI is shut down.
         """
         if not isinstance(spec, AgentSpec):
             raise SpecError(
@@ -210,7 +221,27 @@ class Runtime:
             raise SpecError("Runtime.run: on_event must be callable")
         if resume is not None and (not isinstance(resume, str) or not resume.strip()):
             raise SpecError(f"Runtime.run: resume must be a session id (a str), got {resume!r}")
-        self._check_workspace()
+        workspace = self._check_workspace()
+        attach_workbench(self.store, workspace, spill_dir(self.workbench, workspace).parent)
+        holds = Holds(self.store, cwd=workspace, timeout=self.lease_timeout)
+        try:
+            if resume:  # leased (unless forked) and its files restored before the preface reads the index
+                await holds.hold(resume, lease=not fork)
+            return await self._run(spec, prompt, resume=resume, fork=fork, on_event=on_event, holds=holds)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await holds.aclose()
+
+    async def _run(
+        self,
+        spec: AgentSpec,
+        prompt: str,
+        *,
+        resume: str | None,
+        fork: bool,
+        on_event: EventHandler | None,
+        holds: Holds,
+    ) -> StepResult:
         if resume and self.workbench is not None:
             # a resumed session keeps the system prompt it started with (measured): a changed index goes
             # in front of the prompt instead, only when it changed
@@ -223,6 +254,9 @@ class Runtime:
             # the refresh before each session: a new session gets the current index in its system prompt
             block = await anyio.to_thread.run_sync(self._block)
             options = self.options(spec, resume=resume_now, fork=fork_now, block=block)
+            if (not resume_now or fork_now) and options.session_id is None:
+                # a new session: its id is chosen and leased here, before anyone could resume it
+                options = dataclasses.replace(options, session_id=await holds.new_session())
             if self.check_credentials:
                 require_credentials(options.env)
             if block is not None:
@@ -267,4 +301,12 @@ class Runtime:
         on_event: EventHandler | None = None,
     ) -> StepResult:
         """Blocking form of `run()` (not from inside a running event loop)."""
-        return anyio.run(lambda: self.run(spec, prompt, resume=resume, fork=fork, on_event=on_event))
+
+        async def run() -> StepResult:
+            try:
+                return await self.run(spec, prompt, resume=resume, fork=fork, on_event=on_event)
+            finally:  # the store's connections belong to this event loop, which ends here
+                with anyio.CancelScope(shield=True):
+                    await release_loop(self.store)
+
+        return anyio.run(run)

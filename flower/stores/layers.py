@@ -39,7 +39,9 @@ from claude_agent_sdk import (
 )
 
 from .._errors import SpecError
+from ._open import open_store
 from .policies import EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
+from .postgres import PostgresSessionStore
 from .rewrite import Applied, Entry, Spill, apply_steps, rewrite_steps, write_spills
 from .rewrite.pipeline import RewriteStep
 from .sqlite import SqliteSessionStore
@@ -104,14 +106,15 @@ class _RewritingStore(SessionStore):
         on_report: ReportCallback | None,
     ) -> None:
         if isinstance(inner, str | os.PathLike):
-            self._inner: SessionStore = SqliteSessionStore(inner)
+            self._inner: SessionStore = open_store(inner)  # a postgresql:// DSN, else a SQLite path
             self._owns_inner = True
         elif callable(getattr(inner, "append", None)) and callable(getattr(inner, "load", None)):
             self._inner = inner
             self._owns_inner = False
         else:
             raise SpecError(
-                f"inner must be a SessionStore (append and load) or a database path, got {inner!r:.80}"
+                f"inner must be a SessionStore (append and load), a database path or a postgresql:// DSN, "
+                f"got {inner!r:.80}"
             )
         if on_report is not None and not callable(on_report):
             raise SpecError("on_report must be a callable(LoadReport) or None")
@@ -201,7 +204,7 @@ class _RewritingStore(SessionStore):
 
     async def aclose(self) -> None:
         """Close the inner store when this layer opened it from a path."""
-        if self._owns_inner and isinstance(self._inner, SqliteSessionStore):
+        if self._owns_inner and isinstance(self._inner, SqliteSessionStore | PostgresSessionStore):
             await self._inner.aclose()
 
     async def __aenter__(self) -> Self:
