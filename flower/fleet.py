@@ -27,82 +27,17 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from pathlib import Path
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions
 
 from ._errors import SpecError
-from .stores import Lease, PostgresSessionStore, PruningSessionStore, TrimmingSessionStore
+from ._fleet import Holds
+from .stores import Lease
 from .stores.lease import check_timeout
 
-__all__ = ["Holds", "attach_workbench", "innermost", "lease_session", "release_loop"]
-
-
-def innermost(store: Any) -> Any:
-    """The store beneath flower's rewriting layers (the one that holds the entries)."""
-    while isinstance(store, TrimmingSessionStore | PruningSessionStore):
-        store = store.inner
-    return store
-
-
-def attach_workbench(store: Any, cwd: str | os.PathLike[str], root: str | os.PathLike[str]) -> None:
-    """Let the store carry the files under `root` for sessions run in `cwd`, when it can."""
-    inner = innermost(store)
-    if callable(getattr(inner, "attach_workbench", None)):
-        inner.attach_workbench(cwd, root)
-
-
-async def release_loop(store: Any) -> None:
-    """Close what the store holds on the running event loop (it reopens on the next call): the layer's
-    own store, and a PostgreSQL pool, which belongs to the loop that opened it."""
-    await store.aclose()
-    inner = innermost(store)
-    if isinstance(inner, PostgresSessionStore):
-        await inner.aclose()
-
-
-class Holds:
-    """The sessions one run holds: leases taken and files restored, all released by `aclose()`."""
-
-    def __init__(self, store: Any, *, cwd: str | os.PathLike[str], timeout: float) -> None:
-        self.store = innermost(store)
-        self.cwd = Path(cwd)
-        self.timeout = timeout
-        self.leases: list[Lease] = []
-        """Every lease taken, in order (with the files restored for it)."""
-        self._stack = AsyncExitStack()
-
-    async def hold(
-        self, session_id: str, *, lease: bool = True, timeout: float | None = None
-    ) -> Lease | None:
-        """Lease `session_id` (unless `lease=False`) and restore its files; held until `aclose()`."""
-        held: Lease | None = None
-        if lease and callable(getattr(self.store, "lease", None)):
-            wait = self.timeout if timeout is None else timeout
-            held = await self._stack.enter_async_context(self.store.lease(session_id, timeout=wait))
-        if callable(getattr(self.store, "follow", None)):
-            followed: Lease = await self._stack.enter_async_context(
-                self.store.follow(session_id, cwd=self.cwd)
-            )
-            base = held or followed
-            held = dataclasses.replace(base, restored=followed.restored, kept=followed.kept)
-        if held is not None:
-            self.leases.append(held)
-        return held
-
-    async def new_session(self) -> str:
-        """A fresh session id, leased before the session exists (no one else can resume it meanwhile)."""
-        import uuid
-
-        session_id = str(uuid.uuid4())
-        await self.hold(session_id, timeout=0.0)
-        return session_id
-
-    async def aclose(self) -> None:
-        """Send the workbench's new files and release every lease, last taken first."""
-        await self._stack.aclose()
+__all__ = ["lease_session"]
 
 
 def lease_session(
@@ -150,12 +85,12 @@ async def _held(
 ) -> AsyncIterator[Lease | None]:
     holds = Holds(store, cwd=cwd, timeout=timeout)
     try:
-        first: Lease | None = None
-        if source:
-            first = await holds.hold(source, lease=not fork)
-        if new and new != source:
-            leased = await holds.hold(new, timeout=0.0)
-            first = first if first is not None and not fork else leased
-        yield first
+        source_lease = await holds.hold(source, lease=not fork) if source else None
+        new_lease = await holds.hold(new, timeout=0.0) if new and new != source else None
+        if (
+            new_lease is not None and source_lease is not None
+        ):  # a fork: the new session, the files of its source
+            new_lease = dataclasses.replace(new_lease, restored=source_lease.restored, kept=source_lease.kept)
+        yield new_lease if new_lease is not None else source_lease
     finally:
         await holds.aclose()

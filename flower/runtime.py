@@ -29,6 +29,7 @@ from claude_agent_sdk.types import SessionStore
 
 from ._credentials import require_credentials
 from ._errors import SpecError
+from ._fleet import Holds, attach_workbench, release_loop
 from ._layers import (
     check_keep_denials,
     check_report_limit,
@@ -44,7 +45,6 @@ from ._stream import EventHandler, Tracker
 from .agents import AgentSpec
 from .compact import CompactPolicy
 from .events import StoreReport
-from .fleet import Holds, attach_workbench, release_loop
 from .handoff import HandoffPolicy
 from .hooks.spill import SpillPolicy
 from .options import build_options

@@ -59,8 +59,9 @@ class Cluster:
             shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def start() -> Cluster | str:
-    """Start a cluster; or the reason why none can be started here."""
+def start(*, durable: bool = False) -> Cluster | str:
+    """Start a cluster; or the reason why none can be started here. `durable`: fsync on (benchmarks);
+    the tests run with fsync off, as a throwaway cluster can."""
     bindir = _bindir()
     if bindir is None or not (bindir / "initdb").exists():
         return "no PostgreSQL server binaries (initdb, pg_ctl) on this machine"
@@ -73,7 +74,7 @@ def start() -> Cluster | str:
     cluster = Cluster(directory, bindir, _free_port(), as_postgres)
     options = (
         f"-c listen_addresses=127.0.0.1 -c port={cluster.port} -c unix_socket_directories={directory} "
-        "-c fsync=off -c max_connections=200"
+        f"-c fsync={'on' if durable else 'off'} -c max_connections=200"
     )
     try:
         cluster._run("initdb", "-D", str(directory / "data"), "-U", "postgres", "--auth=trust", "--no-sync")

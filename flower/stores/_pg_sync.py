@@ -48,6 +48,8 @@ class Attachment:
     recorded: dict[str, dict[str, str]] = field(default_factory=dict)
     """session -> {path: sha256} recorded for it."""
     placed: set[str] = field(default_factory=set)
+    skipped: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """path -> (size, mtime_ns) of files left local (over the size limit), not read again until changed."""
     manifest_offset: int = 0
     _locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = field(
         default_factory=weakref.WeakKeyDictionary
@@ -84,9 +86,12 @@ async def publish(conns: Connections, att: Attachment, session_id: str, limit: i
                 if known.get(item.path) != cached[2]:
                     pending.append((item, cached[2], None))
                 continue
+            if att.skipped.get(item.path) == (item.size, item.mtime_ns):
+                continue
             read = await anyio.to_thread.run_sync(read_file, att.workbench, item.path, limit)
             if read is None:
                 if item.size > limit:
+                    att.skipped[item.path] = (item.size, item.mtime_ns)
                     logger.warning(
                         "flower.stores: %s is over %d bytes: not sent to the store", item.path, limit
                     )

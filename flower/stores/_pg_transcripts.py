@@ -59,26 +59,30 @@ def rows_of(entries: Sequence[Any], label: str) -> list[Row]:
 
 async def append(conn: Any, s: str, key: SessionKey, rows: list[Row]) -> None:
     subpath = subpath_of(key)
+    # one statement: upserting the transcript row locks it (appends to one transcript queue there), then
+    # the batch is inserted in order; a subagent's append is that statement alone (atomic by itself)
+    statement = (
+        f"WITH t AS (INSERT INTO {s}.transcripts AS t (project_key, session_id, subpath, mtime) "
+        f"VALUES ($1, $2, $3, {_NOW_MS}) ON CONFLICT (project_key, session_id, subpath) "
+        "DO UPDATE SET mtime = greatest(excluded.mtime, t.mtime + 1) RETURNING id, mtime), "
+        f"i AS (INSERT INTO {s}.entries (transcript, uuid, payload) "
+        "SELECT t.id, u, p FROM t, unnest($4::text[], $5::text[]) WITH ORDINALITY AS x(u, p, n) ORDER BY n "
+        "ON CONFLICT (transcript, uuid) WHERE uuid IS NOT NULL DO NOTHING RETURNING uuid) "
+        "SELECT t.mtime, ARRAY(SELECT uuid FROM i WHERE uuid IS NOT NULL) AS inserted FROM t"
+    )
+    args = (
+        key["project_key"],
+        key["session_id"],
+        subpath,
+        [uuid for uuid, _, _ in rows],
+        [payload for _, payload, _ in rows],
+    )
+    if subpath:
+        await conn.fetchrow(statement, *args)
+        return
     async with conn.transaction():
-        transcript, now = await conn.fetchrow(
-            f"INSERT INTO {s}.transcripts AS t (project_key, session_id, subpath, mtime) "
-            f"VALUES ($1, $2, $3, {_NOW_MS}) ON CONFLICT (project_key, session_id, subpath) "
-            "DO UPDATE SET mtime = greatest(excluded.mtime, t.mtime + 1) RETURNING id, mtime",
-            key["project_key"],
-            key["session_id"],
-            subpath,
-        )
-        inserted = await conn.fetch(
-            f"INSERT INTO {s}.entries (transcript, uuid, payload) "
-            "SELECT $1, u, p FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS x(u, p, n) ORDER BY n "
-            "ON CONFLICT (transcript, uuid) WHERE uuid IS NOT NULL DO NOTHING RETURNING uuid",
-            transcript,
-            [uuid for uuid, _, _ in rows],
-            [payload for _, payload, _ in rows],
-        )
-        if subpath:
-            return
-        new = {record["uuid"] for record in inserted}
+        now, inserted = await conn.fetchrow(statement, *args)
+        new = set(inserted)
         fresh = [entry for uuid, _, entry in rows if uuid is None or uuid in new]
         await _fold(conn, s, key, fresh, now)
 

@@ -157,3 +157,33 @@ async def test_a_session_resumes_on_another_machine_with_its_files_and_never_for
     assert "1 session(s) on 3 runner(s): machine-a, machine-b, machine-c" in text and session[:8] in text
     for rt in (rt_b, rt_c, rt_queued):
         await rt.store.inner.aclose()
+
+
+async def test_two_runtimes_on_one_sqlite_store_never_write_one_session_at_once(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.script("main", ["Started.", bash("ls"), "Resumed once.", "Resumed after."])
+    first = await Runtime(workspace, configure=scripted_model.attach).run(LEAD, "Start.")
+    holding, go_on = anyio.Event(), anyio.Event()
+
+    async def pause(event: object) -> None:
+        if isinstance(event, ToolCall) and not holding.is_set():
+            holding.set()
+            await go_on.wait()
+
+    async def resume() -> None:
+        rt = Runtime(workspace, configure=scripted_model.attach)
+        assert (await rt.run(LEAD, "Go on.", resume=first.session_id, on_event=pause)).ok
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(resume)
+        await holding.wait()
+        with pytest.raises(LeaseError, match=f"session {first.session_id} is leased by .* pid"):
+            await Runtime(workspace, configure=scripted_model.attach).run(
+                LEAD, "Me too.", resume=first.session_id
+            )
+        go_on.set()
+    after = await Runtime(workspace, configure=scripted_model.attach).run(
+        LEAD, "And now?", resume=first.session_id
+    )
+    assert after.ok and "Resumed once." in scripted_model.request("main", -1), "nothing lost"
