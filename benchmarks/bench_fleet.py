@@ -27,9 +27,9 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench_stores import TRANSCRIPTS, transcript  # noqa: E402
-from flower.stores import PostgresSessionStore, PruningSessionStore, SqliteSessionStore  # noqa: E402
-from tests import postgres  # noqa: E402
+from benchmarks.bench_stores import TRANSCRIPTS, transcript
+from flower.stores import PostgresSessionStore, PruningSessionStore, SqliteSessionStore
+from tests import postgres
 
 SIZES = (1_000, 10_000, 50_000)
 APPEND_ENTRIES = 10_000
@@ -54,7 +54,9 @@ async def append_rate(kind: str, where: str, schema: str, entries: list[dict[str
         return len(entries) / (time.perf_counter() - started)
 
 
-async def load_times(kind: str, where: str, schema: str, entries: list[dict[str, Any]]) -> tuple[float, float]:
+async def load_times(
+    kind: str, where: str, schema: str, entries: list[dict[str, Any]]
+) -> tuple[float, float]:
     """Median seconds of load() alone and of load + rewrite (`PruningSessionStore` defaults)."""
     async with open_store(kind, where, schema) as store:
         for start in range(0, len(entries), 1000):
@@ -112,26 +114,38 @@ def concurrent(kind: str, where: str, schema: str) -> tuple[float, float, float]
     return wall, statistics.median(latencies) * 1000, p95 * 1000
 
 
+def header(*names: str) -> None:
+    row(*names)
+    print("|---|" + "---:|" * (len(names) - 1))
+
+
 def row(*cells: object) -> None:
     print("| " + " | ".join(str(c) for c in cells) + " |")
 
 
 async def main(dsn: str) -> None:
-    print(f"# bench_fleet: {platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs\n")
+    load = os.getloadavg()[0]
+    python = f"{platform.python_implementation()} {platform.python_version()}"
+    print(f"# bench_fleet: {python}, {os.cpu_count()} CPUs, load average {load:.1f} at the start\n")
     with tempfile.TemporaryDirectory() as tmp:
         places = {"sqlite": lambda name: str(Path(tmp) / f"{name}.db"), "postgres": lambda name: dsn}
         schema = lambda name: f"bench_{name}_{os.getpid()}"  # noqa: E731
 
         print(f"## Append: one runner, {APPEND_ENTRIES:,} entries in batches of {BATCH}\n")
-        print("| store | entries/s |\n|---|---:|")
+        header("store", "entries/s")
         entries = transcript(APPEND_ENTRIES).entries[:APPEND_ENTRIES]
         for kind, where in places.items():
             rate = await append_rate(kind, where("append"), schema("append"), entries)
             row(kind, f"{rate:,.0f}")
 
         print(f"\n## Load and load + rewrite (`PruningSessionStore` defaults), medians of {ROUNDS}\n")
-        print("| entries | SQLite load s | PostgreSQL load s | SQLite load + rewrite s | PostgreSQL load + rewrite s |")
-        print("|---:|---:|---:|---:|---:|")
+        header(
+            "entries",
+            "SQLite load s",
+            "PostgreSQL load s",
+            "SQLite load + rewrite s",
+            "PostgreSQL load + rewrite s",
+        )
         for size in SIZES:
             entries = transcript(size).entries
             got = {
@@ -148,10 +162,11 @@ async def main(dsn: str) -> None:
             f"\n## {RUNNERS} runners at once, {RUNNER_ENTRIES:,} entries each in batches of {RUNNER_BATCH} "
             "(processes, one session each)\n"
         )
-        print("| store | wall s | entries/s (all runners) | append p50 ms | append p95 ms |\n|---|---:|---:|---:|---:|")
+        header("store", "wall s", "entries/s (all runners)", "append p50 ms", "append p95 ms")
         for kind, where in places.items():
             wall, p50, p95 = concurrent(kind, where("runners"), schema("runners"))
             row(kind, f"{wall:.2f}", f"{RUNNERS * RUNNER_ENTRIES / wall:,.0f}", f"{p50:.1f}", f"{p95:.1f}")
+    print(f"\n(load average {os.getloadavg()[0]:.1f} at the end)")
 
 
 def run() -> None:

@@ -76,8 +76,9 @@ class Runtime:
       off unless the spec sets `compact`. `False` leaves compaction to the CLI.
     - `trim`, `ephemeral`, `keep_denials`: what layer 4 rewrites when a session is resumed (large results
       to files: off; stale command results: expired, 6 kept; denied calls: 1 kept). The store is always a
-      `PruningSessionStore` (`self.store`); `store` is what it wraps: any `SessionStore`, or a SQLite path
-      (default `<workspace>/.flower/sessions.db`). Nothing stored is ever modified.
+      `PruningSessionStore` (`self.store`); `store` is what it wraps: any `SessionStore`, a SQLite path
+      (default `<workspace>/.flower/sessions.db`) or a `postgresql://` DSN (a fleet's shared store, with
+      the workbench's files). Nothing stored is ever modified.
     - `lease_timeout`: every session a run resumes or starts is leased in the store for the run (see
       `flower.fleet`); a session another runner holds is waited for this many seconds (default: not at
       all), then `run()` raises `LeaseError` naming the holder. A Postgres store also carries the

@@ -54,7 +54,9 @@ async def hold_lease(conns: Connections, session_id: str, timeout: float) -> Asy
             await conn.execute("SELECT set_config('application_name', $1, false)", f"flower lease: {me}"[:63])
             got = await _lock(conn, key, timeout)
             if not got:
-                raise _busy(session_id, timeout, await _holder(conn, s, key, session_id), conns.label)
+                raise _busy(
+                    session_id, timeout, await _holder(conn, s, key, session_id), f"{conns.label}, schema {s}"
+                )
             await conn.execute(
                 f"INSERT INTO {s}.leases (session_id, holder, backend_pid, since) "
                 "VALUES ($1, $2, pg_backend_pid(), now()) ON CONFLICT (session_id) "

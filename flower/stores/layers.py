@@ -228,7 +228,7 @@ def _spill_dir(trim: TrimPolicy | None, spill_dir: str | os.PathLike[str] | None
 
 
 class TrimmingSessionStore(_RewritingStore):
-    """Expiry and trim on `load()`, over any `SessionStore` (or a SQLite path).
+    """Expiry and trim on `load()`, over any `SessionStore` (or a SQLite path, or a DSN).
 
     `ephemeral` and `trim` take a policy, `True` (the default policy) or `False` (off). Trim writes the
     bodies under `spill_dir`, which must be a directory the agent can Read (the workbench's `spill/`).
@@ -257,7 +257,7 @@ class TrimmingSessionStore(_RewritingStore):
 
 
 class PruningSessionStore(_RewritingStore):
-    """The whole of layer 4 on `load()`, over any `SessionStore` (or a SQLite path).
+    """The whole of layer 4 on `load()`, over any `SessionStore` (or a SQLite path, or a DSN).
 
     Denied calls beyond `prune.keep_denials`, synthetic API errors, interruption residue and orphan calls
     are always handled (`prune`, default `PrunePolicy()`); expiry is on and trim off by default, as in the
