@@ -27,7 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["CHUNK_CHARS", "MANIFEST", "Spilled", "append_manifest", "copy_file", "label_of", "write_text"]
+__all__ = [
+    "CHUNK_CHARS",
+    "MANIFEST",
+    "Spilled",
+    "append_manifest",
+    "copy_file",
+    "label_of",
+    "manifest_row",
+    "write_text",
+]
 
 CHUNK_CHARS: Final = 1 << 20
 """Characters encoded and written per step (about 1 MB for ASCII)."""
@@ -131,6 +140,15 @@ def append_manifest(directory: Path, entry: Mapping[str, Any]) -> None:
         _write_all(fd, line.encode("utf-8"))
     finally:
         os.close(fd)
+
+
+def manifest_row(line: str) -> dict[str, Any] | None:
+    """One line of `INDEX.jsonl` as a dict; None for a line that is not a JSON object."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return None
+    return row if isinstance(row, dict) else None
 
 
 def _open_temp(directory: Path) -> tuple[Path, int]:

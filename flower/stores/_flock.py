@@ -25,7 +25,7 @@ from typing import Final
 import anyio
 
 from .._errors import LeaseError, StoreError
-from .lease import Lease, holder_name
+from .lease import Lease, busy, holder_name
 
 __all__ = ["FileLeases"]
 
@@ -68,15 +68,7 @@ class FileLeases:
             os.close(fd)
 
     def _busy(self, session_id: str, timeout: float, holder: str | None) -> LeaseError:
-        waited = f" after waiting {timeout:g} s" if timeout else ""
-        who = holder or "another runner (it has not written its name yet)"
-        return LeaseError(
-            f"session {session_id} is leased by {who}{waited}: another run is writing it. Wait for it to "
-            "end, or raise lease_timeout to queue behind it",
-            session_id=session_id,
-            holder=holder,
-            path=self.database,
-        )
+        return busy(session_id, timeout, holder, self.database, path=self.database)
 
     def _path(self, session_id: str) -> Path:
         assert self.directory is not None

@@ -17,8 +17,8 @@ import contextlib
 import hashlib
 import re
 import weakref
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -182,34 +182,45 @@ class Connections:
             self._pools[loop] = pool
         return pool
 
+    @property
+    def failures(self) -> tuple[type[BaseException], ...]:
+        """What the driver and the network raise: each becomes a `StoreError`."""
+        return (TimeoutError, OSError, self.asyncpg.PostgresError, self.asyncpg.InterfaceError)
+
+    @contextmanager
+    def translated(self, what: str) -> Iterator[None]:
+        """Driver and network failures inside the block raised as `StoreError` (the cause chained)."""
+        try:
+            yield
+        except StoreError:
+            raise
+        except self.failures as exc:
+            raise self.error(what, exc) from exc
+
     @asynccontextmanager
     async def connection(self, what: str) -> AsyncIterator[Any]:
         """A pooled connection on a ready schema; any driver or network failure becomes `StoreError`."""
-        try:
+        with self.translated(what):
             pool = await self._pool()
             async with pool.acquire() as conn:
                 if not self._created:
                     await self._create(conn)
                 yield conn
-        except StoreError:
-            raise
-        except (TimeoutError, OSError, self.asyncpg.PostgresError, self.asyncpg.InterfaceError) as exc:
-            raise self.error(what, exc) from exc
 
     async def connect(self, what: str) -> Any:
         """A connection of its own (a lease holds one for as long as it lasts), on a ready schema."""
-        try:
+        with self.translated(what):
             if self.dsn is not None:
                 conn = await self.asyncpg.connect(self.dsn, timeout=self.connect_timeout)
             else:
                 conn = await self._given.acquire()
-            if not self._created:
-                await self._create(conn)
+            try:
+                if not self._created:
+                    await self._create(conn)
+            except BaseException:
+                await self.disconnect(conn)
+                raise
             return conn
-        except StoreError:
-            raise
-        except (TimeoutError, OSError, self.asyncpg.PostgresError, self.asyncpg.InterfaceError) as exc:
-            raise self.error(what, exc) from exc
 
     async def disconnect(self, conn: Any) -> None:
         """Give back a connection from `connect()`; never raises."""

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._spill_files import manifest_row
+
 __all__ = [
     "Place",
     "StoredFile",
@@ -159,11 +161,8 @@ async def add_spill_rows(conn: Any, s: str, lines: Sequence[str]) -> None:
     """Keep manifest lines that are JSON objects (once each, by content)."""
     rows = []
     for line in lines:
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(row, dict):
+        row = manifest_row(line)
+        if row is not None:
             session = row.get("session_id")
             digest = hashlib.sha256(line.encode("utf-8", "surrogatepass")).hexdigest()
             rows.append((digest, session if isinstance(session, str) else None, line))

@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from .._errors import LeaseError
 from ._pg import Connections, advisory_key
-from .lease import Lease, holder_name
+from .lease import Lease, busy, holder_name
 
 __all__ = ["hold_lease"]
 
@@ -54,9 +54,8 @@ async def hold_lease(conns: Connections, session_id: str, timeout: float) -> Asy
             await conn.execute("SELECT set_config('application_name', $1, false)", f"flower lease: {me}"[:63])
             got = await _lock(conn, key, timeout)
             if not got:
-                raise _busy(
-                    session_id, timeout, await _holder(conn, s, key, session_id), f"{conns.label}, schema {s}"
-                )
+                holder = await _holder(conn, s, key, session_id)
+                raise busy(session_id, timeout, holder, f"{conns.label}, schema {s}")
             await conn.execute(
                 f"INSERT INTO {s}.leases (session_id, holder, backend_pid, since) "
                 "VALUES ($1, $2, pg_backend_pid(), now()) ON CONFLICT (session_id) "
@@ -66,7 +65,7 @@ async def hold_lease(conns: Connections, session_id: str, timeout: float) -> Asy
             )
         except LeaseError:
             raise
-        except (OSError, TimeoutError, conns.asyncpg.PostgresError, conns.asyncpg.InterfaceError) as exc:
+        except conns.failures as exc:
             raise conns.error(f"leasing session {session_id}", exc) from exc
         yield Lease(session_id, me, conns.label, waited=time.monotonic() - started)
         await _release(conn, s, key, session_id)
@@ -132,14 +131,3 @@ async def _holder(conn: Any, s: str, key: int, session_id: str) -> str | None:
             return name[len(prefix) :]
         return f"PostgreSQL backend {pids[0]}"
     return None
-
-
-def _busy(session_id: str, timeout: float, holder: str | None, label: str) -> LeaseError:
-    waited = f" after waiting {timeout:g} s" if timeout else ""
-    who = holder or "another runner"
-    return LeaseError(
-        f"session {session_id} is leased by {who}{waited} ({label}): another run is writing it. Wait for it "
-        "to end, or raise lease_timeout to queue behind it",
-        session_id=session_id,
-        holder=holder,
-    )

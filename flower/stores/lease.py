@@ -23,9 +23,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Final
 
-from .._errors import SpecError
+from .._errors import LeaseError, SpecError
 
-__all__ = ["RUNNER_ENV", "Lease", "check_timeout", "holder_name", "runner_name"]
+__all__ = ["RUNNER_ENV", "Lease", "busy", "check_timeout", "holder_name", "runner_name"]
 
 RUNNER_ENV: Final = "FLOWER_RUNNER"
 """Environment variable naming this runner in leases and in the fleet report (default: the host name)."""
@@ -53,6 +53,21 @@ def check_timeout(timeout: object, owner: str) -> float:
     ):
         raise SpecError(f"{owner}: lease_timeout must be a number of seconds >= 0, got {timeout!r}")
     return float(timeout)
+
+
+def busy(
+    session_id: str, timeout: float, holder: str | None, where: str, *, path: str | None = None
+) -> LeaseError:
+    """The `LeaseError` of a session held by `holder` (None: not named yet) in the store `where`."""
+    waited = f" after waiting {timeout:g} s" if timeout else ""
+    who = holder or "another runner (it has not written its name yet)"
+    return LeaseError(
+        f"session {session_id} is leased by {who}{waited} ({where}): another run is writing it. Wait for it "
+        "to end, or raise lease_timeout to queue behind it",
+        session_id=session_id,
+        holder=holder,
+        path=path,
+    )
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,6 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from types import TracebackType
 from typing import Any, cast
 
 import anyio
@@ -42,6 +41,7 @@ from claude_agent_sdk import (
 
 from .._errors import SpecError, StoreError
 from . import _pg_transcripts as sql
+from ._closing import AsyncClosing
 from ._pg import Connections, is_dsn
 from ._pg_files import home_project
 from ._pg_lease import hold_lease
@@ -57,7 +57,7 @@ logger = logging.getLogger("flower.stores")
 _DECODE_IN_THREAD = 2000  # entries: decoding a long history off the event loop
 
 
-class PostgresSessionStore(SessionStore):
+class PostgresSessionStore(AsyncClosing, SessionStore):
     """A `SessionStore` in PostgreSQL; see the module docstring.
 
     Example::
@@ -240,15 +240,6 @@ class PostgresSessionStore(SessionStore):
     async def aclose(self) -> None:
         """Close the pool the store opened (a pool it was given stays open); a later call opens one again."""
         await self._conns.close()
-
-    async def __aenter__(self) -> PostgresSessionStore:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        with anyio.CancelScope(shield=True):
-            await self.aclose()
 
     @property
     def connections(self) -> Connections:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 from contextlib import AbstractAsyncContextManager
-from types import TracebackType
 
 import anyio
 from claude_agent_sdk import (
@@ -31,6 +30,7 @@ from claude_agent_sdk import (
 )
 
 from .._errors import SpecError, StoreError
+from ._closing import AsyncClosing
 from ._flock import FileLeases
 from ._sql import Database
 from .lease import Lease, check_timeout
@@ -38,7 +38,7 @@ from .lease import Lease, check_timeout
 __all__ = ["SqliteSessionStore"]
 
 
-class SqliteSessionStore(SessionStore):
+class SqliteSessionStore(AsyncClosing, SessionStore):
     """A `SessionStore` in one SQLite file; see the module docstring.
 
     Example::
@@ -122,15 +122,6 @@ class SqliteSessionStore(SessionStore):
     async def aclose(self) -> None:
         """Release the connection; a later call opens it again."""
         await anyio.to_thread.run_sync(self._db.close)
-
-    async def __aenter__(self) -> SqliteSessionStore:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        with anyio.CancelScope(shield=True):
-            await self.aclose()
 
 
 def _check_project(project_key: object) -> None:
