@@ -29,6 +29,7 @@ from typing import Any
 import anyio
 
 from .._errors import SpecError
+from ..stores._pg import is_dsn
 from ..stores.postgres import PostgresSessionStore
 from ._fleet_load import FleetData, load_fleet, parse_time
 from ._load import Loaded, spills_of
@@ -194,8 +195,8 @@ async def build_fleet_report(
     start, end = parse_time(since, "since"), parse_time(until, "until")
     if isinstance(source, PostgresSessionStore):
         store, owned = source, False
-    elif isinstance(source, str):
-        store, owned = PostgresSessionStore(source, schema=schema), True
+    elif is_dsn(source):
+        store, owned = PostgresSessionStore(str(source), schema=schema), True
     else:
         raise SpecError(
             f"a fleet report reads a postgresql:// DSN or a PostgresSessionStore, got {source!r:.80}"

@@ -148,10 +148,12 @@ async def test_a_session_resumes_on_another_machine_with_its_files_and_never_for
     assert set(row.runners) >= {"machine-a", "machine-b", "machine-c"}
     assert report.total.turns.main >= 4 and report.total.spills.count == 1
     argv = ["report", postgres_dsn, "--schema", schema, "--json", "--since", "2000-01-01"]
+    argv += ["--plots", str(tmp_path / "plots")]
     assert await anyio.to_thread.run_sync(main, argv) == 0
     printed = json.loads(capsys.readouterr().out)
     assert [s["session_id"] for s in printed["sessions"]] == [session]
     assert printed["runners"] == ["machine-a", "machine-b", "machine-c"]
+    assert (tmp_path / "plots" / "context.png").stat().st_size > 0
     assert await anyio.to_thread.run_sync(main, ["report", postgres_dsn, "--schema", schema]) == 0
     text = capsys.readouterr().out
     assert "1 session(s) on 3 runner(s): machine-a, machine-b, machine-c" in text and session[:8] in text
