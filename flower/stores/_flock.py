@@ -6,13 +6,13 @@ open the file twice and exclude each other too. Lock files are named by a hash o
 are never deleted (deleting a lock file while another process waits on it would let two processes
 hold "the" lock); each holds the holder's name while it is held.
 
-For an in-memory database (`":memory:"`, one process by definition) the leases are kept in memory.
+For an in-memory database (`":memory:"`, one process by definition) the leases are kept in memory, and
+so they are on a system without `flock` (Windows), where they hold within one process only.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -29,9 +29,14 @@ from .lease import Lease, busy, holder_name
 
 __all__ = ["FileLeases"]
 
+try:
+    import fcntl
+except ImportError:  # not a POSIX system: leases hold within this process only
+    fcntl = None  # type: ignore[assignment]
+
 _POLL: Final = 0.05
 _FLAGS: Final = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-_IN_MEMORY: dict[tuple[int, str], str] = {}  # (store id, session) -> holder, for ":memory:" stores
+_IN_MEMORY: dict[tuple[int | str, str], str] = {}  # (store id or file, session) -> holder, in-process leases
 
 
 class FileLeases:
@@ -39,7 +44,9 @@ class FileLeases:
 
     def __init__(self, database: str) -> None:
         self.database = database
-        self.directory = None if database == ":memory:" else Path(f"{database}-leases")
+        local = database == ":memory:" or fcntl is None
+        self.directory = None if local else Path(f"{database}-leases")
+        self._slot = id(self) if database == ":memory:" else os.path.abspath(database)
 
     @asynccontextmanager
     async def lease(self, session_id: str, timeout: float) -> AsyncIterator[Lease]:
@@ -91,7 +98,7 @@ class FileLeases:
 
     @asynccontextmanager
     async def _memory(self, session_id: str, timeout: float) -> AsyncIterator[Lease]:
-        slot = (id(self), session_id)
+        slot = (self._slot, session_id)
         started = time.monotonic()
         while slot in _IN_MEMORY:
             if time.monotonic() - started >= timeout:

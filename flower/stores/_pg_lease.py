@@ -23,7 +23,7 @@ from .._errors import LeaseError
 from ._pg import Connections, advisory_key
 from .lease import Lease, busy, holder_name
 
-__all__ = ["hold_lease"]
+__all__ = ["hold_lease", "lock_parts"]
 
 logger = logging.getLogger("flower.stores")
 
@@ -33,7 +33,7 @@ _KEEPALIVES: Final = (
 _LOCK_NOT_AVAILABLE: Final = "55P03"
 
 
-def _lock_parts(key: int) -> tuple[int, int]:
+def lock_parts(key: int) -> tuple[int, int]:
     """`pg_locks`' (classid, objid) of a bigint advisory key."""
     unsigned = key & 0xFFFFFFFFFFFFFFFF
     return unsigned >> 32, unsigned & 0xFFFFFFFF
@@ -104,7 +104,7 @@ async def _release(conn: Any, s: str, key: int, session_id: str) -> None:
 
 
 async def _holder(conn: Any, s: str, key: int, session_id: str) -> str | None:
-    classid, objid = _lock_parts(key)
+    classid, objid = lock_parts(key)
     with contextlib.suppress(Exception):
         pids = [
             r["pid"]

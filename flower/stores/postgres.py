@@ -20,6 +20,7 @@ asyncio event loop. The constructor does no I/O.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -48,7 +49,7 @@ from ._pg_lease import hold_lease
 from ._pg_sync import Attachment, publish, restore
 from ._relocate import Moves, relocate
 from ._sql import _check_key
-from .lease import Lease, check_timeout
+from .lease import Lease, check_timeout, holder_name
 
 __all__ = ["PostgresSessionStore"]
 
@@ -159,8 +160,15 @@ class PostgresSessionStore(AsyncClosing, SessionStore):
             self._moves[session_id] = attachment.moves(elsewhere)
         if home is not None:
             self._homes[session_id] = (local, home)
+        me = holder_name(self._conns.runner)
         try:
-            yield Lease(session_id, "", self.label, restored=tuple(restored), kept=tuple(kept))
+            yield Lease(session_id, me, self.label, restored=tuple(restored), kept=tuple(kept))
+        except BaseException:
+            if attachment is not None:  # what the failed run wrote still travels, if it can
+                with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                    await publish(self._conns, attachment, session_id, self.max_file_bytes)
+            raise
+        else:
             if attachment is not None:
                 await publish(self._conns, attachment, session_id, self.max_file_bytes)
         finally:

@@ -21,6 +21,8 @@ from flower import LeaseError, PostgresSessionStore, Runtime, coordinator, worke
 from flower.cli import main
 from flower.events import ToolCall
 from flower.report.fleet import build_fleet_report
+from flower.stores._pg import advisory_key
+from flower.stores._pg_lease import lock_parts
 from flower.testing import ScriptedModel, bash, read
 from flower.testing.requests import RecordedRequest
 
@@ -45,13 +47,17 @@ def runtime(
     return Runtime(workspace, store=store, configure=model.attach, **kw)  # type: ignore[arg-type]
 
 
-async def waiting_for_a_lease(dsn: str) -> None:
-    """Until a runner waits in the server's queue for an advisory lock (a queued resume)."""
+async def waiting_for_a_lease(dsn: str, schema: str, session: str) -> None:
+    """Until a runner waits in the server's queue for this session's lease (a queued resume)."""
+    classid, objid = lock_parts(advisory_key(schema, "lease", session))
     conn = await asyncpg.connect(dsn)
     try:
         with anyio.fail_after(60):
             while not await conn.fetchval(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+                "AND classid::bigint = $1 AND objid::bigint = $2",
+                classid,
+                objid,
             ):
                 await anyio.sleep(0.05)
     finally:
@@ -122,7 +128,7 @@ async def test_a_session_resumes_on_another_machine_with_its_files_and_never_for
         with pytest.raises(LeaseError) as refused:  # a concurrent resume is refused, naming the holder
             await rt_c.run(LEAD, "Me too.", resume=session)
         group.start_soon(resume_queued)  # another one queues behind machine B
-        await waiting_for_a_lease(postgres_dsn)
+        await waiting_for_a_lease(postgres_dsn, schema, session)
         go_on.set()
 
     assert refused.value.session_id == session and "machine-b" in (refused.value.holder or "")
