@@ -11,12 +11,13 @@ Example::
     result = Runtime(workspace="repo").run_sync(lead, "Start.")
 """
 
-from ._errors import CredentialsError, FlowerError, SpecError, StoreError, WorkbenchError
+from ._errors import CredentialsError, FlowerError, LeaseError, SpecError, StoreError, WorkbenchError
 from ._logging import configure_from_env
 from ._tools import CLI_TOOLS
 from ._version import __version__
 from .agents import AgentSpec, coordinator, worker
 from .compact import CompactPolicy
+from .fleet import lease_session
 from .glance import GlanceVerdict, glance_verdict, is_ephemeral
 from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, parse_handoff
 from .hooks.delegate import delegate_guard
@@ -32,7 +33,9 @@ from .run_stream import RunStream
 from .runtime import Runtime
 from .stores import (
     EphemeralPolicy,
+    Lease,
     LoadReport,
+    PostgresSessionStore,
     PrunePolicy,
     PruningSessionStore,
     SqliteSessionStore,
@@ -58,7 +61,10 @@ __all__ = [
     "GlanceVerdict",
     "Handoff",
     "HandoffPolicy",
+    "Lease",
+    "LeaseError",
     "LoadReport",
+    "PostgresSessionStore",
     "PrunePolicy",
     "PruningSessionStore",
     "ReportOptions",
@@ -86,6 +92,7 @@ __all__ = [
     "index_hooks",
     "instrument",
     "is_ephemeral",
+    "lease_session",
     "merge_hooks",
     "parse_handoff",
     "report_guard",

@@ -6,6 +6,7 @@ The tree is shallow; each class carries the data a caller needs to branch withou
     ├── CredentialsError     no API key, token or login for the CLI
     ├── SpecError            an argument, AgentSpec or policy is invalid (also a ValueError and a TypeError)
     ├── StoreError           a session store cannot be opened or used (corrupt or foreign file, bad entry)
+    │   └── LeaseError           another runner holds the session's lease
     ├── WorkbenchError       the workbench cannot be created or its index written (also an OSError)
     └── ScriptError          flower.testing: the scripted model met something its script did not plan
         ├── UnexpectedRequest    a request arrived that no script step answers
@@ -18,6 +19,7 @@ from __future__ import annotations
 __all__ = [
     "CredentialsError",
     "FlowerError",
+    "LeaseError",
     "ScriptError",
     "ScriptTimeout",
     "SpecError",
@@ -88,6 +90,21 @@ class StoreError(FlowerError):
         super().__init__(message)
         self.path = path
         """The database file involved, or None."""
+
+
+class LeaseError(StoreError):
+    """Another runner holds the lease of the session, and it was not released within the timeout.
+
+    `session_id` is the session, `holder` who holds it (runner name, host and pid, as the holder wrote
+    them), or None when the holder could not be named.
+    """
+
+    def __init__(self, message: str, *, session_id: str, holder: str | None, path: str | None = None) -> None:
+        super().__init__(message, path=path)
+        self.session_id = session_id
+        """The session whose lease is held."""
+        self.holder = holder
+        """Who holds it: runner name, host and pid; None when unknown."""
 
 
 class WorkbenchError(FlowerError, OSError):

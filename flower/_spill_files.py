@@ -38,6 +38,7 @@ __all__ = [
     "append_manifest",
     "copy_file",
     "label_of",
+    "manifest_row",
     "quoted",
     "write_text",
 ]
@@ -155,6 +156,15 @@ def append_manifest(directory: Path, entry: Mapping[str, Any]) -> bool:
         logger.warning("spill: %s not recorded in %s: %s", entry.get("file"), directory / MANIFEST, exc)
         return False
     return True
+
+
+def manifest_row(line: str) -> dict[str, Any] | None:
+    """One line of `INDEX.jsonl` as a dict; None for a line that is not a JSON object."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return None
+    return row if isinstance(row, dict) else None
 
 
 def _open_temp(directory: Path) -> tuple[Path, int]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 
-from ._errors import FlowerError
+from ._errors import FlowerError, SpecError
 from ._version import __version__
 
 __all__ = ["main"]
@@ -32,9 +32,12 @@ def _parser() -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report",
         help="explain a run from its store",
-        description="The economy report of a run: a workspace, its .flower/ directory, or a .db file.",
+        description="The economy report of a run: a workspace, its .flower/ directory, or a .db file; "
+        "or of a whole fleet: a postgresql:// store, per session and in total.",
     )
-    report.add_argument("source", help="a workspace, its .flower/ directory, or a sessions .db file")
+    report.add_argument(
+        "source", help="a workspace, its .flower/ directory, a sessions .db file, or a postgresql:// DSN"
+    )
     report.add_argument("--json", action="store_true", help="print JSON instead of the text table")
     report.add_argument("--plots", metavar="DIR", type=Path, help="also write PNG plots into DIR")
     report.add_argument("--window", type=int, help="the context window in tokens (default: the model's)")
@@ -43,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--workbench", type=Path, help="where spill/ and scripts/ are, if not beside the store"
     )
+    report.add_argument(
+        "--since", metavar="TIME", help="a fleet: sessions active from this ISO date/time (UTC)"
+    )
+    report.add_argument("--until", metavar="TIME", help="a fleet: sessions active until this ISO date/time")
+    report.add_argument("--schema", default="flower", help="a fleet: the store's PostgreSQL schema (flower)")
 
     demo = commands.add_parser(
         "demo",
@@ -69,6 +77,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def _report(args: argparse.Namespace) -> int:
     from .report import EconomyReport, ReportOptions, build_report
+    from .stores._pg import is_dsn
+
+    if is_dsn(args.source):
+        return _fleet(args)
+    if args.since or args.until:
+        raise SpecError("--since and --until filter a fleet report (a postgresql:// store)")
 
     async def build() -> EconomyReport:
         return await build_report(
@@ -85,6 +99,29 @@ def _report(args: argparse.Namespace) -> int:
         from .report.plots import write_plots
 
         for path in write_plots(report, args.plots):
+            print(f"plot: {path}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def _fleet(args: argparse.Namespace) -> int:
+    from .report import ReportOptions
+    from .report.fleet import FleetReport, build_fleet_report
+
+    async def build() -> FleetReport:
+        return await build_fleet_report(
+            args.source,
+            schema=args.schema,
+            options=ReportOptions(window=args.window),
+            project_key=args.project_key,
+            sessions=args.session,
+            since=args.since,
+            until=args.until,
+        )
+
+    fleet = anyio.run(build)
+    print(fleet.to_json() if args.json else fleet.render_text())
+    if args.plots is not None:
+        for path in fleet.write_plots(args.plots):
             print(f"plot: {path}", file=sys.stderr if args.json else sys.stdout)
     return 0
 

@@ -36,11 +36,12 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
-from claude_agent_sdk.types import HookEvent
+from claude_agent_sdk.types import HookEvent, SessionStore
 
 from ._check import checked
 from ._deny_chain import chain_denials
 from ._errors import SpecError
+from ._fleet import attach_workbench
 from ._index_context import index_context_hooks
 from ._layers import (
     FLOWER_DIR,
@@ -48,6 +49,7 @@ from ._layers import (
     check_keep_denials,
     check_report_limit,
     check_spill,
+    check_store,
     check_workbench,
     layer_hooks,
     layer_store,
@@ -87,6 +89,7 @@ def instrument(
     ephemeral: bool | EphemeralPolicy = True,
     keep_denials: int = 1,
     compact: CompactPolicy | None = None,
+    store: SessionStore | str | os.PathLike[str] | None = None,
 ) -> ClaudeAgentOptions:
     """A copy of `options` with flower's layers added; `options` itself is not changed.
 
@@ -103,6 +106,8 @@ def instrument(
       prompt, a blank line between); `"prompt"` gives it with the first prompt of each session instead
       (for a system prompt the CLI reads from a file). Either way a changed index is given again before a
       prompt.
+    - `store`: the store layer 4 wraps, when the options have none: a `SessionStore`, a SQLite path or
+      a `postgresql://` DSN (a fleet's shared store: wrap each run in `lease_session(options)`).
     - `compact`: None keeps the app's compaction as it is (there is no handoff here: `Runtime` has the
       loop that hands off); a `CompactPolicy` sets the CLI's switch, and an app env that says otherwise
       raises.
@@ -134,7 +139,12 @@ def instrument(
         raise SpecError(f"{_OWNER}: glance must be True, False or None, got {glance!r}")
 
     env = _compact_env(options, compact)
-    store = _store(options, root, wb, keep_denials=keep_denials, ephemeral=ephemeral, trim=trim)
+    if store is not None and options.session_store is not None:
+        raise SpecError(f"{_OWNER}: give the store once: options.session_store or store=, not both")
+    if store is not None:
+        check_store(store, _OWNER)
+        options = dataclasses.replace(options, session_store=store)  # type: ignore[arg-type]  # a DSN too
+    layer = _store(options, root, wb, keep_denials=keep_denials, ephemeral=ephemeral, trim=trim)
     wall = _wall(options, wb, glance=glance is not False, own_tools=own_tools) if coordinator else {}
     block: str | None = None
     if wb is not None:
@@ -148,12 +158,13 @@ def instrument(
     wall, app_hooks = chain_denials(wall, app_hooks)  # both reasons reach the model when both deny
     hooks = merge_hooks(wall, layers, index, app_hooks) or None
     cwd = options.cwd if options.cwd is not None else root
+    attach_workbench(layer, cwd, wb.root if wb is not None else root / FLOWER_DIR)
     return dataclasses.replace(
         options,
         cwd=cwd,
         system_prompt=_with_block(options.system_prompt, block),
         hooks=hooks,
-        session_store=store,
+        session_store=layer,
         env=env,
         add_dirs=_add_dirs(options.add_dirs, cwd, wb.root if wb is not None else root / FLOWER_DIR),
     )

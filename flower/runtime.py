@@ -31,6 +31,7 @@ from ._bench_guard import block_or_warning, preface_or_warning
 from ._check import checked
 from ._credentials import require_credentials
 from ._errors import SpecError
+from ._fleet import Holds, attach_workbench, release_loop
 from ._layers import (
     check_inner_store,
     check_keep_denials,
@@ -40,6 +41,7 @@ from ._layers import (
     check_workbench,
     layer_hooks,
     layer_store,
+    spill_dir,
 )
 from ._spill_chain import chain_spill
 from ._step import Step
@@ -55,6 +57,7 @@ from .result import StepResult
 from .run_stream import RunStream
 from .stores import EphemeralPolicy, LoadReport, TrimPolicy
 from .stores._local import CONFIG_ENV
+from .stores.lease import check_timeout
 from .workbench import Workbench
 
 __all__ = ["Runtime"]
@@ -81,8 +84,13 @@ class Runtime:
     - `trim`, `ephemeral`, `keep_denials`: what layer 4 rewrites when a session is resumed (large results
       to files: off; stale command results: expired, 6 kept; denied calls: 1 kept). The store is always a
       `PruningSessionStore` (`self.store`); `store` is what it wraps: any `SessionStore` but a flower
-      layer (`SpecError`: pass its `.inner`), or a SQLite path (default `<workspace>/.flower/sessions.db`).
-      Nothing stored is ever modified; a session that predates the store is imported at its first resume.
+      layer (`SpecError`: pass its `.inner`), a SQLite path (default `<workspace>/.flower/sessions.db`)
+      or a `postgresql://` DSN (a fleet's shared store, with the workbench's files). Nothing stored is
+      ever modified; a session that predates the store is imported at its first resume.
+    - `lease_timeout`: every session a run resumes or starts is leased in the store for the run (see
+      `flower.fleet`); a session another runner holds is waited for this many seconds (default: not at
+      all), then `run()` raises `LeaseError` naming the holder. A Postgres store also carries the
+      workbench's files, restored before a resume on another machine.
     - `env`: extra environment for the CLI.
     - `configure`: a last word on the SDK options of every session, e.g. `ScriptedModel.attach` to run
       offline against flower's scripted model.
@@ -104,6 +112,7 @@ class Runtime:
         ephemeral: bool | EphemeralPolicy = True,
         keep_denials: int = 1,
         store: SessionStore | str | os.PathLike[str] | None = None,
+        lease_timeout: float = 0.0,
         env: Mapping[str, str] | None = None,
         configure: Configure | None = None,
         check_credentials: bool = True,
@@ -142,6 +151,8 @@ class Runtime:
             on_report=self._on_report,
         )
         """Layer 4: every session's transcript, rewritten on resume."""
+        self.lease_timeout = check_timeout(lease_timeout, "Runtime", "lease_timeout")
+        """Seconds a run waits for a session another runner holds (0: it does not wait)."""
         self._listening: dict[str, Tracker] = {}  # resumed session id -> the run that resumes it
         self._blocks: dict[str, str] = {}  # session id -> the workbench block its system prompt holds
         self.env: dict[str, str] = dict(env or {})
@@ -213,8 +224,9 @@ class Runtime:
         Failures of the run itself (API errors after retries, a crashed CLI, an API it cannot reach, a
         session the store cannot load) come back as `StepResult(ok=False, error=...)`; a workbench that
         cannot be written is a `WorkbenchWarning` event, and the run goes on without its index; invalid
-        arguments raise `SpecError`; a missing CLI raises the SDK's `CLINotFoundError`; cancellation
-        propagates, after the CLI is shut down.
+        arguments raise `SpecError`; a missing CLI raises the SDK's `CLINotFoundError`; a session another
+        runner holds past `lease_timeout` raises `LeaseError` (nothing was run); cancellation propagates,
+        after the CLI is shut down.
         """
         self._check_run(spec, prompt, resume, "run")
         if on_event is not None and not callable(on_event):
@@ -252,8 +264,29 @@ class Runtime:
     async def _execute(
         self, spec: AgentSpec, prompt: str, resume: str | None, fork: bool, on_event: EventHandler | None
     ) -> StepResult:
-        """The one run loop behind `run()` and `stream()`: events go to `on_event`."""
-        self._check_workspace()
+        """The one run behind `run()` and `stream()`: the session's lease held around it."""
+        workspace = self._check_workspace()
+        attach_workbench(self.store, workspace, spill_dir(self.workbench, workspace).parent)
+        holds = Holds(self.store, cwd=workspace, timeout=self.lease_timeout)
+        try:
+            if resume:  # leased (unless forked) and its files restored before the preface reads the index
+                await holds.hold(resume, lease=not fork)
+            return await self._run(spec, prompt, resume=resume, fork=fork, on_event=on_event, holds=holds)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await holds.aclose()
+
+    async def _run(
+        self,
+        spec: AgentSpec,
+        prompt: str,
+        *,
+        resume: str | None,
+        fork: bool,
+        on_event: EventHandler | None,
+        holds: Holds,
+    ) -> StepResult:
+        """The run loop: events go to `on_event`."""
         tracker = Tracker(on_event)
         if resume and self.workbench is not None:
             # a resumed session keeps the system prompt it started with (measured): a changed index goes
@@ -275,6 +308,9 @@ class Runtime:
             options = self.options(spec, resume=resume_now, fork=fork_now, block=block or "")
             # a session that predates the store is imported from where this CLI keeps its transcripts
             self.store.config_dir = options.env.get(CONFIG_ENV) or None
+            if (not resume_now or fork_now) and options.session_id is None:
+                # a new session: its id is chosen and leased here, before anyone could resume it
+                options = dataclasses.replace(options, session_id=await holds.new_session())
             if self.check_credentials:
                 require_credentials(options.env)
             if block is not None:
@@ -330,8 +366,12 @@ class Runtime:
         Inside a running event loop (a Jupyter notebook, an async app) it raises `SpecError`: there,
         `await rt.run(...)`.
         """
-        return run_blocking(
-            lambda: self.run(spec, prompt, resume=resume, fork=fork, on_event=on_event),
-            "Runtime.run_sync",
-            "await rt.run(...)",
-        )
+
+        async def run() -> StepResult:
+            try:
+                return await self.run(spec, prompt, resume=resume, fork=fork, on_event=on_event)
+            finally:  # the store's connections belong to this event loop, which ends here
+                with anyio.CancelScope(shield=True):
+                    await release_loop(self.store)
+
+        return run_blocking(run, "Runtime.run_sync", "await rt.run(...)")

@@ -63,6 +63,7 @@ VALID: dict[str, Callable[[Path], Call]] = {
     "EphemeralPolicy": lambda tmp: ((), {}),
     "Handoff": lambda tmp: ((), {"doing": "Counting.", "next": "Count more."}),
     "HandoffPolicy": lambda tmp: ((), {}),
+    "PostgresSessionStore": lambda tmp: (("postgresql://127.0.0.1:1/none",), {}),
     "PrunePolicy": lambda tmp: ((), {}),
     "PruningSessionStore": lambda tmp: ((tmp / "s.db",), {}),
     "ReportOptions": lambda tmp: ((), {}),
@@ -82,6 +83,10 @@ VALID: dict[str, Callable[[Path], Call]] = {
     "index_hooks": lambda tmp: ((flower.Workbench(tmp),), {}),
     "instrument": lambda tmp: ((ClaudeAgentOptions(),), {"workspace": tmp}),
     "is_ephemeral": lambda tmp: (("ls",), {}),
+    "lease_session": lambda tmp: (
+        (ClaudeAgentOptions(session_store=flower.SqliteSessionStore(tmp / "s.db"), resume="s"),),
+        {"cwd": tmp},
+    ),
     "merge_hooks": lambda tmp: ((), {}),
     "parse_handoff": lambda tmp: ((HANDOFF,), {}),
     "report_guard": lambda tmp: ((tmp / "reports",), {}),
@@ -95,6 +100,7 @@ VALID: dict[str, Callable[[Path], Call]] = {
 RESULTS = {
     "EconomyReport": "what build_report computes",
     "GlanceVerdict": "what glance_verdict answers",
+    "Lease": "what lease_session yields",
     "LoadReport": "what a rewriting store's load() reports",
     "RunStream": "what Runtime.stream returns",
     "StepResult": "what Runtime.run returns",
@@ -110,7 +116,9 @@ INSTANCES: dict[str, Callable[[Path], Any]] = {
     "LoadReport": lambda tmp: flower.LoadReport(
         project_key="p", session_id="s", subpath=None, entries_in=0, entries_out=0
     ),
+    "PostgresSessionStore": lambda tmp: flower.PostgresSessionStore("postgresql://127.0.0.1:1/none"),
     "Runtime": lambda tmp: flower.Runtime(tmp, configure=_refuse_to_run, check_credentials=False),
+    "SqliteSessionStore": lambda tmp: flower.SqliteSessionStore(tmp / "s.db"),
     "TokenUsage": lambda tmp: flower.TokenUsage(input=1),
     "Workbench": lambda tmp: flower.Workbench(tmp),
 }
@@ -123,10 +131,14 @@ METHODS: dict[str, Callable[[Path], Call]] = {
     "HandoffPolicy.threshold": lambda tmp: ((200_000,), {}),
     "HandoffPolicy.warn_at": lambda tmp: ((200_000,), {}),
     "LoadReport.of_kind": lambda tmp: (("expired",), {}),
+    "PostgresSessionStore.attach_workbench": lambda tmp: ((tmp, tmp / ".flower"), {}),
+    "PostgresSessionStore.follow": lambda tmp: (("s",), {"cwd": tmp}),
+    "PostgresSessionStore.lease": lambda tmp: (("s",), {}),
     "Runtime.options": lambda tmp: ((_spec(),), {}),
     "Runtime.run": lambda tmp: ((_spec(), "Start."), {}),
     "Runtime.run_sync": lambda tmp: ((_spec(), "Start."), {}),
     "Runtime.stream": lambda tmp: ((_spec(), "Start."), {}),
+    "SqliteSessionStore.lease": lambda tmp: (("s",), {}),
     "TokenUsage.minus": lambda tmp: ((flower.TokenUsage(),), {}),
     "Workbench.contains": lambda tmp: ((tmp / "x",), {}),
     "Workbench.preface": lambda tmp: (("Go on.",), {}),

@@ -46,7 +46,9 @@ from .._check import checked
 from .._errors import SpecError, StoreError
 from ._local import append_all, find_transcript, read_transcripts
 from ._local import config_dir as cli_config_dir
+from ._open import open_store
 from .policies import EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
+from .postgres import PostgresSessionStore
 from .rewrite import Applied, Entry, Spill, apply_steps, rewrite_steps, write_spills
 from .rewrite.pipeline import RewriteStep
 from .sqlite import SqliteSessionStore
@@ -116,14 +118,15 @@ class _RewritingStore(SessionStore):
                 raise SpecError(
                     f"{type(self).__name__}: inner must be a SessionStore or a database path, got ''"
                 )
-            self._inner: SessionStore = SqliteSessionStore(inner)
+            self._inner: SessionStore = open_store(inner)  # a postgresql:// DSN, else a SQLite path
             self._owns_inner = True
         elif callable(getattr(inner, "append", None)) and callable(getattr(inner, "load", None)):
             self._inner = inner
             self._owns_inner = False
         else:
             raise SpecError(
-                f"inner must be a SessionStore (append and load) or a database path, got {inner!r:.80}"
+                f"inner must be a SessionStore (append and load), a database path or a postgresql:// DSN, "
+                f"got {inner!r:.80}"
             )
         if on_report is not None and not callable(on_report):
             raise SpecError("on_report must be a callable(LoadReport) or None")
@@ -277,7 +280,7 @@ class _RewritingStore(SessionStore):
 
     async def aclose(self) -> None:
         """Close the inner store when this layer opened it from a path."""
-        if self._owns_inner and isinstance(self._inner, SqliteSessionStore):
+        if self._owns_inner and isinstance(self._inner, SqliteSessionStore | PostgresSessionStore):
             await self._inner.aclose()
 
     async def __aenter__(self) -> Self:
@@ -305,7 +308,7 @@ def _spill_dir(trim: TrimPolicy | None, spill_dir: str | os.PathLike[str] | None
 
 
 class TrimmingSessionStore(_RewritingStore):
-    """Expiry and trim on `load()`, over any `SessionStore` (or a SQLite path).
+    """Expiry and trim on `load()`, over any `SessionStore` (or a SQLite path, or a DSN).
 
     `ephemeral` and `trim` take a policy, `True` (the default policy) or `False` (off). Trim writes the
     bodies under `spill_dir`, which must be a directory the agent can Read (the workbench's `spill/`).
@@ -338,7 +341,7 @@ class TrimmingSessionStore(_RewritingStore):
 
 
 class PruningSessionStore(_RewritingStore):
-    """The whole of layer 4 on `load()`, over any `SessionStore` (or a SQLite path).
+    """The whole of layer 4 on `load()`, over any `SessionStore` (or a SQLite path, or a DSN).
 
     Denied calls beyond `prune.keep_denials`, synthetic API errors, interruption residue and orphan calls
     are always handled (`prune`, default `PrunePolicy()`); expiry is on and trim off by default, as in the

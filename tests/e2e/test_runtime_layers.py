@@ -84,7 +84,7 @@ async def test_layers_can_be_turned_off(scripted_model: ScriptedModel, workspace
     assert "z" * 5000 in scripted_model.request("main", 1).tool_results[0].text
     assert "Workbench" not in scripted_model.request("main", 0).system_text
     left = {p.name for p in (workspace / ".flower").iterdir()}
-    assert left <= {"sessions.db", "sessions.db-wal", "sessions.db-shm", ".gitignore"}  # only layer 4 stays
+    assert left <= {"sessions.db", "sessions.db-wal", "sessions.db-shm", "sessions.db-leases", ".gitignore"}
     assert Runtime(workspace, spill_threshold=SpillPolicy(threshold=100, head=10, tail=0)).spill.head == 10
 
 
