@@ -28,6 +28,7 @@ from .result import StepResult
 from .rules import COORDINATOR_RULES, WORKER_RULES
 from .runtime import Runtime
 from .stores import (
+    CachePolicy,
     EphemeralPolicy,
     LoadReport,
     PrunePolicy,
@@ -45,6 +46,7 @@ __all__ = [
     "WORKBENCH_RULES",
     "WORKER_RULES",
     "AgentSpec",
+    "CachePolicy",
     "CompactPolicy",
     "CredentialsError",
     "EconomyReport",

@@ -12,10 +12,11 @@ The pure rewrites live in `flower.stores.rewrite`. See docs/stores.md.
 from __future__ import annotations
 
 from .layers import PruningSessionStore, TrimmingSessionStore
-from .policies import Change, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
+from .policies import CachePolicy, Change, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
 from .sqlite import SqliteSessionStore
 
 __all__ = [
+    "CachePolicy",
     "Change",
     "EphemeralPolicy",
     "LoadReport",

@@ -11,7 +11,8 @@ other methods pass straight through, and the inner store keeps every original en
 
 Each load produces a `LoadReport`: kept as `last_report` (for the main transcript) and passed to
 `on_report`. A rewrite that fails is skipped and logged, never raised: the history is then returned with
-the other rewrites only, or as stored.
+the other rewrites only, or as stored. A load within the prompt cache's lifetime repeats what the last
+cold load decided and decides nothing new (`CachePolicy`), so that it never breaks the cached prefix.
 
 Example::
 
@@ -39,7 +40,7 @@ from claude_agent_sdk import (
 )
 
 from .._errors import SpecError
-from .policies import EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
+from .policies import CachePolicy, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
 from .rewrite import Applied, Entry, Spill, apply_steps, rewrite_steps, write_spills
 from .rewrite.pipeline import RewriteStep
 from .sqlite import SqliteSessionStore
@@ -51,6 +52,8 @@ logger = logging.getLogger("flower.stores")
 _OPTIONAL = ("list_sessions", "list_session_summaries", "delete", "list_subkeys")
 
 ReportCallback = Callable[[LoadReport], object]
+
+_DEFAULT_CACHE = CachePolicy()
 
 
 def _implements(store: object, method: str) -> bool:
@@ -102,7 +105,10 @@ class _RewritingStore(SessionStore):
         steps: list[tuple[str, RewriteStep]],
         spill_dir: str | None,
         on_report: ReportCallback | None,
+        cache: CachePolicy | None,
     ) -> None:
+        if cache is not None and not isinstance(cache, CachePolicy):
+            raise SpecError(f"cache must be a CachePolicy or None, got {type(cache).__name__}")
         if isinstance(inner, str | os.PathLike):
             self._inner: SessionStore = SqliteSessionStore(inner)
             self._owns_inner = True
@@ -118,9 +124,12 @@ class _RewritingStore(SessionStore):
         self._steps = steps
         self._spill_dir = spill_dir
         self._on_report = on_report
+        self.cache: CachePolicy | None = cache
+        """When a load may decide new rewrites (`CachePolicy`); `None`: at every load."""
         self.clock: Callable[[], float] = time.time
-        """The time of a load, in seconds since the epoch: expiry's pause before the load is measured
-        to it. Replace it to simulate the passage of time in a test or a benchmark."""
+        """The time of a load, in seconds since the epoch: whether the prompt cache is still warm, and
+        expiry's pause before the load, are measured to it. Replace it to simulate the passage of time
+        in a test or a benchmark."""
         self.last_report: LoadReport | None = None
         """The report of the latest `load()` of a main transcript (subagent loads go to `on_report` only)."""
 
@@ -153,6 +162,7 @@ class _RewritingStore(SessionStore):
             entries_out=len(applied.entries),
             changes=applied.changes,
             errors=applied.errors,
+            warm=applied.warm,
             seconds=applied.seconds,
         )
         if report.subpath is None:
@@ -166,11 +176,8 @@ class _RewritingStore(SessionStore):
                 logger.exception("flower.stores: the on_report callback failed; the load goes on")
         return cast(list[SessionStoreEntry], applied.entries)
 
-    def _now(self) -> float:
-        return self.clock()
-
     def _rewrite(self, entries: list[Entry]) -> Applied:
-        return apply_steps(entries, self._steps, write=self._write)
+        return apply_steps(entries, self._steps, write=self._write, now=self.clock(), cache=self.cache)
 
     def _write(self, spills: Sequence[Spill]) -> None:
         if self._spill_dir is None:
@@ -229,6 +236,8 @@ class TrimmingSessionStore(_RewritingStore):
 
     `ephemeral` and `trim` take a policy, `True` (the default policy) or `False` (off). Trim writes the
     bodies under `spill_dir`, which must be a directory the agent can Read (the workbench's `spill/`).
+    `cache` keeps a load within the prompt cache's lifetime from deciding new rewrites (`CachePolicy`;
+    `None`: decide at every load).
     """
 
     def __init__(
@@ -239,14 +248,13 @@ class TrimmingSessionStore(_RewritingStore):
         trim: TrimPolicy | bool = True,
         spill_dir: str | os.PathLike[str] | None = None,
         on_report: ReportCallback | None = None,
+        cache: CachePolicy | None = _DEFAULT_CACHE,
     ) -> None:
         ephemeral_policy = _policy(ephemeral, EphemeralPolicy, "ephemeral")
         trim_policy = _policy(trim, TrimPolicy, "trim")
         directory = _spill_dir(trim_policy, spill_dir)
-        steps = rewrite_steps(
-            ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory, clock=self._now
-        )
-        super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report)
+        steps = rewrite_steps(ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory)
+        super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report, cache=cache)
         self.ephemeral: EphemeralPolicy | None = ephemeral_policy
         """The expiry policy, or `None` when expiry is off."""
         self.trim: TrimPolicy | None = trim_policy
@@ -258,7 +266,7 @@ class PruningSessionStore(_RewritingStore):
 
     Denied calls beyond `prune.keep_denials`, synthetic API errors, interruption residue and orphan calls
     are always handled (`prune`, default `PrunePolicy()`); expiry is on and trim off by default, as in the
-    Runtime (`ephemeral=True`, `trim=False`).
+    Runtime (`ephemeral=True`, `trim=False`). `cache` as in `TrimmingSessionStore`.
     """
 
     def __init__(
@@ -270,6 +278,7 @@ class PruningSessionStore(_RewritingStore):
         trim: TrimPolicy | bool = False,
         spill_dir: str | os.PathLike[str] | None = None,
         on_report: ReportCallback | None = None,
+        cache: CachePolicy | None = _DEFAULT_CACHE,
     ) -> None:
         if prune is not None and not isinstance(prune, PrunePolicy):
             raise SpecError(f"prune must be a PrunePolicy or None, got {type(prune).__name__}")
@@ -278,13 +287,9 @@ class PruningSessionStore(_RewritingStore):
         trim_policy = _policy(trim, TrimPolicy, "trim")
         directory = _spill_dir(trim_policy, spill_dir)
         steps = rewrite_steps(
-            prune=prune_policy,
-            ephemeral=ephemeral_policy,
-            trim=trim_policy,
-            spill_dir=directory,
-            clock=self._now,
+            prune=prune_policy, ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory
         )
-        super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report)
+        super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report, cache=cache)
         self.prune: PrunePolicy = prune_policy
         """The pruning policy."""
         self.ephemeral: EphemeralPolicy | None = ephemeral_policy
