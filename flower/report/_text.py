@@ -53,8 +53,9 @@ def _resume_line(resume: ResumeSummary) -> str:
     ]
     detail = ", ".join(f"{n} {word}{'s' if n > 1 else ''}" for n, word in pruned if n)
     parts.append(f"{resume.pruned} pruned" + (f" ({detail})" if detail else ""))
+    warm = ", cache warm: repeated the last cold resume's rewrites" if resume.warm else ""
     return (
-        f"    {resume.session_id[:8]} prompt {resume.prompt} (after {resume.after_turns} turns): "
+        f"    {resume.session_id[:8]} prompt {resume.prompt} (after {resume.after_turns} turns{warm}): "
         f"{', '.join(parts)}; {human(resume.chars_saved)} chars saved"
     )
 
@@ -65,7 +66,8 @@ def render(report: EconomyReport, *, width: int = 100) -> str:
     sessions = report.sessions
     lines = [
         f"flower economy report: {report.source}",
-        f"{len(sessions)} session(s), {report.handoffs} handoff(s), {report.subagent_runs} subagent run(s)",
+        f"{len(sessions)} session(s), {report.handoffs} handoff(s), {report.subagent_runs} subagent run(s)"
+        + (f", {report.compactions} compaction(s)" if report.compactions else ""),
         rule,
         f"  {'session':<10}{'role':<30}{'prompts':>8}{'resumes':>8}{'turns':>7}{'subagents':>11}"
         f"{'peak ctx':>10}",
@@ -122,7 +124,7 @@ def render(report: EconomyReport, *, width: int = 100) -> str:
     )
     lines.append(f"                window {human(context.window)} ({context.window_from}): {wall}")
     tokens = report.tokens
-    total = tokens.main + tokens.subagents
+    total = tokens.main + tokens.subagents + tokens.compaction
     lines.append(
         f"  cache         hit rate {percent(tokens.hit_rate)} (main {percent(tokens.main_hit_rate)}, "
         f"subagents {percent(tokens.subagent_hit_rate)})"
