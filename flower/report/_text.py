@@ -107,12 +107,14 @@ def render(report: EconomyReport, *, width: int = 100) -> str:
             f"{human(reports.chars)} chars kept out of the main thread"
         )
     resumes = report.resumes
-    expired = sum(r.expired for r in resumes)
-    trimmed = sum(r.trimmed for r in resumes)
-    pruned = sum(r.pruned for r in resumes)
+    last = list({r.session_id: r for r in resumes}.values())  # a later resume repeats the earlier ones
+    expired = sum(r.expired for r in last)
+    trimmed = sum(r.trimmed for r in last)
+    pruned = sum(r.pruned for r in last)
+    warm = sum(1 for r in resumes if r.warm)
     lines.append(
-        f"  resumes       {len(resumes)}: {expired} expired, {trimmed} trimmed, {pruned} pruned "
-        "(recomputed with layer 4's rewrites)"
+        f"  resumes       {len(resumes)}{f' ({warm} warm)' if warm else ''}: {expired} expired, "
+        f"{trimmed} trimmed, {pruned} pruned (last resume of each session, recomputed)"
     )
     lines.extend(_resume_line(r) for r in resumes)
     context = report.context

@@ -313,7 +313,8 @@ class LoadReport:
         where = self.session_id + (f"/{self.subpath}" if self.subpath else "")
         done = ", ".join(parts) if parts else "nothing rewritten"
         failed = f"; {len(self.errors)} rewrite(s) failed and were skipped" if self.errors else ""
-        return f"{where}: {done}; {self.chars_saved} chars saved{failed}"
+        warm = " (cache warm: the last cold load's rewrites, repeated)" if self.warm else ""
+        return f"{where}: {done}; {self.chars_saved} chars saved{warm}{failed}"
 
 
 _KIND_ORDER: tuple[ChangeKind, ...] = ("expired", "trimmed", "denial", "api_error", "interrupt", "orphan")

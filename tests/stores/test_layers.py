@@ -121,6 +121,7 @@ async def test_a_warm_load_repeats_the_last_cold_load_and_decides_nothing() -> N
     cold = await store.load(KEY)
 
     assert report is not None and report.warm and store.last_report is not None
+    assert "(cache warm: the last cold load's rewrites, repeated)" in report.summary()
     assert not store.last_report.warm
     then = PruningSessionStore(InMemorySessionStore(), ephemeral=GIT)
     await then.append(KEY, t.snapshot()[:first_point])

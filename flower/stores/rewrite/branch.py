@@ -21,12 +21,12 @@ would overstate what a resume saves.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from ._transcript import Entry, content_blocks
 
-__all__ = ["replayed"]
+__all__ = ["branch_uuids", "on_branch", "replayed"]
 
 _MESSAGES = ("user", "assistant")
 
@@ -129,3 +129,20 @@ def _siblings(
         if parent[index] in holders and entry.get("type") == "user" and _holds_result(entry):
             found.add(index)
     return found - chain
+
+
+def branch_uuids(entries: Sequence[Any]) -> frozenset[str] | None:
+    """The uuids of the replayed entries, or None for a history without uuids (all of it replays).
+
+    Unlike indices, uuids stay valid while the rewrites drop entries (a dropped entry's children are
+    relinked onto the same branch): the pipeline computes them once and hands them to each step.
+    """
+    uuids = frozenset(u for i in replayed(entries) if isinstance(u := entries[i].get("uuid"), str))
+    return uuids or None
+
+
+def on_branch(entries: Sequence[Any], branch: Collection[str] | None) -> frozenset[int]:
+    """The indices of the entries on `branch` (`branch_uuids`), or `replayed(entries)` when None."""
+    if branch is None:
+        return replayed(entries)
+    return frozenset(i for i, e in enumerate(entries) if isinstance(e, dict) and e.get("uuid") in branch)

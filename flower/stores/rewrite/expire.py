@@ -19,7 +19,7 @@ Example (keep_recent=1, two `git status` results)::
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -101,7 +101,11 @@ def idle_cutoff(entries: Sequence[Entry], stale_after: float | None, now: float 
 
 
 def expire_ephemeral(
-    entries: Sequence[Any], policy: EphemeralPolicy | None = None, *, now: float | None = None
+    entries: Sequence[Any],
+    policy: EphemeralPolicy | None = None,
+    *,
+    now: float | None = None,
+    branch: Collection[str] | None = None,
 ) -> Rewritten:
     """Replace the bodies of all but the `keep_recent` newest ephemeral Bash results by `policy.note`,
     and of every one before a pause of `policy.stale_after` seconds by `policy.idle_note`.
@@ -111,14 +115,15 @@ def expire_ephemeral(
     (`denial_kind`): those hold no output. With `batch > 1` the number expired by count is rounded down
     to a multiple of `batch`. `now` (seconds since the epoch) is the time of the load: the pause before
     it counts too. A body is replaced only when the note is strictly shorter, in text and in JSON: a
-    one-line `date` keeps its body (and still counts as one of the `keep_recent`).
+    one-line `date` keeps its body (and still counts as one of the `keep_recent`). `branch`: the uuids
+    a resume replays, when the caller has them (`branch_uuids`).
     """
     policy = policy if policy is not None else EphemeralPolicy()
     entries = check_entries(entries)
     commands = _commands(tool_calls(entries))
     verdicts: dict[str, bool] = {}
     sites: list[tuple[int, int, str, str]] = []  # entry index, block index, tool_use id, command
-    for position, entry in output_entries(entries):
+    for position, entry in output_entries(entries, branch):
         for index, block in iter_blocks(entry, "tool_result"):
             tool_use_id = block.get("tool_use_id")
             command = commands.get(tool_use_id) if isinstance(tool_use_id, str) else None

@@ -113,6 +113,8 @@ def is_healed(entry: Entry) -> bool:
     A copied history (a fork) can hold one; expiry and trim leave it alone, so that a second rewrite
     decides exactly as the first did.
     """
+    if "toolUseResult" in entry or "sourceToolAssistantUUID" not in entry:
+        return False  # the CLI's own result entries carry toolUseResult; an added one never does
     parent, uuid = entry.get("parentUuid"), entry.get("uuid")
     idents = [block.get("tool_use_id") for _, block in iter_blocks(entry, "tool_result")]
     names = [ident for ident in idents if isinstance(ident, str)]

@@ -82,7 +82,8 @@ class LoadPoint:
     index: int
     """The prompt's index: the load saw the entries before it."""
     time: float | None
-    """When the load happened: the first timestamp written after the history's last message."""
+    """When the load happened: the timestamp of the queue operation the CLI writes before the prompt,
+    else of the prompt (a few milliseconds after the load)."""
     idle: float | None
     """Seconds from the history's last message to the load (None when either time is unknown)."""
     lifetime: float | None

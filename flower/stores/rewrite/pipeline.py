@@ -27,6 +27,7 @@ from typing import Any, TypeAlias
 from ..._errors import SpecError
 from ..policies import CachePolicy, Change, EphemeralPolicy, PrunePolicy, TrimPolicy
 from ._transcript import Entry, Rewritten, Spill, check_entries
+from .branch import branch_uuids
 from .expire import expire_ephemeral
 from .heal import heal_orphans
 from .loads import rewrite_point
@@ -38,8 +39,12 @@ __all__ = ["Applied", "RewriteStep", "apply_steps", "rewrite_history", "rewrite_
 
 logger = logging.getLogger("flower.stores")
 
-RewriteStep: TypeAlias = Callable[[list[Entry], float | None], Rewritten]
-"""One rewrite: `(entries, time of the load or None) -> Rewritten`."""
+Branch: TypeAlias = frozenset[str] | None
+"""The uuids of the branch a resume replays (`branch_uuids`), computed once per load; None: each step
+computes it."""
+
+RewriteStep: TypeAlias = Callable[[list[Entry], float | None, Branch], Rewritten]
+"""One rewrite: `(entries, time of the load or None, uuids of the replayed branch or None) -> Rewritten`."""
 
 _EVERYWHERE = frozenset({"heal_orphans"})
 """Steps that run over the whole history even at a warm load: an orphan must be answered anyway, and
@@ -61,19 +66,21 @@ def rewrite_steps(
     steps: list[tuple[str, RewriteStep]] = []
     if prune is not None:
         if prune.drop_api_errors:
-            steps.append(("drop_api_errors", lambda entries, now: drop_api_errors(entries)))
-        steps.append(("drop_denials", lambda entries, now: drop_denials(entries, prune)))
+            steps.append(("drop_api_errors", lambda e, now, b: drop_api_errors(e, branch=b)))
+        steps.append(("drop_denials", lambda e, now, b: drop_denials(e, prune, branch=b)))
         if prune.neutralise_interrupts:
             steps.append(
-                ("neutralise_interrupts", lambda entries, now: neutralise_interrupts(entries, prune))
+                ("neutralise_interrupts", lambda e, now, b: neutralise_interrupts(e, prune, branch=b))
             )
     if ephemeral is not None:
-        steps.append(("expire_ephemeral", lambda entries, now: expire_ephemeral(entries, ephemeral, now=now)))
+        steps.append(
+            ("expire_ephemeral", lambda e, now, b: expire_ephemeral(e, ephemeral, now=now, branch=b))
+        )
     if trim is not None and spill_dir is not None:
         directory = spill_dir
-        steps.append(("trim_results", lambda entries, now: trim_results(entries, trim, directory)))
+        steps.append(("trim_results", lambda e, now, b: trim_results(e, trim, directory, branch=b)))
     if prune is not None and prune.heal_orphans:
-        steps.append(("heal_orphans", lambda entries, now: heal_orphans(entries, prune)))
+        steps.append(("heal_orphans", lambda e, now, b: heal_orphans(e, prune)))
     return steps
 
 
@@ -99,8 +106,14 @@ def rewrite_history(
     changes: list[Change] = []
     spills: dict[str, Spill] = {}
 
-    def run(name: str, step: RewriteStep, history: list[Entry], moment: float | None) -> list[Entry]:
-        result = step(history, moment)
+    def run(
+        name: str,
+        step: RewriteStep,
+        history: list[Entry],
+        moment: float | None,
+        branch: frozenset[str] | None,
+    ) -> list[Entry]:
+        result = step(history, moment, branch)
         changes.extend(result.changes)
         for spill in result.spills:
             spills.setdefault(spill.name, spill)
@@ -110,7 +123,7 @@ def rewrite_history(
     return Rewritten(current, tuple(changes), tuple(spills.values()))
 
 
-Runner: TypeAlias = Callable[[str, RewriteStep, list[Entry], float | None], list[Entry]]
+Runner: TypeAlias = Callable[[str, RewriteStep, list[Entry], float | None, Branch], list[Entry]]
 
 
 def _staged(
@@ -127,13 +140,14 @@ def _staged(
     point, moment, warm = rewrite_point(entries, now, cache)
     head, tail = entries[:point], entries[point:]
     rewritten = head
+    branch = branch_uuids(head) if head else None  # once: dropping entries keeps it valid
     for name, step in steps:
         if name not in _EVERYWHERE:
-            rewritten = run(name, step, rewritten, moment)
+            rewritten = run(name, step, rewritten, moment, branch)
     current = _join(head, rewritten, tail)
     for name, step in steps:
         if name in _EVERYWHERE:
-            current = run(name, step, current, now)
+            current = run(name, step, current, now, None)
     return current, warm
 
 
@@ -188,9 +202,15 @@ def apply_steps(
     changes: list[Change] = []
     errors: list[str] = []
 
-    def run(name: str, step: RewriteStep, history: list[Entry], moment: float | None) -> list[Entry]:
+    def run(
+        name: str,
+        step: RewriteStep,
+        history: list[Entry],
+        moment: float | None,
+        branch: frozenset[str] | None,
+    ) -> list[Entry]:
         try:
-            result = step(history, moment)
+            result = step(history, moment, branch)
             if result.spills:
                 if write is None:
                     raise SpecError(f"{name} moved bodies to files but no writer was given")

@@ -31,7 +31,7 @@ Every step acts only on the branch a resume replays (`replayed`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from ..policies import Change, PrunePolicy
@@ -47,7 +47,7 @@ from ._transcript import (
     with_blocks,
     with_result_text,
 )
-from .branch import replayed
+from .branch import on_branch
 from .denials import denial_kind, tool_calls
 from .expire import short_command
 from .relink import drop_entries
@@ -59,8 +59,13 @@ _NOTE_CALLS = 8
 _ARGUMENT_KEYS = ("file_path", "notebook_path", "path", "pattern", "url", "query", "description")
 
 
-def drop_denials(entries: Sequence[Any], policy: PrunePolicy | None = None) -> Rewritten:
-    """Remove every denied call except the `keep_denials` newest: its `tool_use` and its `tool_result`."""
+def drop_denials(
+    entries: Sequence[Any], policy: PrunePolicy | None = None, *, branch: Collection[str] | None = None
+) -> Rewritten:
+    """Remove every denied call except the `keep_denials` newest: its `tool_use` and its `tool_result`.
+
+    `branch`: the uuids a resume replays, when the caller has them (`branch_uuids`); else computed.
+    """
     policy = policy if policy is not None else PrunePolicy()
     entries = check_entries(entries)
     kinds = set(policy.denial_kinds)
@@ -68,7 +73,7 @@ def drop_denials(entries: Sequence[Any], policy: PrunePolicy | None = None) -> R
     refused = [i for i, e in enumerate(entries) if not is_protected(e) and denial_kind(e, calls) in kinds]
     if len(refused) <= policy.keep_denials:
         return Rewritten(entries)  # most histories: nothing to drop, and no branch to compute
-    scope = replayed(entries)
+    scope = on_branch(entries, branch)
     denied: dict[str, None] = {}  # ordered set, oldest first
     pinned: set[str] = set()  # ids with a block in a protected entry: never split a pair
     wanted = set(refused) & scope
@@ -207,12 +212,12 @@ def _ident(block: Any) -> str | None:
     return ident if isinstance(ident, str) else None
 
 
-def drop_api_errors(entries: Sequence[Any]) -> Rewritten:
+def drop_api_errors(entries: Sequence[Any], *, branch: Collection[str] | None = None) -> Rewritten:
     """Drop the CLI's synthetic API-error assistant entries (`isApiErrorMessage: true`) and relink."""
     entries = check_entries(entries)
     if not any(e.get("isApiErrorMessage") is True for e in entries):
         return Rewritten(entries)
-    scope = replayed(entries)
+    scope = on_branch(entries, branch)
     doomed: list[tuple[str, int]] = []
     for position, entry in enumerate(entries):
         uuid = entry.get("uuid")
@@ -239,7 +244,9 @@ def drop_api_errors(entries: Sequence[Any]) -> Rewritten:
     return Rewritten(drop_entries(entries, [uuid for uuid, _ in doomed]), changes)
 
 
-def neutralise_interrupts(entries: Sequence[Any], policy: PrunePolicy | None = None) -> Rewritten:
+def neutralise_interrupts(
+    entries: Sequence[Any], policy: PrunePolicy | None = None, *, branch: Collection[str] | None = None
+) -> Rewritten:
     """Replace the text of results left by an interrupted call by `policy.interrupt_note`."""
     policy = policy if policy is not None else PrunePolicy()
     entries = check_entries(entries)
@@ -251,7 +258,7 @@ def neutralise_interrupts(entries: Sequence[Any], policy: PrunePolicy | None = N
     ]
     if not interrupted:
         return Rewritten(entries)
-    scope = replayed(entries)
+    scope = on_branch(entries, branch)
     out = list(entries)
     changes: list[Change] = []
     for position in interrupted:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from ..._errors import SpecError
@@ -47,7 +47,9 @@ def spill_name(text: str) -> str:
     return f"{digest[:32]}.txt"
 
 
-def trim_results(entries: Sequence[Any], policy: TrimPolicy, spill_dir: str) -> Rewritten:
+def trim_results(
+    entries: Sequence[Any], policy: TrimPolicy, spill_dir: str, *, branch: Collection[str] | None = None
+) -> Rewritten:
     """Replace every text result of at least `min_chars`, except the `keep_recent` newest, by a pointer.
 
     `spill_dir` must be absolute: the pointer is what the agent passes to Read. Nothing is written here;
@@ -63,7 +65,7 @@ def trim_results(entries: Sequence[Any], policy: TrimPolicy, spill_dir: str) -> 
         )
     entries = check_entries(entries)
     sites: list[tuple[int, int, str]] = []  # entry index, block index, text
-    for position, entry in output_entries(entries):
+    for position, entry in output_entries(entries, branch):
         for index, block in iter_blocks(entry, "tool_result"):
             text = result_text(block)
             if text is not None and len(text) >= policy.min_chars and not filled(policy.pointer, text):
