@@ -133,6 +133,7 @@ class Pair:
     resent_bare: int
     resent_flower: int
     saved: int
+    grown: int
 
     @property
     def beyond(self) -> float:
@@ -183,7 +184,8 @@ def run(load: Load) -> Outcome:
             saved = sum(map(_size, bare)) - sum(map(_size, flower))
             noted = {c.tool_use_id for c in out.changes if c.kind in ("denial_note", "interrupt", "orphan")}
             outcome.loads += 1
-            outcome.grown_results += _grown(history, out, {n for n in noted if n})
+            grown = _grown(history, out, {n for n in noted if n})
+            outcome.grown_results += grown
             outcome.grown_requests += saved < 0
             outcome.saved_all += saved
             outcome.bare_all += sum(map(_size, bare))
@@ -219,6 +221,7 @@ def run(load: Load) -> Outcome:
                         resent_bare,
                         resent_flower,
                         saved,
+                        grown + (saved < 0),
                     )
                 )
             previous = (point, out)
@@ -279,21 +282,22 @@ def main() -> None:
     print("## Every resume pair\n")
     print(
         "Beyond: what the second resume re-sends more than without flower, in % of the replayed history "
-        "(warm pairs only: after a cold pause everything is re-sent anyway). Saved: the second resume's "
-        "request, smaller by.\n"
+        "(warm pairs only: after a cold pause everything is re-sent anyway). Grown: results made longer "
+        "at the second resume, and a request longer than without flower (default rule, trim off and on). "
+        "Saved: the second resume's request, smaller by.\n"
     )
     print(
         "| session | prompts (entry) | idle s | history chars | re-sent, no flower "
         "| beyond, default | beyond, default + trim | beyond, every load | beyond, every load + trim "
-        "| saved, default | saved, default + trim |"
+        "| grown | saved, default | saved, default + trim |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     rows = zip(default[0].pairs, default[1].pairs, every[0].pairs, every[1].pairs, strict=True)
     for plain, trimmed, window, window_trimmed in rows:
         print(
             f"| {plain.session} | {plain.first} -> {plain.second} | {plain.idle:,.0f} | {plain.history:,} "
             f"| {_pct(plain.resent_bare, plain.history)} | {_beyond(plain)} | {_beyond(trimmed)} "
-            f"| {_beyond(window)} | {_beyond(window_trimmed)} "
+            f"| {_beyond(window)} | {_beyond(window_trimmed)} | {plain.grown + trimmed.grown} "
             f"| {_pct(plain.saved, plain.history)} | {_pct(trimmed.saved, trimmed.history)} |"
         )
 
