@@ -107,11 +107,7 @@ def rewrite_history(
     spills: dict[str, Spill] = {}
 
     def run(
-        name: str,
-        step: RewriteStep,
-        history: list[Entry],
-        moment: float | None,
-        branch: frozenset[str] | None,
+        name: str, step: RewriteStep, history: list[Entry], moment: float | None, branch: Branch
     ) -> list[Entry]:
         result = step(history, moment, branch)
         changes.extend(result.changes)
@@ -203,11 +199,7 @@ def apply_steps(
     errors: list[str] = []
 
     def run(
-        name: str,
-        step: RewriteStep,
-        history: list[Entry],
-        moment: float | None,
-        branch: frozenset[str] | None,
+        name: str, step: RewriteStep, history: list[Entry], moment: float | None, branch: Branch
     ) -> list[Entry]:
         try:
             result = step(history, moment, branch)
