@@ -32,6 +32,7 @@ from .rules import COORDINATOR_RULES, WORKER_RULES
 from .run_stream import RunStream
 from .runtime import Runtime
 from .stores import (
+    CachePolicy,
     EphemeralPolicy,
     Lease,
     LoadReport,
@@ -53,6 +54,7 @@ __all__ = [
     "WORKBENCH_RULES",
     "WORKER_RULES",
     "AgentSpec",
+    "CachePolicy",
     "CompactPolicy",
     "CredentialsError",
     "EconomyReport",

@@ -59,6 +59,7 @@ HANDOFF = "## Doing now\nCounting.\n## Next step\nCount more."
 
 VALID: dict[str, Callable[[Path], Call]] = {
     "AgentSpec": lambda tmp: ((), {"instructions": "Do it."}),
+    "CachePolicy": lambda tmp: ((), {}),
     "CompactPolicy": lambda tmp: ((), {}),
     "EphemeralPolicy": lambda tmp: ((), {}),
     "Handoff": lambda tmp: ((), {"doing": "Counting.", "next": "Count more."}),

@@ -7,10 +7,13 @@ rely on, all measured with CLI 2.1.327:
   and each entry repeats the reply's whole `usage`, so a reply (a *turn*) is counted once per id;
 - a failed request leaves a `system` entry `subtype: "api_error"` per retry, and a synthetic assistant
   entry (`model: "<synthetic>"`, `isApiErrorMessage`) when retries run out: not a turn;
-- a denied call's result entry carries `toolDenialKind: "permission-rule"`;
+- a denied call's result entry carries `toolDenialKind: "permission-rule"` (CLI 2.1.42 and earlier wrote
+  the CLI's fixed "Permission to use ... has been denied." instead: `flower.stores.rewrite.denial_kind`);
 - a call the CLI refused before the tool ran has an error result wrapped in `<tool_use_error>` (CLI 2.1.332:
   an unknown tool, invalid input, a subagent's Write of a `REPORT*.md`);
-- a prompt is a user entry whose content is text, not a tool result.
+- a prompt is a user entry whose content is text, not a tool result;
+- the CLI's compaction worker writes its transcript as a subagent's, `subagents/agent-acompact-<id>`
+  (measured in real sessions of CLI 2.1.39).
 
 None of these functions does I/O or mutates its input; `flower.report.build_report` composes them.
 """
@@ -35,6 +38,7 @@ __all__ = [
     "body_chars",
     "denial_count",
     "hit_rate",
+    "is_compaction",
     "least_squares_slope",
     "mandates",
     "messages",
@@ -56,7 +60,7 @@ RESTATE_WORDS = 6
 """A mandate word counts as restating the rules when it lies in a run of this many consecutive words that
 also appear, in that order, in the rules (case and punctuation ignored)."""
 
-_INTERRUPTED = "[Request interrupted by user"
+_COMPACTION = "agent-acompact-"
 _WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 _WORD = re.compile(r"[\w'`/.-]+")
 
@@ -225,8 +229,18 @@ def result_texts(entries: Iterable[Entry]) -> dict[str, str]:
 
 
 def denial_count(entries: Iterable[Entry], kinds: Sequence[str] = ("permission-rule",)) -> int:
-    """Calls refused by a hook or a rule (`toolDenialKind`), never decided from text."""
-    return sum(1 for e in entries if e.get("type") == "user" and e.get("toolDenialKind") in kinds)
+    """Calls refused by a hook or a rule: `toolDenialKind`, or the CLI's fixed sentence in an old-format
+    entry that names its own call (`flower.stores.rewrite.denial_kind`)."""
+    from ..stores.rewrite import denial_kind, tool_calls
+
+    listed = [dict(entry) for entry in entries]
+    calls = tool_calls(listed)
+    return sum(1 for entry in listed if denial_kind(entry, calls) in kinds)
+
+
+def is_compaction(subpath: str) -> bool:
+    """Whether a subagent transcript is the CLI's compaction worker (`subagents/agent-acompact-*`)."""
+    return subpath.rsplit("/", 1)[-1].startswith(_COMPACTION)
 
 
 def refused_calls(entries: Iterable[Entry]) -> set[str]:
@@ -259,24 +273,16 @@ def prompts(entries: Sequence[Entry]) -> list[tuple[int, str]]:
 
     Compaction summaries, meta entries, subagent entries, the CLI's own messages (`promptSource:
     "system"`, e.g. a background subagent's task notification) and its "[Request interrupted by user]"
-    marker are not prompts.
+    marker are not prompts (`flower.stores.rewrite.is_prompt`).
     """
+    from ..stores.rewrite import is_prompt
+
     found = []
     for index, entry in enumerate(entries):
-        if entry.get("type") != "user" or entry.get("isSidechain") is True:
-            continue
-        if entry.get("isMeta") is True or entry.get("isCompactSummary") is True or "toolUseResult" in entry:
-            continue
-        if entry.get("promptSource") == "system":
+        if not is_prompt(dict(entry)):
             continue
         message = _message(entry)
-        content = message.get("content") if message is not None else None
-        if isinstance(content, list) and content:
-            if any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content):
-                continue
-            content = _text_of(content)
-        if isinstance(content, str) and not content.startswith(_INTERRUPTED):
-            found.append((index, content))
+        found.append((index, _text_of(message.get("content") if message is not None else "")))
     return found
 
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from .layers import PruningSessionStore, TrimmingSessionStore
 from .lease import Lease
-from .policies import Change, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
+from .policies import CachePolicy, Change, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
 from .postgres import PostgresSessionStore
 from .sqlite import SqliteSessionStore
 
 __all__ = [
+    "CachePolicy",
     "Change",
     "EphemeralPolicy",
     "Lease",

@@ -15,7 +15,8 @@ session before the CLI replays it (`flower.stores._local`).
 
 Each load produces a `LoadReport`: kept as `last_report` (for the main transcript) and passed to
 `on_report`. A rewrite that fails is skipped and logged, never raised: the history is then returned with
-the other rewrites only, or as stored.
+the other rewrites only, or as stored. A load within the prompt cache's lifetime repeats what the last
+cold load decided and decides nothing new (`CachePolicy`), so that it never breaks the cached prefix.
 
 Example::
 
@@ -47,7 +48,7 @@ from .._errors import SpecError, StoreError
 from ._local import append_all, find_transcript, read_transcripts
 from ._local import config_dir as cli_config_dir
 from ._open import open_store
-from .policies import EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
+from .policies import CachePolicy, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
 from .postgres import PostgresSessionStore
 from .rewrite import Applied, Entry, Spill, apply_steps, rewrite_steps, write_spills
 from .rewrite.pipeline import RewriteStep
@@ -60,6 +61,8 @@ logger = logging.getLogger("flower.stores")
 _OPTIONAL = ("list_sessions", "list_session_summaries", "delete", "list_subkeys")
 
 ReportCallback = Callable[[LoadReport], object]
+
+_DEFAULT_CACHE = CachePolicy()
 
 
 def _implements(store: object, method: str) -> bool:
@@ -112,7 +115,10 @@ class _RewritingStore(SessionStore):
         spill_dir: str | None,
         on_report: ReportCallback | None,
         config_dir: str | os.PathLike[str] | None,
+        cache: CachePolicy | None,
     ) -> None:
+        if cache is not None and not isinstance(cache, CachePolicy):
+            raise SpecError(f"cache must be a CachePolicy or None, got {type(cache).__name__}")
         if isinstance(inner, str | os.PathLike):
             if not os.fspath(inner):
                 raise SpecError(
@@ -135,9 +141,12 @@ class _RewritingStore(SessionStore):
         self._steps = steps
         self._spill_dir = spill_dir
         self._on_report = on_report
+        self.cache: CachePolicy | None = cache
+        """When a load may decide new rewrites (`CachePolicy`); `None`: at every load."""
         self.clock: Callable[[], float] = time.time
-        """The time of a load, in seconds since the epoch: expiry's pause before the load is measured
-        to it. Replace it to simulate the passage of time in a test or a benchmark."""
+        """The time of a load, in seconds since the epoch: whether the prompt cache is still warm, and
+        expiry's pause before the load, are measured to it. Replace it to simulate the passage of time
+        in a test or a benchmark."""
         self.last_report: LoadReport | None = None
         """The report of the latest `load()` of a main transcript (subagent loads go to `on_report` only)."""
         self.config_dir: str | os.PathLike[str] | None = config_dir
@@ -189,6 +198,7 @@ class _RewritingStore(SessionStore):
             entries_out=len(applied.entries),
             changes=applied.changes,
             errors=applied.errors,
+            warm=applied.warm,
             seconds=applied.seconds,
             imported=imported or 0,
         )
@@ -245,11 +255,8 @@ class _RewritingStore(SessionStore):
         logger.info("flower.stores: imported session %s (%d entries) from %s", key["session_id"], count, path)
         return count
 
-    def _now(self) -> float:
-        return self.clock()
-
     def _rewrite(self, entries: list[Entry]) -> Applied:
-        return apply_steps(entries, self._steps, write=self._write)
+        return apply_steps(entries, self._steps, write=self._write, now=self.clock(), cache=self.cache)
 
     def _write(self, spills: Sequence[Spill]) -> None:
         if self._spill_dir is None:
@@ -314,6 +321,8 @@ class TrimmingSessionStore(_RewritingStore):
     bodies under `spill_dir`, which must be a directory the agent can Read (the workbench's `spill/`).
     `config_dir` is the CLI's config directory a session that predates the store is imported from
     (default: the environment's `CLAUDE_CONFIG_DIR`, else `~/.claude`).
+    `cache` keeps a load within the prompt cache's lifetime from deciding new rewrites (`CachePolicy`;
+    `None`: decide at every load).
     """
 
     @checked
@@ -326,14 +335,15 @@ class TrimmingSessionStore(_RewritingStore):
         spill_dir: str | os.PathLike[str] | None = None,
         on_report: ReportCallback | None = None,
         config_dir: str | os.PathLike[str] | None = None,
+        cache: CachePolicy | None = _DEFAULT_CACHE,
     ) -> None:
         ephemeral_policy = _policy(ephemeral, EphemeralPolicy, "ephemeral")
         trim_policy = _policy(trim, TrimPolicy, "trim")
         directory = _spill_dir(trim_policy, spill_dir)
-        steps = rewrite_steps(
-            ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory, clock=self._now
+        steps = rewrite_steps(ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory)
+        super().__init__(
+            inner, steps=steps, spill_dir=directory, on_report=on_report, cache=cache, config_dir=config_dir
         )
-        super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report, config_dir=config_dir)
         self.ephemeral: EphemeralPolicy | None = ephemeral_policy
         """The expiry policy, or `None` when expiry is off."""
         self.trim: TrimPolicy | None = trim_policy
@@ -345,7 +355,7 @@ class PruningSessionStore(_RewritingStore):
 
     Denied calls beyond `prune.keep_denials`, synthetic API errors, interruption residue and orphan calls
     are always handled (`prune`, default `PrunePolicy()`); expiry is on and trim off by default, as in the
-    Runtime (`ephemeral=True`, `trim=False`). `config_dir`: as in `TrimmingSessionStore`.
+    Runtime (`ephemeral=True`, `trim=False`). `config_dir` and `cache`: as in `TrimmingSessionStore`.
     """
 
     @checked
@@ -359,6 +369,7 @@ class PruningSessionStore(_RewritingStore):
         spill_dir: str | os.PathLike[str] | None = None,
         on_report: ReportCallback | None = None,
         config_dir: str | os.PathLike[str] | None = None,
+        cache: CachePolicy | None = _DEFAULT_CACHE,
     ) -> None:
         if prune is not None and not isinstance(prune, PrunePolicy):
             raise SpecError(f"prune must be a PrunePolicy or None, got {type(prune).__name__}")
@@ -367,13 +378,11 @@ class PruningSessionStore(_RewritingStore):
         trim_policy = _policy(trim, TrimPolicy, "trim")
         directory = _spill_dir(trim_policy, spill_dir)
         steps = rewrite_steps(
-            prune=prune_policy,
-            ephemeral=ephemeral_policy,
-            trim=trim_policy,
-            spill_dir=directory,
-            clock=self._now,
+            prune=prune_policy, ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory
         )
-        super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report, config_dir=config_dir)
+        super().__init__(
+            inner, steps=steps, spill_dir=directory, on_report=on_report, cache=cache, config_dir=config_dir
+        )
         self.prune: PrunePolicy = prune_policy
         """The pruning policy."""
         self.ephemeral: EphemeralPolicy | None = ephemeral_policy

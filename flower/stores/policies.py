@@ -15,6 +15,7 @@ from .._check import check_fields, checked
 from .._errors import SpecError
 
 __all__ = [
+    "CachePolicy",
     "Change",
     "ChangeKind",
     "EphemeralPolicy",
@@ -56,10 +57,10 @@ class EphemeralPolicy:
     keep_recent: int = 6
     """How many of the most recent ephemeral results keep their body."""
     batch: int = 1
-    """Expire in steps of this many results. With 1, every new ephemeral result expires the oldest kept
-    one, which changes an earlier entry and so breaks the prompt-cache prefix from there on every resume.
-    With `batch=k` the window moves only once `k` more results have gathered: `k - 1` resumes out of `k`
-    keep the previous rewritten prefix byte for byte, at the price of up to `k - 1` extra bodies kept."""
+    """Expire in steps of this many results: the window moves only once `k` more results have gathered,
+    at the price of up to `k - 1` extra bodies kept. Moving the window changes an earlier entry, which
+    breaks the prompt-cache prefix from there; with the default `CachePolicy` it only moves at a cold
+    resume, where the cache is lost anyway, so the default is 1. It matters with `cache=None`."""
     predicate: Callable[[str], bool] | None = None
     """Decides whether a command is ephemeral; `None` means `flower.glance.is_ephemeral` (the same table
     that lets the coordinator run the command itself)."""
@@ -70,7 +71,8 @@ class EphemeralPolicy:
     """The text that replaces an expired body. Fields: `{command}` (its first line, shortened), `{keep}`
     (`keep_recent`: at least that many newer ephemeral results exist) and `{newer}` (the exact count of
     newer ephemeral results). `{newer}` changes at every new result, so an already expired note would
-    change on every resume and break the prompt-cache prefix there; the default avoids it."""
+    change at every resume that decides (with `cache=None`, every resume, breaking the prompt-cache
+    prefix there); the default avoids it."""
     stale_after: float | None = 3600.0
     """A pause of this many seconds or more (between two entries' timestamps, or from the last entry to
     the load) expires every ephemeral result before it, the `keep_recent` newest included: after an idle
@@ -206,6 +208,33 @@ class PrunePolicy:
             _check_template("PrunePolicy", "denial_note", self.denial_note, calls="`ls`", count=1)
 
 
+@dataclass(frozen=True, kw_only=True)
+class CachePolicy:
+    """When a load may decide new rewrites: only once the prompt cache has expired.
+
+    A rewrite of an entry already sent makes every later request re-send the history from that entry
+    on (cache write at 1.25x the input price instead of a read at 0.1x). Within the cache's lifetime
+    after the last message, a load therefore repeats exactly what the last cold load decided and leaves
+    later entries as the session's own requests sent them; once the lifetime has passed, the prefix is
+    cold anyway and everything is decided anew. Measured on 18 real sessions: no warm resume re-sends
+    more than a resume without flower would (docs/stores.md).
+    """
+
+    ttl: float | None = 300.0
+    """The cache lifetime in seconds, used unless the CLI's replies say which one they asked for
+    (`promptCacheRequested`: "5m" or "1h"). The CLI asks for 5 minutes by default. `None`: ignore the
+    cache, decide every rewrite at every load (the window then moves at every resume)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+        if self.ttl is not None and (
+            not isinstance(self.ttl, int | float)
+            or isinstance(self.ttl, bool)
+            or not 0 < self.ttl < float("inf")
+        ):
+            raise SpecError(f"CachePolicy.ttl must be None or a positive number of seconds, got {self.ttl!r}")
+
+
 ChangeKind = Literal["expired", "trimmed", "denial", "denial_note", "api_error", "interrupt", "orphan"]
 """What a rewrite did: expired or trimmed a result, dropped a denied call (and named the dropped ones in
 the kept denial's result) or an API-error entry, neutralised an interrupted result, gave an orphan call a
@@ -223,9 +252,11 @@ class Change:
     tool_use_id: str | None = None
     """The call concerned, for changes about a call."""
     chars_saved: int = 0
-    """Characters of the replayed JSON (`message.content`) saved; negative when text was added."""
+    """Characters of the replayed JSON (`message.content`) saved; negative when text was added; 0 for
+    an API-error entry, which the CLI does not replay anyway."""
     detail: str = ""
-    """The command (`expired`), the file written (`trimmed`) or the tool's name."""
+    """The command (`expired`), the file written (`trimmed`), the tool's name (`denial`), the note
+    (`denial_note`), or the size of an API-error entry."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -251,6 +282,9 @@ class LoadReport:
     """Every change, in history order."""
     errors: tuple[str, ...] = ()
     """Rewrites that failed and were skipped, one message each."""
+    warm: bool = False
+    """The load came within the prompt cache's lifetime: it repeated the rewrites of the last cold load
+    (in `changes` too) and decided none (`CachePolicy`)."""
     seconds: float = field(default=0.0, compare=False)
     """Time the rewrite took (not compared: two equal reports may differ in it)."""
     imported: int = 0
@@ -290,7 +324,8 @@ class LoadReport:
         done = ", ".join(parts) if parts else "nothing rewritten"
         failed = f"; {len(self.errors)} rewrite(s) failed and were skipped" if self.errors else ""
         imported = f"imported {self.imported} entries from the CLI's transcript; " if self.imported else ""
-        return f"{where}: {imported}{done}; {self.chars_saved} chars saved{failed}"
+        warm = " (cache warm: the last cold load's rewrites, repeated)" if self.warm else ""
+        return f"{where}: {imported}{done}; {self.chars_saved} chars saved{warm}{failed}"
 
 
 _KIND_ORDER: tuple[ChangeKind, ...] = ("expired", "trimmed", "denial", "api_error", "interrupt", "orphan")

@@ -32,6 +32,7 @@ from flower.instrument import instrument
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash, read, tool_use
 from tests.e2e.test_file_modes import assert_private
 from tests.facts import fact
+from tests.stores.transcripts import age_stored
 
 pytestmark = pytest.mark.cli
 
@@ -156,6 +157,7 @@ async def test_a_query_app_keeps_its_hook_mcp_and_store_and_a_resume_is_pruned(
     stored = await own_store.load(key)  # type: ignore[arg-type]
     assert stored and APP_DENIAL in json.dumps(stored)  # the app's store holds the transcript
 
+    age_stored(own_store._store, 600)  # resumed ten minutes later: the prompt cache has expired
     scripted_model.script("main", ["resumed"])
     again = await scripted_model.run("Go on.", options=dataclasses.replace(options, resume=run.session_id))
     assert again.text == "resumed" and again.session_id == run.session_id

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from flower import Runtime, SpillPolicy, coordinator, worker
+from flower.demo.pause import pass_time
 from flower.events import StoreReport
 from flower.testing import ScriptedModel, agent, bash, tool_use
 
@@ -97,6 +98,7 @@ async def test_a_resume_goes_through_layer_4(scripted_model: ScriptedModel, work
     assert first.ok
 
     events: list[object] = []
+    pass_time(workspace / ".flower" / "sessions.db", 600)  # ten minutes later: the prompt cache is cold
     scripted_model.script("main", ["resumed"])
     again = await rt.run(lead(), "Go on.", resume=first.session_id, on_event=events.append)
 

@@ -31,7 +31,7 @@ def test_the_demo_runs_the_main_job_and_compares(tmp_path: Path, capsys: pytest.
         "denied   Write",
         "denied   Bash",
         "api      HTTP 500 from the model API; the CLI retries",
-        "layer 4  resume rewrote the history: 2 expired, 1 pruned",
+        "layer 4  resume rewrote the history: 1 expired, 1 pruned",
         "generation 2 starts from notes/handoff.md",
         "plain SDK, step 2: resume the session",
         "== side by side",
