@@ -31,7 +31,7 @@ from flower.testing import RecordedRequest, ScriptedModel, ToolUse, bash, read
 analyst = worker("Reads logs.", "You read logs and say what failed.", tools=["Read", "Bash"])
 lead = coordinator("lead", "Goal: find the failing test.", {"analyst": analyst})
 LOG = "".join(f"test_{n} passed\n" for n in range(400)) + "test_checkout FAILED: expected 3 items, got 2\n"
-POINTER = re.compile(r"to (\S+/\.flower/spill/\S+-bash\.txt) \(")
+POINTER = re.compile(r"to `?([^` ]+/\.flower/spill/[^` ]+-bash\.txt)`? \(")
 
 
 def read_the_pointer(request: RecordedRequest) -> ToolUse:

@@ -8,15 +8,19 @@ the files of a workbench; `release_loop` closes what a store holds on an event l
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import uuid
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+from ._errors import LeaseError, StoreError
 from .stores import Lease, PostgresSessionStore, PruningSessionStore, TrimmingSessionStore
 
 __all__ = ["Holds", "attach_workbench", "innermost", "release_loop"]
+
+logger = logging.getLogger("flower.fleet")
 
 
 def innermost(store: Any) -> Any:
@@ -74,7 +78,14 @@ class Holds:
     async def new_session(self) -> str:
         """A fresh session id, leased before the session exists (no one else can resume it meanwhile)."""
         session_id = str(uuid.uuid4())
-        await self.hold(session_id, timeout=0.0)
+        try:
+            await self.hold(session_id, timeout=0.0)
+        except LeaseError:
+            raise
+        except StoreError as exc:
+            # nobody can resume a session that does not exist yet: a store that cannot hold leases (a
+            # read-only disk) must not end the run; its own failures surface where the store is used
+            logger.warning("flower: the new session %s runs without a lease: %s", session_id, exc)
         return session_id
 
     async def aclose(self) -> None:

@@ -25,6 +25,7 @@ from typing import Final
 import anyio
 
 from .._errors import LeaseError, StoreError
+from .._private_dirs import make_private_dirs
 from .lease import Lease, busy, holder_name
 
 __all__ = ["FileLeases"]
@@ -80,9 +81,7 @@ class FileLeases:
     def _path(self, session_id: str) -> Path:
         assert self.directory is not None
         try:
-            self.directory.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            with contextlib.suppress(FileExistsError):
-                self.directory.mkdir(mode=0o700)
+            make_private_dirs(self.directory)  # a .gitignore where it creates flower's directory
         except OSError as exc:
             raise StoreError(f"cannot create the lease directory {self.directory}: {exc}") from exc
         if self.directory.is_symlink() or not self.directory.is_dir():
