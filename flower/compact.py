@@ -16,7 +16,7 @@ _MODES = ("auto", "no_summary", "off")
 
 @dataclass(frozen=True, kw_only=True)
 class CompactPolicy:
-    """The CLI's compaction switch, as environment for the CLI (measured in the facts file, §5).
+    """The CLI's compaction switch, as environment for the CLI (measured with CLI 2.1.327).
 
     - `"auto"`: change nothing (the CLI summarises at window - 33k);
     - `"no_summary"`: auto-compact off (`DISABLE_AUTO_COMPACT=1`); `/compact` still works. The CLI then

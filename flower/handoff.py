@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 AUTO_COMPACT_MARGIN = 33_000
-"""The CLI compacts at window - 33k tokens (facts §5); its local refusal is at about window - 23k."""
+"""The CLI compacts at window - 33k tokens; its local refusal is at about window - 23k (CLI 2.1.327)."""
 
 HANDOFF_PROMPT = """\
 Stop the work here: your context is nearly full ({used:,} of {window:,} tokens). A new session will \

@@ -1,6 +1,6 @@
 """`build_options()`: compile an `AgentSpec` into `ClaudeAgentOptions`.
 
-What it settles, each for a measured reason (facts file §1, §2, §6):
+What it settles, each for a reason measured with CLI 2.1.327:
 - instructions go through the `claude_code` preset's `append`: additive, never a replacement;
 - workers become `AgentDefinition`s; the session's tool list and auto-approve list cover every worker's
   tools, because the CLI's permissions are session-wide (a tool missing there stalls or denies headless

@@ -1,9 +1,9 @@
 """The built-in rules appended to a coordinator's and a worker's instructions.
 
-Both are model-facing and overridable (`coordinator(..., rules=...)`, `worker(..., rules=...)`). They hold
-the mandate discipline the seed measured: 8/8 mandates restated rules the worker already had (~4.8k chars
-of permanent main-thread context wasted in one round), so the coordinator is told what a mandate holds and
-the one thing it must relay (the workbench index does not reach subagents).
+Both are model-facing and overridable (`coordinator(..., rules=...)`, `worker(..., rules=...)`). They hold the
+mandate discipline measured in the original design: 8/8 mandates restated rules the worker already had (~4.8k
+chars of permanent main-thread context wasted in one round), so the coordinator is told what a mandate holds
+and the one thing it must relay (the workbench index does not reach subagents).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Every string field of the tool output at or over `threshold` (4000) chars is wri
 test verdicts sit (decided by the benchmark suite's workload 1; see docs/benchmarks.md). A Read's preview
 is its first whole lines only, numbered as in the file (see `_read_preview`). The content is
 not lost, just not resident. The output keeps its exact shape: the CLI silently ignores a replacement
-that does not match the tool's schema (facts §2).
+that does not match the tool's schema (measured with CLI 2.1.327).
 
 - Lists are never touched unless `SpillPolicy(lists="strings")`: they can hold image blocks.
 - Reading a spilled file passes through (by default any file of the workbench): re-spilling it would loop.
@@ -56,7 +56,7 @@ __all__ = [
 logger = logging.getLogger("flower.spill")
 
 SPILL_TOOLS: Final[tuple[str, ...]] = ("Bash", "Read", "Grep", "Glob", "WebFetch", "WebSearch")
-"""The tools whose outputs are spilled by default (the seed's matcher)."""
+"""The tools whose outputs are spilled by default (the original design's matcher)."""
 
 SPILL_POINTER: Final = (
     "[spilled] {tool} {field}: {chars} chars moved out of the conversation to {path} "
@@ -86,15 +86,16 @@ class SpillPolicy:
     head: int = 300
     """Chars of the start of the output kept as a preview."""
     tail: int = 100
-    """Chars of the end kept too (0: head only; the seed kept a 400-char head). Test verdicts sit at the end:
-    measured on the benchmark's needles, 300 + 100 answered 6/6 verdicts at once against 4/6 for a 400-char
-    head, with fewer extra calls and no more cost (docs/benchmarks.md). Not for a Read: the CLI numbers
-    every line of a Read result in a row, so lines from the end could not keep their numbers."""
+    """Chars of the end kept too (0: head only; the original design kept a 400-char head). Test verdicts sit
+    at the end: measured on the benchmark's needles, 300 + 100 answered 6/6 verdicts at once against 4/6 for a
+    400-char head, with fewer extra calls and no more cost (docs/benchmarks.md). Not for a Read: the CLI
+    numbers every line of a Read result in a row, so lines from the end could not keep their numbers."""
     main_only: bool = False
     """Spill only main-thread outputs (hook input without `agent_id`); subagents keep theirs."""
     lists: Literal["keep", "strings"] = "keep"
-    """`keep`: lists are never touched (the seed). `strings`: a list of strings (Glob and Grep file lists)
-    is spilled as lines and replaced by a shorter list; items that are not strings are never touched."""
+    """`keep`: lists are never touched (as in the original design). `strings`: a list of strings (Glob and
+    Grep file lists) is spilled as lines and replaced by a shorter list; items that are not strings are
+    never touched."""
     read_through: Literal["workbench", "spill"] = "workbench"
     """A Read of a file in this place passes unspilled: the whole workbench (its files were written on
     purpose, to be read: a handoff note must arrive whole) or only `spill/` (the least that avoids a loop)."""

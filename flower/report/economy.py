@@ -256,13 +256,13 @@ class Cost:
 
 @dataclass(frozen=True, kw_only=True)
 class EconomyReport:
-    """The seed's measurements for one run (every session of a store, or the ones asked for).
+    """The measurements behind flower's design, for one run (every session of a store, or the ones asked for).
 
     Example::
 
         report = await build_report("repo")      # a workspace, its .flower/, a .db file or a store
         print(report.render_text())
-        report.turns.subagent_share              # 0.977 in the seed's 10.4 h run
+        report.turns.subagent_share              # 0.977 in a 10.4 h run of the original design
     """
 
     source: str

@@ -1,6 +1,6 @@
 """The report's measurements, as pure functions over transcript entries.
 
-An entry is one line of the CLI's transcript as the store holds it (facts §3, §4). What these functions
+An entry is one line of the CLI's transcript as the store holds it. What these functions
 rely on, all measured with CLI 2.1.327:
 
 - the CLI writes one assistant entry per content block; the blocks of one API reply share `message.id`

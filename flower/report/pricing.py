@@ -9,10 +9,10 @@ itself charges (read back from `ResultMessage.total_cost_usd` for one million to
 others are the public list prices of their family. A model that matches no row is priced like the CLI's
 default model and named in `Cost.unpriced`.
 
-Windows: what the bundled CLI 2.1.332 reports (`rawMaxTokens`, facts §5): 200,000 tokens for Opus 4.5
-and 4.6, the Sonnet and Haiku 4.x models (real sessions of Opus 4.5/4.6, Sonnet 4.5 and Haiku 4.5 ran
-with 200K: one compacted at about 155K), and 1,000,000 for Opus 4.7 and 5.5, for any unknown name, and
-for a name with the `[1m]` suffix. The report asks the CLI itself first (`flower.report.windows`).
+Windows: what the bundled CLI 2.1.332 reports (`rawMaxTokens` of `get_context_usage()`): 200,000 tokens for
+Opus 4.5 and 4.6, the Sonnet and Haiku 4.x models (real sessions of Opus 4.5/4.6, Sonnet 4.5 and Haiku 4.5 ran
+with 200K: one compacted at about 155K), and 1,000,000 for Opus 4.7 and 5.5, for any unknown name, and for a
+name with the `[1m]` suffix. The report asks the CLI itself first (`flower.report.windows`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 __all__ = ["DEFAULT_WINDOW", "PRICES", "WINDOWS", "Price", "price_for", "window_for"]
 
 DEFAULT_WINDOW = 1_000_000
-"""The window the CLI reports for an unknown model name (facts §5)."""
+"""The window the CLI reports for an unknown model name (measured with CLI 2.1.332)."""
 
 WINDOWS: dict[str, int] = {
     # prefix of the model name -> window; the longest matching prefix wins

@@ -1,6 +1,6 @@
 """Spill and index through the real CLI: what the model saw is the proof.
 
-A replacement the CLI silently ignores (wrong shape, facts §2) leaves the original body in the next
+A replacement the CLI silently ignores (wrong shape, as measured) leaves the original body in the next
 request, so every test here looks at the next request, and at the transcript for the CLI's only trace
 of an ignored replacement (a `hook_error_during_execution` attachment).
 """

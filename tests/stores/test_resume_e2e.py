@@ -89,7 +89,7 @@ def git_workspace(workspace: Path) -> None:
 
 
 async def interrupt_a_sleep(model: ScriptedModel, workspace: Path, store: Any, session_id: str) -> None:
-    """Resume the session with a client, start a long Bash, interrupt it while it runs (facts §3.2)."""
+    """Resume the session with a client, start a long Bash, interrupt it while it runs."""
     starting = anyio.Event()
 
     async def note_start(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Build transcripts shaped like the CLI's (facts §3, and the entries a real session stored).
+"""Build transcripts shaped like the CLI's (as measured, and the entries a real session stored).
 
 The shapes copied from real sessions: one assistant entry per content block, chained by `parentUuid`
 and sharing `message.id`; one user entry per tool_result whose parent is the entry holding the call;

@@ -1,6 +1,7 @@
 """Reading and copying transcript entries: the shared vocabulary of the rewrites.
 
-An entry is one line of the CLI's JSONL transcript (facts §3). The ones the rewrites care about:
+An entry is one line of the CLI's JSONL transcript (as written by CLI 2.1.327). The ones the rewrites care
+about:
 
 - `assistant` entries hold `message.content` blocks; the CLI writes one entry per block (`apiBlockIndex`),
   chained by `parentUuid`, so parallel calls are sibling entries of one API message (same `message.id`);
