@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from flower.testing.requests import _strings as strings  # every string leaf of a JSON value
 
-SPILL_POINTER = re.compile(r"moved out of the conversation to (\S+?) \(Read it")
+SPILL_POINTER = re.compile(r"moved out of the conversation to `?([^`]+?)`? \(Read it")
 CLI_POINTER = re.compile(r"Full output saved to: (\S+)")
 TRANSCRIPT_POINTER = re.compile(r"read the full transcript at: (\S+?\.jsonl)")
 EXPIRED = re.compile(r"\[result of `[^`]*` expired")

@@ -31,7 +31,7 @@ def test_the_demo_runs_the_main_job_and_compares(tmp_path: Path, capsys: pytest.
         "denied   Write",
         "denied   Bash",
         "api      HTTP 500 from the model API; the CLI retries",
-        "layer 4  resume rewrote the history: 2 expired, 1 pruned",
+        "layer 4  resume rewrote the history: 1 expired, 1 pruned",
         "generation 2 starts from notes/handoff.md",
         "plain SDK, step 2: resume the session",
         "== side by side",
@@ -39,11 +39,17 @@ def test_the_demo_runs_the_main_job_and_compares(tmp_path: Path, capsys: pytest.
     ):
         assert line in out, f"missing {line!r} in:\n{out}"
     assert "Most errors: service-06: 63 errors" in out  # the answer, read from real command outputs
+    flower_part = out.split("plain SDK, step 1")[0]
+    written = re.findall(r"writer   Wrote (\S+)\.$", flower_part, flags=re.MULTILINE)
+    assert ".flower/notes/log-audit.md" in written and len(written) == 3
+    for path in written:  # a worker's "Wrote" is a file on disk, never a refused Write
+        assert (kept / "flower" / path).is_file(), path
+    assert not re.search(r"^  refused ", out, flags=re.MULTILINE)
 
     report = build_report_sync(kept / "flower")
     assert report.handoffs == 1 and report.mandates.count >= 20 and report.denials.main == 2
     assert report.spills.count >= 12 and report.scripts.runs >= 12 and report.scripts.written == 1
-    assert report.resumes[0].expired >= 1 and report.api_errors >= 1
+    assert report.resumes[0].expired >= 1 and report.api_errors >= 1 and report.refusals.total == 0
     plain = build_report_sync(kept / "plain")
     assert plain.spills.count == 0 and plain.context.peak > 1.5 * max(s.context[-1] for s in report.sessions)
     compared = re.search(r"handoffs / compactions\s+(\d+) / (\d+)\s+(\d+) / (\d+)", out)
