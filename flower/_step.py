@@ -16,9 +16,11 @@ from ._errors import FlowerError, WorkbenchError
 from ._generation import Outcome, run_generation
 from ._reach import unreachable_cause
 from ._stream import Tracker
+from .cost import DEFAULT_MODEL, price
 from .events import ApiError, HandoffDone, WorkbenchWarning
 from .handoff import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
 from .result import StepResult
+from .usage import StepUsage
 from .workbench import Workbench
 
 logger = logging.getLogger("flower.runtime")
@@ -165,13 +167,15 @@ class Step:
                 "the main thread ended without the structured result its output_format asks for (the "
                 "StructuredOutput tool was not called, or no call passed the schema)"
             )
+        usage = tracker.usage.usage()
         return StepResult(
             session_id=tracker.session_id,
             ok=error is None,
             text=(answers[-1].result or "") if answers else "",
             error=error,
-            cost_usd=_cost(tracker.results),
-            usage=tracker.usage.usage(),
+            cost_usd=_cost(usage),
+            cli_cost_usd=_cli_cost(tracker.results),
+            usage=usage,
             num_turns=sum(r.num_turns for r in tracker.results),
             results=len(tracker.answers),
             retired=tuple(self.retired),
@@ -192,12 +196,21 @@ def _store_failure(exc: BaseException) -> BaseException | None:
     return None
 
 
-def _cost(results: list[ResultMessage]) -> float:
-    """The step's cost: the one place `StepResult.cost_usd` is computed.
+def _cost(usage: StepUsage) -> float:
+    """The step's cost: the one place `StepResult.cost_usd` is computed, with flower's cost model.
 
-    For now the CLI's own figure: `total_cost_usd` is cumulative within a session (measured), so the last
-    of each session, summed. A shared cost model would price `StepResult.usage.by_model` here instead.
+    Each model's tokens (`StepUsage.by_model`, subagents included) are priced at that model's row of
+    `flower.cost.PRICES`; cache writes at the 5-minute rate (the CLI reports one count for both TTLs). A
+    CLI that reports no per-model usage leaves the main thread's tokens, priced like the CLI's default model.
     """
+    if usage.by_model:
+        return sum(price([used], model=name).total for name, used in usage.by_model.items())
+    return price([usage.main], model=DEFAULT_MODEL).total
+
+
+def _cli_cost(results: list[ResultMessage]) -> float:
+    """The CLI's own figure: `total_cost_usd` is cumulative within a session (measured), so the last of
+    each session, summed."""
     per_session: dict[str, float] = {}
     for result in results:
         per_session[result.session_id] = max(

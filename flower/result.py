@@ -23,7 +23,12 @@ class StepResult:
     error: str | None = None
     """Why it failed, for a human (never shown to the model)."""
     cost_usd: float = 0.0
-    """The step's cost in US dollars, subagents included: for now the CLI's own `total_cost_usd`."""
+    """The step's estimated cost in US dollars, subagents included: `usage` priced per model by flower's
+    cost model (`flower.cost`), the same one `flower report`, the demo and the benchmarks use. An estimate:
+    list prices, cache writes at the 5-minute rate, an unknown model priced like the CLI's default."""
+    cli_cost_usd: float = 0.0
+    """The CLI's own figure for the step (`ResultMessage.total_cost_usd`, summed over its sessions): its
+    price table, which may lag a new model or price. Equal to `cost_usd` when both tables agree."""
     usage: StepUsage = field(default_factory=StepUsage)
     """Tokens used: input, output, cache read and cache write; main thread and subagents, per model."""
     num_turns: int = 0

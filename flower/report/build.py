@@ -23,6 +23,7 @@ from claude_agent_sdk import SessionStore
 from .._check import check_fields, checked
 from .._errors import SpecError
 from .._sync import run_blocking
+from ..cost import price
 from ..handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT
 from ..rules import WORKER_RULES
 from ..stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
@@ -42,7 +43,7 @@ from .economy import (
     Split,
     Tokens,
 )
-from .pricing import price_for, window_for
+from .pricing import window_for
 from .windows import cli_windows
 
 __all__ = ["ReportOptions", "build_report", "build_report_sync", "compute_report", "main_models"]
@@ -246,16 +247,9 @@ def _cost(replies: Sequence[m.Message]) -> Cost:
     priced: list[tuple[str, float]] = []
     unpriced: list[str] = []
     for model, usage in sorted(by_model.items()):
-        price, known = price_for(model)
-        if not known:
-            unpriced.append(model)
-        cost = price.cost(
-            input=usage.input,
-            output=usage.output,
-            cache_read=usage.cache_read,
-            cache_creation=usage.cache_creation,
-        )
-        priced.append((model, cost))
+        cost = price([usage], model=model)  # flower's one cost model, as StepResult.cost_usd
+        unpriced.extend(cost.unpriced)
+        priced.append((model, cost.total))
     return Cost(usd=sum(c for _, c in priced), by_model=tuple(priced), unpriced=tuple(unpriced))
 
 

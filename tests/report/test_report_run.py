@@ -71,7 +71,7 @@ async def test_a_scripted_run_explained_by_the_api_and_the_command(
     assert report.context.peak == max(first.peak_context, second.peak_context)
     assert report.context.window == 1_000_000
     assert report.context.window_from == "model claude-opus-5-5, as the CLI reports it"
-    assert report.cost.usd == pytest.approx(first.cost_usd + second.cost_usd, rel=1e-6)  # the CLI's prices
+    assert report.cost.usd == pytest.approx(first.cost_usd + second.cost_usd, rel=1e-6)  # one cost model
 
     plots = tmp_path / "plots"
     assert await anyio.to_thread.run_sync(main, ["report", str(workspace), "--plots", str(plots)]) == 0
