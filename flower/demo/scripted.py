@@ -34,7 +34,8 @@ RESTATED = (
     "file:line, at most five items. Never paste file contents, command output, logs or diffs into the reply. "
     "Do not narrate trial and error."
 )
-"""What a plain coordinator adds to every mandate (the seed measured 8/8 mandates restating the rules)."""
+"""What a plain coordinator adds to every mandate (in a 10-hour run of the original design, 8 of 8
+mandates restated the rules)."""
 
 
 @dataclass(frozen=True)
