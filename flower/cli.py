@@ -60,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--keep", metavar="DIR", type=Path, help="leave both workspaces in DIR (new or empty)")
     demo.add_argument("--plots", metavar="DIR", type=Path, help="write PNG plots into DIR")
+    demo.add_argument(
+        "--json", action="store_true", help="print the reports and the verdict as JSON (progress on stderr)"
+    )
     demo.add_argument("--live", action="store_true", help="a real task against the API (needs a key)")
     demo.add_argument("--budget", type=float, default=0.5, help="--live: spend at most this many dollars")
     demo.add_argument("--model", help="--live: the model (default: the CLI's)")
@@ -134,8 +137,16 @@ def _demo(args: argparse.Namespace) -> int:
         return 0 if result.ok else 1
     from .demo import run_demo
 
-    outcome = anyio.run(lambda: run_demo(keep=args.keep, plots=args.plots))
+    if args.json:  # the progress goes to stderr, the result alone to stdout
+        outcome = anyio.run(lambda: run_demo(out=_to_stderr, keep=args.keep, plots=args.plots))
+        print(outcome.to_json())
+    else:
+        outcome = anyio.run(lambda: run_demo(keep=args.keep, plots=args.plots))
     return 0 if outcome.ok else 1
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def _doctor(args: argparse.Namespace) -> int:

@@ -15,18 +15,22 @@ rely on, all measured with CLI 2.1.327:
 - the CLI's compaction worker writes its transcript as a subagent's, `subagents/agent-acompact-<id>`
   (measured in real sessions of CLI 2.1.39).
 
-None of these functions does I/O or mutates its input; `flower.report.build_report` composes them.
+None of these functions does I/O or mutates its input; `flower.report.build_report` composes them. The
+script counts live in `flower.report.scripts`, the growth of the context in `flower.report.growth`
+(both re-exported here).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from .._content import refused_by_cli
+from .growth import least_squares_slope, pooled_slope, turns_to_wall
+from .scripts import ScriptActivity, script_activity
 
 __all__ = [
     "RESTATE_WORDS",
@@ -61,7 +65,6 @@ RESTATE_WORDS = 6
 also appear, in that order, in the rules (case and punctuation ignored)."""
 
 _COMPACTION = "agent-acompact-"
-_WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 _WORD = re.compile(r"[\w'`/.-]+")
 
 
@@ -325,92 +328,6 @@ def restated_chars(mandate: str, rules: Iterable[str], n: int = RESTATE_WORDS) -
                 chars += end - span_start
                 span_start = None
     return chars
-
-
-@dataclass(frozen=True, kw_only=True)
-class ScriptActivity:
-    """Scripts written into the workbench's `scripts/` and the commands that ran them."""
-
-    written: tuple[str, ...]
-    """Distinct script paths written or edited."""
-    writes: int
-    """Write/Edit calls into `scripts/`."""
-    runs: int
-    """Bash commands that ran a script of `scripts/` (a command running two counts twice)."""
-    run: tuple[str, ...]
-    """Distinct scripts run."""
-
-
-def _script_pattern(roots: Sequence[str]) -> re.Pattern[str]:
-    alternatives = "|".join(re.escape(root.rstrip("/")) for root in sorted(roots, key=len, reverse=True))
-    return re.compile(rf"(?:{alternatives})/([^\s'\"`;|&<>()]+)")
-
-
-def script_activity(
-    calls: Iterable[Mapping[str, Any]],
-    roots: Sequence[str] = (".flower/scripts",),
-    refused: Collection[str] = (),
-) -> ScriptActivity:
-    """Count script writes and runs among `calls` (tool_use blocks); calls whose id is in `refused` did
-    not happen (`refused_calls`) and are not counted.
-
-    `roots` are the `scripts/` directories (absolute paths, or a relative tail such as `.flower/scripts`
-    that any path ending so matches). A Bash command runs a script when it names one and is not a mere
-    look (`flower.glance.is_ephemeral`: `cat scripts/x.sh` reads it, `sh scripts/x.sh` runs it).
-    """
-    from ..glance import is_ephemeral  # loads the shell parser only when needed
-
-    pattern = _script_pattern(roots)
-    written: dict[str, None] = {}
-    run: dict[str, None] = {}
-    writes = runs = 0
-    for call in calls:
-        tool_input = call.get("input")
-        if not isinstance(tool_input, Mapping) or call.get("id") in refused:
-            continue
-        if call.get("name") in _WRITE_TOOLS:
-            path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
-            found = pattern.search(path)
-            if found:
-                writes += 1
-                written.setdefault(found.group(1), None)
-        elif call.get("name") == "Bash":
-            command = str(tool_input.get("command") or "")
-            names = list(dict.fromkeys(m.group(1) for m in pattern.finditer(command)))
-            if names and not is_ephemeral(command):
-                runs += len(names)
-                for name in names:
-                    run.setdefault(name, None)
-    return ScriptActivity(written=tuple(written), writes=writes, runs=runs, run=tuple(run))
-
-
-def least_squares_slope(points: Sequence[float]) -> float | None:
-    """The least-squares slope of `points` against their index (None under two points)."""
-    return pooled_slope([points])
-
-
-def pooled_slope(series: Iterable[Sequence[float]]) -> float | None:
-    """One slope for several series, each with its own intercept (a handoff restarts low).
-
-    It is the growth per turn within any session: the sawtooth of a handoff chain does not flatten it.
-    """
-    num = den = 0.0
-    for points in series:
-        count = len(points)
-        if count < 2:
-            continue
-        mean_x = (count - 1) / 2
-        mean_y = sum(points) / count
-        num += sum((x - mean_x) * (y - mean_y) for x, y in enumerate(points))
-        den += sum((x - mean_x) ** 2 for x in range(count))
-    return num / den if den else None
-
-
-def turns_to_wall(start: float, slope: float | None, window: int) -> float | None:
-    """Turns from a context of `start` tokens until `window`, at `slope` tokens per turn (None if flat)."""
-    if slope is None or slope <= 0:
-        return None
-    return max(0.0, (window - start) / slope)
 
 
 def hit_rate(usage: TokenUsage) -> float | None:

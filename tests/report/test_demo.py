@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -18,10 +19,11 @@ def test_the_demo_runs_the_main_job_and_compares(tmp_path: Path, capsys: pytest.
     kept, plots = tmp_path / "kept", tmp_path / "plots"
     started = time.monotonic()
 
-    status = main(["demo", "--keep", str(kept), "--plots", str(plots)])
+    status = main(["demo", "--keep", str(kept), "--plots", str(plots), "--json"])
 
     seconds = time.monotonic() - started
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out, result = captured.err, json.loads(captured.out)  # --json: the progress on stderr, JSON alone on stdout
     assert status == 0, out
     assert seconds < 120, f"the demo took {seconds:.0f} s; it must finish in under 2 minutes"
     delegations = re.findall(r"^  \[(\d\d)\]", out, flags=re.MULTILINE)
@@ -56,6 +58,14 @@ def test_the_demo_runs_the_main_job_and_compares(tmp_path: Path, capsys: pytest.
     assert compared is not None and compared.groups()[:3] == ("1", "0", "0")
     assert int(compared.group(4)) >= 1  # the plain session compacts where flower hands off
     assert sorted(p.name for p in plots.iterdir()) == ["context.png", "split.png"]
+
+    verdict = result["verdict"]  # what flower bought, what it cost, where the crossover lies
+    assert result["ok"] and result["flower"]["cost"]["usd"] == verdict["flower_cost"] > 0
+    assert verdict["flower_peak"] == report.context.peak < verdict["plain_peak"] == plain.context.peak
+    assert verdict["flower_cost"] == pytest.approx(report.cost.usd) and verdict["kept_out"] > 0
+    said = out.split("== verdict")[1]
+    assert "flower bought a main thread" in said and "estimated with flower's cost model" in said
+    assert "Crossover:" in said and all(line in said for line in verdict["lines"])
 
 
 def test_live_needs_credentials_and_says_so(
