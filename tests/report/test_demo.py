@@ -63,7 +63,7 @@ def test_the_demo_runs_the_main_job_and_compares(tmp_path: Path, capsys: pytest.
     assert result["ok"] and result["flower"]["cost"]["usd"] == verdict["flower_cost"] > 0
     assert verdict["flower_peak"] == report.context.peak < verdict["plain_peak"] == plain.context.peak
     assert verdict["flower_cost"] == pytest.approx(report.cost.usd) and verdict["kept_out"] > 0
-    said = out.split("== verdict")[1]
+    said = " ".join(out.split("== verdict")[1].split())  # printed wrapped
     assert "flower bought a main thread" in said and "estimated with flower's cost model" in said
     assert "Crossover:" in said and all(line in said for line in verdict["lines"])
 
