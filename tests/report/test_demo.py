@@ -23,7 +23,7 @@ def test_the_demo_runs_the_main_job_and_compares(tmp_path: Path, capsys: pytest.
 
     seconds = time.monotonic() - started
     captured = capsys.readouterr()
-    out, result = captured.err, json.loads(captured.out)  # --json: the progress on stderr, JSON alone on stdout
+    out, result = captured.err, json.loads(captured.out)  # --json: progress on stderr, JSON on stdout
     assert status == 0, out
     assert seconds < 120, f"the demo took {seconds:.0f} s; it must finish in under 2 minutes"
     delegations = re.findall(r"^  \[(\d\d)\]", out, flags=re.MULTILINE)
