@@ -1,7 +1,8 @@
 """`delegate_guard`: the delegation wall (layer 1).
 
 A PreToolUse hook. A call from the main thread (its hook input has no `agent_id`) is refused unless the
-tool is one of the coordinator's own; Bash passes only when `is_ephemeral(command)` holds (glance). The
+tool is one of the coordinator's own; Bash passes only when `is_ephemeral(command)` holds (glance), and
+runs as `glance_verdict(command).command`: a git glance with git's read-only options (`updatedInput`). The
 refusal shows the way: delegate with the Agent tool, goal and acceptance criteria in the mandate, long
 outputs in the workbench's `artifacts/`, only paths and conclusions back. Subagent calls always pass.
 
@@ -45,6 +46,16 @@ def _deny(reason: str) -> HookJSONOutput:
     }
 
 
+def _run_as(tool_input: Mapping[str, Any], command: str) -> HookJSONOutput:
+    """Let the call through with `command` in place of the model's (git hardened); permissions unchanged."""
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "updatedInput": {**tool_input, "command": command},
+        }
+    }
+
+
 def delegate_guard(
     *,
     artifacts: str | Path | None = None,
@@ -76,12 +87,13 @@ def delegate_guard(
         if tool in own or is_mcp_tool(tool):
             return {}
         if tool == "Bash" and glance:
-            command = (data.get("tool_input") or {}).get("command")
+            tool_input = data.get("tool_input") or {}
+            command = tool_input.get("command")
             if not isinstance(command, str):
                 return refuse("run a Bash call without a command")
             verdict = glance_verdict(command)
             if verdict.ephemeral:
-                return {}
+                return {} if verdict.command == command else _run_as(tool_input, verdict.command)
             shown = command if len(command) <= 120 else command[:117] + "..."
             return refuse(f"run `{shown}` itself, as it is not a read-only glance ({verdict.reason})")
         return refuse(f"use {tool} itself")

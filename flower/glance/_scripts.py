@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from flower._glance_verb import Arg, Refusal, names, opaque_refusal
+from ._verb import Arg, Refusal, names, opaque_refusal
 
 __all__ = ["awk", "sed"]
 
