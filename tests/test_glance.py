@@ -160,6 +160,18 @@ ACCEPTED: list[tuple[str, bool, str]] = [
     ("echo 'a;rm x' \"b && rm x\"", True, "operators inside quotes"),
     ("cat f | sort | uniq -c\nls && pwd", True, "newline the grammar swallows, read as bash does"),
     ("ls a#b", True, "# inside a word"),
+    ("free -m && uptime", True, ""),
+    ("printenv HOME", True, ""),
+    ("env | grep PATH", True, ""),
+    ("ulimit -a", True, ""),
+    ("command -v git", True, ""),
+    ("od -c data.bin | head", True, ""),
+    ("hexdump -C data.bin | head", True, ""),
+    ("lscpu", True, ""),
+    ("locale -a", True, ""),
+    ("git config user.name", True, ""),
+    ("git show HEAD~1:README.md", True, ""),
+    ("cat /proc/meminfo", True, ""),
 ]
 
 REFUSED: list[tuple[str, bool, str]] = [
@@ -303,7 +315,6 @@ REFUSED: list[tuple[str, bool, str]] = [
     ("timeout 5 rm x", False, "timeout wrapper"),
     ("sudo ls", False, "sudo"),
     ("command rm x", False, "command wrapper"),
-    ("command -v ls", False, "command, even in its query form"),
     ("builtin cd /", False, "builtin wrapper"),
     ("time rm x", False, "time wrapper"),
     ("source script.sh", False, "source"),
@@ -374,6 +385,11 @@ REFUSED: list[tuple[str, bool, str]] = [
     ("ls >/dev/./null", False, "another spelling of /dev/null"),
     ("ls > $DEVNULL", False, "redirection target from a variable"),
     ("echo ${x[$(rm y)]}", False, "substitution in a subscript"),
+    ("ulimit -n 10", False, "ulimit sets a limit"),
+    ("command git status", False, "command runs its operand"),
+    ("git config edit", False, "git 2.46 opens an editor"),
+    ("env -i ls", False, "env runs a command"),
+    ("free -s 1", False, "repeats forever"),
 ]
 
 CASES = ACCEPTED + REFUSED

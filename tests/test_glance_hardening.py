@@ -152,6 +152,8 @@ STATE_OR_NETWORK = [
     "awk '{print}' /inet/tcp/0/example.com/80",
     "awk '{print}' //inet/tcp/0/example.com/80",
     "awk '{print}' /inet6/udp/0/example.com/53",
+    "awk 'BEGIN { ARGV[1] = \"/inet/tcp/0/example.com/80\"; ARGC = 2 } { print }'",
+    "awk 'BEGIN{ARGV[ARGC++]=\"/dev/zero\"} {print}' f",
     "hostname -f",
     "hostname -i",
     "hostname --fqdn",

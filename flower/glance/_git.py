@@ -171,8 +171,10 @@ def _git_config(rest: Sequence[str]) -> None:
         elif key.startswith("-") and key not in _GIT_CONFIG_FLAGS:
             raise Refusal(f"`git config {words[i]}` is not a read-only config option")
         i += 1
-    if not action:
-        raise Refusal("`git config` without `--get`, `--get-all`, `--get-regexp` or `--list` writes")
+    keys = [word for word in words if not word.startswith("-")]
+    # `git config KEY` reads, `git config KEY VALUE` writes; a key has a dot, a subcommand (`edit`) none.
+    if not action and not (len(keys) == 1 and "." in keys[0]):
+        raise Refusal("`git config` writes, but with one key alone, `--get`, `--get-regexp` or `--list`")
 
 
 def _operand(word: Pattern) -> bool:

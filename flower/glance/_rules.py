@@ -29,7 +29,7 @@ __all__ = [
     "verb_rule",
 ]
 
-WRAPPERS = names("""xargs exec eval nice nohup timeout sudo su doas command builtin time watch
+WRAPPERS = names("""xargs exec eval nice nohup timeout sudo su doas builtin time watch
     stdbuf ionice chroot unbuffer script bash sh zsh dash ksh fish csh tcsh python python3 node perl
     ruby php lua source busybox setsid flock parallel strace ltrace taskset chrt runuser pkexec coproc""")
 """Verbs that run another command: whatever they run escapes the whitelist."""
@@ -146,6 +146,22 @@ def _hostname(name: str, args: Sequence[Arg]) -> bool:
     return False
 
 
+def _ulimit(name: str, args: Sequence[Arg]) -> bool:
+    # `ulimit -n` shows a limit; with a value (`ulimit -n 10`) it sets one.
+    if not all(arg is not None and re.fullmatch(r"-[A-Za-z]+", arg) for arg in args):
+        raise Refusal("`ulimit` with a value sets a limit; only its flags (`ulimit -a`) show them")
+    return False
+
+
+def _command(name: str, args: Sequence[Arg]) -> bool:
+    # `command -v NAME` tells where NAME comes from; any other form runs NAME.
+    if len(args) < 2 or args[0] not in ("-v", "-V") or not all(
+        arg is not None and re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*", arg) for arg in args[1:]
+    ):
+        raise Refusal("`command` runs another command; only `command -v NAME` looks it up")
+    return False
+
+
 def _env(name: str, args: Sequence[Arg]) -> bool:
     # `env` prints the environment; with an operand it runs a command (or `NAME=VALUE` assigns first).
     if any(arg not in ("-0", "--null") for arg in args):
@@ -193,6 +209,11 @@ RULES: dict[str, Rule] = {
     "df": Verb(deny_long=("sync",)),
     "free": Verb(deny_short="sc", deny_long=("seconds", "count")),
     "env": _env,
+    "ulimit": _ulimit,
+    "command": _command,
+    **dict.fromkeys(names("lscpu locale"), _PLAIN),
+    "od": Verb(short_values="AjNSstw", stdin="default", opaque_ok=True),
+    "hexdump": Verb(short_values="efns", stdin="default", opaque_ok=True),
     **dict.fromkeys(names("test ["), _test),
     **dict.fromkeys(names("cat rev"), _FILTER),
     # `--files0-from=F` and `-c F` read the files that F names: any path, devices included. A glob can
@@ -265,7 +286,7 @@ PATTERN_RULES = frozenset({"git", *(name for name, rule in RULES.items() if isin
 """Verbs whose rule takes a `Pattern`: a word that can only become file names with a known prefix."""
 
 NAMES_ONLY = names("""ls stat realpath readlink basename dirname echo printf test [ which type pwd true
-    false id whoami uname nproc arch hostname uptime printenv env groups free""")
+    false id whoami uname nproc arch hostname uptime printenv env groups free ulimit command locale""")
 """Verbs that never open their arguments: they may name a device (`ls -l /dev/tty`)."""
 
 
