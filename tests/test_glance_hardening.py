@@ -48,6 +48,7 @@ ZSH_SUBSCRIPT = [
     "printf %d 'path[$(touch PWNED)]'",
     "printf '%.*s' 'path[$(touch PWNED)]' x",
     "printf '%s %x\\n' a 'HOME[`touch PWNED`]'",
+    "printf %d 'path[$(touch PWNED)]'*",  # a glob that matches nothing stays as it is (NO_NOMATCH)
     "ls ~['$(touch PWNED)']",
     "echo 'a''b'",  # RC_QUOTES: zsh reads `a'b`
 ]
@@ -114,6 +115,10 @@ ENDLESS = [
     "cat /*/zero",
     "cat /{dev,x}/zero",
     "cat /d[e]v/zero",
+    "rev $'/dev/zero'",  # found by the fuzzer: `$'…'` was not decoded
+    "cat $'\\x2fdev\\x2fzero'",
+    "echo $'\\101'",  # octal: bash and zsh differ in the details
+    "echo $'\\u00e9'",
     "cat /sys/kernel/tracing/trace_pipe",
     "grep -r x /",
     "grep -R x //",
@@ -242,6 +247,8 @@ KEPT = [
     "ls ~/projects",
     "cat ~/.gitconfig",
     "echo a{b,c}",
+    "cut -d$'\\t' -f1 data.tsv",
+    "echo $'a\\tb'",
 ]
 
 

@@ -121,14 +121,20 @@ def test_git_in_a_bare_repository_committed_in_the_project(tmp_path: Path) -> No
     assert not (project / "PWNED").exists()
 
 
-@needs_git
-@pytest.mark.parametrize("shell", ["bash", "zsh"])
-def test_git_status_and_diff_rewrite_the_index_unless_hardened(shell: str, tmp_path: Path) -> None:
+def _shell_and_repository(shell: str, path: Path) -> str:
+    """The shell program (skipping when it is missing), with a one-file repository in `path`."""
     program = ZSH if shell == "zsh" else "bash"
     if program is None:
         pytest.skip("zsh is not installed (Debian package `zsh`)")
-    (tmp_path / "f").write_text("x\n")
-    _repository(tmp_path)
+    (path / "f").write_text("x\n")
+    _repository(path)
+    return program
+
+
+@needs_git
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_git_status_and_diff_rewrite_the_index_unless_hardened(shell: str, tmp_path: Path) -> None:
+    program = _shell_and_repository(shell, tmp_path)
     index = tmp_path / ".git" / "index"
     for step, command in enumerate(("git status", "git diff", "git status -s && git diff --stat")):
         for typed in (False, True):
@@ -144,11 +150,7 @@ def test_git_status_and_diff_rewrite_the_index_unless_hardened(shell: str, tmp_p
 @needs_git
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
 def test_git_runs_no_fsmonitor_hook_when_hardened(shell: str, tmp_path: Path) -> None:
-    program = ZSH if shell == "zsh" else "bash"
-    if program is None:
-        pytest.skip("zsh is not installed (Debian package `zsh`)")
-    (tmp_path / "f").write_text("x\n")
-    _repository(tmp_path)
+    program = _shell_and_repository(shell, tmp_path)
     (tmp_path / ".git" / "hook").write_text('#!/bin/sh\ntouch "$HOME/PWNED"\n')
     (tmp_path / ".git" / "hook").chmod(0o755)
     assert GIT is not None
@@ -208,3 +210,22 @@ def test_gawk_connects_to_an_inet_operand(tmp_path: Path) -> None:
     listener.close()
     assert connected
     assert "network" in refused(f"awk '{{print}}' /inet/tcp/0/127.0.0.1/{port}")
+
+
+@needs_git
+def test_a_partial_clone_fetches_unless_hardened(tmp_path: Path) -> None:
+    assert GIT is not None
+    source = tmp_path / "source"
+    (source / "f").parent.mkdir()
+    (source / "f").write_text("hello\n")
+    _repository(source)
+    subprocess.run([GIT, "config", "uploadpack.allowFilter", "true"], cwd=source, check=True)
+    clone = tmp_path / "clone"
+    subprocess.run(
+        [GIT, "clone", "-q", "--no-checkout", "--filter=blob:none", f"file://{source}", str(clone)],
+        check=True,
+        capture_output=True,
+    )
+    hardened = run("bash", glance_verdict("git show HEAD:f").command, clone)
+    assert hardened.returncode != 0 and "not allowed" in hardened.stderr  # no transport: nothing fetched
+    assert run("bash", "git show HEAD:f", clone).stdout == "hello\n"  # as typed, it fetches the blob

@@ -29,6 +29,7 @@ _SPECIAL_ROOTS = {
     "inet4": "a gawk network special file (`/inet4/tcp/…` connects)",
     "inet6": "a gawk network special file (`/inet6/tcp/…` connects)",
 }
+_UNKNOWN_TOP = "a path whose top-level directory is known only at run time (it may be /dev or /proc)"
 _PROC_FILES = names("""cpuinfo meminfo loadavg uptime version stat mounts filesystems swaps partitions
     diskstats vmstat cmdline devices modules interrupts softirqs zoneinfo buddyinfo cgroups crypto misc
     locks consoles execdomains iomem ioports mdstat pagetypeinfo slabinfo version_signature""")
@@ -58,8 +59,7 @@ def path_refusal(template: str) -> str:
 
 def reaches_root(template: str) -> bool:
     """Whether the path may be `/` itself (`/`, `/.`, `..`, `$X`): a recursive read there meets /proc."""
-    stack, root = _walk(template)
-    return root and not stack
+    return _resolve(template, check=False)[1]
 
 
 def _candidates(template: str) -> list[str]:
@@ -71,30 +71,16 @@ def _candidates(template: str) -> list[str]:
     return found
 
 
-def _walk(path: str) -> tuple[list[str], bool]:
-    """The components left after resolving `.` and `..` as text, and whether the start may be `/`.
-
-    A relative path may climb to `/` with enough `..`; a part known only at run time may be empty, `/`
-    or `..`, so after one the position may be `/` too.
-    """
-    stack: list[str] = []
-    root = path.startswith("/")
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if stack:
-                stack.pop()
-            else:
-                root = True
-        elif UNKNOWN in part or part.startswith("~"):
-            stack, root = [], True
-        else:
-            stack.append(part)
-    return stack, root
-
-
 def _special(path: str) -> str:
+    return _resolve(path, check=True)[0]
+
+
+def _resolve(path: str, check: bool) -> tuple[str, bool]:
+    """Walk `path`, resolving `.` and `..` as text; with `check`, the reason it must not be read, or ''.
+
+    Also returns whether the end may be `/`. A relative path may climb to `/` with enough `..`; a part
+    known only at run time may be empty, `/` or `..`, so after one the position may be `/` too.
+    """
     parts = path.split("/")
     stack: list[str] = []
     root = path.startswith("/")
@@ -107,21 +93,19 @@ def _special(path: str) -> str:
             else:
                 root = True
             continue
-        rest = [p for p in parts[i + 1 :] if p not in ("", ".")]
-        at_root = root and not stack
-        if UNKNOWN in part or (i == 0 and part.startswith("~")):
-            if at_root and rest and UNKNOWN in part:
-                return "a path whose top-level directory is known only at run time (it may be /dev or /proc)"
+        unknown = UNKNOWN in part or (i == 0 and part.startswith("~"))
+        if check and root and not stack and (UNKNOWN in part or part in _SPECIAL_ROOTS):
+            rest = [p for p in parts[i + 1 :] if p not in ("", ".")]
+            if UNKNOWN not in part:
+                allowed = (part == "dev" and rest == ["null"]) or (part == "proc" and _proc_allowed(rest))
+                return ("" if allowed else _SPECIAL_ROOTS[part]), False
+            if rest:
+                return _UNKNOWN_TOP, False
+        if unknown:
             stack, root = [], True
-            continue
-        if at_root and part in _SPECIAL_ROOTS:
-            if part == "dev" and rest == ["null"]:
-                return ""
-            if part == "proc" and _proc_allowed(rest):
-                return ""
-            return _SPECIAL_ROOTS[part]
-        stack.append(part)
-    return ""
+        else:
+            stack.append(part)
+    return "", root and not stack
 
 
 def _proc_allowed(rest: list[str]) -> bool:

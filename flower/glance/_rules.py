@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from ._git import git
 from ._scripts import awk, sed
-from ._verb import Arg, Refusal, Rule, Verb, denied_option, names, opaque_refusal, operands
+from ._verb import Arg, Pattern, Refusal, Rule, Verb, denied_option, names, opaque_refusal, operands
 
 __all__ = [
     "INTERACTIVE",
@@ -97,7 +97,7 @@ def _date(name: str, args: Sequence[Arg]) -> bool:
     for arg in operands(args, "dfr", {"date", "file", "reference"}):
         if not (arg or "").startswith("+"):
             raise Refusal("`date` with an operand that is not a `+FORMAT` sets the clock")
-    return False
+    return "-" in args or "--file=-" in args  # `date -f -` reads dates from standard input
 
 
 _DATE = Verb(deny_short="s", deny_long=("set",))
@@ -124,12 +124,13 @@ def _test(name: str, args: Sequence[Arg]) -> bool:
 
 
 def _printf(name: str, args: Sequence[Arg]) -> bool:
-    if args and args[0] is None:
+    if args and (args[0] is None or isinstance(args[0], Pattern)):
         raise Refusal("`printf` with a format known only at run time")
     if args and (args[0] or "").startswith("-v"):
         raise Refusal("`printf -v` assigns a shell variable")
     if any(arg is not None and "[" in arg for arg in args[1:]):
-        # zsh evaluates numeric arguments as arithmetic: `printf %d 'path[$(cmd)]'` runs `cmd`.
+        # zsh evaluates numeric arguments as arithmetic: `printf %d 'path[$(cmd)]'` runs `cmd`; a glob
+        # that matches nothing stays as it is with NO_NOMATCH, so its text counts too.
         raise Refusal("`printf` with a `[` in an argument, which zsh can evaluate as a subscript")
     return False
 
@@ -155,8 +156,10 @@ def _ulimit(name: str, args: Sequence[Arg]) -> bool:
 
 def _command(name: str, args: Sequence[Arg]) -> bool:
     # `command -v NAME` tells where NAME comes from; any other form runs NAME.
-    if len(args) < 2 or args[0] not in ("-v", "-V") or not all(
-        arg is not None and re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*", arg) for arg in args[1:]
+    if (
+        len(args) < 2
+        or args[0] not in ("-v", "-V")
+        or not all(arg is not None and re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*", arg) for arg in args[1:])
     ):
         raise Refusal("`command` runs another command; only `command -v NAME` looks it up")
     return False
@@ -201,12 +204,13 @@ _SUMS = "md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum"
 
 RULES: dict[str, Rule] = {
     **dict.fromkeys(
-        names("ls pwd du whoami id uname nproc arch true false echo uptime printenv groups"), _PLAIN
+        names("ls pwd whoami id uname nproc arch true false echo uptime printenv groups"), _PLAIN
     ),
     **dict.fromkeys(names("basename dirname realpath readlink which type ps"), _PLAIN),
     # zsh's `stat` builtin (zsh/stat) assigns an array with -A or -H: a run-time `-A` must not get in.
     "stat": Verb(deny_short="AH"),
     "df": Verb(deny_long=("sync",)),
+    "du": Verb(deny_long=("files0-from",), opaque_ok=True),
     "free": Verb(deny_short="sc", deny_long=("seconds", "count")),
     "env": _env,
     "ulimit": _ulimit,
@@ -282,7 +286,9 @@ RULES: dict[str, Rule] = {
 }
 """Every verb that may run as a glance. Names are matched exactly: `LS` and `/bin/ls` are not `ls`."""
 
-PATTERN_RULES = frozenset({"git", *(name for name, rule in RULES.items() if isinstance(rule, Verb))})
+PATTERN_RULES = frozenset(
+    {"git", "printf", *(name for name, rule in RULES.items() if isinstance(rule, Verb))}
+)
 """Verbs whose rule takes a `Pattern`: a word that can only become file names with a known prefix."""
 
 NAMES_ONLY = names("""ls stat realpath readlink basename dirname echo printf test [ which type pwd true

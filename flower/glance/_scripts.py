@@ -203,8 +203,9 @@ def _check_awk_program(program: str) -> bool:
     """Refuse an awk program that can run a command or write a file; return whether it is BEGIN-only.
 
     Refused: `system`, `getline`, `@` (gawk directives and indirect calls), `ARGV`/`ARGC` (which files
-    are read), a `|` that is not `||`, and `>` as print redirection. With no `/` in the program there are no regex literals, so strings
-    can be skipped exactly; otherwise any `>` after a `print` is refused, string or not.
+    are read), a `|` that is not `||`, and `>` as print redirection. With no `/` in the program there
+    are no regex literals, so strings can be skipped exactly; otherwise any `>` after a `print` is
+    refused, string or not.
     """
     for word in ("system", "getline", "@"):
         if word in program:

@@ -7,7 +7,10 @@ word is refused outright when either shell could run a command while expanding i
   `${…}` with anything but a name inside (`${X:=v}` assigns, `${(e)X}` evaluates, `${a[…]}` subscripts);
 - `$name[…]`: zsh reads it as a subscript, and evaluates a `$(…)` inside it, even quoted;
 - `~[…]`: a zsh dynamic directory name calls a shell function;
-- `'a''b'`: with RC_QUOTES zsh reads `''` inside single quotes as a quote, bash as nothing.
+- `'a''b'`: with RC_QUOTES zsh reads `''` inside single quotes as a quote, bash as nothing;
+- a `$'…'` escape that the two read differently (octal, `\\u`, `\\c`, a NUL).
+
+The value of `$'…'` is decoded, so `cat $'/dev/zero'` is checked as the path it is.
 
 Other zsh readings only change the value: a leading `=` (EQUALS: `=ls` is the path of `ls`) makes it
 known only at run time; `^`, `~` and `#` (EXTENDED_GLOB) and `{x}` (BRACE_CCL) make it a `Pattern`.
@@ -146,8 +149,10 @@ class Words:
             if [c.type for c in node.children] != ["${", "variable_name", "}"]:
                 raise Refusal("a parameter expansion with an operator")
             pieces.append(("", _UNKNOWN))
-        elif kind in ("brace_expression", "ansi_c_string"):
-            pieces.append(("", _UNKNOWN))  # `$'…'` escapes are not decoded: its value counts as unknown
+        elif kind == "ansi_c_string":
+            pieces.append((_ansi_c(self._text(node)[2:-1]), _QUOTED))
+        elif kind == "brace_expression":
+            pieces.append(("", _UNKNOWN))
         elif kind == "$":
             pieces.append(("$", _LITERAL))
         else:
@@ -181,6 +186,29 @@ def _template(text: str, kind: int) -> str:
     if kind == _QUOTED:
         return text
     return "".join(UNKNOWN if c in _RUNTIME_CHARS else c for c in text)
+
+
+_ANSI_C = re.compile(r"\\(x[0-9a-fA-F]{2}|[abeEfnrtv\\'\"]|.?)", re.S)
+_ANSI_C_LETTERS = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_ANSI_C_LETTERS |= {"v": "\v", "\\": "\\", "'": "'", '"': '"'}
+
+
+def _ansi_c(body: str) -> str:
+    """The value of `$'body'`: its escapes decoded where bash and zsh agree, else a refusal.
+
+    Both read `\\n`, `\\t`, `\\e`, `\\\\`, `\\'`, `\\xHH` … alike; octal, `\\u`, `\\c`, and zsh's `\\M-`
+    and `\\C-` differ in their details, and a NUL ends the word in bash only: those are refused.
+    """
+
+    def decode(match: re.Match[str]) -> str:
+        escape = match.group(1)
+        if escape in _ANSI_C_LETTERS:
+            return _ANSI_C_LETTERS[escape]
+        if escape.startswith("x") and len(escape) == 3 and 0 < int(escape[1:], 16) < 0x80:
+            return chr(int(escape[1:], 16))
+        raise Refusal(f"a `$'…'` escape that bash and zsh read differently (`\\{escape}`)")
+
+    return _ANSI_C.sub(decode, body)
 
 
 def _unescape(match: re.Match[str]) -> str:

@@ -60,11 +60,19 @@ def _quote(arg: str) -> str:
     glance refuses `x\\<newline>y` even inside quotes, but not `'x\\''<newline>y'`.
     """
     if re.search(r"[\x00-\x08\x0b-\x1f\x7f\udc80-\udcff]", arg):
-        raw = arg.encode("utf-8", "surrogateescape")
-        return (
-            "$'" + "".join(chr(b) if 32 <= b < 127 and b not in b"\\'" else f"\\x{b:02x}" for b in raw) + "'"
-        )
+        return "$'" + "".join(_ansi_c_char(char) for char in arg) + "'"
     return "".join(shlex.quote(piece) for piece in re.split(r"(?<=\\)(?=\n)", arg))
+
+
+def _ansi_c_char(char: str) -> str:
+    """`char` inside `$'…'`: control characters and undecodable bytes as `\\xHH`, the rest as it is."""
+    if char in "\\'":
+        return "\\" + char
+    if char < " " or char == "\x7f":
+        return f"\\x{ord(char):02x}"
+    if "\udc80" <= char <= "\udcff":
+        return f"\\x{ord(char) - 0xDC00:02x}"  # a byte that is not UTF-8: glance refuses it anyway
+    return char
 
 
 def judge(run: Run) -> None:

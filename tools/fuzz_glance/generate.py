@@ -36,7 +36,7 @@ DEVICES = [
     *_words("//dev/zero /./dev/zero /dev//zero /tmp/../dev/zero ../../../../../../../../dev/zero"),
     *_words("~/../../../../../../dev/zero $HOME/../../../../../../dev/zero /d?v/zero /*/zero /dev/stdin"),
     *_words("/proc/self/root/dev/zero /proc/self/fd/0 /proc/self/cwd/../../../../../dev/zero /proc/kmsg"),
-    *_words("/proc/cpuinfo /proc/self/status /proc/1/root/dev/zero /dev/fd/0 /{dev,x}/zero / // /."),
+    *_words("/proc/cpuinfo /proc/self/status /proc/1/root/dev/zero /dev/fd/0 /{dev,x}/zero"),
     *_words("--file=/dev/zero -f/dev/zero x=/dev/zero /inet/tcp/0/127.0.0.1/9 //inet/tcp/0/127.0.0.1/9"),
 ]
 ZSH_WORDS = [
@@ -50,8 +50,11 @@ SUBSCRIPTS = [
     "$((a[$(touch x)]))", "$[x]", "$[a[1]]",
 ]  # fmt: skip
 ENDLESS = _words("+f +cf +lf +5f -5cf --fo --follow=name -F -s1 -c9")
+ROOTS = _words("/ // /. ../../../../../../../.. -r -R")
+"""Searches from `/` meet /proc/kmsg; only recursive searches get them: `du /` is only slow."""
+RECURSIVE = _words("grep rg diff")
 FIRST_ARGS = {  # a likely first argument, so that verbs with strict rules get accepted often enough
-    "git": _words("status log diff show branch tag config stash remote reflog -C --no-pager describe"),
+    "git": _words("status log diff show branch tag config stash remote reflog -C --no-pager describe -c"),
     "sed": _words("-n p s/a/b/ 1,2p -i -e"),
     "awk": ["'{print}'", "'BEGIN{print 1}'", "-F:"],
     "find": _words(". src -name"),
@@ -61,6 +64,10 @@ FIRST_ARGS = {  # a likely first argument, so that verbs with strict rules get a
     "test": _words("-v -eq -n -f"),
     "free": _words("-m -s"),
     "hostname": _words("-s -f -I"),
+    "command": _words("-v -V -p"),
+    "ulimit": _words("-a -n -Hn"),
+    "env": _words("-0 -i -u"),
+    "date": _words("-f +%s -d"),
 }
 SEPARATORS = [
     ";", "; ", " && ", "&&", " || ", " | ", "|", " |& ", " & ", "&", "\n", "\n", "\n", " \n", "\n\t",
@@ -128,6 +135,8 @@ class Generator:
         if verb in FIRST_ARGS and rng.random() < 0.7:
             words.append(self.quoted(rng.choice(FIRST_ARGS[verb]), 0.1))
         words += [self.word(depth) for _ in range(rng.choice((0, 1, 1, 2, 2, 3, 4)))]
+        if verb in RECURSIVE and rng.random() < 0.3:
+            words += [rng.choice(ROOTS) for _ in range(rng.choice((1, 2)))]
         if rng.random() < 0.05:
             words.insert(0, rng.choice(("X=1", "IFS=/", "PATH=.", "a[$(x)]=1", "GIT_DIR=sub")))
         for _ in range(rng.choice((0, 0, 0, 0, 1, 2))):
