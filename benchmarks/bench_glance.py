@@ -52,14 +52,15 @@ def _calls_per_second(commands: Sequence[str], check: object = is_ephemeral) -> 
 ROOT = Path(__file__).resolve().parent.parent
 WORST = {
     "1,000 commands joined by &&": " && ".join(["ls"] * 1_000),
-    "2,400 commands joined by pipes": " | ".join(["cat"] * 2_400),
-    "4,900 lines": "ls\n" * 4_900,
+    "1,600 commands joined by pipes": " | ".join(["cat"] * 1_600),
+    "3,300 lines": "ls\n" * 3_300,
+    "lines the grammar misreads": ("cat f | sort | uniq -c\nls && pwd\n" * 400)[:9_990],
     "3,000 nested $(": "ls " + "$(" * 3_000 + ")" * 3_000,
     "9,000 braces": "echo " + "{" * 9_000,
     "10,000 characters in one word": "ls " + "a" * 9_997,
     "over the length cap": "ls " + "a" * 10_000,
 }
-"""Inputs that take longest: each must still get a verdict (all but the first are refused)."""
+"""Inputs that take longest: each still gets a verdict, in bounded time."""
 
 
 def benign() -> None:

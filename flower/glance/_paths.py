@@ -50,6 +50,8 @@ def path_refusal(template: str) -> str:
     Besides the whole argument, the value of an option is checked: after the first `=`
     (`--file=/dev/zero`, `if=/dev/zero`) and after any letter of a short cluster (`-f/dev/zero`).
     """
+    if "/" not in template:
+        return ""  # one component: it is not under `/` (and `..` or a run-time part alone names no file)
     for candidate in _candidates(template):
         reason = _special(candidate)
         if reason:

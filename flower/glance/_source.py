@@ -30,7 +30,7 @@ Node = tree_sitter.Node
 
 MAX_LENGTH = 10_000
 """Longer commands are refused unread: a glance is a short look, and the check stays fast."""
-_MAX_FIXES = 64
+_MAX_FIXES = 16
 """Misread newlines fixed before giving up (each fix parses the command again)."""
 
 # Bash reads only newline and tab among control characters as blanks; others (CR, NUL, ESC ...) are
