@@ -7,8 +7,10 @@ in its place (git hardened as the wall runs it) changes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -26,13 +28,43 @@ needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")
 
 
 def run(shell: str, command: str, cwd: Path, timeout: float = 10.0) -> subprocess.CompletedProcess[str]:
+    """Run `command` in `shell` in a process group of its own, killed whole on timeout and at the end.
+
+    A read that never ends may be a grandchild of the shell: killing the shell alone would leak it.
+    """
     env = {"PATH": os.environ["PATH"], "HOME": str(cwd), "LC_ALL": "C.UTF-8", "GIT_CONFIG_NOSYSTEM": "1"}
+    program = ZSH if shell == "zsh" else shell
+    if program is None:
+        pytest.skip("zsh is not installed (Debian package `zsh`)")
     argv = (
-        [shell, "--norc", "--noprofile", "-c", command] if shell == "bash" else [shell, "-f", "-c", command]
+        [program, "--norc", "--noprofile", "-c", command]
+        if shell == "bash"
+        else [program, "-f", "-c", command]
     )
-    return subprocess.run(
-        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
-    )
+    with subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(process.pid)
+            process.communicate()
+            raise
+        finally:
+            _kill_group(process.pid)
+    return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def refused(command: str) -> str:
@@ -55,14 +87,15 @@ def test_bash_runs_a_subscript_before_a_redirection(command: str, tmp_path: Path
     assert "{name}" in refused(command)
 
 
-def test_a_descriptor_variable_replaces_path(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_a_descriptor_variable_replaces_path(shell: str, tmp_path: Path) -> None:
     for fd in range(10, 14):  # the shell picks the first free descriptor from 10 up
         planted = tmp_path / str(fd) / "ls"
         planted.parent.mkdir()
         planted.write_text("#!/bin/sh\n: > PWNED\n")  # a builtin: PATH is now a number
         planted.chmod(0o755)
     command = "echo hi {PATH}>/dev/null; ls"
-    run("bash", command, tmp_path)
+    run(shell, command, tmp_path)
     assert (tmp_path / "PWNED").exists()
     assert "{name}" in refused(command)
 
@@ -78,8 +111,7 @@ def test_a_descriptor_variable_replaces_path(tmp_path: Path) -> None:
     ],
 )
 def test_zsh_runs_a_subscript(command: str, tmp_path: Path) -> None:
-    assert ZSH is not None
-    run(ZSH, command, tmp_path)
+    run("zsh", command, tmp_path)
     assert (tmp_path / "PWNED").exists()
     assert "subscript" in refused(command)
     (tmp_path / "bash").mkdir()
@@ -99,7 +131,8 @@ def _repository(path: Path) -> None:
 
 
 @needs_git
-def test_git_in_a_bare_repository_committed_in_the_project(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_git_in_a_bare_repository_committed_in_the_project(shell: str, tmp_path: Path) -> None:
     assert GIT is not None
     project = tmp_path / "project"
     (project / "README").parent.mkdir()
@@ -110,31 +143,26 @@ def test_git_in_a_bare_repository_committed_in_the_project(tmp_path: Path) -> No
     (project / "sub" / "hook").chmod(0o755)
     for key, value in (("core.bare", "false"), ("core.worktree", ".."), ("core.fsmonitor", "sub/hook")):
         subprocess.run([GIT, "--git-dir", str(project / "sub"), "config", key, value], check=True)
-    run("bash", "git -C sub status", project)
+    run(shell, "git -C sub status", project)
     assert (project / "PWNED").exists()  # its configuration ran a program
     (project / "PWNED").unlink()
     assert "-C" in refused("git -C sub status")
     hardened = glance_verdict("git status").command
-    result = run("bash", hardened, project / "sub")  # as if a directory change had been kept
+    result = run(shell, hardened, project / "sub")  # as if a directory change had been kept
     assert not (project / "sub" / "PWNED").exists() and "bare repository" in result.stderr
-    run("bash", hardened, project)
+    run(shell, hardened, project)
     assert not (project / "PWNED").exists()
 
 
-def _shell_and_repository(shell: str, path: Path) -> str:
-    """The shell program (skipping when it is missing), with a one-file repository in `path`."""
-    program = ZSH if shell == "zsh" else "bash"
-    if program is None:
-        pytest.skip("zsh is not installed (Debian package `zsh`)")
+def _one_file_repository(path: Path) -> None:
     (path / "f").write_text("x\n")
     _repository(path)
-    return program
 
 
 @needs_git
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
 def test_git_status_and_diff_rewrite_the_index_unless_hardened(shell: str, tmp_path: Path) -> None:
-    program = _shell_and_repository(shell, tmp_path)
+    _one_file_repository(tmp_path)
     index = tmp_path / ".git" / "index"
     for step, command in enumerate(("git status", "git diff", "git status -s && git diff --stat")):
         for typed in (False, True):
@@ -143,35 +171,35 @@ def test_git_status_and_diff_rewrite_the_index_unless_hardened(shell: str, tmp_p
             before = index.stat().st_mtime_ns
             verdict = glance_verdict(command)
             assert verdict.ephemeral, verdict.reason
-            run(program, command if typed else verdict.command, tmp_path)
+            run(shell, command if typed else verdict.command, tmp_path)
             assert (index.stat().st_mtime_ns != before) is typed, (command, typed)
 
 
 @needs_git
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
 def test_git_runs_no_fsmonitor_hook_when_hardened(shell: str, tmp_path: Path) -> None:
-    program = _shell_and_repository(shell, tmp_path)
+    _one_file_repository(tmp_path)
     (tmp_path / ".git" / "hook").write_text('#!/bin/sh\ntouch "$HOME/PWNED"\n')
     (tmp_path / ".git" / "hook").chmod(0o755)
     assert GIT is not None
     subprocess.run([GIT, "config", "core.fsmonitor", ".git/hook"], cwd=tmp_path, check=True)
     for command in ("git status", "git diff", "git ls-files -m"):
-        run(program, glance_verdict(command).command, tmp_path)
+        run(shell, glance_verdict(command).command, tmp_path)
         assert not (tmp_path / "PWNED").exists(), command
-        run(program, command, tmp_path)
+        run(shell, command, tmp_path)
         assert (tmp_path / "PWNED").exists(), command
         (tmp_path / "PWNED").unlink()
 
 
 @needs_git
-def test_git_describe_dirty_rewrites_the_index_whatever_the_options(tmp_path: Path) -> None:
-    (tmp_path / "f").write_text("x\n")
-    _repository(tmp_path)
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_git_describe_dirty_rewrites_the_index_whatever_the_options(shell: str, tmp_path: Path) -> None:
+    _one_file_repository(tmp_path)
     later = time.time() + 10
     os.utime(tmp_path / "f", (later, later))
     before = (tmp_path / ".git" / "index").stat().st_mtime_ns
     command = "git --no-optional-locks -c diff.autoRefreshIndex=false describe --always --dirty"
-    run("bash", command, tmp_path)
+    run(shell, command, tmp_path)
     assert (tmp_path / ".git" / "index").stat().st_mtime_ns != before
     assert "--dirty" in refused("git describe --always --dirty")
 
@@ -180,15 +208,23 @@ def test_git_describe_dirty_rewrites_the_index_whatever_the_options(tmp_path: Pa
     "command",
     ["tail +f f", "tail +cf f", "cat //dev/zero", "wc -c < //dev/zero", "cat /proc/self/root/dev/zero"],
 )
-def test_reads_that_never_end(command: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_reads_that_never_end(shell: str, command: str, tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x\n")
     with pytest.raises(subprocess.TimeoutExpired):
-        run("bash", command + " >/dev/null", tmp_path, timeout=1.0)
+        run(shell, command + " >/dev/null", tmp_path, timeout=1.0)
     refused(command)
 
 
+def test_zsh_brace_ccl_makes_slash_of_a_variable(tmp_path: Path) -> None:
+    result = run("zsh", "setopt BRACE_CCL; print -l {${HOME}}", tmp_path)  # HOME is the absolute tmp_path
+    assert "/" in result.stdout.split()
+    assert "`/`" in refused("du {${HOME}} awk")
+
+
 @pytest.mark.skipif(shutil.which("gawk") is None, reason="gawk is not installed")
-def test_gawk_connects_to_an_inet_operand(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_gawk_connects_to_an_inet_operand(shell: str, tmp_path: Path) -> None:
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
     listener.settimeout(5)
@@ -205,7 +241,7 @@ def test_gawk_connects_to_an_inet_operand(tmp_path: Path) -> None:
     thread = threading.Thread(target=accept)
     thread.start()
     command = f"gawk '{{print}}' /inet/tcp/0/127.0.0.1/{port}"
-    run("bash", command, tmp_path, timeout=10)
+    run(shell, command, tmp_path, timeout=10)
     thread.join()
     listener.close()
     assert connected
@@ -213,7 +249,8 @@ def test_gawk_connects_to_an_inet_operand(tmp_path: Path) -> None:
 
 
 @needs_git
-def test_a_partial_clone_fetches_unless_hardened(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_a_partial_clone_fetches_unless_hardened(shell: str, tmp_path: Path) -> None:
     assert GIT is not None
     source = tmp_path / "source"
     (source / "f").parent.mkdir()
@@ -226,6 +263,6 @@ def test_a_partial_clone_fetches_unless_hardened(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
     )
-    hardened = run("bash", glance_verdict("git show HEAD:f").command, clone)
+    hardened = run(shell, glance_verdict("git show HEAD:f").command, clone)
     assert hardened.returncode != 0 and "not allowed" in hardened.stderr  # no transport: nothing fetched
-    assert run("bash", "git show HEAD:f", clone).stdout == "hello\n"  # as typed, it fetches the blob
+    assert run(shell, "git show HEAD:f", clone).stdout == "hello\n"  # as typed, it fetches the blob

@@ -297,9 +297,11 @@ NAMES_ONLY = names("""ls stat realpath readlink basename dirname echo printf tes
 
 
 def reads_recursively(name: str, args: Sequence[Arg]) -> bool:
-    """Whether the command reads whole directory trees (so that started at `/` it meets /proc/kmsg)."""
-    if name == "rg":
+    """Whether the command walks whole directory trees: from `/` it meets /proc/kmsg, or takes minutes."""
+    if name in ("rg", "du", "find", "tree"):
         return True
+    if name == "ls":
+        return bool(denied_option(args, "R", ("recursive",), ()))
     if name in ("grep", "egrep", "fgrep"):
         return bool(denied_option(args, "rRd", ("recursive", "dereference-recursive", "directories"), ()))
     if name == "diff":

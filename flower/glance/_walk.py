@@ -145,8 +145,7 @@ class Walk:
         rule = verb_rule(name)
         words = [self.words.word(word) for word in [*nodes, *facts.extra]]
         args = [word.arg(name in PATTERN_RULES) for word in words]
-        if name not in NAMES_ONLY:
-            _check_paths(name, words, args)
+        _check_paths(name, words, args)
         if name == "git" and name_node is not None:
             self.git_names.append(self.offset(name_node.end_byte))
         if rule(name, args) and not (fed or facts.input):
@@ -230,15 +229,20 @@ def _flat_list(node: Node) -> list[Node]:
 
 
 def _check_paths(name: str, words: list[Word], args: list[Arg]) -> None:
-    """Refuse devices and the like in any argument, and a recursive read that may start at `/`."""
-    for word in words:
+    """Refuse devices and the like in any argument, and a recursive read that may start at `/`.
+
+    A verb that never opens its arguments may name a device (`ls -l /dev/tty`), not list from `/`.
+    """
+    for word in () if name in NAMES_ONLY else words:
         reason = path_refusal(word.template)
         if reason:
             raise Refusal(f"`{name}` would read {reason}")
     if reads_recursively(name, args):
         for word in words:
-            if not word.template.startswith("-") and reaches_root(word.template):
-                raise Refusal(f"`{name}` would search from `/`, which holds /proc and /dev")
+            if not word.template.startswith("-") and reaches_root(word.root_template):
+                raise Refusal(
+                    f"`{name}` would walk the whole tree from `/` (through /proc and /dev, for minutes)"
+                )
 
 
 def _command_name(node: Node | None, text: Callable[[int, int], str]) -> str:

@@ -72,6 +72,15 @@ class Word:
     every expansion starts with. `None` for a plain word or one with a variable in it."""
     text: str = ""
     """The text after quote removal, pattern characters included (what a `Pattern` shows)."""
+    walk: str | None = None
+    """The template that `reaches_root` checks when it differs from `template`: a glob character there
+    stands for a name (a glob yields names, never `/`), except in a component with a `.` (`.*` may be
+    `..`). `None`: the same as `template`."""
+
+    @property
+    def root_template(self) -> str:
+        """The template to check for a recursive read that may start at `/`."""
+        return self.template if self.walk is None else self.walk
 
     def arg(self, patterns: bool) -> Arg:
         """The value for a rule: a `Pattern` only to a rule that takes them, else `None` for one."""
@@ -177,7 +186,30 @@ def _evaluate(pieces: list[tuple[str, int]]) -> Word:
     if not special:
         return Word(literal, template)
     expands = bool(_GLOB.intersection(bare) or _BRACE_EXPANSION.search(bare))
-    return Word(None if expands else literal, template, literal[: min(special)], literal)
+    walk = None if braces or not _GLOB.intersection(bare) else _glob_walk(pieces)
+    return Word(None if expands else literal, template, literal[: min(special)], literal, walk)
+
+
+def _glob_walk(pieces: list[tuple[str, int]]) -> str | None:
+    """The template of a glob word where `*`, `?` and `[…]` in a component without a `.` are a name.
+
+    Only for a relative path without `..`: after `/`, `~` or `..` a glob may match `proc` (`/*`, `../*`).
+    """
+    text = "".join(_template(text, kind) if kind != _LITERAL else _glob_chars(text) for text, kind in pieces)
+    if text.startswith(("/", UNKNOWN)) or ".." in text.split("/"):
+        return None
+    return "/".join(
+        part.replace(_NAME_CHAR, UNKNOWN) if "." in part else part.replace(_NAME_CHAR, "x")
+        for part in text.split("/")
+    )
+
+
+_NAME_CHAR = "\1"
+
+
+def _glob_chars(text: str) -> str:
+    """Literal text with `*?[]` as `_NAME_CHAR` and the other pattern characters as `UNKNOWN`."""
+    return "".join(_NAME_CHAR if c in "*?[]" else UNKNOWN if c in _RUNTIME_CHARS else c for c in text)
 
 
 def _template(text: str, kind: int) -> str:

@@ -9,7 +9,8 @@ shell syntax (`generate`). Each command that glance accepts runs, as the delegat
 (git hardened), in bash and zsh, with stub programs and with real ones (`sandbox`). A case is a
 violation when a shell ran a verb that is not whitelisted, ran a whitelisted verb with arguments that
 glance refuses on their own (`sort -o f`, `find -delete`: a stub cannot see those write), changed any
-file (the git index included), or did not end: 5 s with stubs, 2 s with real programs.
+file (the git index included), reached the network (a socket call seen by strace, with real programs),
+or did not end: 5 s with stubs, 2 s with real programs.
 """
 
 from .campaign import Case, Summary, fuzz, judge, main, report

@@ -8,7 +8,8 @@ names a program off the whitelist (so that git running it is seen). Two passes, 
   the shell would run is logged with its arguments (a stub writes its name and argv to a log);
 - real: builtins enabled and the real programs of the whitelisted verbs, stubs for every other name, so
   that what only a real builtin or program does shows: zsh's `printf` evaluating a subscript, a read
-  of a device that never ends (a run that does not end in the real pass's timeout, 2 s by default).
+  of a device that never ends (a run that does not end in the real pass's timeout, 2 s by default),
+  and, under strace when it is installed, any IPv4 or IPv6 socket call (gawk's `/inet/…`, a lookup).
 
 zsh runs twice: with its default options, and with the options that change how words expand
 (`ZSH_OPTIONS`). An environment as bare as `env -i` leaves it, standard input from /dev/null.
@@ -55,7 +56,7 @@ class Sandbox:
 
     def __init__(self, root: Path, stub_timeout: float = 5.0, real_timeout: float = 2.0) -> None:
         self.root, self.stub_timeout, self.real_timeout = root, stub_timeout, real_timeout
-        self.programs = {name: shutil.which(name) for name in ("bash", "zsh", "git")}
+        self.programs = {name: shutil.which(name) for name in ("bash", "zsh", "git", "strace")}
         found = subprocess.run(["bash", "-c", "compgen -b"], capture_output=True, text=True, check=True)
         self.bash_builtins = found.stdout.split()
         names = {*self.bash_builtins, *READ_ONLY, *MUTATING, *SHELL_STATE, "__notfound", HOOK} - {"."}
@@ -127,6 +128,9 @@ class Sandbox:
         else:
             env["ZDOTDIR"] = str(self.root / f"zdot-{base}{'-real' if real else ''}")
             argv = [str(self.programs["zsh"]), "-c", command]
+        trace = self.root / "tmp" / f"{case.name}.trace"
+        if real and self.programs["strace"]:
+            argv = [str(self.programs["strace"]), *_TRACE, "-o", str(trace), *argv]
         done, held = os.pipe()  # every process the shell starts holds `held`: EOF when the last one ends
         with subprocess.Popen(
             argv, cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=held, stderr=held,
@@ -141,6 +145,7 @@ class Sandbox:
         result = Run()
         if output is None:
             result.problems.append(f"still running after {timeout:g} s")
+        result.problems += _network(trace)
         result.syntax_error = b"syntax error" in (output or b"") or b"parse error" in (output or b"")
         for entry in sorted(log.iterdir(), key=lambda path: path.stat().st_mtime_ns):
             text = entry.read_bytes().decode("utf-8", "surrogateescape").replace(str(home), "~")
@@ -153,6 +158,19 @@ class Sandbox:
                 result.problems.append(f"{what} {path}")
         shutil.rmtree(case, ignore_errors=True)
         return result
+
+
+_TRACE = ["-f", "--seccomp-bpf", "-qq", "-e", "trace=connect,bind,sendto,sendmsg", "-e", "signal=none"]
+"""strace options: the socket calls of every process, each stopping only the process that makes it."""
+
+
+def _network(trace: Path) -> list[str]:
+    """A problem for each of the first IPv4 or IPv6 socket calls in `trace` (a local socket is no network)."""
+    if not trace.exists():
+        return []
+    calls = [line for line in trace.read_text(errors="replace").splitlines() if "AF_INET" in line]
+    trace.unlink()
+    return [f"reached the network: {call.partition(' ')[2][:160]}" for call in calls[:3]]
 
 
 def _drained(fd: int, deadline: float) -> bytes | None:
