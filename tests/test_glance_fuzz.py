@@ -85,3 +85,21 @@ def test_the_generator_is_deterministic() -> None:
     first = fuzz_glance.Generator(random.Random(7))
     second = fuzz_glance.Generator(random.Random(7))
     assert [first.command() for _ in range(200)] == [second.command() for _ in range(200)]
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="the fuzzer sees socket calls with strace")
+def test_a_connection_is_flagged() -> None:
+    with tempfile.TemporaryDirectory() as root:
+        sandbox = fuzz_glance.Sandbox(Path(root))
+        run = sandbox.run(0, "echo x >/dev/tcp/127.0.0.1/9", "bash/real")  # bash connects by itself
+        assert any(problem.startswith("reached the network") for problem in run.problems), run.problems
+
+
+def test_bytes_that_are_not_utf8_are_judged_by_the_rest() -> None:
+    """zsh's BRACE_CCL splits `{é}` into bytes; the re-check reads each as U+FFFD, not as a refusal."""
+    harmless = fuzz_glance.Run(records=[("md5sum", ["\udcc3", "\udca9"])])
+    fuzz_glance.judge(harmless)
+    assert harmless.problems == []
+    writes = fuzz_glance.Run(records=[("sort", ["-o", "\udcc3"])])
+    fuzz_glance.judge(writes)
+    assert writes.problems

@@ -2,7 +2,7 @@
 
 `/dev/zero` never ends, `/dev/tty` waits, `/proc/kmsg` blocks, `/proc/self/root/…` and `/proc/self/fd/…`
 lead back to any device, and gawk connects when a file operand is `/inet/tcp/…`. Any spelling counts:
-`//dev/zero`, `/./dev/zero`, `/tmp/../dev/zero`, `../../dev/zero` (enough `..` reach `/` from anywhere),
+`//dev/zero`, `/./dev/zero`, `/usr/../dev/zero`, `../../dev/zero` (enough `..` reach `/` from anywhere),
 and `$X/dev/zero` or `/d?v/zero`, where a part known only at run time could be empty or match `dev`.
 
 A path is checked as a template: its literal text, with `UNKNOWN` standing for each part known only at

@@ -56,22 +56,23 @@ def _quote(arg: str) -> str:
     """`arg` as shell text that glance can read.
 
     Glance refuses control characters and non-UTF-8 text in a command, so such a value came from a
-    run-time expansion (`$'\\r'`) and is written as one. A backslash and a newline are quoted apart:
-    glance refuses `x\\<newline>y` even inside quotes, but not `'x\\''<newline>y'`.
+    run-time expansion (`$'\\r'`) and is written as one. A byte that is not UTF-8 (zsh's BRACE_CCL
+    splits `{é}` into bytes) is written as U+FFFD: glance cannot read it in any form, and no option,
+    device or program name is made of one. A backslash and a newline are quoted apart: glance refuses
+    `x\\<newline>y` even inside quotes, but not `'x\\''<newline>y'`.
     """
-    if re.search(r"[\x00-\x08\x0b-\x1f\x7f\udc80-\udcff]", arg):
+    arg = re.sub(r"[\udc80-\udcff]", "\ufffd", arg)
+    if re.search(r"[\x00-\x08\x0b-\x1f\x7f]", arg):
         return "$'" + "".join(_ansi_c_char(char) for char in arg) + "'"
     return "".join(shlex.quote(piece) for piece in re.split(r"(?<=\\)(?=\n)", arg))
 
 
 def _ansi_c_char(char: str) -> str:
-    """`char` inside `$'…'`: control characters and undecodable bytes as `\\xHH`, the rest as it is."""
+    """`char` inside `$'…'`: control characters as `\\xHH`, the rest as it is."""
     if char in "\\'":
         return "\\" + char
     if char < " " or char == "\x7f":
         return f"\\x{ord(char):02x}"
-    if "\udc80" <= char <= "\udcff":
-        return f"\\x{ord(char) - 0xDC00:02x}"  # a byte that is not UTF-8: glance refuses it anyway
     return char
 
 
