@@ -128,6 +128,14 @@ ENDLESS = [
     "rg x /.",
     "diff -r / x",
     "du /",  # a walk of the whole tree takes minutes
+    "md5sum {-c,} sums",  # found by the fuzzer: a brace expansion that becomes a refused option
+    "wc {--files0-from=list,}",
+    "grep x {-r,} /",
+    "cat {-n,} f",
+    "echo --files0-from=/dev/zero; wc $_",  # `$_`: the last argument of the previous command
+    "echo /dev/zero; cat $_",
+    "echo /dev/zero; cat ${_}",
+    "cat $BASH_COMMAND",
     "du {${HOME}} awk",  # found by the fuzzer: zsh's BRACE_CCL makes `{…}` its characters, `/` among them
     "du {/}",
     "du /*",
@@ -269,6 +277,10 @@ KEPT = [
     "ls ~/projects",
     "cat ~/.gitconfig",
     "echo a{b,c}",
+    "cat src/{a,b}.py",
+    "wc -l *.py",
+    "md5sum *",
+    "echo $?",
     "cut -d$'\\t' -f1 data.tsv",
     "echo $'a\\tb'",
 ]

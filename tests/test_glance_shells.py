@@ -206,11 +206,20 @@ def test_git_describe_dirty_rewrites_the_index_whatever_the_options(shell: str, 
 
 @pytest.mark.parametrize(
     "command",
-    ["tail +f f", "tail +cf f", "cat //dev/zero", "wc -c < //dev/zero", "cat /proc/self/root/dev/zero"],
+    [
+        "tail +f f",
+        "tail +cf f",
+        "cat //dev/zero",
+        "wc -c < //dev/zero",
+        "cat /proc/self/root/dev/zero",
+        "echo /dev/zero; cat $_",
+        "md5sum {-c,} sums",
+    ],
 )
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
 def test_reads_that_never_end(shell: str, command: str, tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x\n")
+    (tmp_path / "sums").write_text(f"{'0' * 32}  /dev/zero\n")  # what `md5sum -c sums` reads
     with pytest.raises(subprocess.TimeoutExpired):
         run(shell, command + " >/dev/null", tmp_path, timeout=1.0)
     refused(command)

@@ -129,7 +129,7 @@ class Verb:
     """More operands than this write a file (`uniq in out`)."""
 
     def __call__(self, name: str, args: Sequence[Arg]) -> bool:
-        if not self.opaque_ok and any(arg is None or not self._plain(arg) for arg in args):
+        if any(not self._allowed(arg) for arg in args):
             raise opaque_refusal(name)
         bad = denied_option(args, self.deny_short, self.deny_long, self.keep_long)
         if bad:
@@ -138,6 +138,19 @@ class Verb:
         if self.max_operands is not None and len(found) > self.max_operands:
             raise Refusal(f"`{name}` with more than {self.max_operands} file argument writes a file")
         return self.reads_stdin(found)
+
+    def _allowed(self, arg: Arg) -> bool:
+        """Whether an argument known only at run time cannot become an option this verb refuses.
+
+        A verb with refused options takes no `$VAR`; a brace expansion (`{-c,}`) is text that can be
+        any option, so it needs the same safe prefix as for a verb that takes none. A glob can only
+        become names of files (see the docs on file names that look like options).
+        """
+        if arg is None:
+            return self.opaque_ok and not (self.deny_short or self.deny_long)
+        if self._plain(arg):
+            return True
+        return self.opaque_ok and "{" not in arg
 
     def _plain(self, arg: str) -> bool:
         """Whether `arg` is literal, or a pattern whose every expansion is one more file operand."""

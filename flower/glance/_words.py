@@ -86,7 +86,11 @@ class Word:
         """The value for a rule: a `Pattern` only to a rule that takes them, else `None` for one."""
         if self.prefix is None:
             return self.value
-        return Pattern(self.text, self.prefix) if patterns else None
+        if patterns:
+            return Pattern(self.text, self.prefix)
+        if "{" in self.text and not self.prefix[:1].strip("-"):
+            raise Refusal(f"`{self.text}`: a brace expansion may become any option (`{{-r,}}`)")
+        return None
 
 
 _LITERAL, _QUOTED, _UNKNOWN = 0, 1, 2
@@ -153,10 +157,12 @@ class Words:
                 raise syntax_refusal(kind)
             if self._after(node) == b"[":
                 raise Refusal("`$name[…]`: zsh reads it as a subscript, which can run a command")
+            _check_name(self._text(names[0]))
             pieces.append(("", _UNKNOWN))
         elif kind == "expansion":
             if [c.type for c in node.children] != ["${", "variable_name", "}"]:
                 raise Refusal("a parameter expansion with an operator")
+            _check_name(self._text(node.children[1]))
             pieces.append(("", _UNKNOWN))
         elif kind == "ansi_c_string":
             pieces.append((_ansi_c(self._text(node)[2:-1]), _QUOTED))
@@ -166,6 +172,16 @@ class Words:
             pieces.append(("$", _LITERAL))
         else:
             raise syntax_refusal(kind)
+
+
+_SET_BY_THE_COMMAND = frozenset({"_", "BASH_COMMAND", "ZSH_DEBUG_CMD"})
+"""Variables whose value the command itself writes: `$_` is the last argument of the previous command
+(`echo /dev/zero; cat $_`), `$BASH_COMMAND` the text of the current one."""
+
+
+def _check_name(name: str) -> None:
+    if name in _SET_BY_THE_COMMAND:
+        raise Refusal(f"`${name}` holds text the command itself wrote (`echo /dev/zero; cat $_`)")
 
 
 def _evaluate(pieces: list[tuple[str, int]]) -> Word:
