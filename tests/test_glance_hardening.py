@@ -131,6 +131,8 @@ ENDLESS = [
     "md5sum {-c,} sums",  # found by the fuzzer: a brace expansion that becomes a refused option
     "wc {--files0-from=list,}",
     "grep x {-r,} /",
+    "grep -fpr[int .. -v",  # found by the fuzzer: an option with a glob character, read as unknown
+    "grep -r[x] x ..",
     "cat {-n,} f",
     "echo --files0-from=/dev/zero; wc $_",  # `$_`: the last argument of the previous command
     "echo /dev/zero; cat $_",

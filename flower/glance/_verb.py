@@ -150,7 +150,7 @@ class Verb:
             return self.opaque_ok and not (self.deny_short or self.deny_long)
         if self._plain(arg):
             return True
-        return self.opaque_ok and "{" not in arg
+        return self.opaque_ok and "{" not in arg and not arg.prefix.startswith("-")
 
     def _plain(self, arg: str) -> bool:
         """Whether `arg` is literal, or a pattern whose every expansion is one more file operand."""

@@ -88,8 +88,8 @@ class Word:
             return self.value
         if patterns:
             return Pattern(self.text, self.prefix)
-        if "{" in self.text and not self.prefix[:1].strip("-"):
-            raise Refusal(f"`{self.text}`: a brace expansion may become any option (`{{-r,}}`)")
+        if self.prefix.startswith("-") or ("{" in self.text and not self.prefix):
+            raise Refusal(f"`{self.text}`: a pattern or brace expansion may become any option (`{{-r,}}`)")
         return None
 
 
