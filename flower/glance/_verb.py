@@ -148,7 +148,7 @@ class Verb:
         """
         if arg is None:
             return self.opaque_ok and not (self.deny_short or self.deny_long)
-        if self._plain(arg):
+        if not isinstance(arg, Pattern) or self._plain(arg):
             return True
         return self.opaque_ok and "{" not in arg and not arg.prefix.startswith("-")
 
