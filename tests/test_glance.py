@@ -69,7 +69,6 @@ ACCEPTED: list[tuple[str, bool, str]] = [
     ("id -u", True, ""),
     ("uname -a", True, ""),
     ("hostname", True, ""),
-    ("hostname -f", True, ""),
     ("which python3", True, ""),
     ("type ls", True, ""),
     ("jq .name package.json", True, ""),
@@ -130,7 +129,6 @@ ACCEPTED: list[tuple[str, bool, str]] = [
     ("git config --get user.name", True, ""),
     ("git config --list --show-origin", True, ""),
     ("git stash list", True, ""),
-    ("git -C ../other status", True, ""),
     ("git --no-pager log -1", True, ""),
     ("git status --porcelain | wc -l", True, ""),
     ("git log --oneline | head -5", True, ""),
@@ -162,6 +160,18 @@ ACCEPTED: list[tuple[str, bool, str]] = [
     ("echo 'a;rm x' \"b && rm x\"", True, "operators inside quotes"),
     ("cat f | sort | uniq -c\nls && pwd", True, "newline the grammar swallows, read as bash does"),
     ("ls a#b", True, "# inside a word"),
+    ("free -m && uptime", True, ""),
+    ("printenv HOME", True, ""),
+    ("env | grep PATH", True, ""),
+    ("ulimit -a", True, ""),
+    ("command -v git", True, ""),
+    ("od -c data.bin | head", True, ""),
+    ("hexdump -C data.bin | head", True, ""),
+    ("lscpu", True, ""),
+    ("locale -a", True, ""),
+    ("git config user.name", True, ""),
+    ("git show HEAD~1:README.md", True, ""),
+    ("cat /proc/meminfo", True, ""),
 ]
 
 REFUSED: list[tuple[str, bool, str]] = [
@@ -305,7 +315,6 @@ REFUSED: list[tuple[str, bool, str]] = [
     ("timeout 5 rm x", False, "timeout wrapper"),
     ("sudo ls", False, "sudo"),
     ("command rm x", False, "command wrapper"),
-    ("command -v ls", False, "command, even in its query form"),
     ("builtin cd /", False, "builtin wrapper"),
     ("time rm x", False, "time wrapper"),
     ("source script.sh", False, "source"),
@@ -333,6 +342,8 @@ REFUSED: list[tuple[str, bool, str]] = [
     ("hostname newname", False, "sets the host name"),
     ('date -s "2020-01-01"', False, "sets the clock"),
     ("date 010112002020", False, "sets the clock with an operand"),
+    ("hostname -f", False, "looks the name up, which can reach the network"),
+    ("git -C ../other status", False, "-C opens another repository, whose configuration runs programs"),
     ("( rm x )", False, "subshell"),
     ("( ls )", False, "subshell, even harmless"),
     ("{ rm x; }", False, "group"),
@@ -374,6 +385,11 @@ REFUSED: list[tuple[str, bool, str]] = [
     ("ls >/dev/./null", False, "another spelling of /dev/null"),
     ("ls > $DEVNULL", False, "redirection target from a variable"),
     ("echo ${x[$(rm y)]}", False, "substitution in a subscript"),
+    ("ulimit -n 10", False, "ulimit sets a limit"),
+    ("command git status", False, "command runs its operand"),
+    ("git config edit", False, "git 2.46 opens an editor"),
+    ("env -i ls", False, "env runs a command"),
+    ("free -s 1", False, "repeats forever"),
 ]
 
 CASES = ACCEPTED + REFUSED
@@ -418,6 +434,7 @@ def test_seed_compound_segments() -> None:
         True,
         verdict.reason,
         ("git status -s", 'echo "--- LOG ---"', "git log --oneline -3"),
+        verdict.command,
     )
 
 
@@ -428,11 +445,10 @@ def test_refusal_names_the_part() -> None:
 
 
 @pytest.mark.parametrize("value", [None, b"ls", ["ls"], 3])
-def test_non_str_raises(value: object) -> None:
-    with pytest.raises(TypeError, match="str"):
-        is_ephemeral(value)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="str"):
-        glance_verdict(value)  # type: ignore[arg-type]
+def test_a_value_that_is_not_a_str_is_refused(value: object) -> None:
+    assert is_ephemeral(value) is False  # type: ignore[arg-type]
+    verdict = glance_verdict(value)  # type: ignore[arg-type]
+    assert not verdict.ephemeral and "not a str" in verdict.reason and verdict.command == ""
 
 
 def test_empty_is_not_ephemeral() -> None:

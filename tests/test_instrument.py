@@ -13,6 +13,7 @@ from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher, I
 
 from flower import CompactPolicy, PruningSessionStore, SpecError, SqliteSessionStore, TrimPolicy, Workbench
 from flower._index_context import INDEX_CONTEXT, index_context_hooks
+from flower.glance import glance_verdict
 from flower.instrument import instrument
 
 CHANGED = {"cwd", "system_prompt", "hooks", "session_store", "env", "add_dirs"}
@@ -217,7 +218,10 @@ async def test_the_wall_allows_the_main_thread_the_tools_the_app_gave_it(ws: Pat
     )  # hands-on: never the main thread
     assert await decide(new, {"tool_name": "Write", "tool_input": {}, "agent_id": "a1"}) == {}
     assert await decide(new, {"tool_name": "mcp__notes__add", "tool_input": {}}) == {}
-    assert await decide(new, {"tool_name": "Bash", "tool_input": {"command": "git status"}}) == {}
+    assert await decide(new, {"tool_name": "Bash", "tool_input": {"command": "ls"}}) == {}
+    glance = await decide(new, {"tool_name": "Bash", "tool_input": {"command": "git status"}})
+    rewritten = glance["hookSpecificOutput"]["updatedInput"]["command"]  # allowed, git hardened
+    assert rewritten == glance_verdict("git status").command != "git status"
     reason = (await decide(new, {"tool_name": "Write", "tool_input": {}}))["hookSpecificOutput"]
     assert str(ws / ".flower" / "artifacts") in reason["permissionDecisionReason"]
 

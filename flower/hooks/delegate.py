@@ -2,7 +2,8 @@
 
 A PreToolUse hook. A call from the main thread (its hook input has no `agent_id`) is refused unless the
 tool is one of the coordinator's own, an MCP tool, or one the CLI adds for its own protocol (`CLI_TOOLS`:
-`StructuredOutput`, `ToolSearch`...); Bash passes only when `is_ephemeral(command)` holds (glance). The
+`StructuredOutput`, `ToolSearch`...); Bash passes only when `is_ephemeral(command)` holds (glance), and
+runs as `glance_verdict(command).command`: a git glance with git's read-only options (`updatedInput`). The
 refusal shows the way: delegate with the Agent tool, goal and acceptance criteria in the mandate, long
 outputs in the workbench's `artifacts/`, only paths and conclusions back. Subagent calls always pass.
 
@@ -48,6 +49,16 @@ def _deny(reason: str) -> HookJSONOutput:
     }
 
 
+def _run_as(tool_input: Mapping[str, Any], command: str) -> HookJSONOutput:
+    """Let the call through with `command` in place of the model's (git hardened); permissions unchanged."""
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "updatedInput": {**tool_input, "command": command},
+        }
+    }
+
+
 @checked
 def delegate_guard(
     *,
@@ -81,12 +92,13 @@ def delegate_guard(
         if tool in own or tool in CLI_TOOLS or is_mcp_tool(tool):
             return {}
         if tool == "Bash" and glance:
-            command = (data.get("tool_input") or {}).get("command")
+            tool_input = data.get("tool_input") or {}
+            command = tool_input.get("command")
             if not isinstance(command, str):
                 return refuse("run a Bash call without a command")
             verdict = glance_verdict(command)
             if verdict.ephemeral:
-                return {}
+                return {} if verdict.command == command else _run_as(tool_input, verdict.command)
             shown = command if len(command) <= 120 else command[:117] + "..."
             return refuse(f"run `{shown}` itself, as it is not a read-only glance ({verdict.reason})")
         return refuse(f"use {tool} itself")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from flower import CLI_TOOLS, delegate_guard, is_ephemeral
+from flower import CLI_TOOLS, delegate_guard, glance_verdict, is_ephemeral
 from tests.test_glance import CASES as GLANCE_CASES  # type: ignore[attr-defined]
 
 
@@ -17,8 +17,9 @@ def denied(result: dict) -> bool:
     return result.get("hookSpecificOutput", {}).get("permissionDecision") == "deny"
 
 
-def bash(command: str, **extra: str) -> dict:
-    return {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, **extra}
+def bash(command: str, description: str | None = None, **extra: str) -> dict:
+    tool_input = {"command": command} | ({"description": description} if description else {})
+    return {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": tool_input, **extra}
 
 
 def test_main_thread_hands_on_tools_are_refused_and_subagents_pass() -> None:
@@ -41,7 +42,7 @@ def test_the_clis_own_protocol_tools_always_pass() -> None:
 
 def test_glance_and_its_reason() -> None:
     guard = delegate_guard()
-    assert decide(guard, bash("git status -s && git log --oneline -3")) == {}
+    assert not denied(decide(guard, bash("git status -s && git log --oneline -3")))
     result = decide(guard, bash("git status && rm -rf x"))
     reason = result["hookSpecificOutput"]["permissionDecisionReason"]
     assert "`rm` is not a read-only command" in reason and "a file (not its reply)" in reason
@@ -61,7 +62,22 @@ def test_one_predicate_decides_glance_and_expiry() -> None:
     commands = [case[0] for case in GLANCE_CASES]
     assert len(commands) >= 150
     for command in commands:
-        assert (decide(guard, bash(command)) == {}) == is_ephemeral(command), command
+        assert (not denied(decide(guard, bash(command)))) == is_ephemeral(command), command
+
+
+def test_a_git_glance_runs_hardened_and_other_glances_as_they_are() -> None:
+    guard = delegate_guard()
+    data = bash("git status -s && ls", description="look")
+    result = decide(guard, data)
+    assert result == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "updatedInput": {"command": glance_verdict("git status -s && ls").command, "description": "look"},
+        }
+    }
+    assert "permissionDecision" not in result["hookSpecificOutput"]  # the app's permissions still apply
+    assert result["hookSpecificOutput"]["updatedInput"]["command"].startswith("git --no-optional-locks -c ")
+    assert decide(guard, bash("ls -la")) == {}
 
 
 def test_bad_arguments() -> None:

@@ -1,7 +1,7 @@
-"""The shared vocabulary of the glance rules: `Arg`, `Rule`, `Refusal`, and the generic `Verb`.
+"""The shared vocabulary of the glance rules: `Arg`, `Pattern`, `Rule`, `Refusal`, and the generic `Verb`.
 
-Every rule module (`flower._glance_rules`, `flower._glance_git`, `flower._glance_scripts`) builds on
-these, so they live apart from the verb table to keep imports one-way.
+Every rule module (`_rules`, `_git`, `_scripts`) builds on these, so they live apart from the verb table
+to keep imports one-way.
 
 Option checks are conservative on purpose. Every argument that starts with `-` is checked as an option,
 even where it is really the value of the option before it, or follows `--`; every letter of a short
@@ -16,10 +16,37 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Arg", "Refusal", "Rule", "Verb", "denied_option", "names", "opaque_refusal", "operands"]
+__all__ = [
+    "Arg",
+    "Pattern",
+    "Refusal",
+    "Rule",
+    "Verb",
+    "denied_option",
+    "names",
+    "opaque_refusal",
+    "operands",
+]
 
 Arg = str | None
 """An argument after quote removal, or `None` when its value is only known at run time."""
+
+
+class Pattern(str):
+    """A word bash reads literally and zsh, under an option, as a file-name pattern (`HEAD^`, `@{u}`).
+
+    With EXTENDED_GLOB zsh reads `^`, `~` and `#` as pattern characters, and with BRACE_CCL `{ab}`
+    expands to `a b`. Such a word can only become names of existing files that start with `prefix`.
+    Only a rule that knows where that is harmless receives a `Pattern`; every other rule gets `None`.
+    """
+
+    prefix: str
+
+    def __new__(cls, text: str, prefix: str) -> Pattern:
+        word = super().__new__(cls, text)
+        word.prefix = prefix
+        return word
+
 
 Rule = Callable[[str, Sequence[Arg]], bool]
 """`rule(name, args) -> reads_stdin`; raises `Refusal` when the command is not a glance."""
@@ -94,12 +121,15 @@ class Verb:
     stdin: Literal["never", "dash", "default", "always"] = "never"
     """`default`: reads stdin without a file operand; `dash`: only for a `-` operand."""
     opaque_ok: bool = False
-    """Whether no argument value can make it write or run anything, so `$VAR` and globs may pass."""
+    """Whether no argument value can make it write or run anything, so `$VAR` and globs may pass.
+
+    Otherwise only a `Pattern` with a literal prefix that cannot start an option passes (`src/*.py`).
+    """
     max_operands: int | None = None
     """More operands than this write a file (`uniq in out`)."""
 
     def __call__(self, name: str, args: Sequence[Arg]) -> bool:
-        if not self.opaque_ok and None in args:
+        if any(not self._allowed(arg) for arg in args):
             raise opaque_refusal(name)
         bad = denied_option(args, self.deny_short, self.deny_long, self.keep_long)
         if bad:
@@ -108,6 +138,25 @@ class Verb:
         if self.max_operands is not None and len(found) > self.max_operands:
             raise Refusal(f"`{name}` with more than {self.max_operands} file argument writes a file")
         return self.reads_stdin(found)
+
+    def _allowed(self, arg: Arg) -> bool:
+        """Whether an argument known only at run time cannot become an option this verb refuses.
+
+        A verb with refused options takes no `$VAR`; a brace expansion (`{-c,}`) is text that can be
+        any option, so it needs the same safe prefix as for a verb that takes none. A glob can only
+        become names of files (see the docs on file names that look like options).
+        """
+        if arg is None:
+            return self.opaque_ok and not (self.deny_short or self.deny_long)
+        if not isinstance(arg, Pattern) or self._plain(arg):
+            return True
+        return self.opaque_ok and "{" not in arg and not arg.prefix.startswith("-")
+
+    def _plain(self, arg: str) -> bool:
+        """Whether `arg` is literal, or a pattern whose every expansion is one more file operand."""
+        if not isinstance(arg, Pattern):
+            return True
+        return bool(arg.prefix) and not arg.prefix.startswith("-") and self.max_operands is None
 
     def reads_stdin(self, files: Sequence[Arg]) -> bool:
         if self.stdin == "always":

@@ -1,8 +1,14 @@
 """The git rule: `git` with a read-only subcommand, and the read-only forms of those that can also write.
 
 `branch`, `tag`, `remote`, `config`, `stash`, `worktree` and `reflog` both read and write; each is
-accepted only in its listing or reading form. Global options that change configuration, paths or the
-programs git runs are refused.
+accepted only in its listing or reading form. Global options that change configuration, the repository,
+the directory or the programs git runs are refused: `-C`, `--git-dir`, `--work-tree` and `-c` (but for
+the `HARDENING` settings) would let git open a repository committed inside the project, whose own
+configuration (`core.fsmonitor`, diff drivers) runs programs.
+
+Some read-only commands still write or reach out: `git status` and `git diff` rewrite `.git/index`
+to refresh cached file times, `core.fsmonitor` runs a hook, a partial clone fetches missing objects.
+`HARDENING` are the options that stop that; the wall runs every accepted git command with them.
 """
 
 from __future__ import annotations
@@ -10,11 +16,32 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from flower._glance_verb import Arg, Refusal, denied_option, names, opaque_refusal, operands
+from ._verb import Arg, Pattern, Refusal, denied_option, names, opaque_refusal, operands
 
-__all__ = ["git"]
+__all__ = ["HARDENING", "git"]
+
+HARDENING = (
+    "--no-optional-locks",
+    "-c",
+    "core.fsmonitor=",
+    "-c",
+    "diff.autoRefreshIndex=false",
+    "-c",
+    "safe.bareRepository=explicit",
+    "-c",
+    "protocol.allow=never",
+)
+"""Global options that make a read-only git command leave the repository as it is and run nothing else.
+
+`--no-optional-locks` stops `git status` from refreshing the index; `diff.autoRefreshIndex=false` does
+the same for `git diff` (which ignores the former); an empty `core.fsmonitor` runs no monitor hook;
+`safe.bareRepository=explicit` never opens a bare repository found in the directory tree (git 2.38+);
+`protocol.allow=never` forbids every transport, so a partial clone cannot fetch.
+"""
 
 _GIT_GLOBAL = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs"})
+_GIT_GLOBAL |= frozenset({"--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs"})
+_GIT_SETTINGS = frozenset(HARDENING[2::2])
 _GIT_DENY = ("output", "ext-diff", "textconv", "show-signature", "open-files-in-pager")
 _GIT_PLAIN = names("""status log show diff rev-parse ls-files blame describe show-ref cat-file ls-tree
     grep rev-list merge-base for-each-ref count-objects check-ignore shortlog version""")
@@ -31,27 +58,41 @@ _GIT_SUBLISTS = {"stash": ("list", "show"), "worktree": ("list",)}
 
 
 def git(name: str, args: Sequence[Arg]) -> bool:
-    """`git` with a read-only subcommand; global options other than `-C` and `--no-pager` are refused."""
-    if None in args:
-        raise opaque_refusal(name)
-    words = [a for a in args if a is not None]
+    """`git` with a read-only subcommand; global options other than `--no-pager` and the like are refused."""
+    words = list(args)
     i = 0
-    while i < len(words) and words[i].startswith("-"):
-        if words[i] == "-C" and i + 1 < len(words) and not words[i + 1].startswith("-"):
+    while i < len(words) and (words[i] or "-").startswith("-"):
+        word = words[i]
+        if word is None or isinstance(word, Pattern):
+            raise opaque_refusal(name)
+        if word == "-c" and i + 1 < len(words) and words[i + 1] in _GIT_SETTINGS:
             i += 2
-        elif words[i] in _GIT_GLOBAL:
+        elif word in _GIT_GLOBAL:
             i += 1
+        elif word == "--version" and i == len(words) - 1:
+            return False
         else:
-            raise Refusal(f"`git {words[i]}` changes how git runs (configuration, paths or programs)")
+            raise Refusal(
+                f"`git {word}` changes how git runs (configuration, repository, directory or programs)"
+            )
     if i >= len(words):
         raise Refusal("`git` without a subcommand")
-    sub, rest = words[i], words[i + 1 :]
+    sub = words[i]
+    if sub is None or isinstance(sub, Pattern):
+        raise opaque_refusal(name)
+    if any(
+        w is None or (isinstance(w, Pattern) and (sub not in _GIT_PLAIN or not _operand(w))) for w in words
+    ):
+        raise opaque_refusal(name)
+    rest = [w for w in words[i + 1 :] if w is not None]
     deny = _GIT_DENY + (("filters",) if sub == "cat-file" else ())
     bad = denied_option(rest, "O" if sub == "grep" else "", deny, {"text"})
     if bad:
         raise Refusal(f"`git {sub} {bad}` writes a file or runs a configured program")
     if any("%G" in arg for arg in rest):
         raise Refusal("git `%G` format placeholders run the signature-verification program")
+    if sub == "describe" and denied_option(rest, "", ("dirty", "broken"), ()):
+        raise Refusal("`git describe --dirty` rewrites the index, whatever the options")
     if sub in _GIT_PLAIN:
         if sub == "shortlog" and not operands(rest):
             return True  # with no revision and stdin not a terminal, shortlog reads a log from stdin
@@ -130,5 +171,12 @@ def _git_config(rest: Sequence[str]) -> None:
         elif key.startswith("-") and key not in _GIT_CONFIG_FLAGS:
             raise Refusal(f"`git config {words[i]}` is not a read-only config option")
         i += 1
-    if not action:
-        raise Refusal("`git config` without `--get`, `--get-all`, `--get-regexp` or `--list` writes")
+    keys = [word for word in words if not word.startswith("-")]
+    # `git config KEY` reads, `git config KEY VALUE` writes; a key has a dot, a subcommand (`edit`) none.
+    if not action and not (len(keys) == 1 and "." in keys[0]):
+        raise Refusal("`git config` writes, but with one key alone, `--get`, `--get-regexp` or `--list`")
+
+
+def _operand(word: Pattern) -> bool:
+    """A pattern after a read-only subcommand is a revision or a path (`HEAD^` to zsh's EXTENDED_GLOB)."""
+    return bool(word.prefix) and not word.prefix.startswith("-")

@@ -1,14 +1,13 @@
-"""The rules behind `flower.glance`: which syntax and which commands are glances, with which arguments.
+"""The verb table of glance: which commands are glances, with which arguments.
 
 A rule receives the command name and its arguments after shell quote removal (`None` for an argument
-whose value is only known at run time: `$VAR`, a glob, a brace expansion) and either raises `Refusal`
-or returns whether the command reads standard input. The structural walk in `flower._glance_walk`
-decides whether standard input is a pipe, a file or the terminal.
+whose value is only known at run time: `$VAR`, a glob, a brace expansion; a `Pattern` for one that can
+only become file names with a known prefix, to the rules that take them) and either raises `Refusal`
+or returns whether the command reads standard input. The walk (`_walk`) decides whether standard input
+is a pipe, a file or the terminal, and checks the paths read (`_paths`).
 
-This module holds the syntax and device refusals, the simple per-verb rules (grep/rg, tail, find, date,
-test, printf, hostname, jq) and the `RULES` table. The shared types and the generic `Verb` are in
-`flower._glance_verb` (re-exported here), git in `flower._glance_git`, sed and awk in
-`flower._glance_scripts`.
+This module holds the simple per-verb rules (grep/rg, tail, find, date, test, printf, hostname, env,
+jq) and the `RULES` table; git is in `_git`, sed and awk in `_scripts`.
 """
 
 from __future__ import annotations
@@ -16,23 +15,21 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from flower._glance_git import git
-from flower._glance_scripts import awk, sed
-from flower._glance_verb import Arg, Refusal, Rule, Verb, names, opaque_refusal, operands
+from ._git import git
+from ._scripts import awk, sed
+from ._verb import Arg, Pattern, Refusal, Rule, Verb, denied_option, names, opaque_refusal, operands
 
 __all__ = [
     "INTERACTIVE",
+    "NAMES_ONLY",
+    "PATTERN_RULES",
     "RULES",
     "WRAPPERS",
-    "Arg",
-    "Refusal",
-    "Rule",
-    "is_device",
-    "syntax_refusal",
+    "reads_recursively",
     "verb_rule",
 ]
 
-WRAPPERS = names("""env xargs exec eval nice nohup timeout sudo su doas command builtin time watch
+WRAPPERS = names("""xargs exec eval nice nohup timeout sudo su doas builtin time watch
     stdbuf ionice chroot unbuffer script bash sh zsh dash ksh fish csh tcsh python python3 node perl
     ruby php lua source busybox setsid flock parallel strace ltrace taskset chrt runuser pkexec coproc""")
 """Verbs that run another command: whatever they run escapes the whitelist."""
@@ -40,45 +37,6 @@ WRAPPERS = names("""env xargs exec eval nice nohup timeout sudo su doas command 
 INTERACTIVE = names("""top htop btop atop less more most pg vi vim nvim view nano emacs ed man info
     yes sleep ssh telnet ftp sftp nc ping read wait fg bg tmux screen""")
 """Verbs that wait on a terminal or never end."""
-
-
-_SYNTAX_REFUSALS = {
-    "subshell": "a subshell `( … )`",
-    "compound_statement": "a `{ … }` group",
-    "function_definition": "a function definition",
-    "variable_assignment": "a variable assignment",
-    "variable_assignments": "a variable assignment",
-    "declaration_command": "a declaration (`export`, `declare`, `local` …) changes shell state",
-    "unset_command": "`unset` changes shell state",
-    "test_command": "a `[[ … ]]` test",
-    "heredoc_redirect": "a here-document",
-    "herestring_redirect": "a here-string",
-    "command_substitution": "command substitution",
-    "process_substitution": "process substitution",
-    "arithmetic_expansion": "arithmetic expansion",
-    "translated_string": 'a `$"…"` string',
-    "if_statement": "control flow (`if`)",
-    "for_statement": "control flow (`for`)",
-    "c_style_for_statement": "control flow (`for`)",
-    "while_statement": "control flow (`while`)",
-    "case_statement": "control flow (`case`)",
-}
-
-
-def syntax_refusal(node_type: str) -> Refusal:
-    """The refusal for a tree-sitter-bash node type that a glance does not accept."""
-    return Refusal(_SYNTAX_REFUSALS.get(node_type, f"shell syntax a glance does not accept ({node_type!r})"))
-
-
-_DEVICE = re.compile(r"(?:^|=|^-[A-Za-z])/dev/(?!null$)")
-
-
-def is_device(arg: Arg) -> bool:
-    """An absolute device path other than /dev/null, alone or as an option's value (`--file=/dev/tty`).
-
-    `/dev/zero` never ends and `/dev/tty` waits; a relative path to a device is not caught.
-    """
-    return arg is not None and _DEVICE.search(arg) is not None
 
 
 _PLAIN = Verb(opaque_ok=True)
@@ -107,8 +65,8 @@ def _search(verb: Verb, recursive: frozenset[str]) -> Rule:
 
 
 def _tail(name: str, args: Sequence[Arg]) -> bool:
-    # The obsolete form `tail +5f` follows the file too.
-    if any(a and a[0] in "+-" and a[1:2].isdigit() and ("f" in a or "F" in a) for a in args):
+    # The obsolete forms `tail +f`, `tail +5cf`, `tail -5f` follow the file too.
+    if any(a and a[0] in "+-" and ("f" in a or "F" in a) and a[1:2] != "-" for a in args):
         raise Refusal("`tail -f` never ends")
     return _TAIL(name, args)
 
@@ -127,11 +85,11 @@ def _find(name: str, args: Sequence[Arg]) -> bool:
         raise opaque_refusal(name)
     for arg in args:
         if arg in _FIND_ACTIONS:
-            raise Refusal(f"`find {arg}` deletes, writes or runs a program")
+            raise Refusal(f"`find {arg}` deletes, writes, runs a program or reads names from a file")
     return False
 
 
-_FIND_ACTIONS = names("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls")
+_FIND_ACTIONS = names("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls -files0-from")
 
 
 def _date(name: str, args: Sequence[Arg]) -> bool:
@@ -139,7 +97,7 @@ def _date(name: str, args: Sequence[Arg]) -> bool:
     for arg in operands(args, "dfr", {"date", "file", "reference"}):
         if not (arg or "").startswith("+"):
             raise Refusal("`date` with an operand that is not a `+FORMAT` sets the clock")
-    return False
+    return "-" in args or "--file=-" in args  # `date -f -` reads dates from standard input
 
 
 _DATE = Verb(deny_short="s", deny_long=("set",))
@@ -147,32 +105,70 @@ _DATE = Verb(deny_short="s", deny_long=("set",))
 
 _TEST_EVALUATES = frozenset({"-v", "-R"})
 """`test -v 'a[$(cmd)]'` evaluates the subscript, running `cmd`: bash does arithmetic on it."""
+_TEST_INTEGERS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_INTEGER = re.compile(r"[ \t]*[-+]?[0-9]+[ \t]*")
 
 
 def _test(name: str, args: Sequence[Arg]) -> bool:
     if None in args:  # a run-time value could be `-v` in operator position
         raise opaque_refusal(name)
-    if _TEST_EVALUATES.intersection(a for a in args if a):
+    words = [a for a in args if a is not None]
+    if _TEST_EVALUATES.intersection(words):
         raise Refusal(f"`{name} -v` evaluates an array subscript, which can run a command")
+    for i, word in enumerate(words):
+        if word in _TEST_INTEGERS and not all(
+            _INTEGER.fullmatch(side) for side in words[max(i - 1, 0) : i] + words[i + 1 : i + 2]
+        ):
+            raise Refusal(f"`{name} {word}` with an operand that is not a plain integer")
     return False
 
 
 def _printf(name: str, args: Sequence[Arg]) -> bool:
-    if args and args[0] is None:
+    if args and (args[0] is None or isinstance(args[0], Pattern)):
         raise Refusal("`printf` with a format known only at run time")
     if args and (args[0] or "").startswith("-v"):
         raise Refusal("`printf -v` assigns a shell variable")
+    if any(arg is not None and "[" in arg for arg in args[1:]):
+        # zsh evaluates numeric arguments as arithmetic: `printf %d 'path[$(cmd)]'` runs `cmd`; a glob
+        # that matches nothing stays as it is with NO_NOMATCH, so its text counts too.
+        raise Refusal("`printf` with a `[` in an argument, which zsh can evaluate as a subscript")
     return False
 
 
-_HOSTNAME_FLAGS = names(
-    "-a -A -d -f -i -I -s --alias --all-fqdns --domain --fqdn --long --ip-address --all-ip-addresses --short"
-)
+_HOSTNAME_FLAGS = names("-s -I --short --all-ip-addresses")
 
 
 def _hostname(name: str, args: Sequence[Arg]) -> bool:
+    # The other display options (-f, -d, -i, -a, -A) look the name up, which can reach the network.
     if any(arg not in _HOSTNAME_FLAGS for arg in args):
-        raise Refusal("`hostname` with an argument sets the host name (or reads it from a file)")
+        raise Refusal(
+            "`hostname` with an operand sets the name; -f, -d, -i, -a, -A look it up on the network"
+        )
+    return False
+
+
+def _ulimit(name: str, args: Sequence[Arg]) -> bool:
+    # `ulimit -n` shows a limit; with a value (`ulimit -n 10`) it sets one.
+    if not all(arg is not None and re.fullmatch(r"-[A-Za-z]+", arg) for arg in args):
+        raise Refusal("`ulimit` with a value sets a limit; only its flags (`ulimit -a`) show them")
+    return False
+
+
+def _command(name: str, args: Sequence[Arg]) -> bool:
+    # `command -v NAME` tells where NAME comes from; any other form runs NAME.
+    if (
+        len(args) < 2
+        or args[0] not in ("-v", "-V")
+        or not all(arg is not None and re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*", arg) for arg in args[1:])
+    ):
+        raise Refusal("`command` runs another command; only `command -v NAME` looks it up")
+    return False
+
+
+def _env(name: str, args: Sequence[Arg]) -> bool:
+    # `env` prints the environment; with an operand it runs a command (or `NAME=VALUE` assigns first).
+    if any(arg not in ("-0", "--null") for arg in args):
+        raise Refusal("`env` with an argument runs another command; only `env` and `env -0` print")
     return False
 
 
@@ -207,17 +203,37 @@ def _jq(name: str, args: Sequence[Arg]) -> bool:
 _SUMS = "md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum"
 
 RULES: dict[str, Rule] = {
-    **dict.fromkeys(names("ls pwd stat du df whoami id uname nproc arch true false echo"), _PLAIN),
+    **dict.fromkeys(
+        names("ls pwd whoami id uname nproc arch true false echo uptime printenv groups"), _PLAIN
+    ),
     **dict.fromkeys(names("basename dirname realpath readlink which type ps"), _PLAIN),
+    # zsh's `stat` builtin (zsh/stat) assigns an array with -A or -H: a run-time `-A` must not get in.
+    "stat": Verb(deny_short="AH"),
+    "df": Verb(deny_long=("sync",)),
+    "du": Verb(deny_long=("files0-from",), opaque_ok=True),
+    "free": Verb(deny_short="sc", deny_long=("seconds", "count")),
+    "env": _env,
+    "ulimit": _ulimit,
+    "command": _command,
+    **dict.fromkeys(names("lscpu locale"), _PLAIN),
+    "od": Verb(short_values="AjNSstw", stdin="default", opaque_ok=True),
+    "hexdump": Verb(short_values="efns", stdin="default", opaque_ok=True),
     **dict.fromkeys(names("test ["), _test),
-    **dict.fromkeys(names(f"cat wc rev {_SUMS}"), _FILTER),
+    **dict.fromkeys(names("cat rev"), _FILTER),
+    # `--files0-from=F` and `-c F` read the files that F names: any path, devices included. A glob can
+    # still expand to such a name: like a symbolic link, that only changes what is read.
+    "wc": Verb(deny_long=("files0-from",), stdin="default", opaque_ok=True),
+    **dict.fromkeys(
+        names(_SUMS), Verb(deny_short="c", deny_long=("check",), stdin="default", opaque_ok=True)
+    ),
     "head": Verb(
         short_values="cn", long_values=frozenset({"bytes", "lines"}), stdin="default", opaque_ok=True
     ),
     "tail": _tail,
     "tac": Verb(short_values="s", long_values=frozenset({"separator"}), stdin="default", opaque_ok=True),
-    "file": Verb(deny_short="C", deny_long=("compile",), stdin="dash"),
-    "tree": Verb(deny_short="oR", deny_long=("output",)),
+    # `file -z` runs decompressors.
+    "file": Verb(deny_short="CzZ", deny_long=("compile", "uncompress", "uncompress-noreport"), stdin="dash"),
+    "tree": Verb(deny_short="oR", deny_long=("output", "fromfile")),
     "find": _find,
     **dict.fromkeys(
         names("grep egrep fgrep"),
@@ -237,8 +253,8 @@ RULES: dict[str, Rule] = {
         frozenset(),
     ),
     "sort": Verb(
-        deny_short="o",
-        deny_long=("output", "compress-program"),
+        deny_short="oT",
+        deny_long=("output", "compress-program", "temporary-directory", "files0-from"),
         short_values="ktoST",
         long_values=names("""key field-separator output buffer-size temporary-directory parallel batch-size
             compress-program files0-from random-source sort"""),
@@ -269,6 +285,28 @@ RULES: dict[str, Rule] = {
     "git": git,
 }
 """Every verb that may run as a glance. Names are matched exactly: `LS` and `/bin/ls` are not `ls`."""
+
+PATTERN_RULES = frozenset(
+    {"git", "printf", *(name for name, rule in RULES.items() if isinstance(rule, Verb))}
+)
+"""Verbs whose rule takes a `Pattern`: a word that can only become file names with a known prefix."""
+
+NAMES_ONLY = names("""ls stat realpath readlink basename dirname echo printf test [ which type pwd true
+    false id whoami uname nproc arch hostname uptime printenv env groups free ulimit command locale""")
+"""Verbs that never open their arguments: they may name a device (`ls -l /dev/tty`)."""
+
+
+def reads_recursively(name: str, args: Sequence[Arg]) -> bool:
+    """Whether the command walks whole directory trees: from `/` it meets /proc/kmsg, or takes minutes."""
+    if name in ("rg", "du", "find", "tree"):
+        return True
+    if name == "ls":
+        return bool(denied_option(args, "R", ("recursive",), ()))
+    if name in ("grep", "egrep", "fgrep"):
+        return bool(denied_option(args, "rRd", ("recursive", "dereference-recursive", "directories"), ()))
+    if name == "diff":
+        return bool(denied_option(args, "r", ("recursive",), ()))
+    return False
 
 
 def verb_rule(name: str) -> Rule:

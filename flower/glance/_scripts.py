@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from flower._glance_verb import Arg, Refusal, names, opaque_refusal
+from ._verb import Arg, Refusal, names, opaque_refusal
 
 __all__ = ["awk", "sed"]
 
@@ -202,13 +202,16 @@ def _check_sed_script(s: str) -> None:
 def _check_awk_program(program: str) -> bool:
     """Refuse an awk program that can run a command or write a file; return whether it is BEGIN-only.
 
-    Refused: `system`, `getline`, `@` (gawk directives and indirect calls), a `|` that is not `||`,
-    and `>` as print redirection. With no `/` in the program there are no regex literals, so strings
-    can be skipped exactly; otherwise any `>` after a `print` is refused, string or not.
+    Refused: `system`, `getline`, `@` (gawk directives and indirect calls), `ARGV`/`ARGC` (which files
+    are read), a `|` that is not `||`, and `>` as print redirection. With no `/` in the program there
+    are no regex literals, so strings can be skipped exactly; otherwise any `>` after a `print` is
+    refused, string or not.
     """
     for word in ("system", "getline", "@"):
         if word in program:
             raise Refusal(f"awk `{word}` can run a command or read one")
+    if "ARGV" in program or "ARGC" in program:  # `ARGV[1]="/inet/tcp/…"` makes awk open that instead
+        raise Refusal("awk `ARGV`/`ARGC` can change which files are read (a device, a gawk network file)")
     if "|" in program.replace("||", ""):
         raise Refusal("awk `|` pipes to or from a command")
     if "/" in program:

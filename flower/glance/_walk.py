@@ -1,0 +1,257 @@
+"""The structural walk of glance: from a tree-sitter-bash tree to the simple commands it runs.
+
+`Walk` accepts only sequences, `&&`/`||` lists, pipelines, `!`, `[ … ]` and simple commands with
+harmless redirections. For each simple command it works out the words (`_words`), refuses paths that
+must not be read (`_paths`), then asks the verb table (`_rules`), knowing whether standard input is a
+pipe, a file or the terminal. Anything else raises `Refusal`. Lists are walked without recursion, and
+other nesting is bounded, so that no command can exhaust the Python stack.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import tree_sitter
+
+from ._paths import path_refusal, reaches_root
+from ._rules import NAMES_ONLY, PATTERN_RULES, reads_recursively, verb_rule
+from ._source import Source
+from ._verb import Arg, Refusal
+from ._words import Word, Words, syntax_refusal
+
+__all__ = ["MAX_NESTING", "Node", "Walk"]
+
+Node = tree_sitter.Node
+
+MAX_NESTING = 100
+"""Pipelines, negations and redirections nested deeper than this are refused (lists are flattened)."""
+
+_TEST_BRACKETS = re.compile(r"\[[ \t].*[ \t]\]", re.S)
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*|\[")
+_NUMERIC_GLOB = re.compile(r"[0-9]*-[0-9]*")
+_STANDARD_FDS = frozenset({"0", "1", "2", "-"})
+
+
+@dataclass
+class _Tail:
+    """What the redirections of an enclosing statement do to its last simple command."""
+
+    input: bool = False
+    extra: list[Node] = field(default_factory=list)
+    """Words after a redirection target: bash passes `ls >/dev/null -l` the `-l`."""
+
+
+class Walk:
+    """Walks the syntax tree of `source`; raises `Refusal` at the first part that is not a glance."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source.parsed
+        self.text = source.slice
+        self.offset = source.at
+        self.words = Words(source)
+        self.segments: list[str] = []
+        self.git_names: list[int] = []
+        """Offsets in the command's bytes just after the name of each `git`, where hardening options go."""
+
+    def sequence(self, node: Node) -> None:
+        """The program: statements separated by `;` or newlines; a trailing `&` is a background job."""
+        for child in node.children:
+            if child.type in (";", "comment"):
+                continue
+            if child.type == "&":
+                raise Refusal("a background job (`&`)")
+            self.statement(child, fed=False, tail=None, depth=0)
+
+    def statement(self, node: Node, fed: bool, tail: _Tail | None, depth: int) -> None:
+        """Check one statement.
+
+        `fed`: the leftmost command of `node` follows a pipe. `tail`: what redirections do to its
+        rightmost command. Both are stated by position because tree-sitter-bash nests `a | b && c`
+        as `a | (b && c)`: the grouping is not bash's, but the order of commands and operators is.
+        """
+        if depth > MAX_NESTING:
+            raise Refusal(f"the command nests more than {MAX_NESTING} levels deep")
+        kind = node.type
+        if kind == "command":
+            self.command(node, fed, tail)
+        elif kind == "list":
+            parts = _flat_list(node)
+            for i, part in enumerate(parts):
+                last = i == len(parts) - 1
+                self.statement(part, fed=fed and i == 0, tail=tail if last else None, depth=depth + 1)
+        elif kind == "pipeline":
+            # `|&` is `2>&1 |`: it only joins stderr to the pipe.
+            parts = [c for c in node.children if c.type not in ("|", "|&", "comment")]
+            for i, part in enumerate(parts):
+                last = i == len(parts) - 1
+                self.statement(part, fed=fed or i > 0, tail=tail if last else None, depth=depth + 1)
+        elif kind == "redirected_statement":
+            self.redirected(node, fed, tail, depth)
+        elif kind == "test_command" and node.children[0].type == "[":
+            self.segments.append(
+                self.text(node.start_byte, node.end_byte)
+            )  # `[ … ]` is the `test` builtin, read by the grammar
+            if not _TEST_BRACKETS.fullmatch(self.segments[-1]):  # `[rm]` is a glob to bash
+                raise Refusal("`[` and `]` must be words of their own")
+            verb_rule("[")("[", [arg for child in node.children[1:-1] for arg in self._test_args(child)])
+        elif kind == "negated_command":
+            inner = [c for c in node.children if c.type != "!"]
+            if len(inner) != 1:
+                raise syntax_refusal(node.type)
+            self.statement(inner[0], fed, tail, depth + 1)
+        else:
+            raise syntax_refusal(node.type)
+
+    def redirected(self, node: Node, fed: bool, tail: _Tail | None, depth: int) -> None:
+        """Redirections apply to the last simple command of the body (tree-sitter hangs them higher)."""
+        body = node.child_by_field_name("body")
+        if body is None:
+            raise Refusal("a redirection without a command")
+        facts = _Tail() if tail is None else tail
+        refusals = []
+        for child in node.children:
+            try:
+                if child.id != body.id:
+                    self.redirect(child, facts)
+            except Refusal as refusal:
+                refusals.append(refusal)
+        try:
+            self.statement(body, fed, facts, depth + 1)  # first, so that the verdict lists the command
+        except Refusal:
+            if not refusals:
+                raise
+        if refusals:  # a refused redirection is the reason, even if the command is refused without it
+            raise refusals[0]
+
+    def command(self, node: Node, fed: bool, tail: _Tail | None) -> None:
+        self.segments.append(self.text(node.start_byte, node.end_byte))
+        facts = _Tail() if tail is None else tail
+        name_node: Node | None = None
+        nodes: list[Node] = []
+        for child in node.children:
+            if child.type == "command_name":
+                name_node = child
+            elif child.type == "comment":
+                continue
+            elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                self.redirect(child, facts)
+            elif child.is_named and child.type != "variable_assignment":
+                nodes.append(child)
+            else:
+                raise syntax_refusal(child.type)
+        name = _command_name(name_node, self.text)
+        rule = verb_rule(name)
+        words = [self.words.word(word) for word in [*nodes, *facts.extra]]
+        args = [word.arg(name in PATTERN_RULES) for word in words]
+        _check_paths(name, words, args)
+        if name == "git" and name_node is not None:
+            self.git_names.append(self.offset(name_node.end_byte))
+        if rule(name, args) and not (fed or facts.input):
+            raise Refusal(f"`{name}` would read the terminal here: nothing is piped or redirected into it")
+
+    def redirect(self, node: Node, facts: _Tail) -> None:
+        """Only fd duplication onto 0-2, `/dev/null` and reading a file with `<` are allowed.
+
+        A `{name}` right before the operator is refused: bash and zsh then store the new descriptor in
+        the variable `name` (bash evaluates a subscript there, which can run a command).
+        """
+        if node.type != "file_redirect":
+            raise syntax_refusal(node.type)
+        if self.source[node.start_byte - 1 : node.start_byte] == b"}":
+            raise Refusal("a `{name}` redirection assigns a file descriptor to a shell variable")
+        operator = next((child.type for child in node.children if not child.is_named), "")
+        targets = [child for child in node.children if child.is_named and child.type != "file_descriptor"]
+        if not targets:
+            if operator in (">&-", "<&-"):
+                return
+            raise Refusal("a redirection without a target")
+        word = self.words.word(targets[0])
+        target = word.value
+        facts.extra.extend(targets[1:])
+        after = self.source[targets[0].end_byte : targets[0].end_byte + 1]
+        if (
+            operator == "<"
+            and after == b">"
+            and _NUMERIC_GLOB.fullmatch(self.text(targets[0].start_byte, targets[0].end_byte))
+        ):
+            raise Refusal("`<1-2>` is a numeric glob to zsh, a redirection to bash")
+        if target == "/dev/null" and operator in (">", ">>", ">|", "&>", "&>>", ">&", "<"):
+            facts.input |= operator == "<"
+        elif operator in (">&", "<&") and target in _STANDARD_FDS:
+            pass
+        elif operator == "<" and target is not None and not path_refusal(word.template):
+            facts.input = True  # reading a file is read-only
+        elif operator in (">&", "<&") and target is not None and target.isdigit():
+            raise Refusal("a redirection to or from a descriptor other than 0, 1 and 2 (the shell's own)")
+        else:
+            raise Refusal(
+                "output redirection to a file" if ">" in operator else "input from a device or unknown file"
+            )
+
+    def _test_args(self, node: Node) -> list[Arg]:
+        """The arguments of `[ … ]`, flattened from the grammar's expressions, for the `test` rule.
+
+        Inside `[ … ]`, `<` and `>` are redirections to bash, whatever the grammar calls them.
+        """
+        args: list[Arg] = []
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            kind = current.type
+            if kind in ("unary_expression", "binary_expression", "parenthesized_expression"):
+                stack.extend(reversed(current.children))
+            elif kind in ("<", ">", "<<", ">>"):
+                raise Refusal("output redirection to a file")
+            elif kind == "test_operator" or kind in ("!", "=", "==", "!=", "(", ")"):
+                args.append(self.text(current.start_byte, current.end_byte))
+            elif not current.is_named:
+                raise syntax_refusal(kind)
+            else:
+                args.append(self.words.word(current).arg(patterns=False))
+        return args
+
+
+def _flat_list(node: Node) -> list[Node]:
+    """The parts of a `&&`/`||` list, in order; the grammar nests long lists one level per operator."""
+    parts: list[Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type != "list":
+            parts.append(current)
+            continue
+        if any(not c.is_named and c.type not in ("&&", "||") for c in current.children):
+            raise Refusal("a list joined by something other than `&&` or `||`")
+        stack.extend(reversed([c for c in current.children if c.is_named and c.type != "comment"]))
+    return parts
+
+
+def _check_paths(name: str, words: list[Word], args: list[Arg]) -> None:
+    """Refuse devices and the like in any argument, and a recursive read that may start at `/`.
+
+    A verb that never opens its arguments may name a device (`ls -l /dev/tty`), not list from `/`.
+    """
+    for word in () if name in NAMES_ONLY else words:
+        reason = path_refusal(word.template)
+        if reason:
+            raise Refusal(f"`{name}` would read {reason}")
+    if reads_recursively(name, args):
+        for word in words:
+            if not word.template.startswith("-") and reaches_root(word.root_template):
+                raise Refusal(
+                    f"`{name}` would walk the whole tree from `/` (through /proc and /dev, for minutes)"
+                )
+
+
+def _command_name(node: Node | None, text: Callable[[int, int], str]) -> str:
+    words = [] if node is None else node.children
+    name = (
+        text(node.start_byte, node.end_byte) if node and len(words) == 1 and words[0].type == "word" else ""
+    )
+    if "/" in name:
+        raise Refusal(f"`{name}` names a program by path; only bare names of the whitelist are glances")
+    if not _NAME.fullmatch(name):
+        raise Refusal("the command name must be a plain word, not quoted, escaped or expanded")
+    return name

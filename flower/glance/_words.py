@@ -1,0 +1,263 @@
+"""What a word of the command becomes, under bash and under zsh: `Word`, from a tree-sitter-bash node.
+
+The value is what the program receives after quote removal, or `None` when only known at run time. A
+word is refused outright when either shell could run a command while expanding it:
+
+- command, process and arithmetic substitution (`$(…)`, `` `…` ``, `<(…)`, `$((…))`, `$[…]`), and
+  `${…}` with anything but a name inside (`${X:=v}` assigns, `${(e)X}` evaluates, `${a[…]}` subscripts);
+- `$name[…]`: zsh reads it as a subscript, and evaluates a `$(…)` inside it, even quoted;
+- `~[…]`: a zsh dynamic directory name calls a shell function;
+- `'a''b'`: with RC_QUOTES zsh reads `''` inside single quotes as a quote, bash as nothing;
+- a `$'…'` escape that the two read differently (octal, `\\u`, `\\c`, a NUL).
+
+The value of `$'…'` is decoded, so `cat $'/dev/zero'` is checked as the path it is.
+
+Other zsh readings only change the value: a leading `=` (EQUALS: `=ls` is the path of `ls`) makes it
+known only at run time; `^`, `~` and `#` (EXTENDED_GLOB) and `{x}` (BRACE_CCL) make it a `Pattern`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import tree_sitter
+
+from ._paths import UNKNOWN
+from ._source import Source
+from ._verb import Arg, Pattern, Refusal
+
+__all__ = ["Word", "Words", "syntax_refusal"]
+
+Node = tree_sitter.Node
+
+_SYNTAX_REFUSALS = {
+    "subshell": "a subshell `( … )`",
+    "compound_statement": "a `{ … }` group",
+    "function_definition": "a function definition",
+    "variable_assignment": "a variable assignment",
+    "variable_assignments": "a variable assignment",
+    "declaration_command": "a declaration (`export`, `declare`, `local` …) changes shell state",
+    "unset_command": "`unset` changes shell state",
+    "test_command": "a `[[ … ]]` test",
+    "heredoc_redirect": "a here-document",
+    "herestring_redirect": "a here-string",
+    "command_substitution": "command substitution",
+    "process_substitution": "process substitution",
+    "arithmetic_expansion": "arithmetic expansion (`$((…))` or `$[…]`)",
+    "translated_string": 'a `$"…"` string',
+    "if_statement": "control flow (`if`)",
+    "for_statement": "control flow (`for`)",
+    "c_style_for_statement": "control flow (`for`)",
+    "while_statement": "control flow (`while`)",
+    "case_statement": "control flow (`case`)",
+}
+
+
+def syntax_refusal(node_type: str) -> Refusal:
+    """The refusal for a tree-sitter-bash node type that a glance does not accept."""
+    return Refusal(_SYNTAX_REFUSALS.get(node_type, f"shell syntax a glance does not accept ({node_type!r})"))
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word after expansion, as far as it is known before running the command."""
+
+    value: str | None
+    """The argument bash passes after quote removal; `None` when known only at run time."""
+    template: str
+    """The literal text with `UNKNOWN` for each run-time part, for the path checks."""
+    prefix: str | None = None
+    """For a glob, a brace expansion or a word a zsh option reads as a pattern: the literal text that
+    every expansion starts with. `None` for a plain word or one with a variable in it."""
+    text: str = ""
+    """The text after quote removal, pattern characters included (what a `Pattern` shows)."""
+    walk: str | None = None
+    """The template that `reaches_root` checks when it differs from `template`: a glob character there
+    stands for a name (a glob yields names, never `/`), except in a component with a `.` (`.*` may be
+    `..`). `None`: the same as `template`."""
+
+    @property
+    def root_template(self) -> str:
+        """The template to check for a recursive read that may start at `/`."""
+        return self.template if self.walk is None else self.walk
+
+    def arg(self, patterns: bool) -> Arg:
+        """The value for a rule: a `Pattern` only to a rule that takes them, else `None` for one."""
+        if self.prefix is None:
+            return self.value
+        if patterns:
+            return Pattern(self.text, self.prefix)
+        if self.prefix.startswith("-") or ("{" in self.text and not self.prefix):
+            raise Refusal(f"`{self.text}`: a pattern or brace expansion may become any option (`{{-r,}}`)")
+        return None
+
+
+_LITERAL, _QUOTED, _UNKNOWN = 0, 1, 2
+_ESCAPES = re.compile(r"\\([^\n])|\\\n|(.)", re.S)
+_PLAIN_WORD = re.compile(r"(?!=)[^\\*?\[\]{}^~#]*")
+_BRACE_EXPANSION = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_BRACES = re.compile(r"\{[^{}]*\}")
+_GLOB = frozenset("*?[")
+_RUNTIME_CHARS = frozenset("*?[]{},^~#")
+"""Unquoted characters that a glob, brace expansion or zsh pattern reads: unknown in a path template."""
+
+
+class Words:
+    """Evaluates the words of one parsed command."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source.parsed
+        self.slice = source.slice
+
+    def _text(self, node: Node) -> str:
+        return self.slice(node.start_byte, node.end_byte)
+
+    def word(self, node: Node) -> Word:
+        if node.type in ("word", "number") and not node.is_missing:
+            text = self._text(node)
+            if _PLAIN_WORD.fullmatch(text):
+                return Word(text, text)  # the common case: nothing to remove or expand
+        pieces: list[tuple[str, int]] = []
+        self._collect(node, pieces)
+        return _evaluate(pieces)
+
+    def _after(self, node: Node) -> bytes:
+        return self.source[node.end_byte : node.end_byte + 1]
+
+    def _collect(self, node: Node, pieces: list[tuple[str, int]]) -> None:
+        """Append the pieces of `node`: (text, literal / quoted / unknown)."""
+        kind = node.type
+        if node.is_missing:
+            raise Refusal("the shell parser could not understand the command")
+        if kind in ("word", "number"):
+            for escaped, plain in _ESCAPES.findall(self._text(node)):
+                pieces.append((escaped, _QUOTED) if escaped else (plain, _LITERAL))
+        elif kind == "raw_string":
+            if self._after(node) == b"'":
+                raise Refusal("`''` between single quotes, which zsh (RC_QUOTES) reads as a quote")
+            pieces.append((self._text(node)[1:-1], _QUOTED))
+        elif kind == "string":
+            for child in node.children:
+                if child.type == "string_content":
+                    text = self._text(child)
+                    pieces.append((re.sub(r'\\([$`"\\\n])', _unescape, text), _QUOTED))
+                elif child.type in ("simple_expansion", "expansion"):
+                    self._collect(child, pieces)
+                elif child.type == "$":
+                    pieces.append(("$", _QUOTED))
+                elif child.type != '"':
+                    raise syntax_refusal(child.type)
+        elif kind == "concatenation":
+            for child in node.children:
+                self._collect(child, pieces)
+        elif kind == "simple_expansion":
+            names = [c for c in node.children if c.type != "$"]
+            if len(names) != 1 or names[0].type not in ("variable_name", "special_variable_name"):
+                raise syntax_refusal(kind)
+            if self._after(node) == b"[":
+                raise Refusal("`$name[…]`: zsh reads it as a subscript, which can run a command")
+            _check_name(self._text(names[0]))
+            pieces.append(("", _UNKNOWN))
+        elif kind == "expansion":
+            if [c.type for c in node.children] != ["${", "variable_name", "}"]:
+                raise Refusal("a parameter expansion with an operator")
+            _check_name(self._text(node.children[1]))
+            pieces.append(("", _UNKNOWN))
+        elif kind == "ansi_c_string":
+            pieces.append((_ansi_c(self._text(node)[2:-1]), _QUOTED))
+        elif kind == "brace_expression":
+            pieces.append(("", _UNKNOWN))
+        elif kind == "$":
+            pieces.append(("$", _LITERAL))
+        else:
+            raise syntax_refusal(kind)
+
+
+_SET_BY_THE_COMMAND = frozenset({"_", "BASH_COMMAND", "ZSH_DEBUG_CMD"})
+"""Variables whose value the command itself writes: `$_` is the last argument of the previous command
+(`echo /dev/zero; cat $_`), `$BASH_COMMAND` the text of the current one."""
+
+
+def _check_name(name: str) -> None:
+    if name in _SET_BY_THE_COMMAND:
+        raise Refusal(f"`${name}` holds text the command itself wrote (`echo /dev/zero; cat $_`)")
+
+
+def _evaluate(pieces: list[tuple[str, int]]) -> Word:
+    bare = "".join(text if kind == _LITERAL else "\1" * len(text) for text, kind in pieces)
+    literal = "".join(text for text, kind in pieces if kind != _UNKNOWN)
+    template = "".join(_template(text, kind) for text, kind in pieces)
+    unknown = any(kind == _UNKNOWN for _, kind in pieces)
+    if bare.startswith("~["):
+        raise Refusal("`~[…]`: a zsh dynamic directory name calls a shell function")
+    if bare.startswith("~"):
+        unknown = unknown or not (bare == "~" or bare.startswith("~/"))
+    if unknown or bare.startswith("="):  # zsh (EQUALS) reads `=ls` as the path of the `ls` program
+        return Word(None, template)
+    special = [i for i, c in enumerate(bare) if c in "*?[^#" or (c == "~" and i)]
+    braces = _BRACES.search(bare)
+    if braces:
+        special.append(braces.start())
+    if not special:
+        return Word(literal, template)
+    expands = bool(_GLOB.intersection(bare) or _BRACE_EXPANSION.search(bare))
+    walk = None if braces or not _GLOB.intersection(bare) else _glob_walk(pieces)
+    return Word(None if expands else literal, template, literal[: min(special)], literal, walk)
+
+
+def _glob_walk(pieces: list[tuple[str, int]]) -> str | None:
+    """The template of a glob word where `*`, `?` and `[…]` in a component without a `.` are a name.
+
+    Only for a relative path without `..`: after `/`, `~` or `..` a glob may match `proc` (`/*`, `../*`).
+    """
+    text = "".join(_template(text, kind) if kind != _LITERAL else _glob_chars(text) for text, kind in pieces)
+    if text.startswith(("/", UNKNOWN)) or ".." in text.split("/"):
+        return None
+    return "/".join(
+        part.replace(_NAME_CHAR, UNKNOWN) if "." in part else part.replace(_NAME_CHAR, "x")
+        for part in text.split("/")
+    )
+
+
+_NAME_CHAR = "\1"
+
+
+def _glob_chars(text: str) -> str:
+    """Literal text with `*?[]` as `_NAME_CHAR` and the other pattern characters as `UNKNOWN`."""
+    return "".join(_NAME_CHAR if c in "*?[]" else UNKNOWN if c in _RUNTIME_CHARS else c for c in text)
+
+
+def _template(text: str, kind: int) -> str:
+    if kind == _UNKNOWN:
+        return UNKNOWN
+    if kind == _QUOTED:
+        return text
+    return "".join(UNKNOWN if c in _RUNTIME_CHARS else c for c in text)
+
+
+_ANSI_C = re.compile(r"\\(x[0-9a-fA-F]{2}|[abeEfnrtv\\'\"]|.?)", re.S)
+_ANSI_C_LETTERS = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_ANSI_C_LETTERS |= {"v": "\v", "\\": "\\", "'": "'", '"': '"'}
+
+
+def _ansi_c(body: str) -> str:
+    """The value of `$'body'`: its escapes decoded where bash and zsh agree, else a refusal.
+
+    Both read `\\n`, `\\t`, `\\e`, `\\\\`, `\\'`, `\\xHH` … alike; octal, `\\u`, `\\c`, and zsh's `\\M-`
+    and `\\C-` differ in their details, and a NUL ends the word in bash only: those are refused.
+    """
+
+    def decode(match: re.Match[str]) -> str:
+        escape = match.group(1)
+        if escape in _ANSI_C_LETTERS:
+            return _ANSI_C_LETTERS[escape]
+        if escape.startswith("x") and len(escape) == 3 and 0 < int(escape[1:], 16) < 0x80:
+            return chr(int(escape[1:], 16))
+        raise Refusal(f"a `$'…'` escape that bash and zsh read differently (`\\{escape}`)")
+
+    return _ANSI_C.sub(decode, body)
+
+
+def _unescape(match: re.Match[str]) -> str:
+    return "" if match.group(1) == "\n" else match.group(1)

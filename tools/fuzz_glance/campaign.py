@@ -1,0 +1,166 @@
+"""A fuzz campaign: generate, keep what glance accepts, run it in every shell, judge what ran, report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flower.glance import glance_verdict, is_ephemeral
+from flower.glance._rules import RULES
+
+from .generate import Generator
+from .sandbox import SHELLS, Run, Sandbox
+
+__all__ = ["Case", "Summary", "fuzz", "judge", "main", "report"]
+
+
+@dataclass
+class Case:
+    """One generated command and, when glance accepted it, what running it showed in each shell."""
+
+    command: str
+    runs: dict[str, Run] = field(default_factory=dict)
+    """By shell (`sandbox.SHELLS`): what ran, and the problems found."""
+
+    @property
+    def problems(self) -> list[str]:
+        return [f"[{shell}] {problem}" for shell, run in self.runs.items() for problem in run.problems]
+
+
+@dataclass
+class Summary:
+    """What one run of the fuzzer found; `accepted` holds the cases glance accepted, all run."""
+
+    cases: int
+    seed: int
+    shells: tuple[str, ...]
+    accepted: list[Case]
+    seconds: float
+
+    @property
+    def violations(self) -> list[Case]:
+        return [case for case in self.accepted if case.problems]
+
+
+def _quote(arg: str) -> str:
+    """`arg` as shell text that glance can read.
+
+    Glance refuses control characters and non-UTF-8 text in a command, so such a value came from a
+    run-time expansion (`$'\\r'`) and is written as one. A byte that is not UTF-8 (zsh's BRACE_CCL
+    splits `{é}` into bytes) is written as U+FFFD: glance cannot read it in any form, and no option,
+    device or program name is made of one. A backslash and a newline are quoted apart: glance refuses
+    `x\\<newline>y` even inside quotes, but not `'x\\''<newline>y'`.
+    """
+    arg = re.sub(r"[\udc80-\udcff]", "\ufffd", arg)
+    if re.search(r"[\x00-\x08\x0b-\x1f\x7f]", arg):
+        return "$'" + "".join(_ansi_c_char(char) for char in arg) + "'"
+    return "".join(shlex.quote(piece) for piece in re.split(r"(?<=\\)(?=\n)", arg))
+
+
+def _ansi_c_char(char: str) -> str:
+    """`char` inside `$'…'`: control characters as `\\xHH`, the rest as it is."""
+    if char in "\\'":
+        return "\\" + char
+    if char < " " or char == "\x7f":
+        return f"\\x{ord(char):02x}"
+    return char
+
+
+def judge(run: Run) -> None:
+    """Add a problem for each program run that is off the whitelist or that glance refuses on its own.
+
+    Standard input is about terminating, which the real pass observes, so the re-check feeds /dev/null.
+    `[ … ]` is re-checked as `test …`: the shell's `[` may get no `]` (`[ x\\ ]`), and then it fails.
+    """
+    for verb, args in run.records:
+        shown = shlex.join([verb.removeprefix("?"), *args]).encode("utf-8", "backslashreplace").decode()
+        words = args[: -1 if args[-1:] == ["]"] else None] if verb == "[" else args
+        alone = " ".join(["test" if verb == "[" else verb, *map(_quote, words), "</dev/null"])
+        if verb.startswith("?"):
+            run.problems.append(f"tried to run `{shown}`: the shell found no such program")
+        elif verb not in RULES:
+            run.problems.append(f"ran `{shown}`: not a whitelisted verb")
+        elif not is_ephemeral(alone):
+            run.problems.append(f"ran `{shown}`, refused alone: {glance_verdict(alone).reason}")
+
+
+def fuzz(
+    cases: int, seed: int, jobs: int = 2, shells: Sequence[str] = SHELLS, real_timeout: float = 2.0
+) -> Summary:
+    """Generate `cases` commands from `seed`, run what glance accepts (as the wall would run it), judge it.
+
+    The command run is `glance_verdict(command).command`: git hardened as the delegation wall runs it.
+    """
+    start, generator = time.perf_counter(), Generator(random.Random(seed))
+    batch = [Case(generator.command()) for _ in range(cases)]
+    accepted = [case for case in batch if is_ephemeral(case.command)]
+    with tempfile.TemporaryDirectory(prefix="fuzz-glance-") as root, ThreadPoolExecutor(jobs) as pool:
+        sandbox = Sandbox(Path(root), real_timeout=real_timeout)
+        usable = tuple(shell for shell in shells if sandbox.available(shell))
+        jobs_list = [(i, case, shell) for i, case in enumerate(accepted) for shell in usable]
+
+        def one(job: tuple[int, Case, str]) -> None:
+            index, case, shell = job
+            case.runs[shell] = sandbox.run(index, glance_verdict(case.command).command, shell)
+
+        list(pool.map(one, jobs_list))
+    for case in accepted:
+        for run in case.runs.values():
+            judge(run)
+    return Summary(cases, seed, usable, accepted, time.perf_counter() - start)
+
+
+def report(summary: Summary) -> Iterator[str]:
+    """A markdown table of the numbers per shell, then each violation with what ran, then syntax errors."""
+    yield "| seed | shell | cases | accepted (run) | programs re-checked | hung | syntax error | violations |"
+    yield "|---:|---|---:|---:|---:|---:|---:|---:|"
+    for shell in summary.shells:
+        runs = [case.runs[shell] for case in summary.accepted if shell in case.runs]
+        hung = sum(any(p.startswith("still running") for p in run.problems) for run in runs)
+        rechecked, syntax = sum(len(r.records) for r in runs), sum(r.syntax_error for r in runs)
+        yield (
+            f"| {summary.seed} | {shell} | {summary.cases} | {len(runs)} | {rechecked} | {hung} | {syntax}"
+            f" | {sum(bool(r.problems) for r in runs)} |"
+        )
+    yield (
+        f"\n{summary.cases:,} cases, {len(summary.accepted):,} accepted, {len(summary.violations)}"
+        f" violations, {summary.seconds:,.0f} s ({summary.cases / summary.seconds:,.0f} cases/s)"
+    )
+    for case in summary.violations:
+        yield f"\nVIOLATION {case.command!r}"
+        for shell, run in case.runs.items():
+            yield from (f"  [{shell}] ran: {shlex.join([verb, *args])!r}" for verb, args in run.records)
+        yield from (f"  {problem}" for problem in case.problems)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.fuzz_glance", description="Differential fuzzer for glance."
+    )
+    parser.add_argument("--cases", type=int, default=5000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="shells run in parallel")
+    parser.add_argument("--shells", default=",".join(SHELLS), help=f"comma-separated, of {', '.join(SHELLS)}")
+    parser.add_argument("--timeout", type=float, default=2.0, help="seconds before a real run counts as hung")
+    options = parser.parse_args(argv)
+    shells = [shell for shell in options.shells.split(",") if shell]
+    unknown = sorted(set(shells) - set(SHELLS))
+    if unknown:
+        parser.error(f"unknown shell(s) {', '.join(unknown)}; choose among {', '.join(SHELLS)}")
+    summary = fuzz(options.cases, options.seed, options.jobs, shells, options.timeout)
+    print("\n".join(report(summary)))
+    return 1 if summary.violations else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
