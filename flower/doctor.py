@@ -29,7 +29,7 @@ import claude_agent_sdk
 from ._credentials import credential_sources
 from ._selfcheck import Check, self_check
 from ._version import __version__
-from .versions import TESTED_CLI, TESTED_SDK, VersionRange
+from .versions import TESTED_CLI, TESTED_PARSER, TESTED_SDK, VersionRange, installed_version
 
 __all__ = ["Check", "Diagnosis", "diagnose"]
 
@@ -44,6 +44,8 @@ class Diagnosis:
     """The Python version."""
     sdk: str
     """The installed `claude-agent-sdk` version."""
+    parser: str
+    """The installed `tree-sitter-bash` version (the grammar glance reads commands with)."""
     cli: str | None
     """The CLI's version (`claude --version`), or None when it cannot be run."""
     cli_path: str | None
@@ -67,6 +69,7 @@ class Diagnosis:
             f"  flower            {self.flower} (Python {self.python})",
             f"  claude-agent-sdk  {self.sdk}  {_verdict(TESTED_SDK, self.sdk)}",
             f"  Claude Code CLI   {self.cli or 'not found'}  {_verdict(TESTED_CLI, self.cli)}",
+            f"  tree-sitter-bash  {self.parser}  {_verdict(TESTED_PARSER, self.parser)}",
             f"  CLI path          {self.cli_path or 'none: install the SDK with its bundled CLI'}",
             "  credentials       "
             + (
@@ -130,6 +133,7 @@ async def diagnose(*, self_check_run: bool = True) -> Diagnosis:
         flower=__version__,
         python=platform.python_version(),
         sdk=claude_agent_sdk.__version__,
+        parser=installed_version("tree-sitter-bash"),
         cli=version,
         cli_path=path,
         credentials=tuple(credential_sources(dict(os.environ))),

@@ -1,8 +1,9 @@
-"""The SDK and CLI versions flower was tested with, and the once-per-process check against them.
+"""The SDK, CLI and shell-parser versions flower was tested with, and the once-per-process check against them.
 
 flower does not cap `claude-agent-sdk` in its dependencies, so a new SDK release installs beside it.
 Instead, the first run of a process compares the installed SDK and the CLI that actually runs (its
-`init` message names its version) with the tested range below, and when one is outside it, warns once:
+`init` message names its version), and the bash grammar glance parses with, with the tested ranges below,
+and when one is outside them, warns once:
 a `flower.versions` log record and a `VersionWarning` event. `flower doctor` checks the facts flower
 relies on against whatever is installed.
 
@@ -19,12 +20,20 @@ import logging
 import re
 import threading
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 
 from claude_agent_sdk import __version__ as _sdk_version
 
 from .events import VersionWarning
 
-__all__ = ["TESTED_CLI", "TESTED_SDK", "VersionRange", "version_warnings"]
+__all__ = [
+    "TESTED_CLI",
+    "TESTED_PARSER",
+    "TESTED_SDK",
+    "VersionRange",
+    "installed_version",
+    "version_warnings",
+]
 
 logger = logging.getLogger("flower.versions")
 
@@ -59,6 +68,19 @@ TESTED_SDK = VersionRange(component="claude-agent-sdk", oldest="0.2.184", newest
 """Every `claude-agent-sdk` release in this range passed flower's full suite."""
 TESTED_CLI = VersionRange(component="Claude Code CLI", oldest="2.1.327", newest="2.1.332")
 """The Claude Code CLI versions those SDK releases bundle."""
+TESTED_PARSER = VersionRange(component="tree-sitter-bash", oldest="0.25.1", newest="0.25.1")
+"""The bash grammar glance reads commands with: its rule table and its differential fuzzer (bash and zsh)
+passed with these releases. A grammar that reads a command differently could change what glance lets
+through, so a release outside the range is warned about rather than trusted silently."""
+
+
+def installed_version(package: str) -> str:
+    """The installed version of the distribution `package`, or `not installed`."""
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "not installed"
+
 
 _warned: set[str] = set()
 _lock = threading.Lock()
@@ -79,11 +101,15 @@ def _outside(tested: VersionRange, version: str) -> VersionWarning | None:
 
 
 def version_warnings(cli_version: object) -> list[VersionWarning]:
-    """The warnings not given yet in this process: the installed SDK, and the CLI of an `init` message.
+    """The warnings not given yet in this process: the installed SDK and bash grammar, and the CLI of an
+    `init` message.
 
     Each is logged (`flower.versions`, WARNING) when returned; a version in the tested range gives none.
     """
-    found = [_outside(TESTED_SDK, _sdk_version)]
+    found = [
+        _outside(TESTED_SDK, _sdk_version),
+        _outside(TESTED_PARSER, installed_version("tree-sitter-bash")),
+    ]
     if isinstance(cli_version, str) and cli_version:
         found.append(_outside(TESTED_CLI, cli_version))
     fresh = []

@@ -9,7 +9,14 @@ import pytest
 
 import flower.versions as versions
 from flower.events import VersionWarning
-from flower.versions import TESTED_CLI, TESTED_SDK, VersionRange, version_warnings
+from flower.versions import (
+    TESTED_CLI,
+    TESTED_PARSER,
+    TESTED_SDK,
+    VersionRange,
+    installed_version,
+    version_warnings,
+)
 
 
 @pytest.fixture
@@ -64,6 +71,20 @@ def test_warns_once_per_component_and_logs(
     assert "outside the range flower was tested with" in sdk.message and "flower doctor" in sdk.message
     assert cli.version == "2.1.400"
     assert [r.name for r in caplog.records] == ["flower.versions", "flower.versions"]
+
+
+def test_a_bash_grammar_outside_the_range_is_warned_about(
+    fresh: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(versions, "installed_version", lambda package: "0.26.0")
+    (warning,) = version_warnings(None)
+    assert warning.component == "tree-sitter-bash" and warning.version == "0.26.0"
+    assert TESTED_PARSER.contains(versions.installed_version("tree-sitter-bash")) is False
+
+
+def test_the_installed_bash_grammar_is_the_tested_one() -> None:
+    assert TESTED_PARSER.contains(installed_version("tree-sitter-bash"))
+    assert installed_version("no-such-distribution-here") == "not installed"
 
 
 def test_no_warning_inside_the_range(fresh: None) -> None:
