@@ -6,7 +6,7 @@ import anyio
 import pytest
 
 from flower import CLI_TOOLS, delegate_guard, glance_verdict, is_ephemeral
-from tests.test_glance import CASES as GLANCE_CASES  # type: ignore[attr-defined]
+from tests.glance_table import CASES as GLANCE_CASES
 
 
 def decide(guard, data) -> dict:  # type: ignore[no-untyped-def]
