@@ -1,4 +1,5 @@
-"""`glance_verdict` never raises and always decides: any text, any length, any depth, any value.
+"""`glance_verdict` never raises and always decides: any text, any length, any depth. A value that is not
+a str is a `SpecError` (a `TypeError`), as for every public callable: never a pass.
 
 An exception escaping the wall's predicate would be a denial at best and a crash of the caller at
 worst; a verdict that took unbounded time would stall the run. How long the worst inputs take is
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from flower import SpecError
 from flower.glance import GlanceVerdict, glance_verdict, is_ephemeral
 from flower.glance._source import MAX_LENGTH
 
@@ -61,7 +63,9 @@ def test_shell_like_text(pieces: list[str]) -> None:
     "value", [None, b"ls", bytearray(b"ls"), 3, 2.5, ["ls"], {"command": "ls"}, object()]
 )
 def test_any_value(value: object) -> None:
-    assert not decided(value).ephemeral
+    for check in (glance_verdict, is_ephemeral):
+        with pytest.raises(SpecError, match="command must be a str"):
+            check(value)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,8 @@ def is_ephemeral(command: str) -> bool:
 def glance_verdict(command: str) -> GlanceVerdict:
     """Parse `command` once and check every part of it; anything not understood is refused.
 
-    Never raises: a value that is not a `str`, or an internal error, is a refusal too.
+    Never raises for a `str`: an internal error is a refusal too. A value that is not a `str` raises
+    `SpecError` (a `TypeError`) naming `command`, as every public callable does; it never passes.
     """
     if not isinstance(command, str):
         return GlanceVerdict(False, f"the command is not a str but {type(command).__name__}", ())
