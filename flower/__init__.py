@@ -19,6 +19,7 @@ from .glance import GlanceVerdict, glance_verdict, is_ephemeral
 from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, parse_handoff
 from .hooks.delegate import delegate_guard
 from .hooks.index import index_guard, index_hooks
+from .hooks.mandate import MANDATE_LINE, mandate_guard
 from .hooks.report import report_guard, report_hooks
 from .hooks.spill import SpillPolicy, spill_guard, spill_hooks
 from .instrument import instrument
@@ -41,6 +42,7 @@ from .workbench import WORKBENCH_RULES, Workbench
 __all__ = [
     "COORDINATOR_RULES",
     "HANDOFF_PROMPT",
+    "MANDATE_LINE",
     "TAKEOVER_PROMPT",
     "WORKBENCH_RULES",
     "WORKER_RULES",
@@ -77,6 +79,7 @@ __all__ = [
     "index_hooks",
     "instrument",
     "is_ephemeral",
+    "mandate_guard",
     "merge_hooks",
     "parse_handoff",
     "report_guard",

@@ -52,6 +52,7 @@ from ._spill_chain import chain_spill
 from ._tools import ALIASES, COORDINATOR_TOOLS, check_tools
 from .compact import CompactPolicy
 from .hooks.delegate import delegate_guard
+from .hooks.mandate import MANDATE_LINE, check_mandate_line, mandate_guard
 from .hooks.spill import SpillPolicy
 from .options import merge_hooks
 from .stores import EphemeralPolicy, PruningSessionStore, TrimmingSessionStore, TrimPolicy
@@ -73,6 +74,7 @@ def instrument(
     coordinator: bool = False,
     glance: bool | None = None,
     own_tools: Iterable[str] | None = None,
+    mandate_line: str | None = MANDATE_LINE,
     workbench: bool | Workbench = True,
     workbench_block: BlockPlacement = "system",
     spill_threshold: int | SpillPolicy | None = 4000,
@@ -90,7 +92,9 @@ def instrument(
     - `coordinator`: the main thread delegates; the wall refuses its hands-on calls (Bash, Write, Edit,
       NotebookEdit) and any tool not its own. Its own tools are `own_tools`, by default the app's `tools`
       list, or flower's coordinator tools when the app gave none. `glance` (default True with a
-      coordinator) lets a read-only Bash command through. Subagents are never limited.
+      coordinator) lets a read-only Bash command through. Subagents are never limited. With a
+      coordinator, `mandate_line` is put in front of every mandate (`mandate_guard`: the workers then
+      share their cached prefix); None sends mandates as the model wrote them.
     - `workbench`, `spill_threshold`, `report_limit`, `trim`, `ephemeral`, `keep_denials`: as in
       `Runtime` (`report_limit` applies to the app's own subagents too).
     - `workbench_block`: `"system"` appends the workbench block to the system prompt (after the app's
@@ -124,12 +128,15 @@ def instrument(
         raise SpecError(
             f"{_OWNER}: glance and own_tools shape the delegation wall; they need coordinator=True"
         )
+    line = check_mandate_line(mandate_line, _OWNER)
     if glance is not None and not isinstance(glance, bool):
         raise SpecError(f"{_OWNER}: glance must be True, False or None, got {glance!r}")
 
     env = _compact_env(options, compact)
     store = _store(options, root, wb, keep_denials=keep_denials, ephemeral=ephemeral, trim=trim)
     wall = _wall(options, wb, glance=glance is not False, own_tools=own_tools) if coordinator else {}
+    if coordinator and line is not None:
+        wall["PreToolUse"].append(HookMatcher(matcher=None, hooks=[mandate_guard(line)]))
     block: str | None = None
     if wb is not None:
         _check_prompt(options.system_prompt, workbench_block)

@@ -22,6 +22,7 @@ from ._errors import SpecError
 from .agents import AgentSpec
 from .compact import CompactPolicy
 from .hooks.delegate import delegate_guard
+from .hooks.mandate import mandate_guard
 
 __all__ = ["build_options", "merge_hooks"]
 
@@ -109,6 +110,8 @@ def build_options(
     if spec.delegate_only:
         guard = delegate_guard(artifacts=artifacts, glance=spec.glance, allowed=spec.tools)
         wall["PreToolUse"] = [HookMatcher(matcher=None, hooks=[guard])]
+        if spec.mandate_line is not None:
+            wall["PreToolUse"].append(HookMatcher(matcher=None, hooks=[mandate_guard(spec.mandate_line)]))
     tools = session_tools(spec)
     extra: dict[str, Any] = {k: v for k, v in spec.options.items() if k != "env"}
     extra.setdefault("permission_mode", DEFAULT_PERMISSION_MODE)

@@ -81,7 +81,7 @@ class Coordinator(Actor):
     """The main thread in delegated mode."""
 
     def __init__(self, play: Play) -> None:
-        super().__init__(partition(play.workload.actions, play.workload.chunk), play, "main")  # type: ignore[arg-type]
+        super().__init__(partition(play.workload.actions, play.chunk), play, "main")  # type: ignore[arg-type]
         self.chunks = sum(isinstance(i, Chunk) for i in self.actions)
 
     def step(self, request: RecordedRequest) -> Reply:

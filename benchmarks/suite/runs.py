@@ -20,6 +20,7 @@ from flower.options import session_tools
 
 from .actions import Denied, Pause, Reuse, Subtask, Workload, flatten
 from .peers import CLEAR_ACTS, CLEARS, MASKS, PEERS
+from .player import MOVE
 
 MODEL = "claude-sonnet-4-6"
 """The CLI reports a 200,000-token window for it (facts §5), so the marathon reaches the wall."""
@@ -33,9 +34,12 @@ def _flower_worker() -> Any:
     return worker("Runs commands and reports.", WORKER_PROMPT, tools=["Bash", "Read", "Write", "Edit"])
 
 
-def lead(model: str = MODEL) -> Any:
-    """flower's coordinator for the benchmark: one worker with Bash, Read, Write and Edit."""
-    return coordinator("lead", "Drive the benchmark task.", {"worker": _flower_worker()}, model=model)
+def lead(model: str = MODEL, **knobs: Any) -> Any:
+    """flower's coordinator for the benchmark: one worker with Bash, Read, Write and Edit (`knobs`:
+    more `coordinator()` arguments, for the delegation ablations)."""
+    return coordinator(
+        "lead", "Drive the benchmark task.", {"worker": _flower_worker()}, model=model, **knobs
+    )
 
 
 TOOLS = session_tools(lead())
@@ -51,6 +55,11 @@ class Strategy:
     delegated: bool = False
     compaction: bool = True
     runtime: Mapping[str, Any] = field(default_factory=dict)
+    spec: Mapping[str, Any] = field(default_factory=dict)
+    """More `coordinator()` arguments (the delegation ablations)."""
+    batch: bool = True
+    """A delegated coordinator gives one mandate per move (every run up to its next look or decision),
+    as flower's rules ask; False: at most `Workload.chunk` runs a mandate (the rules before)."""
     parallel: int = 1
     model: str = MODEL
     note: str = ""
@@ -104,6 +113,17 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -workbench": {"workbench": False},
     "flower -report_cap": {"report_limit": None},
 }
+PLANNING = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
+"""The CLI's planning tools, opt-in for a flower coordinator."""
+DELEGATION_ABLATIONS: dict[str, tuple[dict[str, Any], bool]] = {
+    "flower -shared_prefix": ({"mandate_line": None}, True),
+    "flower +planning": (
+        {"tools": ("Agent", "Read", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet")},
+        True,
+    ),
+    "flower -batching": ({}, False),
+}
+"""The delegation levers, one at a time: `coordinator()` arguments and whether mandates batch a move."""
 
 
 def idle_layers(workload: Workload) -> dict[str, str]:
@@ -134,9 +154,18 @@ def idle_layers(workload: Workload) -> dict[str, str]:
         idle["flower -workbench"] = "no recurring script and no new session"
     if not pasted:
         idle["flower -report_cap"] = "no worker report reaches the 4,000-char limit"
+    if _mandates(workload, workload.chunk) == _mandates(workload, MOVE):
+        idle["flower -batching"] = "every move already fits in one mandate"
     if workload.key not in CLEAR_ACTS:
         idle["clear_tool_uses"] = "the context never reaches its 100k trigger"
     return idle
+
+
+def _mandates(workload: Workload, size: int) -> int:
+    """How many mandates the scripted coordinator gives with at most `size` runs a mandate."""
+    from .delegate import Chunk, partition
+
+    return sum(isinstance(item, Chunk) for item in partition(workload.actions, size))
 
 
 RAW = Strategy("baseline_raw", "plain", compaction=False, note="plain SDK, compaction off")
@@ -187,6 +216,11 @@ def strategies_for(workload: Workload, *, quick: bool, previews: bool = False) -
     rows += [
         Strategy(name, "flower", delegated=True, runtime=knobs)
         for name, knobs in ABLATIONS.items()
+        if name not in idle
+    ]
+    rows += [
+        Strategy(name, "flower", delegated=True, spec=knobs, batch=batch)
+        for name, (knobs, batch) in DELEGATION_ABLATIONS.items()
         if name not in idle
     ]
     if fan_out:
