@@ -297,7 +297,7 @@ class Play:
         parallel: int = 1,
         behaviour: Behaviour | None = None,
         agent_type: str = "worker",
-        batch: bool = True,
+        chunk: int | None = None,
     ) -> None:
         from .delegate import Coordinator  # circular: the coordinator is an Actor
 
@@ -308,7 +308,7 @@ class Play:
         self.root = root
         self.scripts = scripts
         self.parallel = parallel
-        self.chunk = MOVE if batch else workload.chunk
+        self.chunk = chunk or workload.chunk
         """At most this many runs in one mandate (`MOVE`: every run up to the next look or decision)."""
         self.ledger = Ledger()
         self.flat = [a for a in _walk(workload.actions)]

@@ -143,7 +143,7 @@ async def record(
             parallel=strategy.parallel,
             behaviour=behaviour,
             agent_type="general-purpose" if strategy.defaults else "worker",
-            batch=strategy.batch,
+            chunk=strategy.chunk,
         )
         resume_states: dict[int, int] = {}
         gaps: list[float] = []

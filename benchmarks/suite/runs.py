@@ -57,9 +57,9 @@ class Strategy:
     runtime: Mapping[str, Any] = field(default_factory=dict)
     spec: Mapping[str, Any] = field(default_factory=dict)
     """More `coordinator()` arguments (the delegation ablations)."""
-    batch: bool = True
-    """A delegated coordinator gives one mandate per move (every run up to its next look or decision),
-    as flower's rules ask; False: at most `Workload.chunk` runs a mandate (the rules before)."""
+    chunk: int | None = None
+    """At most this many runs a mandate; None: the workload's `chunk`; `MOVE`: one mandate per move
+    (every run up to the coordinator's next look or decision)."""
     parallel: int = 1
     model: str = MODEL
     note: str = ""
@@ -155,7 +155,7 @@ def idle_layers(workload: Workload) -> dict[str, str]:
     if not pasted:
         idle["flower -report_cap"] = "no worker report reaches the 4,000-char limit"
     if _mandates(workload, workload.chunk) == _mandates(workload, MOVE):
-        idle["flower -batching"] = "every move already fits in one mandate"
+        idle["flower +batching"] = "every move already fits in one mandate"
     if workload.key not in CLEAR_ACTS:
         idle["clear_tool_uses"] = "the context never reaches its 100k trigger"
     return idle
@@ -219,8 +219,8 @@ def strategies_for(workload: Workload, *, quick: bool, previews: bool = False) -
         if name not in idle
     ]
     rows += [
-        Strategy(name, "flower", delegated=True, spec=knobs, batch=batch)
-        for name, (knobs, batch) in DELEGATION_ABLATIONS.items()
+        Strategy(name, "flower", delegated=True, spec=knobs, chunk=chunk)
+        for name, (knobs, chunk) in DELEGATION_ABLATIONS.items()
         if name not in idle
     ]
     if fan_out:

@@ -21,6 +21,7 @@ from .build import ReportOptions, build_report, build_report_sync
 from .economy import (
     ContextGrowth,
     Cost,
+    Delegation,
     EconomyReport,
     Mandates,
     Reports,
@@ -35,6 +36,7 @@ from .economy import (
 __all__ = [
     "ContextGrowth",
     "Cost",
+    "Delegation",
     "EconomyReport",
     "Mandates",
     "ReportOptions",

@@ -26,6 +26,7 @@ from ..stores.rewrite import rewrite_history
 from ..stores.rewrite.expire import entry_time
 from . import metrics as m
 from ._load import Loaded, SessionData, load_source, spills_of
+from .delegation import delegation
 from .economy import (
     ContextGrowth,
     Cost,
@@ -270,6 +271,7 @@ def compute_report(loaded: Loaded, options: ReportOptions | None = None) -> Econ
     results = {**m.result_texts(sub_entries), **m.result_texts(main_entries)}
     if not loaded.workbench:
         notes.append("no workbench beside the store: spills and its scripts/ were not read")
+    cost = _cost([*main_turns, *sub_turns])
     return EconomyReport(
         source=loaded.source,
         sessions=tuple(sessions),
@@ -300,7 +302,13 @@ def compute_report(loaded: Loaded, options: ReportOptions | None = None) -> Econ
             main=sum((t.usage for t in main_turns), m.TokenUsage()),
             subagents=sum((t.usage for t in sub_turns), m.TokenUsage()),
         ),
-        cost=_cost([*main_turns, *sub_turns]),
+        cost=cost,
+        delegation=delegation(
+            main_entries,
+            [sub for s in loaded.sessions for sub in s.subagents.values()],
+            priced=lambda replies: _cost(replies).usd,
+            total_usd=cost.usd,
+        ),
         notes=tuple(notes),
     )
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from claude_agent_sdk import AgentDefinition
 
-from flower import MANDATE_LINE, Runtime, coordinator, instrument, worker
+from flower import MANDATE_LINE, Runtime, build_report, coordinator, instrument, worker
 from flower.cost import PromptCache, without_marks
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash, tool_use
 from tests.facts import fact
@@ -118,3 +118,23 @@ async def test_a_worker_continued_with_sendmessage_reads_its_own_cache(
     assert without_marks(resumed.messages)[: len(history)] == history  # its own history, continued
     assert "now count the lines" in resumed.last_user_text
     assert "12 lines" in scripted_model.request("main", 3).last_user_text  # a task notification
+
+
+async def test_the_report_shows_what_delegating_cost(workspace: Path) -> None:
+    async with ScriptedModel(cache=PromptCache()) as scripted_model:  # usage as the API's cache reports it
+        _script_two_workers(scripted_model)
+        await Runtime(workspace, configure=scripted_model.attach).run(
+            coordinator("lead", "Goal: know the files.", {"analyst": ANALYST}), "Start."
+        )
+    report = await build_report(workspace)
+
+    spent = report.delegation
+    assert spent.workers == 2 and spent.mandate_chars == len("[a] count the files") + len("Zq: list them")
+    second = scripted_model.request("analyst", 2)
+    assert spent.start_cache_read > 0 and spent.start_tokens > spent.start_cache_read
+    assert 0 < spent.start_usd < spent.usd < report.cost.usd
+    frames = [r.text for r in scripted_model.request("main", 2).tool_results]
+    assert "[Subagent hand-back]" in frames[0] and "  3 files" in frames[0]
+    assert len(frames[0]) - len("  3 files") - 200 < spent.frame_chars / 2 < len(frames[0])
+    assert f"in 2 workers: starts ${spent.start_usd:,.2f}" in report.render_text()
+    assert second.last_user_text.endswith("Zq: list them")
