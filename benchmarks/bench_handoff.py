@@ -1,7 +1,8 @@
 """A 300-turn marathon on a 200k window: flower's handoff beside the CLI's own auto-compaction.
 
 The scripted main thread makes 300 tool rounds. Its context is the real request size plus a residue of
-2.2k tokens per round (the seed's measured slope), reported to the CLI through usage numbers, so the
+2.2k tokens per round (the slope measured in a 10-hour run of the original design), reported to the CLI
+through usage numbers, so the
 real CLI's thresholds apply. Five user constraints sit in the task; eight facts appear in tool results
 along the way. When asked for a handoff document (flower) or a summary (the CLI's compaction), the
 scripted model writes one that keeps each fact visible in its request with probability 0.7 (seeded) and

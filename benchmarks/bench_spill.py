@@ -5,8 +5,8 @@ Run from the repository root: `python benchmarks/bench_spill.py`.
 1. Resident context: a scripted run through the real CLI. The main thread reads two large files itself,
    then delegates to a worker (foreground) that runs eight commands with large outputs (6k to 50k chars:
    Bash, Read, Grep) and reports. For every request, the chars of `messages` (the history the model
-   re-reads) are counted, per caller, without spill, with the seed's head-only preview, and with head +
-   tail. Same script each time; only the hooks differ.
+   re-reads) are counted, per caller, without spill, with the original design's head-only preview, and
+   with head + tail. Same script each time; only the hooks differ.
 2. Cost: `spill_guard` called directly on a Bash output of 1, 10 and 50 MB (median of 3 calls), with the
    peak of Python allocations during the call (tracemalloc, a separate call).
 """

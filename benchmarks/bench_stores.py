@@ -1,9 +1,11 @@
-"""Layer 4 costs: SQLite append throughput, load + rewrite time and memory, and prompt-cache prefix stability.
+"""Layer 4 costs: SQLite append throughput, load + rewrite time and memory.
 
 Run from the repository root: `python benchmarks/bench_stores.py`. Transcripts are generated with the
 CLI-shaped builder of `tests/stores/transcripts.py`: each turn has attachments, a text block, one to three
 Bash calls (half of them ephemeral, `git status`, `ls`, `cat`), results of 100 to 3,000 characters, and
-now and then a denied call. Expiry uses the real glance predicate. Prints markdown tables.
+now and then a denied call. Expiry uses the real glance predicate; each load comes ten minutes after the
+history was written (the prompt cache is cold: every rewrite is decided). Prints a markdown table. What the
+rewrites do to the prompt cache is measured on real sessions: `benchmarks/bench_corpus.py`.
 """
 
 from __future__ import annotations
@@ -25,12 +27,10 @@ from typing import Any
 
 import anyio
 
-from flower.stores import EphemeralPolicy, PrunePolicy, PruningSessionStore, SqliteSessionStore
-from flower.stores.rewrite import rewrite_history
+from flower.stores import PruningSessionStore, SqliteSessionStore
 
 SIZES = (1_000, 10_000, 50_000)
 ROUNDS = 5
-GROWTHS = 8
 BATCH = 100  # entries per append: the SDK flushes once per turn, a few to a few hundred entries
 KEY = {"project_key": "bench", "session_id": "5e55a0e0-0000-4000-8000-000000000000"}
 EPHEMERAL = ["git status -s", "ls -la src", "cat setup.cfg", "git diff --stat", "git log --oneline -5"]
@@ -82,13 +82,6 @@ def transcript(size: int, seed: int = 7) -> Any:
     return t
 
 
-def _grow(t: Any, serial: int) -> None:
-    """One more turn with one ephemeral result: what a resumed session adds before the next resume."""
-    ident = f"toolu_grow{serial:06d}"
-    t.assistant(t.bash("git status -s", ident))
-    t.result(ident, f" M src/file{serial}.py")
-
-
 async def _append_rate(entries: list[dict[str, Any]], directory: Path) -> float:
     async with SqliteSessionStore(directory / f"append-{len(entries)}.db") as store:
         started = time.perf_counter()
@@ -103,7 +96,7 @@ async def _load_times(path: Path, rounds: int) -> tuple[float, float, int]:
     out = 0
     async with SqliteSessionStore(path) as sqlite:
         stack = PruningSessionStore(sqlite)
-        stack.clock = lambda: TRANSCRIPTS.WRITTEN_BY  # loaded as just written: no idle pause
+        stack.clock = lambda: TRANSCRIPTS.COLD  # ten minutes later: the cache is cold, not an idle hour
         for _ in range(rounds):
             started = time.perf_counter()
             await sqlite.load(KEY)  # type: ignore[arg-type]
@@ -118,7 +111,7 @@ async def _load_times(path: Path, rounds: int) -> tuple[float, float, int]:
 async def _peak_memory(path: Path) -> int:
     async with SqliteSessionStore(path) as sqlite:
         stack = PruningSessionStore(sqlite)
-        stack.clock = lambda: TRANSCRIPTS.WRITTEN_BY
+        stack.clock = lambda: TRANSCRIPTS.COLD
         await stack.load(KEY)  # type: ignore[arg-type]  # warm: glance parser, connection
         tracemalloc.start()
         rewritten = await stack.load(KEY)  # type: ignore[arg-type]
@@ -126,25 +119,6 @@ async def _peak_memory(path: Path) -> int:
         tracemalloc.stop()
         del rewritten
     return peak
-
-
-def _stable_prefix(t: Any, policy: EphemeralPolicy, growths: int) -> list[tuple[int, int]]:
-    """For each growth by one ephemeral result: (leading entries with the same bytes, entries before)."""
-    prune = PrunePolicy()
-    dump = TRANSCRIPTS.dumps
-    before = dump(rewrite_history(t.entries, prune=prune, ephemeral=policy).entries)
-    kept = []
-    for serial in range(growths):
-        _grow(t, serial)
-        after = dump(rewrite_history(t.entries, prune=prune, ephemeral=policy).entries)
-        same = 0
-        for old, new in zip(before, after, strict=False):
-            if old != new:
-                break
-            same += 1
-        kept.append((same, len(before)))
-        before = after
-    return kept
 
 
 def _table(header: list[str], align: str) -> None:
@@ -211,31 +185,6 @@ async def main() -> None:
                 f"Growth {small:,} -> {large:,} entries: load + rewrite time per entry x{time_ratio:.2f}, "
                 f"peak memory per entry x{memory_ratio:.2f} (x1.00 = linear)."
             )
-
-        print("\n## Prompt-cache prefix between two consecutive resumes\n")
-        print(
-            "Between two loads the history grows by one turn holding one ephemeral result. Unchanged: leading"
-        )
-        print("entries that serialise to the same bytes in both rewritten histories. Re-sent: entries of the")
-        print(
-            f"previous history after the first difference (the prompt-cache miss). Over {GROWTHS} growths.\n"
-        )
-        _table(
-            ["entries", "policy", "unchanged (min / median)", "re-sent (median / max)", "no change"], "rlrrr"
-        )
-        for size in SIZES:
-            for batch in (1, 4):
-                pairs = _stable_prefix(transcript(size), EphemeralPolicy(batch=batch), growths=GROWTHS)
-                kept = [same for same, _ in pairs]
-                tails = [previous - same for same, previous in pairs]
-                full = sum(1 for tail in tails if tail == 0)
-                _row(
-                    f"{pairs[0][1]:,}",
-                    f"keep 6, batch {batch}",
-                    f"{min(kept):,} / {statistics.median(kept):,.0f}",
-                    f"{statistics.median(tails):,.0f} / {max(tails):,}",
-                    f"{full} / {GROWTHS}",
-                )
 
 
 if __name__ == "__main__":

@@ -9,12 +9,12 @@ serialised in the order the prompt cache reads it (tools, then system, then each
 markers left out): the byte-identical prefix is what a prompt cache can still serve; everything after the
 first difference is written to the cache again (1.25x the input price instead of 0.1x for a read).
 
-Compaction: the same session start, then usage numbers that make the CLI compact (facts §5); is the block
+Compaction: the same session start, then usage numbers that make the CLI compact; is the block
 still in the first request after compaction?
 
 Placements:
 - `system`: the block in `system_prompt={"type": "preset", "preset": "claude_code", "append": ...}`,
-  rebuilt from the refreshed workbench for the resume (the seed);
+  rebuilt from the refreshed workbench for the resume (as the original design does);
 - `first message`: the block prepended to the first user message of a new session (`Workbench.preface`),
   not re-sent on resume (the reference implementation, after it measured 3.7x the cost);
 - `system + resume prompt`: the block in the system prompt, and the refreshed block prepended to the

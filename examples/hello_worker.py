@@ -1,4 +1,4 @@
-"""The seed's minimal example, offline: a coordinator delegates to a worker through the real Claude Code CLI.
+"""The smallest flower program, offline: a coordinator delegates to a worker through the real Claude Code CLI.
 
 No API key and no network: `flower.testing.ScriptedModel` plays the model (the script below is what a
 model would do); the bundled CLI does everything else for real: the delegation wall, the Agent tool, the

@@ -11,10 +11,13 @@ Example::
     result = Runtime(workspace="repo").run_sync(lead, "Start.")
 """
 
-from ._errors import CredentialsError, FlowerError, SpecError, StoreError
+from ._errors import CredentialsError, FlowerError, LeaseError, SpecError, StoreError, WorkbenchError
+from ._logging import configure_from_env
+from ._tools import CLI_TOOLS
 from ._version import __version__
 from .agents import AgentSpec, coordinator, worker
 from .compact import CompactPolicy
+from .fleet import lease_session
 from .glance import GlanceVerdict, glance_verdict, is_ephemeral
 from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, parse_handoff
 from .hooks.delegate import delegate_guard
@@ -27,19 +30,25 @@ from .options import build_options, merge_hooks
 from .report import EconomyReport, ReportOptions, build_report, build_report_sync
 from .result import StepResult
 from .rules import COORDINATOR_RULES, WORKER_RULES
+from .run_stream import RunStream
 from .runtime import Runtime
 from .stores import (
+    CachePolicy,
     EphemeralPolicy,
+    Lease,
     LoadReport,
+    PostgresSessionStore,
     PrunePolicy,
     PruningSessionStore,
     SqliteSessionStore,
     TrimmingSessionStore,
     TrimPolicy,
 )
+from .usage import StepUsage, TokenUsage
 from .workbench import WORKBENCH_RULES, Workbench
 
 __all__ = [
+    "CLI_TOOLS",
     "COORDINATOR_RULES",
     "HANDOFF_PROMPT",
     "MANDATE_LINE",
@@ -47,6 +56,7 @@ __all__ = [
     "WORKBENCH_RULES",
     "WORKER_RULES",
     "AgentSpec",
+    "CachePolicy",
     "CompactPolicy",
     "CredentialsError",
     "EconomyReport",
@@ -55,19 +65,26 @@ __all__ = [
     "GlanceVerdict",
     "Handoff",
     "HandoffPolicy",
+    "Lease",
+    "LeaseError",
     "LoadReport",
+    "PostgresSessionStore",
     "PrunePolicy",
     "PruningSessionStore",
     "ReportOptions",
+    "RunStream",
     "Runtime",
     "SpecError",
     "SpillPolicy",
     "SqliteSessionStore",
     "StepResult",
+    "StepUsage",
     "StoreError",
+    "TokenUsage",
     "TrimPolicy",
     "TrimmingSessionStore",
     "Workbench",
+    "WorkbenchError",
     "__version__",
     "build_options",
     "build_report",
@@ -79,6 +96,7 @@ __all__ = [
     "index_hooks",
     "instrument",
     "is_ephemeral",
+    "lease_session",
     "mandate_guard",
     "merge_hooks",
     "parse_handoff",
@@ -88,3 +106,5 @@ __all__ = [
     "spill_hooks",
     "worker",
 ]
+
+configure_from_env()

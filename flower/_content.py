@@ -14,3 +14,13 @@ def text_of(content: Any) -> str:
             str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
         )
     return ""
+
+
+def refused_by_cli(is_error: object, content: Any) -> bool:
+    """Whether a tool result is the CLI's refusal of the call before the tool ran.
+
+    Measured (CLI 2.1.332): the CLI's own checks (an unknown tool, invalid input, a subagent's Write of a
+    `REPORT*.md`) answer with an error result wrapped in `<tool_use_error>`; a tool that ran and failed
+    (a Bash exit code, a missing file) and a hook's denial are not wrapped.
+    """
+    return is_error is True and text_of(content).lstrip().startswith("<tool_use_error>")

@@ -16,16 +16,24 @@ def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
-def has_credentials(env: Mapping[str, str]) -> bool:
-    """An API key or token, a cloud provider switch, or a CLI login in the config directory.
+def credential_sources(env: Mapping[str, str]) -> list[str]:
+    """Where the CLI would find credentials: variable names and the login file, never their values.
 
     `env` is what the CLI will get on top of this process's environment (its entries win).
     """
     merged = {**os.environ, **env}
-    if any(merged.get(key) for key in _KEYS) or any(_truthy(merged.get(key)) for key in _PROVIDERS):
-        return True
+    found = [f"{key} is set" for key in _KEYS if merged.get(key)]
+    found += [f"{key} is on" for key in _PROVIDERS if _truthy(merged.get(key))]
     config = merged.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
-    return (Path(config) / ".credentials.json").is_file()
+    login = Path(config) / ".credentials.json"
+    if login.is_file():
+        found.append(f"a CLI login ({login})")
+    return found
+
+
+def has_credentials(env: Mapping[str, str]) -> bool:
+    """An API key or token, a cloud provider switch, or a CLI login in the config directory."""
+    return bool(credential_sources(env))
 
 
 def require_credentials(env: Mapping[str, str]) -> None:

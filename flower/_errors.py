@@ -4,8 +4,10 @@ The tree is shallow; each class carries the data a caller needs to branch withou
 
     FlowerError
     ├── CredentialsError     no API key, token or login for the CLI
-    ├── SpecError            an AgentSpec, policy or argument is invalid
+    ├── SpecError            an argument, AgentSpec or policy is invalid (also a ValueError and a TypeError)
     ├── StoreError           a session store cannot be opened or used (corrupt or foreign file, bad entry)
+    │   └── LeaseError           another runner holds the session's lease
+    ├── WorkbenchError       the workbench cannot be created or its index written (also an OSError)
     └── ScriptError          flower.testing: the scripted model met something its script did not plan
         ├── UnexpectedRequest    a request arrived that no script step answers
         ├── UnconsumedSteps      the run ended with script steps left over
@@ -17,12 +19,14 @@ from __future__ import annotations
 __all__ = [
     "CredentialsError",
     "FlowerError",
+    "LeaseError",
     "ScriptError",
     "ScriptTimeout",
     "SpecError",
     "StoreError",
     "UnconsumedSteps",
     "UnexpectedRequest",
+    "WorkbenchError",
 ]
 
 
@@ -34,8 +38,14 @@ class CredentialsError(FlowerError):
     """No credentials for the Claude Code CLI were found (and the run is not on a scripted model)."""
 
 
-class SpecError(FlowerError, ValueError):
-    """An argument, an `AgentSpec` or a policy is invalid; the message says which and why."""
+class SpecError(FlowerError, ValueError, TypeError):
+    """An argument, an `AgentSpec` or a policy is invalid; the message names it and says why.
+
+    Every public callable of flower raises it for an argument it refuses, a wrong type included, so one
+    `except SpecError` covers them all; it is also a `ValueError` and a `TypeError`, so code written for
+    either convention keeps working. (A call that does not match the signature at all, say an unknown
+    keyword, gets Python's own `TypeError`.)
+    """
 
 
 class ScriptError(FlowerError):
@@ -80,3 +90,32 @@ class StoreError(FlowerError):
         super().__init__(message)
         self.path = path
         """The database file involved, or None."""
+
+
+class LeaseError(StoreError):
+    """Another runner holds the lease of the session, and it was not released within the timeout.
+
+    `session_id` is the session, `holder` who holds it (runner name, host and pid, as the holder wrote
+    them), or None when the holder could not be named.
+    """
+
+    def __init__(self, message: str, *, session_id: str, holder: str | None, path: str | None = None) -> None:
+        super().__init__(message, path=path)
+        self.session_id = session_id
+        """The session whose lease is held."""
+        self.holder = holder
+        """Who holds it: runner name, host and pid; None when unknown."""
+
+
+class WorkbenchError(FlowerError, OSError):
+    """The workbench cannot be used: a directory cannot be created, `INDEX.md` cannot be written...
+
+    `path` is the file or directory involved; the `OSError` behind it is chained (`__cause__`). A
+    `Runtime` never lets it end a run: the step goes on without the index, and a `WorkbenchWarning`
+    event says why.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        """The file or directory involved, or None."""

@@ -8,6 +8,8 @@ asks the CLI once per session, for the window of the model it actually serves (`
 
 from __future__ import annotations
 
+import logging
+from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Literal
@@ -16,6 +18,7 @@ from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
+    Message,
     ResultMessage,
     ToolUseBlock,
 )
@@ -23,6 +26,8 @@ from claude_agent_sdk import (
 from ._stream import Tracker
 from .events import HandoffWarning
 from .handoff import HandoffPolicy
+
+logger = logging.getLogger("flower.runtime")
 
 OVERFLOW_REASONS = frozenset({"blocking_limit", "prompt_too_long"})
 """`ResultMessage.terminal_reason` when the CLI refused a prompt too long, locally or after a 400."""
@@ -35,7 +40,7 @@ DEFAULT_WINDOW = 200_000
 class Outcome:
     """How a generation ended."""
 
-    kind: Literal["done", "handoff", "overflow"]
+    kind: Literal["done", "handoff", "overflow", "unreachable"]
     session_id: str | None
     context: int
     window: int
@@ -68,6 +73,15 @@ async def _reported_window(client: ClaudeSDKClient) -> int:
         return DEFAULT_WINDOW
 
 
+async def _stop(client: ClaudeSDKClient, stream: AsyncIterator[Message], tracker: Tracker) -> None:
+    """Interrupt the turn and read the stream up to the result the interrupt produces."""
+    await client.interrupt()
+    async for message in stream:
+        await tracker.feed(message)
+        if isinstance(message, ResultMessage):
+            return
+
+
 async def run_generation(
     options: ClaudeAgentOptions, prompt: str, tracker: Tracker, policy: HandoffPolicy | None
 ) -> Outcome:
@@ -80,6 +94,9 @@ async def run_generation(
     tracker.context = 0
     tracker.writing = False
     floor = 0
+    logger.info(
+        "session starting in %s (resume=%s, fork=%s)", options.cwd, options.resume, options.fork_session
+    )
     async with ClaudeSDKClient(options=options) as client:
         active = policy is not None and policy.enabled
         window = (policy.window if policy and policy.window else None) or (
@@ -91,7 +108,7 @@ async def run_generation(
         reached = 0  # the context when the handoff became due
 
         def outcome(
-            kind: Literal["done", "handoff", "overflow"], document: str = "", why: str = ""
+            kind: Literal["done", "handoff", "overflow", "unreachable"], document: str = "", why: str = ""
         ) -> Outcome:
             context = reached or tracker.context
             return Outcome(kind, tracker.session_id, context, window, threshold, floor, document, why)
@@ -100,6 +117,9 @@ async def run_generation(
         async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]
             async for message in stream:
                 await tracker.feed(message)
+                if tracker.unreachable:
+                    await _stop(client, stream, tracker)
+                    return outcome("unreachable")
                 floor = floor or tracker.context
                 if active and not warned and tracker.context >= warn_at:
                     warned = True

@@ -19,7 +19,7 @@ from .hooks.index import index_hooks
 from .hooks.report import report_hooks
 from .hooks.spill import SpillPolicy, spill_hooks
 from .options import merge_hooks
-from .stores import EphemeralPolicy, PrunePolicy, PruningSessionStore, TrimPolicy
+from .stores import EphemeralPolicy, PrunePolicy, PruningSessionStore, TrimmingSessionStore, TrimPolicy
 from .stores.layers import ReportCallback
 from .workbench import Workbench
 
@@ -40,9 +40,15 @@ def check_spill(value: object, owner: str) -> SpillPolicy:
     """A spill threshold (`int`, `None` or `0` for none) or a `SpillPolicy`, as a policy."""
     if isinstance(value, SpillPolicy):
         return value
-    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
         return SpillPolicy(threshold=value)
-    raise SpecError(f"{owner}: spill_threshold must be an int, None or a SpillPolicy, got {value!r}")
+    raise SpecError(f"{owner}: spill_threshold must be an int >= 0, None or a SpillPolicy, got {value!r}")
+
+
+def check_store(value: object, owner: str) -> None:
+    """A store to wrap: a `SessionStore`, a database path (not empty) or None."""
+    if isinstance(value, str | os.PathLike) and not os.fspath(value):
+        raise SpecError(f"{owner}: store must be a SessionStore, a database path or None, got ''")
 
 
 def check_keep_denials(value: object, owner: str) -> int:
@@ -76,6 +82,17 @@ def layer_hooks(
     return merge_hooks(spill_hooks(target, spill), index, report_hooks(target, limit=report_limit))
 
 
+def check_inner_store(inner: object, owner: str, argument: str, hint: str = "") -> None:
+    """Refuse a store that already is a flower layer-4 store: layering twice rewrites twice (an expiry
+    counted against a history already rewritten) and reports only the outer layer's changes."""
+    if isinstance(inner, TrimmingSessionStore | PruningSessionStore):
+        raise SpecError(
+            f"{owner}: {argument} is already a flower layer-4 store ({inner!r}); {owner} adds one itself: "
+            f"pass the store it wraps ({argument}.inner), and choose the rewrites with trim=, ephemeral= "
+            f"and keep_denials={hint}"
+        )
+
+
 def layer_store(
     inner: SessionStore | str | os.PathLike[str] | None,
     workspace: Path,
@@ -85,8 +102,13 @@ def layer_store(
     ephemeral: bool | EphemeralPolicy,
     trim: bool | TrimPolicy,
     on_report: ReportCallback | None = None,
+    config_dir: str | None = None,
 ) -> PruningSessionStore:
-    """Layer 4: a `PruningSessionStore` over `inner` (default SQLite at `<workspace>/.flower/sessions.db`)."""
+    """Layer 4: a `PruningSessionStore` over `inner` (default SQLite at `<workspace>/.flower/sessions.db`).
+
+    `config_dir` is the `CLAUDE_CONFIG_DIR` the CLI runs with, where sessions that predate the store are
+    imported from (None: the environment's, else `~/.claude`).
+    """
     return PruningSessionStore(
         inner if inner is not None else workspace / FLOWER_DIR / "sessions.db",
         prune=PrunePolicy(keep_denials=keep_denials),
@@ -94,4 +116,5 @@ def layer_store(
         trim=trim,
         spill_dir=spill_dir(workbench, workspace),
         on_report=on_report,
+        config_dir=config_dir,
     )

@@ -31,6 +31,7 @@ import anyio
 from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
+from ._calls import RecentCalls, await_others
 from ._spill_shape import find_candidates
 from .hooks.spill import SpillPolicy
 
@@ -38,12 +39,10 @@ logger = logging.getLogger("flower.spill")
 
 Hooks = dict[HookEvent, list[HookMatcher]]
 
-_YIELDS: Final = 3  # event-loop turns the spill lets pass for the call's other callbacks to start
 _GRACE: Final = 0.5  # seconds a spill of a big output waits for an app callback that may come
 _NAMES: Final = re.compile(r"[A-Za-z0-9_|]+")
 _START: Final = 2.0  # seconds an app callback waits for flower's spill of its call to start
 _WAIT: Final = 30.0  # seconds either side waits for the other to end (below the CLI's 60 s hook timeout)
-_REMEMBERED: Final = 1024  # recent calls remembered (a late app callback finds its call's spill done)
 
 
 @dataclass
@@ -74,7 +73,7 @@ def chain_spill(
         return ours, theirs
     matcher = ours["PostToolUse"][spill_at[0]]
     (spill,) = matcher.hooks
-    watched = {t for t in policy.tools if any(_may_match(m.matcher, t) for m in theirs["PostToolUse"])}
+    watched = {t for t in policy.tools if any(may_match(m.matcher, t) for m in theirs["PostToolUse"])}
     chain = _Chain(spill, policy, frozenset(watched))
     ours["PostToolUse"][spill_at[0]] = dataclasses.replace(matcher, hooks=[chain.spill_callback()])
     theirs["PostToolUse"] = [
@@ -83,7 +82,7 @@ def chain_spill(
     return ours, theirs
 
 
-def _may_match(matcher: str | None, tool: str) -> bool:
+def may_match(matcher: str | None, tool: str) -> bool:
     """Whether the CLI may call a matcher's hooks for `tool`: no for a list of other names, else yes."""
     if not matcher or matcher == "*" or not _NAMES.fullmatch(matcher):
         return True  # every tool, or a regex: assume it may
@@ -98,15 +97,10 @@ class _Chain:
         self._policy = policy
         self._tools = frozenset(policy.tools)
         self._watched = watched  # tools an app PostToolUse matcher may match
-        self._calls: dict[str, _Call] = {}
+        self._calls = RecentCalls(_Call)
 
     def _call(self, key: str) -> _Call:
-        call = self._calls.get(key)
-        if call is None:
-            call = self._calls[key] = _Call()
-            while len(self._calls) > _REMEMBERED:
-                del self._calls[next(iter(self._calls))]
-        return call
+        return self._calls[key]
 
     def _key(self, data: Mapping[str, Any], tool_use_id: str | None) -> str | None:
         if data.get("hook_event_name") != "PostToolUse" or data.get("tool_name") not in self._tools:
@@ -130,15 +124,8 @@ class _Chain:
             call = self._call(key)
             call.spill = anyio.Event()
             try:
-                for _ in range(_YIELDS):
-                    await anyio.sleep(0)
-                if not call.app and self._worth_waiting(cast(Mapping[str, Any], data)):
-                    with anyio.move_on_after(_GRACE):
-                        while not call.app:
-                            await anyio.sleep(0.005)
-                with anyio.move_on_after(_WAIT):
-                    for started in list(call.app):
-                        await started.wait()
+                expected = not call.app and self._worth_waiting(cast(Mapping[str, Any], data))
+                await await_others(call.app, expected=expected, grace=_GRACE, wait=_WAIT)
                 if call.rewrote:
                     return {}  # the app's wrapper spills the version it rewrote
                 return await self._spill(data, tool_use_id, context)

@@ -8,7 +8,8 @@ directory entry and never follows a symlink planted at the final name.
 
 Every spill appends one JSON line to `INDEX.jsonl` beside the files: what produced it (tool, field,
 tool_use_id, session and agent ids), its size and when. A file that already exists (the same content from
-the same tool) is not written again, but the event is still recorded.
+the same tool) is not written again, but the event is still recorded. The manifest and the CLI's saved
+outputs are opened as regular files only (`_safe_open`): a FIFO planted there cannot stall the hook.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import codecs
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import secrets
@@ -27,11 +29,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["CHUNK_CHARS", "MANIFEST", "Spilled", "append_manifest", "copy_file", "label_of", "write_text"]
+from ._safe_open import append_regular, open_regular
+
+__all__ = [
+    "CHUNK_CHARS",
+    "MANIFEST",
+    "Spilled",
+    "append_manifest",
+    "copy_file",
+    "label_of",
+    "manifest_row",
+    "quoted",
+    "write_text",
+]
 
 CHUNK_CHARS: Final = 1 << 20
 """Characters encoded and written per step (about 1 MB for ASCII)."""
 MANIFEST: Final = "INDEX.jsonl"
+logger = logging.getLogger("flower.spill")
 _SAFE: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _SAFE
 _LABEL_RE: Final = re.compile(r"[^a-z0-9]+")
@@ -50,6 +65,13 @@ class Spilled:
     """The last characters asked for (empty when none were asked)."""
     created: bool
     """False when a file with the same content was already there."""
+
+
+def quoted(path: str | os.PathLike[str]) -> str:
+    """A path as a model-facing text shows it: in backticks, so spaces and punctuation stay part of it
+    (in double quotes, JSON-escaped, should it hold a backtick)."""
+    text = os.fspath(path)
+    return json.dumps(text, ensure_ascii=False) if "`" in text else f"`{text}`"
 
 
 def label_of(tool_name: str) -> str:
@@ -87,11 +109,9 @@ def copy_file(
     `starts_with` (the part of the output the hook input holds): proof that it is this output. Otherwise
     `ValueError`, and the caller spills what it holds instead.
     """
-    fd_in = os.open(source, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+    fd_in = open_regular(source)
     try:
         info = os.fstat(fd_in)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{source!r} is not a regular file")
         if expected_size is not None and info.st_size != expected_size:
             raise ValueError(f"{source!r} holds {info.st_size} bytes, the output said {expected_size}")
         probe = starts_with.encode("utf-8", errors="surrogatepass")
@@ -123,14 +143,28 @@ def copy_file(
     return Spilled(path, digest.hexdigest(), chars, size, end, created)
 
 
-def append_manifest(directory: Path, entry: Mapping[str, Any]) -> None:
-    """Append one JSON line to `directory/INDEX.jsonl` (0600, never through a symlink)."""
+def append_manifest(directory: Path, entry: Mapping[str, Any]) -> bool:
+    """Append one JSON line to `directory/INDEX.jsonl` (0600, a regular file only); False if it failed.
+
+    A manifest that cannot be written (a FIFO or a symlink in its place, a full disk) does not undo the
+    spill: the file is written and the pointer to it is valid. The failure is logged on `flower.spill`.
+    """
     line = json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **entry}, ensure_ascii=False) + "\n"
-    fd = os.open(directory / MANIFEST, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _SAFE, 0o600)
     try:
-        _write_all(fd, line.encode("utf-8"))
-    finally:
-        os.close(fd)
+        append_regular(directory / MANIFEST, line.encode("utf-8", errors="backslashreplace"))
+    except OSError as exc:
+        logger.warning("spill: %s not recorded in %s: %s", entry.get("file"), directory / MANIFEST, exc)
+        return False
+    return True
+
+
+def manifest_row(line: str) -> dict[str, Any] | None:
+    """One line of `INDEX.jsonl` as a dict; None for a line that is not a JSON object."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return None
+    return row if isinstance(row, dict) else None
 
 
 def _open_temp(directory: Path) -> tuple[Path, int]:

@@ -1,7 +1,7 @@
 """Which parts of a tool output to spill, and the same output with those parts replaced (pure functions).
 
-The CLI silently ignores an `updatedToolOutput` whose shape differs from the tool's output schema
-(facts §2), so a replacement keeps every key, every type and every untouched value; only a string is
+The CLI silently ignores an `updatedToolOutput` whose shape differs from the tool's output schema (measured
+with CLI 2.1.327), so a replacement keeps every key, every type and every untouched value; only a string is
 swapped for a (shorter) string. Lists are left alone unless asked: they can hold image blocks. Untouched
 subtrees are shared with the input, never copied, so a 50 MB string is not duplicated here.
 

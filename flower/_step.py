@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -10,12 +11,19 @@ from typing import Literal
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage
 
+from ._bench_guard import warning_of
+from ._errors import FlowerError, WorkbenchError
 from ._generation import Outcome, run_generation
+from ._reach import unreachable_cause
 from ._stream import Tracker
-from .events import HandoffDone
+from .cost import DEFAULT_MODEL, price
+from .events import ApiError, HandoffDone, WorkbenchWarning
 from .handoff import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
 from .result import StepResult
+from .usage import StepUsage
 from .workbench import Workbench
+
+logger = logging.getLogger("flower.runtime")
 
 OptionsFor = Callable[[str | None, bool], Awaitable[ClaudeAgentOptions]]
 """(resume, fork) -> the options of the next session (the Runtime refreshes the workbench block)."""
@@ -32,11 +40,13 @@ class Step:
     retired: list[str] = field(default_factory=list)
     degraded_in_a_row: int = 0
     error: str | None = None
+    structured: bool = False  # the options ask for a structured result (`output_format`)
 
     async def run(self, prompt: str, options_for: OptionsFor, resume: str | None, fork: bool) -> None:
         generation = 1
         while True:
             options = await options_for(resume, fork)
+            self.structured = options.output_format is not None
             try:
                 outcome = await run_generation(options, prompt, self.tracker, self.policy)
             except CLINotFoundError:
@@ -44,12 +54,23 @@ class Step:
             except ClaudeSDKError as exc:
                 self.error = f"{type(exc).__name__}: {exc}"
                 return
+            except RuntimeError as exc:  # the SDK wraps a store's failure to load a resumed session
+                failure = _store_failure(exc)
+                if failure is None:
+                    raise
+                self.error = f"the session could not be loaded from the session store: {failure}"
+                return
             await self.tracker.flush()
+            if outcome.kind == "unreachable":
+                await self._unreachable(options)
+                return
             if outcome.kind == "done" or (outcome.kind == "overflow" and not self._active):
                 return
             handoff = await self._document(outcome)
             generation += 1
-            path = await anyio.to_thread.run_sync(self._save, handoff, generation)
+            path, warning = await anyio.to_thread.run_sync(self._save, handoff, generation)
+            if warning is not None:
+                await self.tracker.emit(warning)
             if outcome.session_id:
                 self.retired.append(outcome.session_id)
             document = handoff.render()
@@ -73,6 +94,13 @@ class Step:
             self.tracker.texts.clear()
             self.tracker.calls.clear()
 
+    async def _unreachable(self, options: ClaudeAgentOptions) -> None:
+        tracker = self.tracker
+        status = tracker.unreachable_status
+        self.error = await unreachable_cause(options, tracker.session_id, status)
+        logger.warning("%s", self.error)
+        await tracker.emit(ApiError(agent=None, message=self.error, status=status, retrying=False))
+
     @property
     def _active(self) -> bool:
         return self.policy is not None and self.policy.enabled
@@ -89,11 +117,14 @@ class Step:
             why=why, task=self.task, texts=self.tracker.texts, calls=self.tracker.calls, reason=reason
         )
 
-    def _save(self, handoff: Handoff, generation: int) -> str | None:
+    def _save(self, handoff: Handoff, generation: int) -> tuple[str | None, WorkbenchWarning | None]:
         if self.workbench is None:
-            return None
-        self.workbench.ensure()
-        return str(save_handoff(self.workbench.notes, handoff.render(), generation=generation))
+            return None, None
+        try:
+            self.workbench.ensure()
+            return str(save_handoff(self.workbench.notes, handoff.render(), generation=generation)), None
+        except WorkbenchError as exc:  # the document still reaches the next generation, in its prompt
+            return None, warning_of(exc, "the handoff document goes to the next session unsaved")
 
     def _braked(self, outcome: Outcome, handoff: Handoff, path: str | None, generation: int) -> bool:
         assert self.policy is not None
@@ -126,23 +157,60 @@ class Step:
             error = last.result or f"the CLI ended with an error result ({last.subtype})"
         if error is None and last is None:
             error = "the CLI ended without a result"
+        structured = next(
+            (r.structured_output for r in reversed(tracker.answers) if r.structured_output is not None), None
+        )
+        if error is None and self.structured and structured is None:
+            # measured (CLI 2.1.332): a model that never calls StructuredOutput gets one reminder, then
+            # the CLI ends with subtype "success" and no structured output
+            error = (
+                "the main thread ended without the structured result its output_format asks for (the "
+                "StructuredOutput tool was not called, or no call passed the schema)"
+            )
+        usage = tracker.usage.usage()
         return StepResult(
             session_id=tracker.session_id,
             ok=error is None,
             text=(answers[-1].result or "") if answers else "",
             error=error,
-            cost_usd=_cost(tracker.results),
+            cost_usd=_cost(usage),
+            cli_cost_usd=_cli_cost(tracker.results),
+            usage=usage,
             num_turns=sum(r.num_turns for r in tracker.results),
             results=len(tracker.answers),
             retired=tuple(self.retired),
             peak_context=tracker.peak_context,
             denials=tuple(tracker.denials),
             duration_s=duration,
+            structured_output=structured,
         )
 
 
-def _cost(results: list[ResultMessage]) -> float:
-    """`total_cost_usd` is cumulative within a session (measured): the last of each session, summed."""
+def _store_failure(exc: BaseException) -> BaseException | None:
+    """The store's own error (a `FlowerError`) or timeout behind an exception the SDK raised, if any."""
+    seen: BaseException | None = exc.__cause__
+    while seen is not None:
+        if isinstance(seen, FlowerError | TimeoutError):
+            return seen
+        seen = seen.__cause__
+    return None
+
+
+def _cost(usage: StepUsage) -> float:
+    """The step's cost: the one place `StepResult.cost_usd` is computed, with flower's cost model.
+
+    Each model's tokens (`StepUsage.by_model`, subagents included) are priced at that model's row of
+    `flower.cost.PRICES`; cache writes at the 5-minute rate (the CLI reports one count for both TTLs). A
+    CLI that reports no per-model usage leaves the main thread's tokens, priced like the CLI's default model.
+    """
+    if usage.by_model:
+        return sum(price([used], model=name).total for name, used in usage.by_model.items())
+    return price([usage.main], model=DEFAULT_MODEL).total
+
+
+def _cli_cost(results: list[ResultMessage]) -> float:
+    """The CLI's own figure: `total_cost_usd` is cumulative within a session (measured), so the last of
+    each session, summed."""
     per_session: dict[str, float] = {}
     for result in results:
         per_session[result.session_id] = max(

@@ -22,8 +22,11 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import TERMINAL_TASK_STATUSES
 
-from ._content import text_of
+from ._content import refused_by_cli, text_of
+from ._reach import UNREACHABLE_AFTER, is_unreachable, retry_message
 from .events import ApiError, Event, Result, SubagentFinished, SubagentStarted, Text, ToolCall, ToolResult
+from .usage import UsageMeter
+from .versions import version_warnings
 
 logger = logging.getLogger("flower.runtime")
 
@@ -46,6 +49,15 @@ def _brief(tool_input: dict[str, Any]) -> str:
     return ""
 
 
+def _describe(event: Event) -> str:
+    """An event in one short line, for the debug log."""
+    fields = []
+    for name, value in vars(event).items():
+        text = repr(value)
+        fields.append(f"{name}={text if len(text) <= 80 else text[:77] + '...'}")
+    return f"{type(event).__name__}({', '.join(fields)})"
+
+
 class Tracker:
     """Follows one run: emits events, and records session, results, cost, context and denials."""
 
@@ -64,6 +76,15 @@ class Tracker:
         self.texts: list[str] = []  # the main thread's prose, for a degraded handoff
         self.calls: list[str] = []  # the main thread's tool calls, in one line each
         self.denials: list[str] = []
+        self.usage = UsageMeter()
+        self.answered = False  # the API answered at least once in this step
+        self.unreachable_retries = 0  # retries in a row for no response (or refused credentials)
+        self.unreachable_status: int | None = None
+
+    @property
+    def unreachable(self) -> bool:
+        """Before any answer, the CLI retried `UNREACHABLE_AFTER` times in a row without reaching the API."""
+        return not self.answered and self.unreachable_retries >= UNREACHABLE_AFTER
 
     @property
     def pending_tasks(self) -> int:
@@ -76,6 +97,8 @@ class Tracker:
             await self._task_finished(task_id, None, status, "")
 
     async def emit(self, event: Event) -> None:
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("event %s", _describe(event))
         if self._on_event is None:
             return
         try:
@@ -116,23 +139,35 @@ class Tracker:
                 # the notification with the report usually follows; flush() covers the case it does not
                 self._ended[message.task_id] = status
         elif isinstance(message, SystemMessage) and message.subtype == "api_retry":
-            data = message.data
-            code = data.get("error_status")
-            await self.emit(
-                ApiError(
-                    agent=None,
-                    message=str(data.get("error", "")),
-                    status=code if isinstance(code, int) else None,
-                    retrying=True,
-                )
+            await self._retry(message.data)
+        elif isinstance(message, SystemMessage) and message.subtype == "init":
+            for warning in version_warnings(message.data.get("claude_code_version")):
+                await self.emit(warning)
+
+    async def _retry(self, data: dict[str, Any]) -> None:
+        code = data.get("error_status")
+        if is_unreachable(data):
+            self.unreachable_retries += 1
+            self.unreachable_status = code if isinstance(code, int) else None
+        else:
+            self.unreachable_retries = 0
+        await self.emit(
+            ApiError(
+                agent=None,
+                message=retry_message(data),
+                status=code if isinstance(code, int) else None,
+                retrying=True,
             )
+        )
 
     async def _assistant(self, message: AssistantMessage) -> None:
         agent = self._agent(message.parent_tool_use_id)
         if agent is None and message.usage:
             self.context = context_tokens(message.usage)
             self.peak_context = max(self.peak_context, self.context)
-        if message.error is not None:
+        if message.error is None:
+            self.answered = True
+        else:
             text = " ".join(b.text for b in message.content if isinstance(b, TextBlock))
             await self.emit(
                 ApiError(agent=agent, message=text or str(message.error), status=None, retrying=False)
@@ -158,15 +193,19 @@ class Tracker:
         agent = self._agent(message.parent_tool_use_id)
         for block in message.content:
             if isinstance(block, ToolResultBlock):
-                text = text_of(block.content)
                 await self.emit(
                     ToolResult(
-                        agent=agent, tool_use_id=block.tool_use_id, text=text, is_error=bool(block.is_error)
+                        agent=agent,
+                        tool_use_id=block.tool_use_id,
+                        text=text_of(block.content),
+                        is_error=bool(block.is_error),
+                        refused=refused_by_cli(block.is_error, block.content),
                     )
                 )
 
     async def _result(self, message: ResultMessage) -> None:
         self.results.append(message)
+        self.usage.add_result(message.session_id, message.usage, message.model_usage)
         if not self.writing:
             self.answers.append(message)
         for denial in message.permission_denials or []:

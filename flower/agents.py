@@ -21,6 +21,7 @@ from typing import Any
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 from claude_agent_sdk.types import EffortLevel, HookEvent, SettingSource
 
+from ._check import check_fields, checked
 from ._errors import SpecError
 from ._tools import COORDINATOR_TOOLS, WORKER_TOOLS, check_tools
 from .compact import CompactPolicy
@@ -96,6 +97,7 @@ class AgentSpec:
     """Other `ClaudeAgentOptions` fields (`mcp_servers`, `env`, `max_budget_usd`, `permission_mode`...)."""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         owner = f"agent {self.name!r}" if self.name else "worker"
         if not isinstance(self.instructions, str) or not self.instructions.strip():
             raise SpecError(f"{owner}: instructions must be a non-empty string")
@@ -118,7 +120,9 @@ class AgentSpec:
         options = dict(self.options)
         unknown = set(options) - _OPTION_FIELDS
         if unknown:
-            raise SpecError(f"{owner}: unknown ClaudeAgentOptions field(s): {', '.join(sorted(unknown))}")
+            raise SpecError(
+                f"{owner}: options has unknown ClaudeAgentOptions field(s): {', '.join(sorted(unknown))}"
+            )
         managed = set(options) & _MANAGED
         if managed:
             raise SpecError(
@@ -162,6 +166,7 @@ class AgentSpec:
         return f"{self.rules}\n\n{self.instructions}" if self.rules else self.instructions
 
 
+@checked
 def worker(
     description: str,
     instructions: str,
@@ -189,6 +194,7 @@ def worker(
     )
 
 
+@checked
 def coordinator(
     name: str,
     instructions: str,

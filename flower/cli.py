@@ -1,8 +1,10 @@
-"""The `flower` command: `flower report` explains a run from its store; `flower demo` runs the main job.
+"""The `flower` command: `flower report` explains a run from its store; `flower demo` runs the main job;
+`flower doctor` checks the installation.
 
 A thin front: it parses arguments, calls one library function (`flower.report.build_report`,
-`flower.demo.run_demo`, `flower.demo.live.run_live`) and prints the result. `main(argv)` returns the exit
-status: 0 when done, 1 when the run or the report failed, 2 for a usage error.
+`flower.demo.run_demo`, `flower.demo.live.run_live`, `flower.doctor.diagnose`) and prints the result.
+`main(argv)` returns the exit status: 0 when done, 1 when the run, the report or a check failed, 2 for a
+usage error.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import anyio
 
-from ._errors import FlowerError
+from ._errors import FlowerError, SpecError
 from ._version import __version__
 
 __all__ = ["main"]
@@ -30,9 +32,12 @@ def _parser() -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report",
         help="explain a run from its store",
-        description="The economy report of a run: a workspace, its .flower/ directory, or a .db file.",
+        description="The economy report of a run: a workspace, its .flower/ directory, or a .db file; "
+        "or of a whole fleet: a postgresql:// store, per session and in total.",
     )
-    report.add_argument("source", help="a workspace, its .flower/ directory, or a sessions .db file")
+    report.add_argument(
+        "source", help="a workspace, its .flower/ directory, a sessions .db file, or a postgresql:// DSN"
+    )
     report.add_argument("--json", action="store_true", help="print JSON instead of the text table")
     report.add_argument("--plots", metavar="DIR", type=Path, help="also write PNG plots into DIR")
     report.add_argument("--window", type=int, help="the context window in tokens (default: the model's)")
@@ -41,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--workbench", type=Path, help="where spill/ and scripts/ are, if not beside the store"
     )
+    report.add_argument(
+        "--since", metavar="TIME", help="a fleet: sessions active from this ISO date/time (UTC)"
+    )
+    report.add_argument("--until", metavar="TIME", help="a fleet: sessions active until this ISO date/time")
+    report.add_argument("--schema", default="flower", help="a fleet: the store's PostgreSQL schema (flower)")
 
     demo = commands.add_parser(
         "demo",
@@ -50,14 +60,32 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--keep", metavar="DIR", type=Path, help="leave both workspaces in DIR (new or empty)")
     demo.add_argument("--plots", metavar="DIR", type=Path, help="write PNG plots into DIR")
+    demo.add_argument(
+        "--json", action="store_true", help="print the reports and the verdict as JSON (progress on stderr)"
+    )
     demo.add_argument("--live", action="store_true", help="a real task against the API (needs a key)")
     demo.add_argument("--budget", type=float, default=0.5, help="--live: spend at most this many dollars")
     demo.add_argument("--model", help="--live: the model (default: the CLI's)")
+
+    doctor = commands.add_parser(
+        "doctor",
+        help="check the installed SDK and CLI (versions, CLI path, credentials, an offline self-check)",
+        description="Print the versions, the CLI path and where credentials would come from (never their "
+        "values), then check offline, through the real CLI and flower's scripted model, the facts flower "
+        "relies on: one PASS or FAIL per fact, exit status 1 if one fails.",
+    )
+    doctor.add_argument("--no-self-check", action="store_true", help="only print versions, path, credentials")
     return parser
 
 
 def _report(args: argparse.Namespace) -> int:
     from .report import EconomyReport, ReportOptions, build_report
+    from .stores._pg import is_dsn
+
+    if is_dsn(args.source):
+        return _fleet(args)
+    if args.since or args.until:
+        raise SpecError("--since and --until filter a fleet report (a postgresql:// store)")
 
     async def build() -> EconomyReport:
         return await build_report(
@@ -78,6 +106,29 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fleet(args: argparse.Namespace) -> int:
+    from .report import ReportOptions
+    from .report.fleet import FleetReport, build_fleet_report
+
+    async def build() -> FleetReport:
+        return await build_fleet_report(
+            args.source,
+            schema=args.schema,
+            options=ReportOptions(window=args.window),
+            project_key=args.project_key,
+            sessions=args.session,
+            since=args.since,
+            until=args.until,
+        )
+
+    fleet = anyio.run(build)
+    print(fleet.to_json() if args.json else fleet.render_text())
+    if args.plots is not None:
+        for path in fleet.write_plots(args.plots):
+            print(f"plot: {path}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     if args.live:
         from .demo.live import run_live
@@ -86,8 +137,27 @@ def _demo(args: argparse.Namespace) -> int:
         return 0 if result.ok else 1
     from .demo import run_demo
 
-    outcome = anyio.run(lambda: run_demo(keep=args.keep, plots=args.plots))
+    if args.json:  # the progress goes to stderr, the result alone to stdout
+        outcome = anyio.run(lambda: run_demo(out=_to_stderr, keep=args.keep, plots=args.plots))
+        print(outcome.to_json())
+    else:
+        outcome = anyio.run(lambda: run_demo(keep=args.keep, plots=args.plots))
     return 0 if outcome.ok else 1
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from .doctor import diagnose
+
+    diagnosis = anyio.run(lambda: diagnose(self_check_run=not args.no_self_check))
+    print(diagnosis.render_text())
+    return 0 if diagnosis.ok else 1
+
+
+_COMMANDS = {"report": _report, "demo": _demo, "doctor": _doctor}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -98,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits on --help, --version and usage errors
         return int(exc.code or 0)
     try:
-        return _report(args) if args.command == "report" else _demo(args)
+        return _COMMANDS[args.command](args)
     except (FlowerError, ImportError, OSError) as exc:
         print(f"flower {args.command}: error: {exc}", file=sys.stderr)
         return 1

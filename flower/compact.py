@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ._check import check_fields
 from ._errors import SpecError
 
 __all__ = ["CompactMode", "CompactPolicy"]
@@ -15,7 +16,7 @@ _MODES = ("auto", "no_summary", "off")
 
 @dataclass(frozen=True, kw_only=True)
 class CompactPolicy:
-    """The CLI's compaction switch, as environment for the CLI (measured in the facts file, §5).
+    """The CLI's compaction switch, as environment for the CLI (measured with CLI 2.1.327).
 
     - `"auto"`: change nothing (the CLI summarises at window - 33k);
     - `"no_summary"`: auto-compact off (`DISABLE_AUTO_COMPACT=1`); `/compact` still works. The CLI then
@@ -29,6 +30,7 @@ class CompactPolicy:
     """`"auto"`, `"no_summary"` or `"off"` (see above)."""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         if self.mode not in _MODES:
             raise SpecError(f"CompactPolicy.mode must be one of {', '.join(_MODES)}; got {self.mode!r}")
 

@@ -1,4 +1,4 @@
-"""Typed events a `Runtime` streams to `on_event` while a run goes.
+"""Typed events a `Runtime` sends to `on_event`, or yields from `stream()`, while a run goes.
 
 Each event says which agent it comes from: `agent=None` is the main thread; otherwise the subagent's
 type (a worker's name) as the main thread called it. Match on the class::
@@ -32,6 +32,8 @@ __all__ = [
     "Text",
     "ToolCall",
     "ToolResult",
+    "VersionWarning",
+    "WorkbenchWarning",
 ]
 
 
@@ -74,6 +76,10 @@ class ToolResult:
     """The result's text blocks, joined."""
     is_error: bool
     """The tool failed, or the call was denied."""
+    refused: bool = False
+    """The CLI refused the call before the tool ran (its own checks: an unknown tool, invalid input, a
+    subagent's Write of a `REPORT*.md`...); nothing happened. A hook's denial is named in
+    `StepResult.denials`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,16 +134,22 @@ class Result:
 
 @dataclass(frozen=True, kw_only=True)
 class ApiError:
-    """An API call failed: `retrying=True` while the CLI retries it, False once it gave up."""
+    """An API call failed: `retrying=True` while the CLI retries it, False once the run gave up on it.
+
+    Before the API has answered once in a run, a connection that fails (DNS, refused, TLS) or credentials
+    it refuses (401/403) end the run after two attempts (about 1.5 s) instead of the CLI's minutes of
+    retries: the last `ApiError` then carries the cause in the CLI's words, e.g. "Can't reach the API
+    server — check your internet or DNS (ENOTFOUND) — getaddrinfo ENOTFOUND api.example.invalid".
+    """
 
     agent: str | None
     """Who: None for the main thread, else the subagent's type (a worker's name)."""
     message: str
-    """The error as the CLI reports it."""
+    """The error, for a person: the HTTP status and kind while retrying, the cause once given up."""
     status: int | None
-    """The HTTP status, when known (429, 500, 529...)."""
+    """The HTTP status, when there was one (401, 429, 500, 529...); None when no response came."""
     retrying: bool
-    """True while the CLI retries; False once it gave up (the run then fails)."""
+    """True while the CLI retries; False once the run gave up (it then fails with this message)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,6 +201,42 @@ class StoreReport:
     """What the load rewrote; `report.summary()` gives one line."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class VersionWarning:
+    """The installed SDK or the running CLI is outside the versions flower was tested with.
+
+    Sent once per process and component, in the first run that meets it (and logged on `flower.versions`).
+    The run goes on; `flower doctor` checks the facts flower relies on against what is installed.
+    """
+
+    agent: str | None = None
+    """Always None."""
+    component: str
+    """`claude-agent-sdk` or `Claude Code CLI`."""
+    version: str
+    """The version found."""
+    tested: str
+    """The tested range, e.g. `0.2.184 to 0.2.189` (`flower.versions.TESTED_SDK`)."""
+    message: str
+    """The warning, for a person."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkbenchWarning:
+    """The workbench could not be used at some point of the run; the run went on without it there.
+
+    A read-only or full disk, or a directory where `INDEX.md` should be: the step then starts without
+    the index in its prompt, or a handoff document is not saved (it still reaches the next generation).
+    """
+
+    agent: str | None = None
+    """Always None: the workbench is the run's."""
+    message: str
+    """What failed and why (the `WorkbenchError`'s message)."""
+    path: str | None
+    """The file or directory involved, when known."""
+
+
 Event: TypeAlias = (
     Text
     | ToolCall
@@ -200,5 +248,7 @@ Event: TypeAlias = (
     | HandoffWarning
     | HandoffDone
     | StoreReport
+    | WorkbenchWarning
+    | VersionWarning
 )
-"""Any event `Runtime.run(on_event=...)` may receive."""
+"""Any event `Runtime.run(on_event=...)` may receive, or `Runtime.stream()` may yield."""

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import tree_sitter
 import tree_sitter_bash
 
+from flower._check import checked
 from flower._glance_rules import Refusal
 from flower._glance_walk import Node, Walk
 
@@ -48,11 +49,13 @@ class GlanceVerdict:
     """The simple commands checked, in order; after a refusal, those met up to the refused part."""
 
 
+@checked
 def is_ephemeral(command: str) -> bool:
     """Whether `command` is read-only, quick, terminating, and has a result that can go stale."""
     return glance_verdict(command).ephemeral
 
 
+@checked
 def glance_verdict(command: str) -> GlanceVerdict:
     """Parse `command` once and check every part of it; anything not understood is refused.
 

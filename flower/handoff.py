@@ -17,7 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ._errors import SpecError
+from ._check import check_fields, checked
+from ._errors import SpecError, WorkbenchError
+from ._safe_open import NotRegularFileError
+from .workbench import safe_directory
 
 __all__ = [
     "HANDOFF_PROMPT",
@@ -30,7 +33,7 @@ __all__ = [
 ]
 
 AUTO_COMPACT_MARGIN = 33_000
-"""The CLI compacts at window - 33k tokens (facts §5); its local refusal is at about window - 23k."""
+"""The CLI compacts at window - 33k tokens; its local refusal is at about window - 23k (CLI 2.1.327)."""
 
 HANDOFF_PROMPT = """\
 Stop the work here: your context is nearly full ({used:,} of {window:,} tokens). A new session will \
@@ -105,6 +108,7 @@ class HandoffPolicy:
     `{document}`."""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         for name in ("reserve", "warn_margin"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -123,10 +127,12 @@ class HandoffPolicy:
         except (KeyError, IndexError, ValueError) as exc:
             raise SpecError(f"HandoffPolicy prompt has an unknown placeholder: {exc}") from exc
 
+    @checked
     def threshold(self, window: int) -> int:
         """The context, in tokens, at which the main thread hands off."""
         return max(window // 4, window - AUTO_COMPACT_MARGIN - self.reserve)
 
+    @checked
     def warn_at(self, window: int) -> int:
         """The context, in tokens, at which a `HandoffWarning` is sent: `warn_margin` below the threshold."""
         return max(0, self.threshold(window) - self.warn_margin)
@@ -158,6 +164,9 @@ class Handoff:
     reason: Literal["threshold", "overflow", ""] = ""
     """What made the session hand off: it reached the threshold, or it overflowed."""
 
+    def __post_init__(self) -> None:
+        check_fields(self)
+
     def render(self) -> str:
         """The document as Markdown, every section present."""
         parts = []
@@ -175,8 +184,10 @@ def _section_of(title: str) -> str | None:
     return None
 
 
-def parse_handoff(text: str) -> Handoff | None:
-    """Read the five sections out of the session's reply; None when "doing now" or "next step" is missing.
+@checked
+def parse_handoff(text: str | None) -> Handoff | None:
+    """Read the five sections out of the session's reply; None when "doing now" or "next step" is missing
+    (or there is no reply at all).
 
     Headings may be Markdown (`## Next step`) or bold lines (`**Next step**`); names are matched loosely
     ("Next steps", "Decisions"...). Text inside fenced code blocks is never taken for a heading.
@@ -242,22 +253,34 @@ def degraded_handoff(
 
 
 def save_handoff(notes: Path, document: str, *, generation: int) -> Path:
-    """Write `notes/handoff.md` (0600); an earlier one moves to `notes/archive/` first. Returns the path."""
-    notes.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Write `notes/handoff.md` (0600); an earlier one moves to `notes/archive/` first. Returns the path.
+
+    Raises `WorkbenchError` when it cannot be written: something other than a regular file stands at
+    `handoff.md`, `notes/` or `archive/` is a symlink, or the disk refuses (read-only, full).
+    """
     current = notes / "handoff.md"
-    if current.is_symlink() or (current.exists() and not current.is_file()):
-        raise SpecError(f"{current} exists and is not a regular file; refusing to write over it")
-    if current.exists():
-        archive = notes / "archive"
-        archive.mkdir(mode=0o700, exist_ok=True)
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        target = archive / f"handoff-{stamp}-gen{generation - 1}.md"
-        counter = 1
-        while target.exists():
-            counter += 1
-            target = archive / f"handoff-{stamp}-gen{generation - 1}-{counter}.md"
-        os.replace(current, target)
-    fd = os.open(current, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(f"# Handoff to generation {generation}\n\n{document}\n")
+    try:
+        notes.mkdir(mode=0o700, parents=True, exist_ok=True)
+        safe_directory(notes, notes.parent)
+        if current.is_symlink() or (current.exists() and not current.is_file()):
+            raise NotRegularFileError(
+                f"{current} exists and is not a regular file; refusing to write over it"
+            )
+        if current.exists():
+            archive = safe_directory(notes / "archive", notes)
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            target = archive / f"handoff-{stamp}-gen{generation - 1}.md"
+            counter = 1
+            while os.path.lexists(target):
+                counter += 1
+                target = archive / f"handoff-{stamp}-gen{generation - 1}-{counter}.md"
+            os.replace(current, target)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(current, flags, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as out:
+            out.write(f"# Handoff to generation {generation}\n\n{document}\n")
+    except OSError as exc:
+        raise WorkbenchError(
+            f"the handoff document {current} cannot be saved: {exc}", path=str(current)
+        ) from exc
     return current

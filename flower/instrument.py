@@ -12,10 +12,11 @@ agents) that keeps its code and does not adopt `Runtime`. One call returns a cop
 - the compaction policy, when one is given.
 
 Nothing of the app's options is dropped: its hooks run beside flower's, and every other field is kept as
-it is. One exception to "beside": the CLI does not chain PostToolUse output rewrites (the last to end
+it is. Two exceptions to "beside": the CLI does not chain PostToolUse output rewrites (the last to end
 wins), so an app callback that rewrites a tool output the spill acts on runs first and its version is
-spilled (`_spill_chain`). Where flower's needs and the app's choices cannot both hold, `SpecError` names
-both sides.
+spilled (`_spill_chain`); and of several PreToolUse denials the model reads only the last to end, so when
+the wall and an app hook both deny a call, each gives both reasons (`_deny_chain`). Where flower's needs
+and the app's choices cannot both hold, `SpecError` names both sides.
 
 Example::
 
@@ -35,15 +36,20 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
-from claude_agent_sdk.types import HookEvent
+from claude_agent_sdk.types import HookEvent, SessionStore
 
+from ._check import checked
+from ._deny_chain import chain_denials
 from ._errors import SpecError
+from ._fleet import attach_workbench
 from ._index_context import index_context_hooks
 from ._layers import (
     FLOWER_DIR,
+    check_inner_store,
     check_keep_denials,
     check_report_limit,
     check_spill,
+    check_store,
     check_workbench,
     layer_hooks,
     layer_store,
@@ -55,7 +61,8 @@ from .hooks.delegate import delegate_guard
 from .hooks.mandate import MANDATE_LINE, check_mandate_line, mandate_guard
 from .hooks.spill import SpillPolicy
 from .options import merge_hooks
-from .stores import EphemeralPolicy, PruningSessionStore, TrimmingSessionStore, TrimPolicy
+from .stores import EphemeralPolicy, PruningSessionStore, TrimPolicy
+from .stores._local import CONFIG_ENV
 from .workbench import Workbench
 
 __all__ = ["instrument"]
@@ -67,6 +74,7 @@ _COMPACT_KEYS: Final = ("DISABLE_COMPACT", "DISABLE_AUTO_COMPACT")
 _OFF_VALUES: Final = frozenset({"", "0", "false", "no", "off"})
 
 
+@checked
 def instrument(
     options: ClaudeAgentOptions,
     *,
@@ -83,6 +91,7 @@ def instrument(
     ephemeral: bool | EphemeralPolicy = True,
     keep_denials: int = 1,
     compact: CompactPolicy | None = None,
+    store: SessionStore | str | os.PathLike[str] | None = None,
 ) -> ClaudeAgentOptions:
     """A copy of `options` with flower's layers added; `options` itself is not changed.
 
@@ -101,6 +110,8 @@ def instrument(
       prompt, a blank line between); `"prompt"` gives it with the first prompt of each session instead
       (for a system prompt the CLI reads from a file). Either way a changed index is given again before a
       prompt.
+    - `store`: the store layer 4 wraps, when the options have none: a `SessionStore`, a SQLite path or
+      a `postgresql://` DSN (a fleet's shared store: wrap each run in `lease_session(options)`).
     - `compact`: None keeps the app's compaction as it is (there is no handoff here: `Runtime` has the
       loop that hands off); a `CompactPolicy` sets the CLI's switch, and an app env that says otherwise
       raises.
@@ -109,7 +120,7 @@ def instrument(
     `session_store` with `enable_file_checkpointing` (the SDK refuses the pair), a store that already is
     a flower layer-4 store, compaction env that contradicts `compact`, a coordinator without the Agent
     tool, a system prompt file with `workbench_block="system"`. Does a little I/O: creates the
-    workbench and writes its index.
+    workbench and writes its index (`WorkbenchError` when it cannot; the hooks never raise later).
     """
     if not isinstance(options, ClaudeAgentOptions):
         raise SpecError(f"{_OWNER}: options must be ClaudeAgentOptions, got {type(options).__name__}")
@@ -133,7 +144,12 @@ def instrument(
         raise SpecError(f"{_OWNER}: glance must be True, False or None, got {glance!r}")
 
     env = _compact_env(options, compact)
-    store = _store(options, root, wb, keep_denials=keep_denials, ephemeral=ephemeral, trim=trim)
+    if store is not None and options.session_store is not None:
+        raise SpecError(f"{_OWNER}: give the store once: options.session_store or store=, not both")
+    if store is not None:
+        check_store(store, _OWNER)
+        options = dataclasses.replace(options, session_store=store)  # type: ignore[arg-type]  # a DSN too
+    layer = _store(options, root, wb, keep_denials=keep_denials, ephemeral=ephemeral, trim=trim)
     wall = _wall(options, wb, glance=glance is not False, own_tools=own_tools) if coordinator else {}
     if coordinator and line is not None:
         wall["PreToolUse"].append(HookMatcher(matcher=None, hooks=[mandate_guard(line)]))
@@ -146,14 +162,16 @@ def instrument(
             wb.refresh()
     index = index_context_hooks(wb, initial=block) if wb is not None else {}
     layers, app_hooks = chain_spill(layer_hooks(wb, root, spill, limit), options.hooks, spill)
+    wall, app_hooks = chain_denials(wall, app_hooks)  # both reasons reach the model when both deny
     hooks = merge_hooks(wall, layers, index, app_hooks) or None
     cwd = options.cwd if options.cwd is not None else root
+    attach_workbench(layer, cwd, wb.root if wb is not None else root / FLOWER_DIR)
     return dataclasses.replace(
         options,
         cwd=cwd,
         system_prompt=_with_block(options.system_prompt, block),
         hooks=hooks,
-        session_store=store,
+        session_store=layer,
         env=env,
         add_dirs=_add_dirs(options.add_dirs, cwd, wb.root if wb is not None else root / FLOWER_DIR),
     )
@@ -180,18 +198,22 @@ def _store(
     trim: bool | TrimPolicy,
 ) -> PruningSessionStore:
     inner = options.session_store
-    if isinstance(inner, TrimmingSessionStore | PruningSessionStore):
-        raise SpecError(
-            f"{_OWNER}: options.session_store is already a flower layer-4 store ({inner!r}); instrument() "
-            "adds one itself: pass the store it wraps (or instrument the original options only once)"
-        )
+    check_inner_store(inner, _OWNER, "options.session_store", " (or instrument the original options once)")
     if options.enable_file_checkpointing:
         yours = "your session_store" if inner is not None else "the session store flower adds (layer 4)"
         raise SpecError(
             f"{_OWNER}: options.enable_file_checkpointing=True cannot go with {yours}: the SDK refuses "
             "file checkpointing with any session_store. Turn checkpointing off to use flower."
         )
-    return layer_store(inner, workspace, wb, keep_denials=keep_denials, ephemeral=ephemeral, trim=trim)
+    return layer_store(
+        inner,
+        workspace,
+        wb,
+        keep_denials=keep_denials,
+        ephemeral=ephemeral,
+        trim=trim,
+        config_dir=options.env.get(CONFIG_ENV) or None,
+    )
 
 
 def _is_set(value: str) -> bool:

@@ -1,6 +1,6 @@
 """`build_options()`: compile an `AgentSpec` into `ClaudeAgentOptions`.
 
-What it settles, each for a measured reason (facts file §1, §2, §6):
+What it settles, each for a reason measured with CLI 2.1.327:
 - instructions go through the `claude_code` preset's `append`: additive, never a replacement;
 - workers become `AgentDefinition`s; the session's tool list and auto-approve list cover every worker's
   tools, because the CLI's permissions are session-wide (a tool missing there stalls or denies headless
@@ -18,6 +18,8 @@ from typing import Any
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher
 from claude_agent_sdk.types import HookEvent, SessionStore
 
+from ._check import checked
+from ._deny_chain import chain_denials
 from ._errors import SpecError
 from .agents import AgentSpec
 from .compact import CompactPolicy
@@ -33,6 +35,7 @@ DEFAULT_PERMISSION_MODE = "dontAsk"
 _NO_BUILTIN_AGENTS = "CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS"
 
 
+@checked
 def merge_hooks(
     *groups: Mapping[HookEvent, Sequence[HookMatcher]] | None,
 ) -> dict[HookEvent, list[HookMatcher]]:
@@ -79,6 +82,7 @@ def _env(spec: AgentSpec, compact: CompactPolicy | None, extra: Mapping[str, str
     return env
 
 
+@checked
 def build_options(
     spec: AgentSpec,
     *,
@@ -110,8 +114,12 @@ def build_options(
     if spec.delegate_only:
         guard = delegate_guard(artifacts=artifacts, glance=spec.glance, allowed=spec.tools)
         wall["PreToolUse"] = [HookMatcher(matcher=None, hooks=[guard])]
-        if spec.mandate_line is not None:
-            wall["PreToolUse"].append(HookMatcher(matcher=None, hooks=[mandate_guard(spec.mandate_line)]))
+    # of several denials the model reads only the last to end: when the wall and one of the spec's own
+    # hooks both deny a call, each gives both reasons
+    wall, own = chain_denials(wall, spec.hooks)
+    mandate: dict[HookEvent, list[HookMatcher]] = {}
+    if spec.delegate_only and spec.mandate_line is not None:
+        mandate["PreToolUse"] = [HookMatcher(matcher=None, hooks=[mandate_guard(spec.mandate_line)])]
     tools = session_tools(spec)
     extra: dict[str, Any] = {k: v for k, v in spec.options.items() if k != "env"}
     extra.setdefault("permission_mode", DEFAULT_PERMISSION_MODE)
@@ -121,7 +129,7 @@ def build_options(
         tools=tools,
         allowed_tools=list(tools),
         agents={name: _definition(w) for name, w in spec.workers.items()} or None,
-        hooks=merge_hooks(wall, hooks, spec.hooks) or None,
+        hooks=merge_hooks(wall, mandate, hooks, own) or None,
         env=_env(spec, spec.compact or compact, env),
         setting_sources=None if spec.setting_sources is None else list(spec.setting_sources),
         model=None if spec.model == "inherit" else spec.model,

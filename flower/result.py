@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+
+from .usage import StepUsage
 
 __all__ = ["StepResult"]
 
@@ -20,7 +23,14 @@ class StepResult:
     error: str | None = None
     """Why it failed, for a human (never shown to the model)."""
     cost_usd: float = 0.0
-    """Total cost over every turn the CLI reported."""
+    """The step's estimated cost in US dollars, subagents included: `usage` priced per model by flower's
+    cost model (`flower.cost`), the same one `flower report`, the demo and the benchmarks use. An estimate:
+    list prices, cache writes at the 5-minute rate, an unknown model priced like the CLI's default."""
+    cli_cost_usd: float = 0.0
+    """The CLI's own figure for the step (`ResultMessage.total_cost_usd`, summed over its sessions): its
+    price table, which may lag a new model or price. Equal to `cost_usd` when both tables agree."""
+    usage: StepUsage = field(default_factory=StepUsage)
+    """Tokens used: input, output, cache read and cache write; main thread and subagents, per model."""
     num_turns: int = 0
     """Model turns the CLI reported, summed over its results."""
     results: int = 0
@@ -33,3 +43,6 @@ class StepResult:
     """Names of the tools whose calls were denied during the run."""
     duration_s: float = 0.0
     """Wall time of the step, in seconds, every generation included."""
+    structured_output: Any = None
+    """With `output_format` in the spec's options: the main thread's structured result (parsed JSON, as
+    the CLI gives it in its last result); None otherwise."""

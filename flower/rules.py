@@ -1,9 +1,9 @@
 """The built-in rules appended to a coordinator's and a worker's instructions.
 
-Both are model-facing and overridable (`coordinator(..., rules=...)`, `worker(..., rules=...)`). They hold
-the mandate discipline the seed measured: 8/8 mandates restated rules the worker already had (~4.8k chars
-of permanent main-thread context wasted in one round), so the coordinator is told what a mandate holds and
-the one thing it must relay (the workbench index does not reach subagents).
+Both are model-facing and overridable (`coordinator(..., rules=...)`, `worker(..., rules=...)`). They hold the
+mandate discipline measured in the original design: 8/8 mandates restated rules the worker already had (~4.8k
+chars of permanent main-thread context wasted in one round), so the coordinator is told what a mandate holds
+and the one thing it must relay (the workbench index does not reach subagents).
 """
 
 from __future__ import annotations
@@ -40,8 +40,10 @@ the coordinator's context for the rest of the run. Keep it short (at most 30 lin
 3. the outputs you wrote, as paths;
 4. what you could not verify.
 Never paste file contents, command output, logs or diffs into the reply: write them to a file in the \
-workbench's `artifacts/` and give the path. Do not narrate trial and error. Before writing a script, \
-look in the workbench's `scripts/`; a script you run twice belongs there, its first line \
-`# desc: <what it does>`."""
+workbench's `artifacts/` and give the path (a `.txt`, or a `.md` whose name does not start with REPORT, \
+SUMMARY, FINDINGS or ANALYSIS: Claude Code refuses those to you). Do not narrate trial and error. \
+Before writing a script, look in the workbench's `scripts/`; a script you run twice belongs there, its \
+first line `# desc: <what it does>`."""
 """A worker's discipline, appended before its instructions: short reports, conclusions first, paths not
-contents."""
+contents. It names the files the CLI refuses a subagent's Write of (`REPORT*.md`, `SUMMARY*.md`,
+`FINDINGS*.md`, `ANALYSIS*.md`, any case), so a worker does not lose a turn on one."""

@@ -27,19 +27,26 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import SessionStore
 
+from ._bench_guard import block_or_warning, preface_or_warning
+from ._check import checked
 from ._credentials import require_credentials
 from ._errors import SpecError
+from ._fleet import Holds, attach_workbench, release_loop
 from ._layers import (
+    check_inner_store,
     check_keep_denials,
     check_report_limit,
     check_spill,
+    check_store,
     check_workbench,
     layer_hooks,
     layer_store,
+    spill_dir,
 )
 from ._spill_chain import chain_spill
 from ._step import Step
 from ._stream import EventHandler, Tracker
+from ._sync import run_blocking
 from .agents import AgentSpec
 from .compact import CompactPolicy
 from .events import StoreReport
@@ -47,7 +54,10 @@ from .handoff import HandoffPolicy
 from .hooks.spill import SpillPolicy
 from .options import build_options
 from .result import StepResult
+from .run_stream import RunStream
 from .stores import EphemeralPolicy, LoadReport, TrimPolicy
+from .stores._local import CONFIG_ENV
+from .stores.lease import check_timeout
 from .workbench import Workbench
 
 __all__ = ["Runtime"]
@@ -73,8 +83,14 @@ class Runtime:
       off unless the spec sets `compact`. `False` leaves compaction to the CLI.
     - `trim`, `ephemeral`, `keep_denials`: what layer 4 rewrites when a session is resumed (large results
       to files: off; stale command results: expired, 6 kept; denied calls: 1 kept). The store is always a
-      `PruningSessionStore` (`self.store`); `store` is what it wraps: any `SessionStore`, or a SQLite path
-      (default `<workspace>/.flower/sessions.db`). Nothing stored is ever modified.
+      `PruningSessionStore` (`self.store`); `store` is what it wraps: any `SessionStore` but a flower
+      layer (`SpecError`: pass its `.inner`), a SQLite path (default `<workspace>/.flower/sessions.db`)
+      or a `postgresql://` DSN (a fleet's shared store, with the workbench's files). Nothing stored is
+      ever modified; a session that predates the store is imported at its first resume.
+    - `lease_timeout`: every session a run resumes or starts is leased in the store for the run (see
+      `flower.fleet`); a session another runner holds is waited for this many seconds (default: not at
+      all), then `run()` raises `LeaseError` naming the holder. A Postgres store also carries the
+      workbench's files, restored before a resume on another machine.
     - `env`: extra environment for the CLI.
     - `configure`: a last word on the SDK options of every session, e.g. `ScriptedModel.attach` to run
       offline against flower's scripted model.
@@ -83,6 +99,7 @@ class Runtime:
     The constructor does no I/O; problems with the workspace are reported by `run()`.
     """
 
+    @checked
     def __init__(
         self,
         workspace: str | os.PathLike[str],
@@ -95,6 +112,7 @@ class Runtime:
         ephemeral: bool | EphemeralPolicy = True,
         keep_denials: int = 1,
         store: SessionStore | str | os.PathLike[str] | None = None,
+        lease_timeout: float = 0.0,
         env: Mapping[str, str] | None = None,
         configure: Configure | None = None,
         check_credentials: bool = True,
@@ -121,6 +139,8 @@ class Runtime:
         else:
             raise SpecError(f"Runtime: handoff must be True, False or a HandoffPolicy, got {handoff!r}")
         check_keep_denials(keep_denials, "Runtime")
+        check_store(store, "Runtime")
+        check_inner_store(store, "Runtime", "store")
         self.store = layer_store(
             store,
             self.workspace,
@@ -131,6 +151,8 @@ class Runtime:
             on_report=self._on_report,
         )
         """Layer 4: every session's transcript, rewritten on resume."""
+        self.lease_timeout = check_timeout(lease_timeout, "Runtime", "lease_timeout")
+        """Seconds a run waits for a session another runner holds (0: it does not wait)."""
         self._listening: dict[str, Tracker] = {}  # resumed session id -> the run that resumes it
         self._blocks: dict[str, str] = {}  # session id -> the workbench block its system prompt holds
         self.env: dict[str, str] = dict(env or {})
@@ -149,12 +171,14 @@ class Runtime:
             raise SpecError(f"Runtime: workspace {self.workspace} is not a directory")
         return self.workspace.resolve()
 
+    @checked
     def options(
         self, spec: AgentSpec, *, resume: str | None = None, fork: bool = False, block: str | None = None
     ) -> ClaudeAgentOptions:
         """The SDK options `run()` would use for `spec` (useful to inspect or to run them yourself).
 
-        `block` is the workbench block for the system prompt; by default it is computed now.
+        `block` is the workbench block for the system prompt; by default it is computed now (which raises
+        `WorkbenchError` when the workbench cannot be written; `run()` goes on without the block instead).
         """
         workspace = self._check_workspace()
         wb = self.workbench
@@ -185,6 +209,7 @@ class Runtime:
                 )
         return options
 
+    @checked
     async def run(
         self,
         spec: AgentSpec,
@@ -196,33 +221,96 @@ class Runtime:
     ) -> StepResult:
         """Run `spec` on `prompt` (or continue session `resume`) until the CLI is done.
 
-        Failures of the run itself (API errors after retries, a crashed CLI) come back as
-        `StepResult(ok=False, error=...)`; invalid arguments raise `SpecError`; a missing CLI raises the
-        SDK's `CLINotFoundError`; cancellation propagates, after the CLI is shut down.
+        Failures of the run itself (API errors after retries, a crashed CLI, an API it cannot reach, a
+        session the store cannot load) come back as `StepResult(ok=False, error=...)`; a workbench that
+        cannot be written is a `WorkbenchWarning` event, and the run goes on without its index; invalid
+        arguments raise `SpecError`; a missing CLI raises the SDK's `CLINotFoundError`; a session another
+        runner holds past `lease_timeout` raises `LeaseError` (nothing was run); cancellation propagates,
+        after the CLI is shut down.
         """
-        if not isinstance(spec, AgentSpec):
-            raise SpecError(
-                f"Runtime.run takes an AgentSpec (worker() or coordinator()), got {type(spec).__name__}"
-            )
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise SpecError("Runtime.run: prompt must be a non-empty string")
+        self._check_run(spec, prompt, resume, "run")
         if on_event is not None and not callable(on_event):
             raise SpecError("Runtime.run: on_event must be callable")
+        return await self._execute(spec, prompt, resume, fork, on_event)
+
+    @checked
+    def stream(
+        self, spec: AgentSpec, prompt: str, *, resume: str | None = None, fork: bool = False
+    ) -> RunStream:
+        """Run `spec` on `prompt` as `run()` does, as an async iterator of its events.
+
+        Returns at once; the run starts when the iteration does. `stream.result` holds the
+        `StepResult` once the iteration has ended. Leaving the loop early ends the run and shuts the
+        CLI down. Example::
+
+            stream = rt.stream(lead, "Start.")
+            async for event in stream:
+                print(event)
+            print(stream.result.text)
+        """
+        self._check_run(spec, prompt, resume, "stream")
+        return RunStream(lambda emit: self._execute(spec, prompt, resume, fork, emit))
+
+    def _check_run(self, spec: object, prompt: object, resume: object, method: str) -> None:
+        if not isinstance(spec, AgentSpec):
+            raise SpecError(
+                f"Runtime.{method} takes an AgentSpec (worker() or coordinator()), got {type(spec).__name__}"
+            )
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise SpecError(f"Runtime.{method}: prompt must be a non-empty string")
         if resume is not None and (not isinstance(resume, str) or not resume.strip()):
-            raise SpecError(f"Runtime.run: resume must be a session id (a str), got {resume!r}")
-        self._check_workspace()
+            raise SpecError(f"Runtime.{method}: resume must be a session id (a str), got {resume!r}")
+
+    async def _execute(
+        self, spec: AgentSpec, prompt: str, resume: str | None, fork: bool, on_event: EventHandler | None
+    ) -> StepResult:
+        """The one run behind `run()` and `stream()`: the session's lease held around it."""
+        workspace = self._check_workspace()
+        attach_workbench(self.store, workspace, spill_dir(self.workbench, workspace).parent)
+        holds = Holds(self.store, cwd=workspace, timeout=self.lease_timeout)
+        try:
+            if resume:  # leased (unless forked) and its files restored before the preface reads the index
+                await holds.hold(resume, lease=not fork)
+            return await self._run(spec, prompt, resume=resume, fork=fork, on_event=on_event, holds=holds)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await holds.aclose()
+
+    async def _run(
+        self,
+        spec: AgentSpec,
+        prompt: str,
+        *,
+        resume: str | None,
+        fork: bool,
+        on_event: EventHandler | None,
+        holds: Holds,
+    ) -> StepResult:
+        """The run loop: events go to `on_event`."""
+        tracker = Tracker(on_event)
         if resume and self.workbench is not None:
             # a resumed session keeps the system prompt it started with (measured): a changed index goes
             # in front of the prompt instead, only when it changed
             since = self._blocks.get(resume)
-            prompt = await anyio.to_thread.run_sync(lambda: self.workbench.preface(prompt, since=since))  # type: ignore[union-attr]
-        tracker = Tracker(on_event)
+            prompt, warning = await anyio.to_thread.run_sync(
+                preface_or_warning, self.workbench, prompt, since
+            )
+            if warning is not None:
+                await tracker.emit(warning)
         step = Step(task=prompt, tracker=tracker, policy=self.handoff, workbench=self.workbench)
 
         async def options_for(resume_now: str | None, fork_now: bool) -> ClaudeAgentOptions:
-            # the refresh before each session: a new session gets the current index in its system prompt
-            block = await anyio.to_thread.run_sync(self._block)
-            options = self.options(spec, resume=resume_now, fork=fork_now, block=block)
+            # the refresh before each session: a new session gets the current index in its system prompt;
+            # a workbench that cannot be used is a warning, and this session goes without the index
+            block, warning = await anyio.to_thread.run_sync(block_or_warning, self.workbench)
+            if warning is not None:
+                await tracker.emit(warning)
+            options = self.options(spec, resume=resume_now, fork=fork_now, block=block or "")
+            # a session that predates the store is imported from where this CLI keeps its transcripts
+            self.store.config_dir = options.env.get(CONFIG_ENV) or None
+            if (not resume_now or fork_now) and options.session_id is None:
+                # a new session: its id is chosen and leased here, before anyone could resume it
+                options = dataclasses.replace(options, session_id=await holds.new_session())
             if self.check_credentials:
                 require_credentials(options.env)
             if block is not None:
@@ -244,6 +332,16 @@ class Runtime:
         if tracker.pending_tasks:
             logger.warning("the CLI ended with %d subagent(s) not reported finished", tracker.pending_tasks)
         result = step.result(time.monotonic() - started)
+        logger.info(
+            "run of %s ended: ok=%s session=%s turns=%d cost=$%.4f in %.1f s%s",
+            spec.name,
+            result.ok,
+            result.session_id,
+            result.num_turns,
+            result.cost_usd,
+            result.duration_s,
+            f" ({result.error})" if result.error else "",
+        )
         self.results.append(result)
         return result
 
@@ -253,10 +351,7 @@ class Runtime:
         if tracker is not None:
             tracker.later(StoreReport(report=report))
 
-    def _block(self) -> str | None:
-        """The workbench block (refreshing the index first): the refresh before each step."""
-        return self.workbench.prompt_block() if self.workbench is not None else None
-
+    @checked
     def run_sync(
         self,
         spec: AgentSpec,
@@ -266,5 +361,17 @@ class Runtime:
         fork: bool = False,
         on_event: EventHandler | None = None,
     ) -> StepResult:
-        """Blocking form of `run()` (not from inside a running event loop)."""
-        return anyio.run(lambda: self.run(spec, prompt, resume=resume, fork=fork, on_event=on_event))
+        """Blocking form of `run()`, for code with no event loop.
+
+        Inside a running event loop (a Jupyter notebook, an async app) it raises `SpecError`: there,
+        `await rt.run(...)`.
+        """
+
+        async def run() -> StepResult:
+            try:
+                return await self.run(spec, prompt, resume=resume, fork=fork, on_event=on_event)
+            finally:  # the store's connections belong to this event loop, which ends here
+                with anyio.CancelScope(shield=True):
+                    await release_loop(self.store)
+
+        return run_blocking(run, "Runtime.run_sync", "await rt.run(...)")

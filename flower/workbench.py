@@ -31,16 +31,19 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
-import re
 import stat
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ._errors import SpecError
+from ._check import checked
+from ._errors import SpecError, WorkbenchError
+from ._private_dirs import ignore_all
+from ._safe_open import read_regular
+from ._workbench_index import Entry, escaped, human_size, read_description, scan
 
 __all__ = ["WORKBENCH_RULES", "Workbench"]
 
@@ -65,18 +68,8 @@ _INDEX_HEADER: Final = (
 )
 _SPILL_LINE: Final = "spill/ holds tool outputs moved out of the conversation (listed in spill/INDEX.jsonl)."
 _SECTIONS: Final = ("scripts", "artifacts", "notes")
-_DESC_RE: Final = re.compile(
-    r"^\s*(?:#|//|--|;|%|<!--)\s*desc\s*[:\uff1a]\s*(.*?)\s*(?:-->)?\s*$",  # \uff1a: a full-width colon
-    re.IGNORECASE,
-)
-_DESC_MAX: Final = 100
-_HEAD_BYTES: Final = 2048
 
-
-@dataclass(frozen=True)
-class _Entry:
-    relative: str
-    path: str
+logger = logging.getLogger("flower.workbench")
 
 
 class Workbench:
@@ -93,6 +86,7 @@ class Workbench:
     ever written outside the workbench through one. The root itself may be a symlink (your choice).
     """
 
+    @checked
     def __init__(
         self,
         workspace: str | os.PathLike[str],
@@ -168,12 +162,14 @@ class Workbench:
         """Whether the root lies inside the workspace (resolved paths; does a little I/O)."""
         return _within(os.path.realpath(self._root), os.path.realpath(self._workspace))
 
+    @checked
     def contains(self, path: str | os.PathLike[str]) -> bool:
         """Whether `path` lies inside the workbench, the root included.
 
         Decided on resolved paths (symlinks followed, `..` collapsed), never by substring, so `.flower-old`
         is not inside `.flower` and `scripts/../../x` is not inside either. A relative path is taken from
-        the workspace. It never raises for a bad path: anything unusable is "not inside".
+        the workspace. It never raises for a bad path (empty, with a NUL byte, unresolvable): that is "not
+        inside". A value that is no path at all (`None`, a number) raises `SpecError`.
         """
         try:
             raw = os.fspath(path)
@@ -187,18 +183,26 @@ class Workbench:
     # -- disk ----------------------------------------------------------------------------------------
 
     def ensure(self) -> Workbench:
-        """Create the root and the four directories (0700) if missing; return self.
+        """Create the root and the four directories (0700) if missing, and the root's `.gitignore`.
 
-        Raises `SpecError` when the workspace is not a directory, and `NotADirectoryError` when a
-        workbench directory exists as a file or a symlink.
+        The `.gitignore` holds `*`: the workbench and the database beside it hold tool outputs and
+        transcripts, which stay out of `git add -A` and `git status`. An existing one is never changed.
+        Returns self. Raises `SpecError` when the workspace is not a directory, and `WorkbenchError` (an
+        `OSError`) when a directory cannot be created or a file or a symlink stands in its place.
         """
         if not self._workspace.is_dir():
             raise SpecError(f"the workspace {str(self._workspace)!r} is not a directory")
-        os.makedirs(self._root, mode=0o700, exist_ok=True)
-        if not self._root.is_dir():
-            raise NotADirectoryError(f"the workbench root {str(self._root)!r} is not a directory")
-        for directory in (self.scripts, self.artifacts, self.notes, self.spill):
-            safe_directory(directory, self._root)
+        try:
+            os.makedirs(self._root, mode=0o700, exist_ok=True)
+            if not self._root.is_dir():
+                raise NotADirectoryError(f"the workbench root {str(self._root)!r} is not a directory")
+            ignore_all(self._root)
+            for directory in (self.scripts, self.artifacts, self.notes, self.spill):
+                safe_directory(directory, self._root)
+        except OSError as exc:
+            raise WorkbenchError(
+                f"the workbench {escaped(str(self._root))} cannot be used: {exc}", path=str(self._root)
+            ) from exc
         return self
 
     def refresh(self) -> str:
@@ -207,25 +211,38 @@ class Workbench:
         Cheap enough to call before every step: one directory walk, and at most `max_entries` small reads
         per directory (descriptions are cached by path, size and mtime). The write is atomic (a temp file
         in the root, then a rename), so a reader never sees half an index. Creates the workbench first.
+        Raises `WorkbenchError` when the workbench cannot be created or the index cannot be written (a
+        read-only or full disk, a directory named `INDEX.md`).
         """
+        return self._refresh()[1]
+
+    def _refresh(self) -> tuple[list[str], str]:
+        """The listing and the text of the index, written when it changed."""
         self.ensure()
-        text = self._render_index()
+        listing = self._listing()
+        text = "\n".join(
+            [_INDEX_HEADER.format(root=escaped(str(self._root))), "", *listing, "", _SPILL_LINE, ""]
+        )
+        data = text.encode("utf-8")
+        with contextlib.suppress(OSError):  # missing, or not a regular file: the rename replaces it
+            if read_regular(self.index_path, len(data) + 1) == data:
+                return listing, text
         try:
-            with open(self.index_path, encoding="utf-8", errors="replace") as current:
-                if current.read(len(text) + 1) == text:
-                    return text
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            pass
-        fd, temp = tempfile.mkstemp(prefix=".INDEX-", suffix=".tmp", dir=self._root)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(temp, self.index_path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
-        return text
+            fd, temp = tempfile.mkstemp(prefix=".INDEX-", suffix=".tmp", dir=self._root)
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    out.write(data)
+                os.replace(temp, self.index_path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+                raise
+        except OSError as exc:
+            raise WorkbenchError(
+                f"the workbench index {escaped(str(self.index_path))} cannot be written: {exc}",
+                path=str(self.index_path),
+            ) from exc
+        return listing, text
 
     def prompt_block(self) -> str:
         """The coordinator's workbench block: where it is, what it holds (refreshed), and the rules.
@@ -233,13 +250,16 @@ class Workbench:
         Append it to the coordinator's system prompt when a session starts. The CLI keeps that system
         prompt for the whole session, resumes included, so the block never breaks the prompt cache, and
         compaction cannot remove it. It does not reach subagents: relay the workbench path in mandates.
+        Names that are not valid UTF-8 or hold control characters are shown escaped (`\\xff`, `\\n`), so
+        a file name cannot forge a line. Raises `WorkbenchError` as `refresh()` does.
         """
-        self.refresh()
+        listing, _ = self._refresh()
         names = self._names()
-        lines = [_INTRO.format(**names), "", *self._listing(), "", "Rules:"]
+        lines = [_INTRO.format(**names), "", *listing, "", "Rules:"]
         lines += [f"{number}. {rule.format(**names)}" for number, rule in enumerate(self.rules, 1)]
         return "\n".join(lines)
 
+    @checked
     def preface(self, prompt: str, *, since: str | None = None) -> str:
         """`prompt_block()`, a separator, then `prompt`; just `prompt` when the block still equals `since`.
 
@@ -259,7 +279,7 @@ class Workbench:
     # -- rendering -----------------------------------------------------------------------------------
 
     def _names(self) -> dict[str, str]:
-        root = str(self._root)
+        root = escaped(str(self._root))
         return {
             "root": root,
             "scripts": f"`{os.path.join(root, 'scripts')}/`",
@@ -267,36 +287,40 @@ class Workbench:
             "notes": f"`{os.path.join(root, 'notes')}/`",
         }
 
-    def _render_index(self) -> str:
-        return "\n".join([_INDEX_HEADER.format(root=self._root), "", *self._listing(), "", _SPILL_LINE, ""])
-
     def _listing(self) -> list[str]:
         lines: list[str] = []
         for name in _SECTIONS:
-            entries = _scan(self._root / name)
+            entries = scan(self._root / name)
             lines.append(f"{name}/ ({len(entries)})")
             shown = entries[: self.max_entries]
             for entry in shown:
                 lines.append(self._describe(name, entry))
             if len(entries) > len(shown):
                 more = len(entries) - len(shown)
-                lines.append(f"- ... {more} more (list them with `ls -R {self._root / name}`)")
+                where = escaped(str(self._root / name))
+                lines.append(f"- ... {more} more (list them with `ls -R {where}`)")
         return lines
 
-    def _describe(self, section: str, entry: _Entry) -> str:
+    def _describe(self, section: str, entry: Entry) -> str:
+        raw = f"{section}/{entry.relative}"
+        name = escaped(raw)
+        note = " (name shown escaped)" if name != raw else ""
         try:
-            stat = os.lstat(entry.path)
+            info = os.lstat(entry.path)
         except OSError:
-            return f"- `{section}/{entry.relative}` (gone)"
-        key = (entry.path, stat.st_size, stat.st_mtime_ns)
+            return f"- `{name}` (gone){note}"
+        if not stat.S_ISREG(info.st_mode):
+            kind = "symlink" if stat.S_ISLNK(info.st_mode) else "not a regular file"
+            return f"- `{name}` ({kind}){note}"
+        key = (entry.path, info.st_size, info.st_mtime_ns)
         description = self._descriptions.get(key)
         if description is None:
-            description = _read_description(entry.path)
+            description = read_description(entry.path)
             if len(self._descriptions) > 4096:
                 self._descriptions.clear()
             self._descriptions[key] = description
         shown = f" — {description}" if description else ""
-        return f"- `{section}/{entry.relative}`{shown} ({_human_size(stat.st_size)})"
+        return f"- `{name}`{shown} ({human_size(info.st_size)}){note}"
 
 
 def safe_directory(directory: Path, root: Path) -> Path:
@@ -319,68 +343,3 @@ def _within(path: str, root: str) -> bool:
         return os.path.commonpath([path, root]) == root
     except ValueError:
         return False
-
-
-def _scan(directory: Path) -> list[_Entry]:
-    """Every non-hidden file under `directory`, sorted by relative path; symlinked dirs are not followed."""
-    found: list[_Entry] = []
-    pending = [(str(directory), "")]
-    while pending:
-        path, prefix = pending.pop()
-        try:
-            with os.scandir(path) as listing:
-                for item in listing:
-                    if item.name.startswith("."):
-                        continue
-                    relative = f"{prefix}{item.name}"
-                    if item.is_dir(follow_symlinks=False):
-                        pending.append((item.path, relative + "/"))
-                    else:
-                        found.append(_Entry(relative, item.path))
-        except OSError:
-            continue
-    found.sort(key=lambda entry: entry.relative)
-    return found
-
-
-def _read_description(path: str) -> str:
-    """The `# desc:` text of the first line (after a shebang), or a Markdown file's first heading."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return ""
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ""
-        head = os.read(fd, _HEAD_BYTES)
-    except OSError:
-        return ""
-    finally:
-        os.close(fd)
-    if b"\x00" in head:
-        return ""
-    lines = head.decode("utf-8", errors="replace").splitlines()
-    if lines and lines[0].startswith("#!"):
-        lines = lines[1:]
-    if not lines:
-        return ""
-    first = lines[0]
-    found = _DESC_RE.match(first)
-    if found:
-        return _clip(found.group(1))
-    if path.endswith(".md") and first.startswith("# "):
-        return _clip(first[2:])
-    return ""
-
-
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _DESC_MAX else text[: _DESC_MAX - 1] + "…"
-
-
-def _human_size(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f}K"
-    return f"{size / (1024 * 1024):.1f}M"

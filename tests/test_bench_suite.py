@@ -154,7 +154,7 @@ def test_a_visible_fact_is_answered_at_once() -> None:
 def test_pointers_are_found_in_the_calls_result_in_reports_and_after_a_compaction() -> None:
     spill = (
         "[spilled] Bash stdout: 9,000 chars moved out of the conversation to "
-        "/ws/.flower/spill/ab-bash.txt (Read it, ...)"
+        "`/ws/.flower/spill/ab-bash.txt` (Read it, ...)"
     )
     persisted = (
         "<persisted-output>\nOutput too large (39.1KB). Full output saved to: /cfg/tool-results/x.txt\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import runpy
 import subprocess
 import sys
@@ -78,3 +79,21 @@ def test_live_without_a_key_says_so_and_stops(
 
     assert stopped.value.code != 0 and "set ANTHROPIC_API_KEY" in str(stopped.value.code)
     assert capsys.readouterr().out == ""  # stopped before doing anything
+
+
+@pytest.mark.cli
+def test_fleet_moves_a_session_to_another_machine(postgres_dsn: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "fleet.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "FLOWER_POSTGRES_DSN": postgres_dsn},
+    )
+    assert done.returncode == 0, f"fleet.py failed:\n{done.stdout}\n{done.stderr}"
+    out = done.stdout
+    assert "machine-b/repo/.flower/spill/" in out and "machine-a/repo" not in out
+    assert "machine C: refused, the session is leased by machine-b" in out
+    assert "machine B: test_checkout FAILED: expected 3 items, got 2. (ok=True)" in out
+    assert "fleet report: 1 session, runners machine-a, machine-b" in out

@@ -9,11 +9,13 @@ import pytest
 MODULES = [
     "flower",
     "flower.cost",
+    "flower.doctor",
     "flower.events",
     "flower.report",
     "flower.stores",
     "flower.stores.rewrite",
     "flower.testing",
+    "flower.versions",
 ]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flower import Handoff, HandoffPolicy, SpecError, parse_handoff
+from flower import Handoff, HandoffPolicy, SpecError, WorkbenchError, parse_handoff
 from flower.handoff import degraded_handoff, save_handoff
 
 
@@ -87,6 +87,6 @@ def test_save_refuses_a_symlink(tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "handoff.md").symlink_to(tmp_path / "elsewhere.md")
-    with pytest.raises(SpecError, match="not a regular file"):
+    with pytest.raises(WorkbenchError, match="not a regular file"):
         save_handoff(notes, "doc", generation=2)
     assert not (tmp_path / "elsewhere.md").exists()

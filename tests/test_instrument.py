@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher, InMemorySessionStore
 
@@ -83,8 +84,14 @@ def test_nothing_of_the_app_is_dropped_and_its_options_are_not_changed(ws: Path)
     assert app.hooks == hooks_before and app.session_store is None
     assert new.env == app.env and new.cwd == app.cwd and new.add_dirs == []
     for event, matchers in hooks_before.items():
-        assert new.hooks[event][-len(matchers) :] == matchers  # type: ignore[index]  # the app's, after ours
-    assert callbacks(new, "PreToolUse")[-1] is app_hook
+        kept = new.hooks[event][-len(matchers) :]  # type: ignore[index]  # the app's, after ours
+        assert [(m.matcher, m.timeout, len(m.hooks)) for m in kept] == [
+            (m.matcher, m.timeout, len(m.hooks)) for m in matchers
+        ]
+    assert callbacks(new, "UserPromptSubmit")[-1] is app_hook
+    # a coordinator's wall and the app's PreToolUse callbacks are joined (both reasons when both deny)
+    wrapped = callbacks(new, "PreToolUse")[-1]
+    assert wrapped is not app_hook and anyio.run(wrapped, {"tool_name": "Bash"}, "toolu_1", {}) == {}
 
 
 def test_the_apps_post_tool_use_callbacks_are_chained_before_spill(ws: Path) -> None:
@@ -320,7 +327,7 @@ def test_cwd_defaults_to_the_workspace_and_an_outside_workbench_is_added(ws: Pat
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"workspace": 3}, "workspace must be a path"),
+        ({"workspace": 3}, "workspace must be a str or a path"),
         ({"workspace": "missing-dir"}, "does not exist"),
         ({"spill_threshold": "4000"}, "spill_threshold must be"),
         ({"keep_denials": -1}, "keep_denials must be"),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flower._errors import SpecError
+from flower._errors import SpecError, WorkbenchError
 from flower.workbench import WORKBENCH_RULES, Workbench
 
 
@@ -75,8 +75,9 @@ def test_a_symlinked_directory_is_refused(ws: Path, tmp_path: Path) -> None:
     wb = Workbench(ws)
     wb.root.mkdir()
     wb.scripts.symlink_to(outside, target_is_directory=True)
-    with pytest.raises(NotADirectoryError):
+    with pytest.raises(WorkbenchError, match="must be a real directory") as caught:
         wb.refresh()
+    assert isinstance(caught.value, OSError) and isinstance(caught.value.__cause__, NotADirectoryError)
     assert list(outside.iterdir()) == []
 
 

@@ -24,7 +24,7 @@ the reply's own size (characters / 4 of what the scripted agent wrote).
 request, deciding from that request alone:
 - a tool run is a real call: `python3 gen.py <label>` prints a seeded output (`gen.py`, from
   `bench.json` in the workspace), `cat`/`ls` look at real files, Read and Write are the CLI's tools;
-- a **probe** (the agent needs fact `K=v` now) follows peers.md §4.1: answered at once if `K=v` is in
+- a **probe** (the agent needs fact `K=v` now) follows one rule: answered at once if `K=v` is in
   the request; else, if a pointer to the output that held it is visible (a spill pointer, the CLI's
   saved-output path, a `label -> path` line in a report or a handoff document, the CLI's transcript path
   after a compaction), one `grep -n -F 'K=' <path>`; else, if the tool is idempotent, it runs it again;
@@ -85,11 +85,11 @@ the frontier (where the work stands) is always kept; a fixed 6,000-char body sta
 flower's template adds "Where things are": the pointers visible in the request. The CLI adds its own
 pointer after a compaction (the transcript path), which the probe policy uses.
 
-**Workloads, as run** (peers.md §4.3, scaled to the time budget; `workloads.py`):
+**Workloads, as run** (scaled to the time budget; `workloads.py`):
 """
 
 METRICS = """
-**Metrics** (`metrics.py`, peers.md §4.2). *Peak main* is the largest main-thread request (tokens);
+**Metrics** (`metrics.py`). *Peak main* is the largest main-thread request (tokens);
 *Σ main* adds every main-thread request (input without caching), *Σ all agents* every request of every
 agent, compaction requests included. **Cost** is `flower.cost`'s, in dollars: every request of every
 agent goes, in the order sent, through one simulated prompt cache with the API's rules: blocks in the
@@ -153,13 +153,13 @@ compaction on, and the scripted model rewrites every request (`ScriptedModel(edi
 reads it: the agent decides from the request the strategy would have sent, the CLI is told that
 request's size (so it compacts when the *edited* context reaches its line), and the cost is that
 request's (`peers.py`).
-- **Masking** (SWE-agent's `LastNObservations`, peers.md §1.7): observations are the task prompt (never
+- **Masking** (SWE-agent's `LastNObservations`): observations are the task prompt (never
   masked, as SWE-agent's instance template) and every tool result; with `polling` P, `floor(count / P) *
   P - n` of them are masked (`Old environment output: (k lines omitted)`), so between n and n + P stay and
   the masked boundary moves once every P results. Swept: n = 5 (SWE-agent's paper) and 10 (JetBrains'
   M = 10), polling 1, 5 and 10 (n5 p1, n5 p5, n10 p10). SWE-agent places its own cache marks (the last
   two user messages); here the CLI's marks apply.
-- **`clear_tool_uses`** (the API's `clear_tool_uses_20250919`, peers.md §1.1;
+- **`clear_tool_uses`** (the API's `clear_tool_uses_20250919`;
   `flower.testing.ClearToolUses`): once the prompt exceeds `trigger` tokens the oldest tool results
   become `[cleared]`, the `keep` most recent stay, and a clear that would reclaim less than
   `clear_at_least` is skipped. The client keeps sending the whole history; the API's documentation says
@@ -175,9 +175,9 @@ request's (`peers.py`).
 LEFT_OUT = """\
 ## Left out, and why
 
-- Peers' strategies the issue did not ask for (peers.md §4.1): OpenCode's prune, deepagents, Codex,
+- Peers' strategies the issue did not ask for: OpenCode's prune, deepagents, Codex,
   OpenHands' rolling summary, DCP. `peers.py` is where they would go (an edit of the request).
-- Sizes: every workload is smaller than peers.md §4.3 (W1 48 runs, not 80; W2 9 cycles, not 150 turns;
+- Sizes: every workload is smaller than planned (W1 48 runs, not 80; W2 9 cycles, not 150 turns;
   W3 6 investigations of 5-8 calls, not 12 of 10-40; W4 80 pages with a residue per turn, not 500
   turns; W5 46 actions, not 120) to keep the full suite within 20 minutes on a 2-core machine; the
   scaling table runs W1 and W3 at half and one and a half times that size and extrapolates to the

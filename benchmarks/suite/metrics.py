@@ -1,4 +1,4 @@
-"""The metrics of peers.md §4.2, from a `Trace`. Tokens are chars / 4 throughout.
+"""The suite's metrics, from a `Trace`. Tokens are chars / 4 throughout.
 
 - `R_t`: the main thread's context at each of its requests (tokens); `peak` its maximum;
 - `sum_main`: the sum of R_t (main-thread input without caching); `sum_all`: the same over every request
@@ -71,7 +71,7 @@ class Metrics:
     reuse_writes: int = 0
     reuse_runs: int = 0
     player: str = "ideal"
-    """`ideal`, or `realistic #k` (the seed)."""
+    """`ideal`, or `realistic #k` (k: its random seed)."""
     size: int = 0
     """0 at the suite's size; else the scaling table's (outputs in W1, investigations in W3)."""
     error: str | None = None

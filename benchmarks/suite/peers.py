@@ -4,11 +4,11 @@ A peer runs as the plain SDK does (flower's tool list, compaction on); the scrip
 request before the agent reads it (`ScriptedModel(edit=...)`), so the agent decides from the request the
 strategy would have sent, its usage is what the CLI counts (so the CLI compacts when the *edited*
 context reaches its line), and the cost is computed on the edited request:
-- `mask`: SWE-agent's `LastNObservations` (peers.md §1.7): observations are the task prompt and every
+- `mask`: SWE-agent's `LastNObservations`: observations are the task prompt and every
   tool result; all but the last `n` become `Old environment output: (k lines omitted)`, the task prompt
   never. With `polling` P the number removed is `floor(count / P) * P - n`, so the masked boundary moves
   once every P results (between n and n + P results stay): the option SWE-agent ships for caching.
-- `clear`: the API's `clear_tool_uses_20250919` (peers.md §1.1), `flower.testing.ClearToolUses`.
+- `clear`: the API's `clear_tool_uses_20250919`, `flower.testing.ClearToolUses`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 An `Actor` plays a list of actions for one agent (the main thread doing everything itself, or one
 worker's delegated chunk): one reply per request, each reply decided from that request alone. Probes
-follow peers.md §4.1 (`probes.decide`); denied commands are skipped only when a denial naming them is
+follow one probe policy (`probes.decide`); denied commands are skipped only when a denial naming them is
 visible; a recurring script is re-run only when the agent can see it exists. Everything it did and
 decided goes to a `Ledger`, from which the metrics are computed.
 """

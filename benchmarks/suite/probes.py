@@ -3,7 +3,7 @@
 The request is the context (docs/testing.md): a fact is *visible* if its `key=value` text is in it; else
 a *pointer* may be: a spill pointer or the CLI's persisted-output path in the result of the call that
 printed it, a line naming the output's label next to a path (a worker's report, a handoff document), or
-the CLI's "read the full transcript at" line after a compaction. The probe policy of peers.md §4.1:
+the CLI's "read the full transcript at" line after a compaction. The probe policy:
 answer at once if visible, spend one call on a pointer, else re-run the tool if it is idempotent, else
 fail.
 """
@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from flower.testing.requests import _strings as strings  # every string leaf of a JSON value
 
-SPILL_POINTER = re.compile(r"moved out of the conversation to (\S+?) \(Read it")
+SPILL_POINTER = re.compile(r"moved out of the conversation to `?([^`]+?)`? \(Read it")
 CLI_POINTER = re.compile(r"Full output saved to: (\S+)")
 TRANSCRIPT_POINTER = re.compile(r"read the full transcript at: (\S+?\.jsonl)")
 EXPIRED = re.compile(r"\[result of `[^`]*` expired")

@@ -25,7 +25,7 @@ __all__ = [
 INTRO = """\
 # Benchmarks: flower beside the plain SDK, the CLI, and peers' strategies
 
-Five workloads (peers.md §4.3), each run under the plain SDK with compaction off, Claude Code as a user
+Five workloads (below), each run under the plain SDK with compaction off, Claude Code as a user
 gets it, observation masking (SWE-agent's, with its `polling` option, a sweep of n and polling), the
 API's `clear_tool_uses` (its defaults and one tuned setting), and flower (in full, and without each of
 its layers). **Every row is a real run**: the bundled Claude Code CLI against flower's scripted model

@@ -1,6 +1,6 @@
 """How the scripted agent plays: the ideal player, or a realistic one calibrated on real transcripts.
 
-The **ideal** player (peers.md §4.1) answers a probe from a pointer with one exact grep, runs commands
+The **ideal** player answers a probe from a pointer with one exact grep, runs commands
 as given, and writes nothing but its tool calls. The **realistic** player differs where real agents were
 measured to differ (`benchmarks/calibrate.py` over 18 real Claude Code transcripts, 717 model replies,
 245 Bash calls, 199 Reads, 100 look-up runs; docs/benchmarks.md states the figures):

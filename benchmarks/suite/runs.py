@@ -23,10 +23,10 @@ from .peers import CLEAR_ACTS, CLEARS, MASKS, PEERS
 from .player import MOVE
 
 MODEL = "claude-sonnet-4-6"
-"""The CLI reports a 200,000-token window for it (facts §5), so the marathon reaches the wall."""
+"""The CLI reports a 200,000-token window for it (CLI 2.1.332), so the marathon reaches the wall."""
 WINDOW = 200_000
 HARD_LIMIT = WINDOW - 23_000
-"""With compaction off, the CLI refuses a prompt locally at about window - 23k (facts §5)."""
+"""With compaction off, the CLI refuses a prompt locally at about window - 23k (measured with CLI 2.1.332)."""
 WORKER_PROMPT = "You do hands-on work: run what you are asked, then report briefly."
 
 

@@ -1,4 +1,4 @@
-"""The deterministic summariser behind both the CLI's compaction and flower's handoff (peers.md §4.1).
+"""The deterministic summariser behind both the CLI's compaction and flower's handoff.
 
 One fact-keeping model for both, so the comparison is about structure and budget, not summary quality:
 - every user constraint visible in the request is kept;

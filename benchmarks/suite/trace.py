@@ -19,7 +19,7 @@ from .player import Ledger, ProbeRecord
 from .probes import View, residue, stale_snapshots
 
 TURN_SECONDS = 20.0
-"""Simulated clock: every request moves it 20 s, plus the workload's idle gaps (peers.md §4.1)."""
+"""Simulated clock: every request moves it 20 s, plus the workload's idle gaps."""
 
 
 @dataclass(frozen=True)

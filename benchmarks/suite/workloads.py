@@ -1,4 +1,4 @@
-"""The five workloads of peers.md §4.3, as seeded generators (sizes scaled down to fit the time budget).
+"""The five workloads, as seeded generators (sizes scaled down to fit the time budget).
 
 Output sizes follow a lognormal law (p50 / p90 given per workload, clipped). Needle facts sit at the head
 (inside the first 400 chars), in the middle (30-70 %) or at the tail (inside the last 100 chars). Each

@@ -11,16 +11,20 @@ Example::
 
     result = run_demo_sync()          # prints its progress, the report and the table
     result.flower.spills.count        # the flower run's EconomyReport
+    result.verdict.lines              # what flower bought, what it cost, where the crossover lies
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 from claude_agent_sdk._cli_version import __cli_version__
@@ -30,8 +34,9 @@ from ..report import EconomyReport, ReportOptions, build_report
 from .baseline import run_plain
 from .compare import Side, compare
 from .runner import run_flower
+from .verdict import Verdict, verdict
 
-__all__ = ["DemoResult", "run_demo", "run_demo_sync"]
+__all__ = ["DemoResult", "Verdict", "run_demo", "run_demo_sync"]
 
 Out = Callable[[str], None]
 
@@ -50,6 +55,24 @@ class DemoResult:
     workspace: Path | None
     """The kept directory (`flower/` and `plain/` workspaces), or None when it was removed."""
     plots: tuple[Path, ...] = ()
+    verdict: Verdict | None = None
+    """What flower bought, what it cost, where the crossover lies (printed last)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data, as `flower demo --json` prints it: both reports, the verdict, the wall time."""
+        return {
+            "ok": self.ok,
+            "seconds": round(self.seconds, 1),
+            "verdict": asdict(self.verdict) if self.verdict is not None else None,
+            "flower": self.flower.to_dict(),
+            "plain": self.plain.to_dict(),
+            "workspace": str(self.workspace) if self.workspace is not None else None,
+            "plots": [str(path) for path in self.plots],
+        }
+
+    def to_json(self) -> str:
+        """`to_dict()` as indented JSON."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
 
 def _root(keep: Path | None) -> Path:
@@ -85,17 +108,12 @@ async def run_demo(*, out: Out = print, keep: Path | None = None, plots: Path | 
 
             runs = {"flower": flower_report, "plain SDK": plain_report}
             drawn = tuple(await anyio.to_thread.run_sync(write_plots, runs, plots))
-        table = compare(
-            Side(flower_report, flower_run.resident, flower_run.seconds),
-            Side(
-                plain_report,
-                plain_run.resident,
-                plain_run.seconds,
-                layer4=False,
-                compactions=plain_run.compactions,
-            ),
-            wall=flower_run.threshold,
+        flower_side = Side(flower_report, flower_run.resident, flower_run.seconds)
+        compactions = plain_run.compactions
+        plain_side = Side(
+            plain_report, plain_run.resident, plain_run.seconds, layer4=False, compactions=compactions
         )
+        table = compare(flower_side, plain_side, wall=flower_run.threshold)
         ok = all(step.ok for step in flower_run.steps) and not any(
             text.startswith("error:") for text in plain_run.texts
         )
@@ -107,6 +125,11 @@ async def run_demo(*, out: Out = print, keep: Path | None = None, plots: Path | 
         out(table)
         for path in drawn:
             out(f"plot: {path}")
+        said = verdict(flower_side, plain_side)
+        out("")
+        out("== verdict " + "=" * 76)
+        for line in said.lines:
+            out(textwrap.fill(line, width=100))
         seconds = time.monotonic() - started
         again = f"flower report {root / 'flower'} --window {flower_run.window}"
         kept = f"; workspaces kept in {root} (try: {again})" if keep else ""
@@ -119,6 +142,7 @@ async def run_demo(*, out: Out = print, keep: Path | None = None, plots: Path | 
             seconds=seconds,
             workspace=root if keep else None,
             plots=drawn,
+            verdict=said,
         )
     finally:
         if keep is None:

@@ -12,7 +12,7 @@ from ..report.metrics import turns_to_wall
 __all__ = ["WALL", "Side", "compare"]
 
 WALL = 200_000
-"""The window the growth is extrapolated to: the CLI's for Sonnet and Haiku models (facts §5)."""
+"""The window the growth is extrapolated to: the CLI's for Sonnet and Haiku models (CLI 2.1.332)."""
 
 
 @dataclass(frozen=True)

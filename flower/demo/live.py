@@ -57,7 +57,8 @@ async def run_live(
         out(f"flower demo --live: a real task, at most ${budget:.2f} (workspace {root})")
         result = await Runtime(root).run(spec, LIVE_PROMPT, on_event=Progress(out))
         out(f"  result   {'ok' if result.ok else 'stopped'}: {result.text or result.error}")
-        out(f"  cost     ${result.cost_usd:.4f} as the CLI reports it")
+        cli = result.cli_cost_usd
+        out(f"  cost     ${result.cost_usd:.4f} estimated by flower's cost model (the CLI says ${cli:.4f})")
         report = await build_report(root)
         out("")
         out(report.render_text())

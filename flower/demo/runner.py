@@ -1,7 +1,9 @@
 """The demo's flower run: the scenario through `Runtime` and the real CLI, with one progress line per event.
 
-Step 1 runs the survey; step 2 resumes the session (layer 4 rewrites the history it replays) and goes on
-until the main thread crosses the handoff threshold once; the next generation finishes the work.
+Step 1 runs the survey; step 2 resumes the session ten minutes later, by the store's clock (layer 4
+rewrites the history it replays; a resume within the prompt cache's lifetime would repeat the last
+one's rewrites and decide none) and goes on until the main thread crosses the handoff threshold once; the
+next generation finishes the work.
 
 A real run hands off near its model's window (200k or 1M tokens); a two-minute demo never gets there. So
 step 2 runs with a window of its own, set after step 1 so that the threshold sits `MARGIN` tokens above
@@ -26,6 +28,7 @@ from ..handoff import AUTO_COMPACT_MARGIN, HandoffPolicy
 from ..result import StepResult
 from ..runtime import Runtime
 from ..testing import ScriptedModel
+from .pause import PAUSE, pass_time
 from .scenario import ANALYST, GOAL, STEP_1, STEP_2, WRITER, write_logs
 from .scripted import MainScript, Place, tasks_of, worker_script
 
@@ -72,7 +75,8 @@ class FlowerRun:
 
 
 class Progress:
-    """Turns flower's events into one line each: glances, denials, delegations, errors, layer 4, handoff."""
+    """Turns flower's events into one line each: glances, denials, delegations, refusals of a worker's call,
+    errors, layer 4, handoff."""
 
     def __init__(self, out: Out, label: str = "flower") -> None:
         self.out = out
@@ -85,10 +89,14 @@ class Progress:
         self.out(f"  {kind:<9}{text}")
 
     def __call__(self, event: ev.Event) -> None:
-        if isinstance(event, ev.ToolCall) and event.agent is None:
+        if isinstance(event, ev.ToolCall):
             self._calls[event.tool_use_id] = event
         elif isinstance(event, ev.ToolResult) and event.agent is None:
             self._result(event)
+        elif isinstance(event, ev.ToolResult) and event.refused:
+            call = self._calls.get(event.tool_use_id)
+            name = call.name if call is not None else "a call"
+            self.line("refused", f"{event.agent}'s {name}: {event.text.strip()[:80]}")
         elif isinstance(event, ev.SubagentFinished):
             self.delegations += 1
             summary = (event.summary or event.status).strip().splitlines()
@@ -150,7 +158,11 @@ async def run_flower(root: Path, out: Out) -> FlowerRun:
 
         window = demo_window(one.peak_context)
         policy = HandoffPolicy(window=window, reserve=RESERVE, warn_margin=MARGIN // 2)
-        out(f"flower, step 2: resume the session (handoff at {policy.threshold(window):,} tokens)")
+        await anyio.to_thread.run_sync(pass_time, workspace / ".flower" / "sessions.db", PAUSE)
+        out(
+            f"flower, step 2, {PAUSE / 60:.0f} minutes later: resume the session "
+            f"(handoff at {policy.threshold(window):,} tokens)"
+        )
         model.script("main", MainScript(model, STEP_2, place, flower=True, findings=first.findings))
         later = Runtime(workspace, handoff=policy, configure=model.attach)
         two = await later.run(spec, PROMPT_2, resume=one.session_id, on_event=progress)

@@ -1,10 +1,12 @@
 """The demo's scenario as plain data: a log audit in two steps, what each move of the main thread is.
 
 A coordinator audits twelve services' logs with two workers: `analyst` runs commands, `writer` writes
-files. Step 1 surveys (glances, two hands-on attempts, a scanner script written once and run on every
-log); step 2 resumes the session to rank causes and write the conclusions, and runs long enough to hand
-off once. The same moves are played with flower and as a plain SDK session (`flower.demo.scripted` turns a
-move into the model's reply for each); the commands, files and outputs are real.
+files (never one named `REPORT*.md`, `SUMMARY*.md`, `FINDINGS*.md` or `ANALYSIS*.md`: the CLI refuses a
+subagent's Write of those). Step 1 surveys (glances, two hands-on attempts, a scanner script written once
+and run on every log); step 2 resumes the session to rank causes and write the conclusions, and runs
+long enough to hand off once. The same moves are played with flower and as a plain SDK session
+(`flower.demo.scripted` turns a move into the model's reply for each); the commands, files and outputs
+are real.
 """
 
 from __future__ import annotations
@@ -249,8 +251,8 @@ STEP_2: tuple[Move, ...] = (
         tasks=(
             _note(
                 "write summary",
-                "summary.md",
-                "Write {wb}/notes/summary.md: per-service totals from artifacts/errors-*.txt, the ranking "
+                "log-audit.md",
+                "Write {wb}/notes/log-audit.md: per-service totals from artifacts/errors-*.txt, the ranking "
                 "from artifacts/causes.txt, the decision.",
                 "# Log audit\nTotals: artifacts/errors-*.txt. Causes: artifacts/causes.txt.\n"
                 "Decision: notes/decision-top-cause.md.\n",

@@ -34,7 +34,8 @@ RESTATED = (
     "file:line, at most five items. Never paste file contents, command output, logs or diffs into the reply. "
     "Do not narrate trial and error."
 )
-"""What a plain coordinator adds to every mandate (the seed measured 8/8 mandates restating the rules)."""
+"""What a plain coordinator adds to every mandate (in a 10-hour run of the original design, 8 of 8
+mandates restated the rules)."""
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,12 @@ def finding(service: str, output: str) -> str | None:
     return f"{service}: {parts[1]} errors, top cause {parts[3].removeprefix('cause=')} ({parts[4]})"
 
 
-def _report(task: Task, place: Place, output: str) -> str:
+def _report(task: Task, place: Place, output: str, *, failed: bool = False) -> str:
     if task.worker == "writer":
-        return f"Wrote {os.path.relpath(place.fill(task.path), place.workspace)}."
+        path = os.path.relpath(place.fill(task.path), place.workspace)
+        if failed:  # the worker reports what happened, not what it meant to do
+            return f"Could not write {path}: {output.strip()[:200]}"
+        return f"Wrote {path}."
     found = finding(task.title.removeprefix("scan "), output)
     if found is not None:
         return f"{found}. Listing in artifacts/."
@@ -111,8 +115,10 @@ def worker_script(
             else:
                 call = bash(place.fill(task.command), description=task.title)
             return reply(call)
-        output = request.tool_results[-1].text if request.tool_results else ""
-        return reply(_report(task, place, output))
+        result = request.tool_results[-1] if request.tool_results else None
+        output = result.text if result is not None else ""
+        failed = result is None or result.is_error
+        return reply(_report(task, place, output, failed=failed))
 
     return script
 

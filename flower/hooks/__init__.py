@@ -11,7 +11,16 @@ from .delegate import DELEGATE_REASON, delegate_guard
 from .index import INDEX_MATCHER, index_guard, index_hooks
 from .mandate import MANDATE_LINE, mandate_guard
 from .report import REPORT_LIMIT, REPORT_REASON, report_guard, report_hooks
-from .spill import SPILL_OMISSION, SPILL_POINTER, SPILL_TOOLS, SpillPolicy, spill_guard, spill_hooks
+from .spill import (
+    SPILL_OMISSION,
+    SPILL_POINTER,
+    SPILL_READ_LINES,
+    SPILL_READ_OFFSET,
+    SPILL_TOOLS,
+    SpillPolicy,
+    spill_guard,
+    spill_hooks,
+)
 
 __all__ = [
     "DELEGATE_REASON",
@@ -21,6 +30,8 @@ __all__ = [
     "REPORT_REASON",
     "SPILL_OMISSION",
     "SPILL_POINTER",
+    "SPILL_READ_LINES",
+    "SPILL_READ_OFFSET",
     "SPILL_TOOLS",
     "SpillPolicy",
     "delegate_guard",

@@ -1,7 +1,8 @@
 """`delegate_guard`: the delegation wall (layer 1).
 
 A PreToolUse hook. A call from the main thread (its hook input has no `agent_id`) is refused unless the
-tool is one of the coordinator's own; Bash passes only when `is_ephemeral(command)` holds (glance). The
+tool is one of the coordinator's own, an MCP tool, or one the CLI adds for its own protocol (`CLI_TOOLS`:
+`StructuredOutput`, `ToolSearch`...); Bash passes only when `is_ephemeral(command)` holds (glance). The
 refusal shows the way: delegate with the Agent tool, goal and acceptance criteria in the mandate, long
 outputs in the workbench's `artifacts/`, only paths and conclusions back. Subagent calls always pass.
 
@@ -18,7 +19,9 @@ from typing import Any
 from claude_agent_sdk import HookContext
 from claude_agent_sdk.types import HookCallback, HookJSONOutput
 
-from .._tools import COORDINATOR_TOOLS, HANDS_ON, check_tools, is_mcp_tool
+from .._check import checked
+from .._errors import SpecError
+from .._tools import CLI_TOOLS, COORDINATOR_TOOLS, HANDS_ON, check_tools, is_mcp_tool
 from ..glance import glance_verdict
 
 __all__ = ["DELEGATE_REASON", "delegate_guard"]
@@ -45,6 +48,7 @@ def _deny(reason: str) -> HookJSONOutput:
     }
 
 
+@checked
 def delegate_guard(
     *,
     artifacts: str | Path | None = None,
@@ -57,12 +61,13 @@ def delegate_guard(
     - `artifacts`: the real path of the workbench's `artifacts/`, named in the refusal.
     - `glance`: let the main thread run a Bash command that `is_ephemeral` accepts.
     - `allowed`: the main thread's own tools (hands-on tools are refused whatever this says; MCP tools
-      pass, since they were given to this agent on purpose).
+      pass, since they were given to this agent on purpose, and so do the CLI's own protocol tools,
+      `flower.CLI_TOOLS`, which the CLI adds itself and which never do hands-on work).
     """
-    own = frozenset(check_tools(allowed, owner="delegate_guard")) - HANDS_ON
+    own = frozenset(check_tools(allowed, owner="delegate_guard: allowed")) - HANDS_ON
     where = f"`{Path(artifacts)}`" if artifacts is not None else _NO_ARTIFACTS
     if "{action}" not in reason:
-        raise ValueError("delegate_guard: reason must contain {action} (and may contain {artifacts})")
+        raise SpecError("delegate_guard: reason must contain {action} (and may contain {artifacts})")
 
     def refuse(action: str) -> HookJSONOutput:
         return _deny(reason.format(action=action, artifacts=where))
@@ -73,7 +78,7 @@ def delegate_guard(
         tool = data.get("tool_name")
         if not isinstance(tool, str):
             return refuse("use an unnamed tool")
-        if tool in own or is_mcp_tool(tool):
+        if tool in own or tool in CLI_TOOLS or is_mcp_tool(tool):
             return {}
         if tool == "Bash" and glance:
             command = (data.get("tool_input") or {}).get("command")

@@ -19,6 +19,7 @@ import anyio.to_thread
 from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
+from .._check import checked
 from .._errors import SpecError
 from ..workbench import Workbench
 
@@ -32,6 +33,7 @@ INDEX_MATCHER: Final = "Write|Edit"
 _PATH_KEYS: Final = ("file_path", "notebook_path")
 
 
+@checked
 def index_guard(workbench: Workbench) -> HookCallback:
     """Build the PostToolUse hook that refreshes `workbench`'s index after a write inside it."""
     if not isinstance(workbench, Workbench):
@@ -52,6 +54,7 @@ def index_guard(workbench: Workbench) -> HookCallback:
     return hook
 
 
+@checked
 def index_hooks(workbench: Workbench) -> dict[HookEvent, list[HookMatcher]]:
     """The hooks to install for the index, ready for `ClaudeAgentOptions(hooks=...)`."""
     return {"PostToolUse": [HookMatcher(matcher=INDEX_MATCHER, hooks=[index_guard(workbench)])]}

@@ -28,7 +28,9 @@ import anyio.to_thread
 from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
-from .._errors import SpecError
+from .._check import checked
+from .._errors import SpecError, WorkbenchError
+from .._private_dirs import make_private_dirs
 from .._spill_files import label_of, write_text
 from ..workbench import Workbench, safe_directory
 
@@ -50,6 +52,7 @@ REPORT_REASON: Final = (
 _DESCRIPTION: Final = "# desc: full report of worker {agent} ({chars} chars)\n\n"
 
 
+@checked
 def report_guard(
     target: Workbench | str | os.PathLike[str],
     *,
@@ -74,7 +77,7 @@ def report_guard(
         workbench = None
         directory = Path(os.path.abspath(os.fspath(target)))
     else:
-        raise SpecError(f"report_guard needs a Workbench or a directory, got {target!r}")
+        raise SpecError(f"report_guard: target needs a Workbench or a directory, got {target!r}")
 
     async def hook(data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         try:
@@ -96,6 +99,7 @@ def report_guard(
     return hook
 
 
+@checked
 def report_hooks(
     target: Workbench | str | os.PathLike[str],
     *,
@@ -114,11 +118,14 @@ def _save(data: Mapping[str, Any], report: str, workbench: Workbench | None, dir
         workbench.ensure()
         safe_directory(directory, workbench.root)
     else:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+        make_private_dirs(directory)  # 0700, the topmost created one git-ignored
         safe_directory(directory, directory)
     agent = str(data.get("agent_type") or "worker")
     header = _DESCRIPTION.format(agent=" ".join(agent.split())[:80], chars=f"{len(report):,}")
     saved = write_text(directory, header + report, f"report-{label_of(agent)}")
     if workbench is not None:
-        workbench.refresh()
+        try:
+            workbench.refresh()
+        except WorkbenchError as exc:  # the report is saved: an index one step stale is no reason to fail
+            logger.warning("report_guard saved %s but could not refresh the index: %s", saved.path, exc)
     return saved.path

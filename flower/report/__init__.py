@@ -8,11 +8,13 @@ Example::
     print(report.render_text())
     report.to_json()
 
-The measurements are the seed's: turns, body chars and tool calls in the main thread vs subagents, mandates
-and the share that restates the worker rules, scripts written vs run, spills, long reports sent back, what
-each resume expired, trimmed and pruned, the main thread's context per turn (slope, extrapolated wall),
-cache hit rate and an estimated cost. The pure functions behind them are in `flower.report.metrics`; PNG
-plots in `flower.report.plots` (needs the `plots` extra). See docs/report.md.
+The measurements flower's design was built on (the guide's "Design and rationale" tells where they come from):
+turns, body chars and tool calls in the main thread vs subagents, mandates and the share that restates the
+worker rules, scripts written vs run, spills, long reports sent back, what each resume expired, trimmed and
+pruned, the main thread's context per turn (slope, extrapolated wall), cache hit rate and an estimated cost.
+The pure functions behind them are in `flower.report.metrics`; PNG plots in `flower.report.plots` (needs the
+`plots` extra). `build_fleet_report` reads a whole fleet's PostgreSQL store: per session and in total. See
+docs/report.md and docs/fleet.md.
 """
 
 from __future__ import annotations
@@ -32,12 +34,15 @@ from .economy import (
     Split,
     Tokens,
 )
+from .fleet import FleetReport, FleetSession, build_fleet_report
 
 __all__ = [
     "ContextGrowth",
     "Cost",
     "Delegation",
     "EconomyReport",
+    "FleetReport",
+    "FleetSession",
     "Mandates",
     "ReportOptions",
     "Reports",
@@ -47,6 +52,7 @@ __all__ = [
     "Spills",
     "Split",
     "Tokens",
+    "build_fleet_report",
     "build_report",
     "build_report_sync",
 ]

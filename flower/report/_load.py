@@ -23,6 +23,7 @@ import anyio
 from claude_agent_sdk import SessionStore
 
 from .._errors import SpecError, StoreError
+from .._safe_open import read_regular
 from .._spill_files import MANIFEST
 from ..stores import PruningSessionStore, SqliteSessionStore, TrimmingSessionStore
 
@@ -102,20 +103,21 @@ def resolve_path(source: str | os.PathLike[str]) -> tuple[Path, Path | None]:
             if (workbench / DB_NAME).is_file():
                 return workbench / DB_NAME, workbench
         raise SpecError(
-            f"no flower session store in {path}: looked for {WORKBENCH}/{DB_NAME} and {DB_NAME} "
+            f"source: no flower session store in {path}: looked for {WORKBENCH}/{DB_NAME} and {DB_NAME} "
             "(give a workspace, its .flower directory, or a .db file)"
         )
-    raise SpecError(f"{path} does not exist (give a workspace, its .flower directory, or a .db file)")
+    raise SpecError(f"source: {path} does not exist (give a workspace, its .flower directory, or a .db file)")
 
 
 def read_spills(workbench: Path | None) -> list[dict[str, Any]]:
-    """The rows of `spill/INDEX.jsonl` (a line that is not a JSON object is skipped)."""
+    """The rows of `spill/INDEX.jsonl` (a line that is not a JSON object is skipped; none when the file
+    is missing, unreadable or not a regular file)."""
     if workbench is None:
         return []
     manifest = workbench / "spill" / MANIFEST
-    try:
-        lines = manifest.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
+    try:  # a regular file only: a FIFO there would block the report
+        lines = read_regular(manifest).decode("utf-8", errors="replace").splitlines()
+    except OSError:
         return []
     rows = []
     for line in lines:
@@ -160,6 +162,10 @@ async def load_source(
     workbench: str | os.PathLike[str] | None = None,
 ) -> Loaded:
     """Read every session of `source` (or of `project_key`, or only `sessions`), oldest first."""
+    if project_key is not None and not project_key:
+        raise SpecError("project_key must be a non-empty str or None, got ''")
+    if sessions is not None and isinstance(sessions, str):
+        raise SpecError(f"sessions must be a list of session ids, not the str {sessions!r:.80}")
     bench = Path(workbench) if workbench is not None else None
     owned: SqliteSessionStore | None = None
     if isinstance(source, str | os.PathLike):

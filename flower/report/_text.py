@@ -53,8 +53,9 @@ def _resume_line(resume: ResumeSummary) -> str:
     ]
     detail = ", ".join(f"{n} {word}{'s' if n > 1 else ''}" for n, word in pruned if n)
     parts.append(f"{resume.pruned} pruned" + (f" ({detail})" if detail else ""))
+    warm = ", cache warm: repeated the last cold resume's rewrites" if resume.warm else ""
     return (
-        f"    {resume.session_id[:8]} prompt {resume.prompt} (after {resume.after_turns} turns): "
+        f"    {resume.session_id[:8]} prompt {resume.prompt} (after {resume.after_turns} turns{warm}): "
         f"{', '.join(parts)}; {human(resume.chars_saved)} chars saved"
     )
 
@@ -77,7 +78,8 @@ def render(report: EconomyReport, *, width: int = 100) -> str:
     sessions = report.sessions
     lines = [
         f"flower economy report: {report.source}",
-        f"{len(sessions)} session(s), {report.handoffs} handoff(s), {report.subagent_runs} subagent run(s)",
+        f"{len(sessions)} session(s), {report.handoffs} handoff(s), {report.subagent_runs} subagent run(s)"
+        + (f", {report.compactions} compaction(s)" if report.compactions else ""),
         rule,
         f"  {'session':<10}{'role':<30}{'prompts':>8}{'resumes':>8}{'turns':>7}{'subagents':>11}"
         f"{'peak ctx':>10}",
@@ -88,6 +90,7 @@ def render(report: EconomyReport, *, width: int = 100) -> str:
         _split_row("body chars", report.body_chars),
         _split_row("tool calls", report.tool_calls),
         _split_row("denials", report.denials),
+        *([_split_row("refused by CLI", report.refusals)] if report.refusals.total else []),
         rule,
     ]
     mandates = report.mandates
@@ -117,12 +120,14 @@ def render(report: EconomyReport, *, width: int = 100) -> str:
             f"{human(reports.chars)} chars kept out of the main thread"
         )
     resumes = report.resumes
-    expired = sum(r.expired for r in resumes)
-    trimmed = sum(r.trimmed for r in resumes)
-    pruned = sum(r.pruned for r in resumes)
+    last = list({r.session_id: r for r in resumes}.values())  # a later resume repeats the earlier ones
+    expired = sum(r.expired for r in last)
+    trimmed = sum(r.trimmed for r in last)
+    pruned = sum(r.pruned for r in last)
+    warm = sum(1 for r in resumes if r.warm)
     lines.append(
-        f"  resumes       {len(resumes)}: {expired} expired, {trimmed} trimmed, {pruned} pruned "
-        "(recomputed with layer 4's rewrites)"
+        f"  resumes       {len(resumes)}{f' ({warm} warm)' if warm else ''}: {expired} expired, "
+        f"{trimmed} trimmed, {pruned} pruned (last resume of each session, recomputed)"
     )
     lines.extend(_resume_line(r) for r in resumes)
     context = report.context
@@ -134,7 +139,7 @@ def render(report: EconomyReport, *, width: int = 100) -> str:
     )
     lines.append(f"                window {human(context.window)} ({context.window_from}): {wall}")
     tokens = report.tokens
-    total = tokens.main + tokens.subagents
+    total = tokens.main + tokens.subagents + tokens.compaction
     lines.append(
         f"  cache         hit rate {percent(tokens.hit_rate)} (main {percent(tokens.main_hit_rate)}, "
         f"subagents {percent(tokens.subagent_hit_rate)})"

@@ -1,9 +1,11 @@
 """`build_report`: read a store (and the workbench beside it) and compute its `EconomyReport`.
 
-The store is never modified. What each resume rewrote is recomputed: the history before each later
-prompt of a session is run through layer 4's pure rewrites (`flower.stores.rewrite.rewrite_history`)
-with the given policies, which is what a `PruningSessionStore` handed the CLI at that resume. So the
-report works for any store, including one written without flower.
+The store is never modified. What each resume rewrote is recomputed: the history before each prompt
+that started a new process (`flower.stores.rewrite.resumes`) is run through layer 4's pure rewrites
+(`flower.stores.rewrite.rewrite_history`) with the given policies and the resume's time, which is what
+a `PruningSessionStore` handed the CLI at that resume. So the report works for any store, including
+one written without flower. The windows of the models come from the bundled CLI when it can be asked
+(`flower.report.windows`), else from `flower.report.pricing`.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from typing import Any
 import anyio
 from claude_agent_sdk import SessionStore
 
+from .._check import check_fields, checked
 from .._errors import SpecError
+from .._sync import run_blocking
+from ..cost import price
 from ..handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT
 from ..rules import WORKER_RULES
-from ..stores import EphemeralPolicy, PrunePolicy, TrimPolicy
-from ..stores.rewrite import rewrite_history
-from ..stores.rewrite.expire import entry_time
+from ..stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
+from ..stores.rewrite import resumes, rewrite_history, rewrite_point
 from . import metrics as m
 from ._load import Loaded, SessionData, load_source, spills_of
 from .delegation import delegation
@@ -40,9 +44,10 @@ from .economy import (
     Split,
     Tokens,
 )
-from .pricing import price_for, window_for
+from .pricing import window_for
+from .windows import cli_windows
 
-__all__ = ["ReportOptions", "build_report", "build_report_sync", "compute_report"]
+__all__ = ["ReportOptions", "build_report", "build_report_sync", "compute_report", "main_models"]
 
 _TAKEOVER = TAKEOVER_PROMPT.split("{", 1)[0].strip()
 _HANDOFF = HANDOFF_PROMPT.split("{", 1)[0].strip()
@@ -57,6 +62,9 @@ class ReportOptions:
 
     window: int | None = None
     """The context window in tokens; None takes the one the CLI reports for the main thread's model."""
+    ask_cli: bool = True
+    """Ask the bundled CLI for each model's window (`rawMaxTokens`, no API request); False, or when it
+    cannot answer: the table of `flower.report.pricing`."""
     rules: tuple[str, ...] = (WORKER_RULES,)
     """Texts the workers already had: a mandate copying them restates them."""
     scripts: tuple[str, ...] = ()
@@ -67,8 +75,12 @@ class ReportOptions:
     """The expiry policy of the resumes; None when expiry was off."""
     trim: TrimPolicy | None = None
     """The trim policy of the resumes; None (the default) when trim was off."""
+    cache: CachePolicy | None = field(default_factory=CachePolicy)
+    """The cache policy of the resumes' store (a warm resume repeats the last cold one); None when it
+    had none."""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         if self.window is not None and (not isinstance(self.window, int) or self.window <= 0):
             raise SpecError(f"ReportOptions.window must be a positive int of tokens, got {self.window!r}")
         if isinstance(self.rules, str) or not all(isinstance(rule, str) for rule in self.rules):
@@ -85,7 +97,15 @@ def _role(first_prompt: str) -> tuple[bool, int | None]:
     return True, int(found.group(1)) if found else None
 
 
-def _sessions(loaded: Loaded) -> list[SessionSummary]:
+def _workers(session: SessionData) -> dict[str, list[dict[str, Any]]]:
+    return {path: entries for path, entries in session.subagents.items() if not m.is_compaction(path)}
+
+
+def _compaction_turns(session: SessionData) -> list[m.Message]:
+    return [t for path, sub in session.subagents.items() if m.is_compaction(path) for t in m.turns(sub)]
+
+
+def _sessions(loaded: Loaded, windows: Mapping[str, int]) -> list[SessionSummary]:
     summaries: list[SessionSummary] = []
     waiting: list[tuple[str, SessionSummary]] = []  # (ended, retired session) without a successor yet
     for session in loaded.sessions:
@@ -97,6 +117,7 @@ def _sessions(loaded: Loaded) -> list[SessionSummary]:
         handed_off = any(text.lstrip().startswith(_HANDOFF) for text in texts)
         main_turns = m.turns(session.main)
         models = Counter(t.model for t in main_turns)
+        model = models.most_common(1)[0][0] if models else ""
         summary = SessionSummary(
             session_id=session.session_id,
             project_key=session.project_key,
@@ -105,10 +126,12 @@ def _sessions(loaded: Loaded) -> list[SessionSummary]:
             predecessor=predecessor.session_id if predecessor else None,
             handed_off=handed_off,
             prompts=len(texts),
-            resumes=len(_resume_points(session.main)),
+            resumes=len(_resume_points(session.main, None)),
             turns=len(main_turns),
-            subagent_runs=len(session.subagents),
-            model=models.most_common(1)[0][0] if models else "",
+            subagent_runs=len(_workers(session)),
+            compactions=sum(1 for e in session.main if e.get("subtype") == "compact_boundary"),
+            model=model,
+            window=windows.get(model) or window_for(model),
             context=tuple(t.usage.context for t in main_turns),
         )
         if handed_off:
@@ -127,20 +150,25 @@ def _predecessor(waiting: list[tuple[str, SessionSummary]], started: str) -> Ses
     return chosen[1]
 
 
-def _resume_points(entries: Sequence[m.Entry]) -> list[tuple[int, int]]:
-    """`(ordinal, index)` of each prompt after the first that is not the handoff-writing prompt."""
-    asked = m.prompts(entries)
-    return [
-        (ordinal, index)
-        for ordinal, (index, text) in enumerate(asked, start=1)
-        if ordinal > 1 and not text.lstrip().startswith(_HANDOFF)
-    ]
+def _resume_points(
+    entries: Sequence[m.Entry], cache: CachePolicy | None
+) -> list[tuple[int, int, float | None]]:
+    """`(ordinal, index, time)` of each prompt that started a new process, the handoff-writing prompt
+    (asked in the same process) left out."""
+    ordinals = {index: ordinal for ordinal, (index, _) in enumerate(m.prompts(entries), start=1)}
+    found = []
+    for point in resumes([dict(e) for e in entries], cache or CachePolicy()):
+        text = m.prompts(entries[point.index : point.index + 1])
+        if text and text[0][1].lstrip().startswith(_HANDOFF):
+            continue
+        found.append((ordinals.get(point.index, 0), point.index, point.time))
+    return found
 
 
 def _resumes(session: SessionData, options: ReportOptions, notes: list[str]) -> list[ResumeSummary]:
     found = []
-    for ordinal, index in _resume_points(session.main):
-        history = session.main[:index]
+    for ordinal, index, moment in _resume_points(session.main, options.cache):
+        history = [dict(e) for e in session.main[:index]]
         try:
             rewritten = rewrite_history(
                 history,
@@ -148,8 +176,10 @@ def _resumes(session: SessionData, options: ReportOptions, notes: list[str]) -> 
                 ephemeral=options.ephemeral,
                 trim=options.trim,
                 spill_dir=_SPILL_ROOT if options.trim is not None else None,
-                now=entry_time(session.main[index]) if index < len(session.main) else None,
+                now=moment,
+                cache=options.cache,
             )
+            warm = rewrite_point(history, moment, options.cache)[2]
         except Exception as exc:  # a history the rewrites cannot read: say so, count nothing
             notes.append(f"resume {ordinal} of {session.session_id}: not recomputed ({exc})")
             continue
@@ -159,6 +189,7 @@ def _resumes(session: SessionData, options: ReportOptions, notes: list[str]) -> 
                 session_id=session.session_id,
                 prompt=ordinal,
                 after_turns=len(m.turns(history)),
+                warm=warm,
                 expired=kinds["expired"],
                 trimmed=kinds["trimmed"],
                 denials=kinds["denial"],
@@ -217,25 +248,22 @@ def _cost(replies: Sequence[m.Message]) -> Cost:
     priced: list[tuple[str, float]] = []
     unpriced: list[str] = []
     for model, usage in sorted(by_model.items()):
-        price, known = price_for(model)
-        if not known:
-            unpriced.append(model)
-        cost = price.cost(
-            input=usage.input,
-            output=usage.output,
-            cache_read=usage.cache_read,
-            cache_creation=usage.cache_creation,
-        )
-        priced.append((model, cost))
+        cost = price([usage], model=model)  # flower's one cost model, as StepResult.cost_usd
+        unpriced.extend(cost.unpriced)
+        priced.append((model, cost.total))
     return Cost(usd=sum(c for _, c in priced), by_model=tuple(priced), unpriced=tuple(unpriced))
 
 
-def _context(sessions: Sequence[SessionSummary], options: ReportOptions) -> ContextGrowth:
+def _context(
+    sessions: Sequence[SessionSummary], options: ReportOptions, windows: Mapping[str, int]
+) -> ContextGrowth:
     series = [s.context for s in sessions if s.context]
     models = Counter(s.model for s in sessions if s.model)
     model = models.most_common(1)[0][0] if models else ""
     if options.window is not None:
         window, source = options.window, "option"
+    elif model in windows:
+        window, source = windows[model], f"model {model}, as the CLI reports it"
     else:
         window, source = window_for(model), f"model {model or 'unknown'}"
     slope = m.pooled_slope(series)
@@ -252,26 +280,39 @@ def _context(sessions: Sequence[SessionSummary], options: ReportOptions) -> Cont
     )
 
 
-def compute_report(loaded: Loaded, options: ReportOptions | None = None) -> EconomyReport:
-    """The report of what `load_source` read (pure: no I/O)."""
+def main_models(loaded: Loaded) -> list[str]:
+    """The models of the main threads' replies, most used first."""
+    counted = Counter(t.model for s in loaded.sessions for t in m.turns(s.main))
+    return [model for model, _ in counted.most_common()]
+
+
+def compute_report(
+    loaded: Loaded, options: ReportOptions | None = None, windows: Mapping[str, int] | None = None
+) -> EconomyReport:
+    """The report of what `load_source` read (pure: no I/O). `windows` maps models to the windows the
+    CLI reported (`cli_windows`); a model it lacks takes the table's."""
     options = options or ReportOptions()
+    windows = windows or {}
     notes: list[str] = []
-    sessions = _sessions(loaded)
+    sessions = _sessions(loaded, windows)
+    workers = [_workers(s) for s in loaded.sessions]
     main_entries = [e for s in loaded.sessions for e in s.main]
-    sub_entries = [e for s in loaded.sessions for entries in s.subagents.values() for e in entries]
+    sub_entries = [e for subs in workers for entries in subs.values() for e in entries]
     main_turns = [t for s in loaded.sessions for t in m.turns(s.main)]
-    sub_turns = [t for s in loaded.sessions for sub in s.subagents.values() for t in m.turns(sub)]
+    sub_turns = [t for subs in workers for sub in subs.values() for t in m.turns(sub)]
+    compaction_turns = [t for s in loaded.sessions for t in _compaction_turns(s)]
     main_calls = [c for s in loaded.sessions for c in m.tool_uses(s.main)]
-    sub_calls = [c for s in loaded.sessions for sub in s.subagents.values() for c in m.tool_uses(sub)]
+    sub_calls = [c for subs in workers for sub in subs.values() for c in m.tool_uses(sub)]
     said = m.mandates(main_entries)
     roots = [".flower/scripts", *options.scripts]
     if loaded.workbench:
         roots.append(os.path.join(os.path.abspath(loaded.workbench), "scripts"))
-    activity = m.script_activity([*main_calls, *sub_calls], roots)
+    refused_main, refused_sub = m.refused_calls(main_entries), m.refused_calls(sub_entries)
+    activity = m.script_activity([*main_calls, *sub_calls], roots, refused_main | refused_sub)
     results = {**m.result_texts(sub_entries), **m.result_texts(main_entries)}
     if not loaded.workbench:
         notes.append("no workbench beside the store: spills and its scripts/ were not read")
-    cost = _cost([*main_turns, *sub_turns])
+    cost = _cost([*main_turns, *sub_turns, *compaction_turns])
     return EconomyReport(
         source=loaded.source,
         sessions=tuple(sessions),
@@ -279,7 +320,9 @@ def compute_report(loaded: Loaded, options: ReportOptions | None = None) -> Econ
         body_chars=Split(main=m.body_chars(main_entries), subagents=m.body_chars(sub_entries)),
         tool_calls=Split(main=len(main_calls), subagents=len(sub_calls)),
         denials=Split(main=m.denial_count(main_entries), subagents=m.denial_count(sub_entries)),
+        refusals=Split(main=len(refused_main), subagents=len(refused_sub)),
         subagent_runs=sum(s.subagent_runs for s in sessions),
+        compactions=sum(s.compactions for s in sessions),
         api_errors=m.api_error_count(main_entries) + m.api_error_count(sub_entries),
         handoffs=sum(1 for s in sessions if s.role == "successor"),
         mandates=Mandates(
@@ -297,10 +340,11 @@ def compute_report(loaded: Loaded, options: ReportOptions | None = None) -> Econ
         spills=_spills(loaded, results),
         reports=_reports(sub_entries),
         resumes=tuple(r for s in loaded.sessions for r in _resumes(s, options, notes)),
-        context=_context(sessions, options),
+        context=_context(sessions, options, windows),
         tokens=Tokens(
             main=sum((t.usage for t in main_turns), m.TokenUsage()),
             subagents=sum((t.usage for t in sub_turns), m.TokenUsage()),
+            compaction=sum((t.usage for t in compaction_turns), m.TokenUsage()),
         ),
         cost=cost,
         delegation=delegation(
@@ -313,6 +357,7 @@ def compute_report(loaded: Loaded, options: ReportOptions | None = None) -> Econ
     )
 
 
+@checked
 async def build_report(
     source: str | os.PathLike[str] | SessionStore,
     *,
@@ -329,9 +374,12 @@ async def build_report(
     Raises `SpecError` for a source that is not a store, `StoreError` for one that cannot be read.
     """
     loaded = await load_source(source, project_key=project_key, sessions=sessions, workbench=workbench)
-    return await anyio.to_thread.run_sync(compute_report, loaded, options)
+    options = options or ReportOptions()
+    windows = await cli_windows(main_models(loaded)) if options.ask_cli and options.window is None else {}
+    return await anyio.to_thread.run_sync(compute_report, loaded, options, windows)
 
 
+@checked
 def build_report_sync(
     source: str | os.PathLike[str] | SessionStore,
     *,
@@ -340,11 +388,11 @@ def build_report_sync(
     sessions: Sequence[str] | None = None,
     workbench: str | os.PathLike[str] | None = None,
 ) -> EconomyReport:
-    """Blocking form of `build_report()` (not from inside a running event loop)."""
+    """Blocking form of `build_report()`; inside a running event loop it raises `SpecError`."""
 
     async def run() -> EconomyReport:
         return await build_report(
             source, options=options, project_key=project_key, sessions=sessions, workbench=workbench
         )
 
-    return anyio.run(run)
+    return run_blocking(run, "build_report_sync", "await build_report(...)")

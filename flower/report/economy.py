@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from .._check import checked
+from .._errors import SpecError
 from .delegation import Delegation
 from .metrics import TokenUsage, hit_rate
 
@@ -72,15 +74,22 @@ class SessionSummary:
     handed_off: bool
     """The session was asked for its handoff document (it retired)."""
     prompts: int
-    """Prompts the session received (its first, its resumes, a handoff request)."""
+    """Prompts the session received (its first, its resumes, later prompts of the same process, a
+    handoff request)."""
     resumes: int
-    """Prompts that continued the session after its first (each one a resume through the store)."""
+    """Prompts that started a new process loading the session (`flower.stores.rewrite.resumes`: the
+    CLI marks them); a later prompt of the same process is not one."""
     turns: int
     """Main-thread replies of the model."""
     subagent_runs: int
-    """Subagent transcripts stored under the session."""
+    """Subagent transcripts stored under the session (the compaction worker's are not counted)."""
+    compactions: int = 0
+    """Compactions of the main thread (`compact_boundary` entries)."""
     model: str
     """The model of most of its main-thread replies."""
+    window: int = 0
+    """That model's context window (tokens), as the CLI reports it or else as `flower.report.pricing`
+    knows it."""
     context: tuple[int, ...]
     """The main thread's context (tokens) at each of its replies."""
 
@@ -97,6 +106,9 @@ class ResumeSummary:
     """The ordinal (1-based) of the prompt that resumed the session."""
     after_turns: int
     """Main-thread replies in the history the resume loaded."""
+    warm: bool = False
+    """The resume came within the prompt cache's lifetime: it repeated the last cold resume's rewrites
+    and decided none (`CachePolicy`); what it counts is what it repeated."""
     expired: int = 0
     """Results of ephemeral commands replaced by a note."""
     trimmed: int = 0
@@ -110,7 +122,7 @@ class ResumeSummary:
     orphans: int = 0
     """Calls left without a result that were given one."""
     chars_saved: int = 0
-    """Characters of replayed message content the rewrites saved."""
+    """Characters of replayed message content the rewrites saved (only the branch the CLI replayed)."""
 
     @property
     def pruned(self) -> int:
@@ -211,11 +223,13 @@ class Tokens:
     """Over the main thread's replies."""
     subagents: TokenUsage = field(default_factory=TokenUsage)
     """Over the subagents' replies."""
+    compaction: TokenUsage = field(default_factory=TokenUsage)
+    """Over the compaction worker's replies (`subagents/agent-acompact-*`)."""
 
     @property
     def hit_rate(self) -> float | None:
         """Prompt-cache hit rate over every reply: cache read / (input + cache read + cache creation)."""
-        return hit_rate(self.main + self.subagents)
+        return hit_rate(self.main + self.subagents + self.compaction)
 
     @property
     def main_hit_rate(self) -> float | None:
@@ -244,13 +258,13 @@ class Cost:
 
 @dataclass(frozen=True, kw_only=True)
 class EconomyReport:
-    """The seed's measurements for one run (every session of a store, or the ones asked for).
+    """The measurements behind flower's design, for one run (every session of a store, or the ones asked for).
 
     Example::
 
         report = await build_report("repo")      # a workspace, its .flower/, a .db file or a store
         print(report.render_text())
-        report.turns.subagent_share              # 0.977 in the seed's 10.4 h run
+        report.turns.subagent_share              # 0.977 in a 10.4 h run of the original design
     """
 
     source: str
@@ -264,8 +278,13 @@ class EconomyReport:
     tool_calls: Split
     denials: Split
     """Calls refused by a hook or rule (`toolDenialKind: permission-rule`)."""
+    refusals: Split = field(default_factory=Split)
+    """Calls the CLI itself refused before the tool ran (a `<tool_use_error>` result: an unknown tool,
+    invalid input, a subagent's Write of a `REPORT*.md`): nothing happened, whatever the call said."""
     subagent_runs: int
-    """Subagent transcripts, over every session."""
+    """Subagent transcripts, over every session (the compaction worker's are not counted)."""
+    compactions: int = 0
+    """Compactions of the main thread, over every session."""
     api_errors: int
     """Failed API requests (each retry, and a synthetic reply when retries ran out)."""
     handoffs: int
@@ -295,10 +314,14 @@ class EconomyReport:
         """Plain data (derived values included), as `to_json()` writes it."""
         return _plain(self)  # type: ignore[no-any-return]
 
+    @checked
     def to_json(self, *, indent: int | None = 2) -> str:
-        """The report as JSON."""
+        """The report as JSON; `indent` is None (one line) or 0 to 16 spaces."""
+        if indent is not None and not 0 <= indent <= 16:
+            raise SpecError(f"EconomyReport.to_json: indent must be None or 0 to 16, got {indent!r}")
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
+    @checked
     def render_text(self, *, width: int = 100) -> str:
         """The report as a text table."""
         from ._text import render

@@ -1,16 +1,23 @@
 """The report's measurements, as pure functions over transcript entries.
 
-An entry is one line of the CLI's transcript as the store holds it (facts §3, §4). What these functions
+An entry is one line of the CLI's transcript as the store holds it. What these functions
 rely on, all measured with CLI 2.1.327:
 
 - the CLI writes one assistant entry per content block; the blocks of one API reply share `message.id`
   and each entry repeats the reply's whole `usage`, so a reply (a *turn*) is counted once per id;
 - a failed request leaves a `system` entry `subtype: "api_error"` per retry, and a synthetic assistant
   entry (`model: "<synthetic>"`, `isApiErrorMessage`) when retries run out: not a turn;
-- a denied call's result entry carries `toolDenialKind: "permission-rule"`;
-- a prompt is a user entry whose content is text, not a tool result.
+- a denied call's result entry carries `toolDenialKind: "permission-rule"` (CLI 2.1.42 and earlier wrote
+  the CLI's fixed "Permission to use ... has been denied." instead: `flower.stores.rewrite.denial_kind`);
+- a call the CLI refused before the tool ran has an error result wrapped in `<tool_use_error>` (CLI 2.1.332:
+  an unknown tool, invalid input, a subagent's Write of a `REPORT*.md`);
+- a prompt is a user entry whose content is text, not a tool result;
+- the CLI's compaction worker writes its transcript as a subagent's, `subagents/agent-acompact-<id>`
+  (measured in real sessions of CLI 2.1.39).
 
-None of these functions does I/O or mutates its input; `flower.report.build_report` composes them.
+None of these functions does I/O or mutates its input; `flower.report.build_report` composes them. The
+script counts live in `flower.report.scripts`, the growth of the context in `flower.report.growth`
+(both re-exported here).
 """
 
 from __future__ import annotations
@@ -20,6 +27,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
+
+from .._content import refused_by_cli
+from .growth import least_squares_slope, pooled_slope, turns_to_wall
+from .scripts import ScriptActivity, script_activity
 
 __all__ = [
     "RESTATE_WORDS",
@@ -31,11 +42,13 @@ __all__ = [
     "body_chars",
     "denial_count",
     "hit_rate",
+    "is_compaction",
     "least_squares_slope",
     "mandates",
     "messages",
     "pooled_slope",
     "prompts",
+    "refused_calls",
     "restated_chars",
     "result_texts",
     "script_activity",
@@ -51,8 +64,7 @@ RESTATE_WORDS = 6
 """A mandate word counts as restating the rules when it lies in a run of this many consecutive words that
 also appear, in that order, in the rules (case and punctuation ignored)."""
 
-_INTERRUPTED = "[Request interrupted by user"
-_WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+_COMPACTION = "agent-acompact-"
 _WORD = re.compile(r"[\w'`/.-]+")
 
 
@@ -220,8 +232,32 @@ def result_texts(entries: Iterable[Entry]) -> dict[str, str]:
 
 
 def denial_count(entries: Iterable[Entry], kinds: Sequence[str] = ("permission-rule",)) -> int:
-    """Calls refused by a hook or a rule (`toolDenialKind`), never decided from text."""
-    return sum(1 for e in entries if e.get("type") == "user" and e.get("toolDenialKind") in kinds)
+    """Calls refused by a hook or a rule: `toolDenialKind`, or the CLI's fixed sentence in an old-format
+    entry that names its own call (`flower.stores.rewrite.denial_kind`)."""
+    from ..stores.rewrite import denial_kind, tool_calls
+
+    listed = [dict(entry) for entry in entries]
+    calls = tool_calls(listed)
+    return sum(1 for entry in listed if denial_kind(entry, calls) in kinds)
+
+
+def is_compaction(subpath: str) -> bool:
+    """Whether a subagent transcript is the CLI's compaction worker (`subagents/agent-acompact-*`)."""
+    return subpath.rsplit("/", 1)[-1].startswith(_COMPACTION)
+
+
+def refused_calls(entries: Iterable[Entry]) -> set[str]:
+    """Ids of the calls the CLI refused before the tool ran (their result is a `<tool_use_error>`)."""
+    refused = set()
+    for entry in entries:
+        if entry.get("type") != "user":
+            continue
+        for block in _blocks(entry):
+            if block.get("type") != "tool_result" or not isinstance(block.get("tool_use_id"), str):
+                continue
+            if refused_by_cli(block.get("is_error"), block.get("content")):
+                refused.add(block["tool_use_id"])
+    return refused
 
 
 def api_error_count(entries: Iterable[Entry]) -> int:
@@ -240,24 +276,16 @@ def prompts(entries: Sequence[Entry]) -> list[tuple[int, str]]:
 
     Compaction summaries, meta entries, subagent entries, the CLI's own messages (`promptSource:
     "system"`, e.g. a background subagent's task notification) and its "[Request interrupted by user]"
-    marker are not prompts.
+    marker are not prompts (`flower.stores.rewrite.is_prompt`).
     """
+    from ..stores.rewrite import is_prompt
+
     found = []
     for index, entry in enumerate(entries):
-        if entry.get("type") != "user" or entry.get("isSidechain") is True:
-            continue
-        if entry.get("isMeta") is True or entry.get("isCompactSummary") is True or "toolUseResult" in entry:
-            continue
-        if entry.get("promptSource") == "system":
+        if not is_prompt(dict(entry)):
             continue
         message = _message(entry)
-        content = message.get("content") if message is not None else None
-        if isinstance(content, list) and content:
-            if any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content):
-                continue
-            content = _text_of(content)
-        if isinstance(content, str) and not content.startswith(_INTERRUPTED):
-            found.append((index, content))
+        found.append((index, _text_of(message.get("content") if message is not None else "")))
     return found
 
 
@@ -300,89 +328,6 @@ def restated_chars(mandate: str, rules: Iterable[str], n: int = RESTATE_WORDS) -
                 chars += end - span_start
                 span_start = None
     return chars
-
-
-@dataclass(frozen=True, kw_only=True)
-class ScriptActivity:
-    """Scripts written into the workbench's `scripts/` and the commands that ran them."""
-
-    written: tuple[str, ...]
-    """Distinct script paths written or edited."""
-    writes: int
-    """Write/Edit calls into `scripts/`."""
-    runs: int
-    """Bash commands that ran a script of `scripts/` (a command running two counts twice)."""
-    run: tuple[str, ...]
-    """Distinct scripts run."""
-
-
-def _script_pattern(roots: Sequence[str]) -> re.Pattern[str]:
-    alternatives = "|".join(re.escape(root.rstrip("/")) for root in sorted(roots, key=len, reverse=True))
-    return re.compile(rf"(?:{alternatives})/([^\s'\"`;|&<>()]+)")
-
-
-def script_activity(
-    calls: Iterable[Mapping[str, Any]], roots: Sequence[str] = (".flower/scripts",)
-) -> ScriptActivity:
-    """Count script writes and runs among `calls` (tool_use blocks).
-
-    `roots` are the `scripts/` directories (absolute paths, or a relative tail such as `.flower/scripts`
-    that any path ending so matches). A Bash command runs a script when it names one and is not a mere
-    look (`flower.glance.is_ephemeral`: `cat scripts/x.sh` reads it, `sh scripts/x.sh` runs it).
-    """
-    from ..glance import is_ephemeral  # loads the shell parser only when needed
-
-    pattern = _script_pattern(roots)
-    written: dict[str, None] = {}
-    run: dict[str, None] = {}
-    writes = runs = 0
-    for call in calls:
-        tool_input = call.get("input")
-        if not isinstance(tool_input, Mapping):
-            continue
-        if call.get("name") in _WRITE_TOOLS:
-            path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
-            found = pattern.search(path)
-            if found:
-                writes += 1
-                written.setdefault(found.group(1), None)
-        elif call.get("name") == "Bash":
-            command = str(tool_input.get("command") or "")
-            names = list(dict.fromkeys(m.group(1) for m in pattern.finditer(command)))
-            if names and not is_ephemeral(command):
-                runs += len(names)
-                for name in names:
-                    run.setdefault(name, None)
-    return ScriptActivity(written=tuple(written), writes=writes, runs=runs, run=tuple(run))
-
-
-def least_squares_slope(points: Sequence[float]) -> float | None:
-    """The least-squares slope of `points` against their index (None under two points)."""
-    return pooled_slope([points])
-
-
-def pooled_slope(series: Iterable[Sequence[float]]) -> float | None:
-    """One slope for several series, each with its own intercept (a handoff restarts low).
-
-    It is the growth per turn within any session: the sawtooth of a handoff chain does not flatten it.
-    """
-    num = den = 0.0
-    for points in series:
-        count = len(points)
-        if count < 2:
-            continue
-        mean_x = (count - 1) / 2
-        mean_y = sum(points) / count
-        num += sum((x - mean_x) * (y - mean_y) for x, y in enumerate(points))
-        den += sum((x - mean_x) ** 2 for x in range(count))
-    return num / den if den else None
-
-
-def turns_to_wall(start: float, slope: float | None, window: int) -> float | None:
-    """Turns from a context of `start` tokens until `window`, at `slope` tokens per turn (None if flat)."""
-    if slope is None or slope <= 0:
-        return None
-    return max(0.0, (window - start) / slope)
 
 
 def hit_rate(usage: TokenUsage) -> float | None:

@@ -9,25 +9,37 @@ with `flower.cost`, and always says so ("estimated").
 Prices are US dollars per million tokens (see `flower.cost.prices` for where each row comes from). A model
 that matches no row is priced like the CLI's default model and named in `Cost.unpriced`.
 
-Windows (facts §5): the CLI reports 200,000 tokens for the Sonnet and Haiku 4.x models and 1,000,000 for
-Opus 4.7 and 5.5, for any unknown name, and for a name with the `[1m]` suffix.
+Windows: what the bundled CLI 2.1.332 reports (`rawMaxTokens` of `get_context_usage()`): 200,000 tokens for
+Opus 4.5 and 4.6, the Sonnet and Haiku 4.x models (real sessions of Opus 4.5/4.6, Sonnet 4.5 and Haiku 4.5 ran
+with 200K: one compacted at about 155K), and 1,000,000 for Opus 4.7 and 5.5, for any unknown name, and for a
+name with the `[1m]` suffix. The report asks the CLI itself first (`flower.report.windows`).
 """
 
 from __future__ import annotations
 
 from ..cost.prices import PRICES, Price, price_for
 
-__all__ = ["DEFAULT_WINDOW", "PRICES", "Price", "price_for", "window_for"]
+__all__ = ["DEFAULT_WINDOW", "PRICES", "WINDOWS", "Price", "price_for", "window_for"]
 
 DEFAULT_WINDOW = 1_000_000
-"""The window the CLI reports for an unknown model name (facts §5)."""
+"""The window the CLI reports for an unknown model name (measured with CLI 2.1.332)."""
 
-_WINDOWS_200K = ("claude-sonnet-4", "claude-haiku-4", "claude-3")
+WINDOWS: dict[str, int] = {
+    # prefix of the model name -> window; the longest matching prefix wins
+    "claude-opus-5": 1_000_000,
+    "claude-opus-4-7": 1_000_000,
+    "claude-opus-4": 200_000,  # Opus 4, 4.1, 4.5, 4.6
+    "claude-sonnet-4": 200_000,
+    "claude-haiku-4": 200_000,
+    "claude-3": 200_000,
+}
+"""The context window by model-name prefix, when the CLI cannot be asked."""
 
 
 def window_for(model: str) -> int:
-    """The context window the CLI reports for `model` (a `[1m]` suffix means 1,000,000)."""
+    """The context window the CLI reports for `model`, from `WINDOWS` (a `[1m]` suffix means 1,000,000)."""
     if "[1m]" in model.lower():
         return 1_000_000
     base = model.split("[", 1)[0].strip().lower()
-    return 200_000 if base.startswith(_WINDOWS_200K) else DEFAULT_WINDOW
+    matches = [prefix for prefix in WINDOWS if base.startswith(prefix)]
+    return WINDOWS[max(matches, key=len)] if matches else DEFAULT_WINDOW

@@ -1,6 +1,9 @@
 """Layer 4: session stores that keep every transcript line and rewrite only what a resume replays.
 
 - `SqliteSessionStore`: the SDK's `SessionStore` protocol over one SQLite file.
+- `PostgresSessionStore`: the same in PostgreSQL, for a fleet of runners (the `postgres` extra), with
+  files that follow the session to another machine.
+- `Lease`: a session held by one runner at a time (`SqliteSessionStore.lease`, `PostgresSessionStore.lease`).
 - `TrimmingSessionStore`, `PruningSessionStore`: layers over any `SessionStore` whose `load()` expires
   stale command results, trims large ones to files, and prunes denied calls, API errors, interruption
   residue and orphan calls.
@@ -12,13 +15,18 @@ The pure rewrites live in `flower.stores.rewrite`. See docs/stores.md.
 from __future__ import annotations
 
 from .layers import PruningSessionStore, TrimmingSessionStore
-from .policies import Change, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
+from .lease import Lease
+from .policies import CachePolicy, Change, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
+from .postgres import PostgresSessionStore
 from .sqlite import SqliteSessionStore
 
 __all__ = [
+    "CachePolicy",
     "Change",
     "EphemeralPolicy",
+    "Lease",
     "LoadReport",
+    "PostgresSessionStore",
     "PrunePolicy",
     "PruningSessionStore",
     "SqliteSessionStore",

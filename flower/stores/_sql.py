@@ -9,15 +9,12 @@ busy database is waited for up to `busy_timeout` seconds.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, cast
 
 from claude_agent_sdk import (
@@ -28,7 +25,8 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import SessionKey
 
-from .._errors import StoreError
+from .._errors import FlowerError, StoreError
+from ._db_file import explain, prepare_file
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "Database"]
 
@@ -83,13 +81,6 @@ def _check_key(key: Any, *, subpath: bool = True) -> None:
         raise StoreError(f"session key field 'subpath' must be a str, got {key['subpath']!r}")
 
 
-def _create_private(path: Path) -> None:
-    """Create the database file 0600 when missing (tool outputs can hold secrets); an existing file is
-    left as it is. SQLite gives its -wal and -shm files the mode of the database file."""
-    with contextlib.suppress(FileExistsError):
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600))
-
-
 class Database:
     """One SQLite file holding session transcripts (blocking; see the module docstring)."""
 
@@ -108,8 +99,11 @@ class Database:
                 if self._conn is None:
                     self._conn = self._open()
                 yield self._conn
-            except sqlite3.Error as exc:
-                raise StoreError(f"session store {self.path}: {exc}", path=self.path) from exc
+            except FlowerError:
+                raise
+            except (sqlite3.Error, OSError, ValueError, RecursionError) as exc:
+                # every failure names the file and its cause (_db_file.explain), the original chained
+                raise explain(self.path, exc, busy_timeout=self.busy_timeout) from exc
 
     def close(self) -> None:
         """Close the connection; the next call opens it again."""
@@ -121,13 +115,7 @@ class Database:
     def _open(self) -> sqlite3.Connection:
         memory = self.path == ":memory:"
         if not memory:
-            target = Path(self.path)
-            if target.is_dir():
-                raise StoreError(
-                    f"session store path {self.path} is a directory, not a database file", path=self.path
-                )
-            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            _create_private(target)
+            prepare_file(self.path)  # a regular file, created 0600 (its directories 0700, git-ignored)
         conn = sqlite3.connect(
             self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
         )
@@ -142,6 +130,11 @@ class Database:
         try:
             application_id = conn.execute("PRAGMA application_id").fetchone()[0]
         except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in (
+                sqlite3.SQLITE_NOTADB,
+                sqlite3.SQLITE_CORRUPT,
+            ):
+                raise  # cannot open, read-only, locked...: explained by _connection
             raise StoreError(
                 f"{self.path} is not a SQLite database (a corrupt or foreign file): {exc}", path=self.path
             ) from exc
@@ -254,8 +247,10 @@ class Database:
             raise StoreError(f"entry {index} is a {type(entry).__name__}, not a dict", path=self.path)
         try:
             payload = json.dumps(entry, separators=(",", ":"))  # ASCII: lone surrogates survive too
-        except (TypeError, ValueError) as exc:
-            raise StoreError(f"entry {index} is not JSON-serialisable: {exc}", path=self.path) from exc
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise StoreError(
+                f"session store {self.path}: entry {index} is not JSON-serialisable: {exc}", path=self.path
+            ) from exc
         uuid = entry.get("uuid")
         return (uuid if isinstance(uuid, str) else None), payload, cast(SessionStoreEntry, entry)
 
@@ -327,7 +322,7 @@ class Database:
                 "SELECT session_id, mtime, data FROM summaries WHERE project_key = ? ORDER BY session_id",
                 (project_key,),
             ).fetchall()
-        return [{"session_id": sid, "mtime": mtime, "data": json.loads(data)} for sid, mtime, data in rows]
+            return [{"session_id": s, "mtime": mtime, "data": json.loads(data)} for s, mtime, data in rows]
 
     def delete(self, key: SessionKey) -> None:
         _check_key(key)

@@ -9,9 +9,14 @@ other methods pass straight through, and the inner store keeps every original en
 - `PruningSessionStore`: the whole layer: denied calls, API errors, interruption residue and orphan
   calls, plus expiry, plus trim when enabled. This is the store the Runtime always uses.
 
+A session that predates the store (the CLI's local transcript exists, the inner store has no entry of
+it) is imported into the inner store at its first load, subagents included, so the store holds the whole
+session before the CLI replays it (`flower.stores._local`).
+
 Each load produces a `LoadReport`: kept as `last_report` (for the main transcript) and passed to
 `on_report`. A rewrite that fails is skipped and logged, never raised: the history is then returned with
-the other rewrites only, or as stored.
+the other rewrites only, or as stored. A load within the prompt cache's lifetime repeats what the last
+cold load decided and decides nothing new (`CachePolicy`), so that it never breaks the cached prefix.
 
 Example::
 
@@ -38,8 +43,13 @@ from claude_agent_sdk import (
     SessionSummaryEntry,
 )
 
-from .._errors import SpecError
-from .policies import EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
+from .._check import checked
+from .._errors import SpecError, StoreError
+from ._local import append_all, find_transcript, read_transcripts
+from ._local import config_dir as cli_config_dir
+from ._open import open_store
+from .policies import CachePolicy, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
+from .postgres import PostgresSessionStore
 from .rewrite import Applied, Entry, Spill, apply_steps, rewrite_steps, write_spills
 from .rewrite.pipeline import RewriteStep
 from .sqlite import SqliteSessionStore
@@ -51,6 +61,8 @@ logger = logging.getLogger("flower.stores")
 _OPTIONAL = ("list_sessions", "list_session_summaries", "delete", "list_subkeys")
 
 ReportCallback = Callable[[LoadReport], object]
+
+_DEFAULT_CACHE = CachePolicy()
 
 
 def _implements(store: object, method: str) -> bool:
@@ -102,31 +114,56 @@ class _RewritingStore(SessionStore):
         steps: list[tuple[str, RewriteStep]],
         spill_dir: str | None,
         on_report: ReportCallback | None,
+        config_dir: str | os.PathLike[str] | None,
+        cache: CachePolicy | None,
     ) -> None:
+        if cache is not None and not isinstance(cache, CachePolicy):
+            raise SpecError(f"cache must be a CachePolicy or None, got {type(cache).__name__}")
         if isinstance(inner, str | os.PathLike):
-            self._inner: SessionStore = SqliteSessionStore(inner)
+            if not os.fspath(inner):
+                raise SpecError(
+                    f"{type(self).__name__}: inner must be a SessionStore or a database path, got ''"
+                )
+            self._inner: SessionStore = open_store(inner)  # a postgresql:// DSN, else a SQLite path
             self._owns_inner = True
         elif callable(getattr(inner, "append", None)) and callable(getattr(inner, "load", None)):
             self._inner = inner
             self._owns_inner = False
         else:
             raise SpecError(
-                f"inner must be a SessionStore (append and load) or a database path, got {inner!r:.80}"
+                f"inner must be a SessionStore (append and load), a database path or a postgresql:// DSN, "
+                f"got {inner!r:.80}"
             )
         if on_report is not None and not callable(on_report):
             raise SpecError("on_report must be a callable(LoadReport) or None")
+        if config_dir is not None and not isinstance(config_dir, str | os.PathLike):
+            raise SpecError(f"config_dir must be a path or None, got {config_dir!r:.80}")
         self._steps = steps
         self._spill_dir = spill_dir
         self._on_report = on_report
+        self.cache: CachePolicy | None = cache
+        """When a load may decide new rewrites (`CachePolicy`); `None`: at every load."""
         self.clock: Callable[[], float] = time.time
-        """The time of a load, in seconds since the epoch: expiry's pause before the load is measured
-        to it. Replace it to simulate the passage of time in a test or a benchmark."""
+        """The time of a load, in seconds since the epoch: whether the prompt cache is still warm, and
+        expiry's pause before the load, are measured to it. Replace it to simulate the passage of time
+        in a test or a benchmark."""
         self.last_report: LoadReport | None = None
         """The report of the latest `load()` of a main transcript (subagent loads go to `on_report` only)."""
+        self.config_dir: str | os.PathLike[str] | None = config_dir
+        """The CLI's config directory (its `CLAUDE_CONFIG_DIR`), where a session that predates this store
+        is imported from at its first load; None: the environment's `CLAUDE_CONFIG_DIR`, else
+        `~/.claude`. Set it when the CLI runs with another one (`options.env`)."""
+        self._importing: dict[tuple[str, str], anyio.Event] = {}
 
     @property
     def inner(self) -> SessionStore:
-        """The store that holds the original entries."""
+        """The store that holds the original entries: the stored history, never rewritten.
+
+        Give it, not the layer, to the SDK's session helpers (`list_sessions_from_store`,
+        `get_session_messages_from_store`, `fork_session_via_store`...): they read through `load()`, which
+        on a layer returns what a resume replays (a load cannot tell a resume from a listing), and a fork
+        through the layer would store that rewritten history as the fork's own.
+        """
         return self._inner
 
     @property
@@ -140,8 +177,16 @@ class _RewritingStore(SessionStore):
     # -- the rewrite ----------------------------------------------------------------------------------
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
-        """The inner store's entries for `key`, rewritten (the stored ones are not modified)."""
+        """The inner store's entries for `key`, rewritten (the stored ones are not modified).
+
+        A main transcript the inner store lacks is first imported from the CLI's local files, if any.
+        """
         entries = await self._inner.load(key)
+        imported: int | None = None
+        if not entries and not key.get("subpath"):
+            imported = await self._import_local(key)
+            if imported is not None:
+                entries = await self._inner.load(key)
         if entries is None:
             return None
         applied = await anyio.to_thread.run_sync(self._rewrite, cast(list[Entry], entries))
@@ -153,11 +198,13 @@ class _RewritingStore(SessionStore):
             entries_out=len(applied.entries),
             changes=applied.changes,
             errors=applied.errors,
+            warm=applied.warm,
             seconds=applied.seconds,
+            imported=imported or 0,
         )
         if report.subpath is None:
             self.last_report = report
-        if report.changes or report.errors:
+        if report.changes or report.errors or report.imported:
             logger.info("flower.stores: %s", report.summary())
         if self._on_report is not None:
             try:
@@ -166,11 +213,50 @@ class _RewritingStore(SessionStore):
                 logger.exception("flower.stores: the on_report callback failed; the load goes on")
         return cast(list[SessionStoreEntry], applied.entries)
 
-    def _now(self) -> float:
-        return self.clock()
+    async def _import_local(self, key: SessionKey) -> int | None:
+        """Import the session's local transcript into the inner store when it has none: the entries
+        imported, 0 when a concurrent load imported it, None when there was nothing to import.
+
+        One import per session at a time: a concurrent load of the same session waits for it. A failed
+        import is undone (when the inner store can `delete`) and raises `StoreError`: a resume of half a
+        session would lose the rest for good.
+        """
+        slot = (str(key.get("project_key", "")), str(key.get("session_id", "")))
+        running = self._importing.get(slot)
+        if running is not None:
+            await running.wait()
+            return 0
+        done = self._importing[slot] = anyio.Event()
+        try:
+            return await self._import_now(key)
+        finally:
+            del self._importing[slot]
+            done.set()
+
+    async def _import_now(self, key: SessionKey) -> int | None:
+        where = cli_config_dir(self.config_dir)
+        path = await anyio.to_thread.run_sync(
+            find_transcript, where, str(key["project_key"]), str(key["session_id"])
+        )
+        if path is None:
+            return None
+        if await self._inner.load(key):
+            return 0
+        transcripts = await anyio.to_thread.run_sync(read_transcripts, path, key)
+        try:
+            count = await append_all(self._inner, transcripts)
+        except Exception as exc:
+            if _implements(self._inner, "delete"):
+                await self._inner.delete(key)
+            raise StoreError(
+                f"importing session {key['session_id']} from the CLI's transcript {path} into "
+                f"{self._inner!r} failed, so it was not resumed from a partial copy: {exc}"
+            ) from exc
+        logger.info("flower.stores: imported session %s (%d entries) from %s", key["session_id"], count, path)
+        return count
 
     def _rewrite(self, entries: list[Entry]) -> Applied:
-        return apply_steps(entries, self._steps, write=self._write)
+        return apply_steps(entries, self._steps, write=self._write, now=self.clock(), cache=self.cache)
 
     def _write(self, spills: Sequence[Spill]) -> None:
         if self._spill_dir is None:
@@ -201,7 +287,7 @@ class _RewritingStore(SessionStore):
 
     async def aclose(self) -> None:
         """Close the inner store when this layer opened it from a path."""
-        if self._owns_inner and isinstance(self._inner, SqliteSessionStore):
+        if self._owns_inner and isinstance(self._inner, SqliteSessionStore | PostgresSessionStore):
             await self._inner.aclose()
 
     async def __aenter__(self) -> Self:
@@ -215,6 +301,10 @@ class _RewritingStore(SessionStore):
 
 
 def _spill_dir(trim: TrimPolicy | None, spill_dir: str | os.PathLike[str] | None) -> str | None:
+    if spill_dir is not None and not os.fspath(spill_dir):
+        raise SpecError(
+            "spill_dir must be a directory path or None, got '' (it would be the current directory)"
+        )
     if trim is None:
         return None if spill_dir is None else os.path.abspath(os.fspath(spill_dir))
     if spill_dir is None:
@@ -225,12 +315,17 @@ def _spill_dir(trim: TrimPolicy | None, spill_dir: str | os.PathLike[str] | None
 
 
 class TrimmingSessionStore(_RewritingStore):
-    """Expiry and trim on `load()`, over any `SessionStore` (or a SQLite path).
+    """Expiry and trim on `load()`, over any `SessionStore` (or a SQLite path, or a DSN).
 
     `ephemeral` and `trim` take a policy, `True` (the default policy) or `False` (off). Trim writes the
     bodies under `spill_dir`, which must be a directory the agent can Read (the workbench's `spill/`).
+    `config_dir` is the CLI's config directory a session that predates the store is imported from
+    (default: the environment's `CLAUDE_CONFIG_DIR`, else `~/.claude`).
+    `cache` keeps a load within the prompt cache's lifetime from deciding new rewrites (`CachePolicy`;
+    `None`: decide at every load).
     """
 
+    @checked
     def __init__(
         self,
         inner: SessionStore | str | os.PathLike[str],
@@ -239,14 +334,16 @@ class TrimmingSessionStore(_RewritingStore):
         trim: TrimPolicy | bool = True,
         spill_dir: str | os.PathLike[str] | None = None,
         on_report: ReportCallback | None = None,
+        config_dir: str | os.PathLike[str] | None = None,
+        cache: CachePolicy | None = _DEFAULT_CACHE,
     ) -> None:
         ephemeral_policy = _policy(ephemeral, EphemeralPolicy, "ephemeral")
         trim_policy = _policy(trim, TrimPolicy, "trim")
         directory = _spill_dir(trim_policy, spill_dir)
-        steps = rewrite_steps(
-            ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory, clock=self._now
+        steps = rewrite_steps(ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory)
+        super().__init__(
+            inner, steps=steps, spill_dir=directory, on_report=on_report, cache=cache, config_dir=config_dir
         )
-        super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report)
         self.ephemeral: EphemeralPolicy | None = ephemeral_policy
         """The expiry policy, or `None` when expiry is off."""
         self.trim: TrimPolicy | None = trim_policy
@@ -254,13 +351,14 @@ class TrimmingSessionStore(_RewritingStore):
 
 
 class PruningSessionStore(_RewritingStore):
-    """The whole of layer 4 on `load()`, over any `SessionStore` (or a SQLite path).
+    """The whole of layer 4 on `load()`, over any `SessionStore` (or a SQLite path, or a DSN).
 
     Denied calls beyond `prune.keep_denials`, synthetic API errors, interruption residue and orphan calls
     are always handled (`prune`, default `PrunePolicy()`); expiry is on and trim off by default, as in the
-    Runtime (`ephemeral=True`, `trim=False`).
+    Runtime (`ephemeral=True`, `trim=False`). `config_dir` and `cache`: as in `TrimmingSessionStore`.
     """
 
+    @checked
     def __init__(
         self,
         inner: SessionStore | str | os.PathLike[str],
@@ -270,6 +368,8 @@ class PruningSessionStore(_RewritingStore):
         trim: TrimPolicy | bool = False,
         spill_dir: str | os.PathLike[str] | None = None,
         on_report: ReportCallback | None = None,
+        config_dir: str | os.PathLike[str] | None = None,
+        cache: CachePolicy | None = _DEFAULT_CACHE,
     ) -> None:
         if prune is not None and not isinstance(prune, PrunePolicy):
             raise SpecError(f"prune must be a PrunePolicy or None, got {type(prune).__name__}")
@@ -278,13 +378,11 @@ class PruningSessionStore(_RewritingStore):
         trim_policy = _policy(trim, TrimPolicy, "trim")
         directory = _spill_dir(trim_policy, spill_dir)
         steps = rewrite_steps(
-            prune=prune_policy,
-            ephemeral=ephemeral_policy,
-            trim=trim_policy,
-            spill_dir=directory,
-            clock=self._now,
+            prune=prune_policy, ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory
         )
-        super().__init__(inner, steps=steps, spill_dir=directory, on_report=on_report)
+        super().__init__(
+            inner, steps=steps, spill_dir=directory, on_report=on_report, cache=cache, config_dir=config_dir
+        )
         self.prune: PrunePolicy = prune_policy
         """The pruning policy."""
         self.ephemeral: EphemeralPolicy | None = ephemeral_policy

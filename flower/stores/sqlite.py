@@ -17,7 +17,7 @@ The constructor does no I/O; the file (and its directory, 0700) is created at th
 from __future__ import annotations
 
 import os
-from types import TracebackType
+from contextlib import AbstractAsyncContextManager
 
 import anyio
 from claude_agent_sdk import (
@@ -29,13 +29,17 @@ from claude_agent_sdk import (
     SessionSummaryEntry,
 )
 
+from .._check import checked
 from .._errors import SpecError, StoreError
+from ._closing import AsyncClosing
+from ._flock import FileLeases
 from ._sql import Database
+from .lease import Lease, check_timeout
 
 __all__ = ["SqliteSessionStore"]
 
 
-class SqliteSessionStore(SessionStore):
+class SqliteSessionStore(AsyncClosing, SessionStore):
     """A `SessionStore` in one SQLite file; see the module docstring.
 
     Example::
@@ -46,6 +50,7 @@ class SqliteSessionStore(SessionStore):
         await store.aclose()
     """
 
+    @checked
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0) -> None:
         """`path` is the database file (`":memory:"` for a private in-memory one); `busy_timeout` is how
         many seconds a call waits for another process's write before failing."""
@@ -57,6 +62,7 @@ class SqliteSessionStore(SessionStore):
         if not isinstance(busy_timeout, int | float) or isinstance(busy_timeout, bool) or busy_timeout < 0:
             raise SpecError(f"busy_timeout must be a number of seconds >= 0, got {busy_timeout!r}")
         self._db = Database(text, busy_timeout=float(busy_timeout))
+        self._leases = FileLeases(text)
 
     @property
     def path(self) -> str:
@@ -96,6 +102,19 @@ class SqliteSessionStore(SessionStore):
             raise StoreError(f"list_subkeys needs a key with project_key and session_id, got {key!r:.120}")
         return await anyio.to_thread.run_sync(self._db.list_subkeys, key["project_key"], key["session_id"])
 
+    def lease(self, session_id: str, *, timeout: float = 0.0) -> AbstractAsyncContextManager[Lease]:
+        """Hold the lease of `session_id` for the `async with` block (see `flower.stores.lease`).
+
+        Another process (or store) holding it: wait up to `timeout` seconds (default: do not wait), then
+        `LeaseError` naming the session and the holder. The lock files live in `<path>-leases/`; the
+        operating system releases a lock when its process ends.
+        """
+        if not isinstance(session_id, str) or not session_id:
+            raise SpecError(
+                f"SqliteSessionStore.lease: session_id must be a non-empty str, got {session_id!r}"
+            )
+        return self._leases.lease(session_id, check_timeout(timeout, "SqliteSessionStore.lease"))
+
     async def integrity_check(self) -> str:
         """SQLite's own check of the file: `"ok"` when it is sound."""
         return await anyio.to_thread.run_sync(self._db.integrity)
@@ -107,15 +126,6 @@ class SqliteSessionStore(SessionStore):
     async def aclose(self) -> None:
         """Release the connection; a later call opens it again."""
         await anyio.to_thread.run_sync(self._db.close)
-
-    async def __aenter__(self) -> SqliteSessionStore:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        with anyio.CancelScope(shield=True):
-            await self.aclose()
 
 
 def _check_project(project_key: object) -> None:

@@ -1,9 +1,9 @@
 """Who sent a request: the main thread, a subagent (which one), or a compaction.
 
-The agent's name never reaches the wire (facts §1). A subagent is recognised by a marker the harness adds
-to its prompt (`agent_marker`), or by its tool set; the billing header's `cc_is_subagent=true` tells a
-subagent from the main thread; a compaction request asks, in its last user message, for "a detailed summary
-of the conversation" (facts §5).
+The agent's name never reaches the wire (measured with CLI 2.1.327). A subagent is recognised by a marker the
+harness adds to its prompt (`agent_marker`), or by its tool set; the billing header's `cc_is_subagent=true`
+tells a subagent from the main thread; a compaction request asks, in its last user message, for "a detailed
+summary of the conversation".
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions
 
 from .._errors import SpecError, UnconsumedSteps, UnexpectedRequest
+from .._sync import run_blocking
 from ..cost.cache import PromptCache
 from . import _wire
 from ._http import HttpRequest, Responder, serve
@@ -351,9 +352,11 @@ class ScriptedModel:
         mark_agents: bool = True,
         **fields: Any,
     ) -> ScriptedRun:
-        """Blocking form of `run()`, for synchronous code (not from inside a running event loop)."""
-        return anyio.run(
-            lambda: self.run(prompt, options=options, timeout=timeout, mark_agents=mark_agents, **fields)
+        """Blocking form of `run()`, for synchronous code; in a running event loop: `SpecError`."""
+        return run_blocking(
+            lambda: self.run(prompt, options=options, timeout=timeout, mark_agents=mark_agents, **fields),
+            "ScriptedModel.run_sync",
+            "await model.run(...)",
         )
 
     # -- serving -------------------------------------------------------------------------------------

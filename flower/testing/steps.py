@@ -108,8 +108,9 @@ Block: TypeAlias = Text | Thinking | ToolUse
 class Usage:
     """Token counts reported with a reply.
 
-    The CLI's idea of its context size comes from these numbers alone (facts §5), so a script can simulate
-    a growing or nearly full context. `input_tokens=None` means "estimate from the request" (chars / 4).
+    The CLI's idea of its context size comes from these numbers alone (measured with CLI 2.1.327), so a script
+    can simulate a growing or nearly full context. `input_tokens=None` means "estimate from the request"
+    (chars / 4).
     """
 
     input_tokens: int | None = None
@@ -305,7 +306,7 @@ def agent(
     id: str | None = None,
 ) -> ToolUse:
     """A call of the Agent tool. `background=False` waits for the report; `None` leaves the CLI's default
-    (which is to run it in the background, facts §1)."""
+    (which is to run it in the background)."""
     if not subagent_type or not prompt:
         raise SpecError("agent() needs a subagent_type and a prompt")
     payload: dict[str, Any] = {"description": description, "prompt": prompt, "subagent_type": subagent_type}

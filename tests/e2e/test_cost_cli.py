@@ -1,4 +1,5 @@
-"""One cost model: the scripted model's simulated cache, the CLI's own bill and `flower report` agree."""
+"""One cost model: the scripted model's simulated cache, `StepResult.cost_usd`, the CLI's own bill and
+`flower report` agree."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ async def test_the_clis_bill_the_report_and_the_cost_model_give_the_same_dollars
 
     from_log = estimate([(r.body, r.received_at, r.output_tokens) for r in requests])
     report = await build_report(workspace)
-    assert from_log.total == pytest.approx(result.cost_usd, rel=1e-6)  # the CLI prices the same usage
+    assert result.cost_usd == pytest.approx(from_log.total, rel=1e-6)  # the step's usage, flower's prices
+    assert result.cli_cost_usd == pytest.approx(from_log.total, rel=1e-6)  # the CLI prices the same usage
     assert report.cost.usd == pytest.approx(from_log.total, rel=1e-6)
     assert from_log.output > 0 and from_log.cache_write > 0 and from_log.cache_read > 0

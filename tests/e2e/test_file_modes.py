@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from flower import Runtime, TrimPolicy, coordinator, worker
+from flower.demo.pause import pass_time
 from flower.testing import RecordedRequest, ScriptedModel, Usage, bash, read, reply
 from flower.testing.steps import Step
 
@@ -86,6 +87,7 @@ async def test_every_file_flower_writes_is_user_only(
     scripted_model.script("main", first_generation(workspace))
     first = await rt.run(lead, "Count the rows.")
     assert first.ok and len(first.retired) == 1, first.error
+    pass_time(workspace / ".flower" / "sessions.db", 600)  # ten minutes later: the prompt cache is cold
     scripted_model.script("main", ["Resumed."])
     again = await rt.run(lead, "Go on.", resume=first.retired[0])  # layer 4 trims data.txt's body to a file
     assert again.ok, again.error

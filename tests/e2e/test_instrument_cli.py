@@ -32,6 +32,7 @@ from flower.instrument import instrument
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash, read, tool_use
 from tests.e2e.test_file_modes import assert_private
 from tests.facts import fact
+from tests.stores.transcripts import age_stored
 
 pytestmark = pytest.mark.cli
 
@@ -156,6 +157,7 @@ async def test_a_query_app_keeps_its_hook_mcp_and_store_and_a_resume_is_pruned(
     stored = await own_store.load(key)  # type: ignore[arg-type]
     assert stored and APP_DENIAL in json.dumps(stored)  # the app's store holds the transcript
 
+    age_stored(own_store._store, 600)  # resumed ten minutes later: the prompt cache has expired
     scripted_model.script("main", ["resumed"])
     again = await scripted_model.run("Go on.", options=dataclasses.replace(options, resume=run.session_id))
     assert again.text == "resumed" and again.session_id == run.session_id
@@ -272,3 +274,35 @@ async def test_an_app_hook_that_rewrites_outputs_is_spilled_after_it(
     files = [p for p in (workspace / ".flower" / "spill").glob("*.txt")]
     assert len(files) == 1 and len(spill_records(workspace)) == 1  # only the app's version was written
     assert "SECRET" not in files[0].read_text() and "[redacted]" in files[0].read_text()
+
+
+@pytest.mark.parametrize("app_delay", [0.0, 0.3])
+async def test_when_the_app_and_the_wall_both_deny_the_model_reads_both_reasons(
+    scripted_model: ScriptedModel, workspace: Path, app_delay: float
+) -> None:
+    """The CLI shows only the reason of the last denial to end; flower joins the two, whichever ends last."""
+    app = existing_app(workspace)
+    if app_delay:
+        (matcher,) = app.options.hooks["PreToolUse"]  # type: ignore[index]
+        (auditor,) = matcher.hooks
+
+        async def slow(data: Any, tool_use_id: str | None, context: Any) -> Any:
+            await anyio.sleep(app_delay)
+            return await auditor(data, tool_use_id, context)
+
+        app.options.hooks = {"PreToolUse": [HookMatcher(matcher=None, hooks=[slow])]}
+    options = instrument(app.options, workspace=workspace, coordinator=True)
+    scripted_model.script(
+        "main",
+        [
+            tool_use("Write", file_path=str(workspace / "creds.txt"), content="password=hunter2"),
+            tool_use("Write", file_path=str(workspace / "out.txt"), content="x"),
+            "done",
+        ],
+    )
+    run = await scripted_model.run("Go", options=options)
+    assert run.text == "done", run.error
+    both, wall_only = (r.text for r in scripted_model.request("main", -1).tool_results)
+    assert APP_DENIAL in both and WALL in both and both.index(APP_DENIAL) < both.index(WALL)
+    assert WALL in wall_only and APP_DENIAL not in wall_only
+    assert not (workspace / "creds.txt").exists() and not (workspace / "out.txt").exists()

@@ -5,11 +5,21 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
+from claude_agent_sdk import HookMatcher
 
-from flower import CredentialsError, Runtime, SpecError, coordinator, worker
+from flower import (
+    CredentialsError,
+    PruningSessionStore,
+    Runtime,
+    SpecError,
+    TrimmingSessionStore,
+    coordinator,
+    worker,
+)
 from flower.events import SubagentFinished, SubagentStarted, ToolCall, ToolResult
 from flower.testing import ScriptedModel, agent, bash, reply, tool_use
 from tests.facts import fact
@@ -126,6 +136,33 @@ async def test_the_wall_refuses_hands_on_tools_with_a_guiding_reason(
     assert sorted(result.denials) == ["Bash", "Edit", "Write"]
 
 
+async def test_a_specs_own_denial_and_the_walls_both_reach_the_model(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    async def no_secrets(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        if "secret" not in str(data.get("tool_input")):
+            return {}
+        decision = {"permissionDecision": "deny", "permissionDecisionReason": "OWN-POLICY: no secrets"}
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", **decision}}
+
+    scripted_model.script(
+        "main", [tool_use("Write", file_path=str(workspace / "s.txt"), content="secret"), "ok"]
+    )
+    spec = coordinator(
+        "lead",
+        "Go.",
+        {"分析员": ANALYST},
+        hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[no_secrets])]},
+    )
+    result = await Runtime(workspace, configure=scripted_model.attach).run(spec, "Start.")
+    assert result.ok, result.error
+    (refusal,) = scripted_model.request("main", -1).tool_results
+    assert (
+        "OWN-POLICY: no secrets" in refusal.text
+        and "flower: the coordinator does not use Write" in refusal.text
+    )
+
+
 async def test_glance_runs_a_read_only_compound_on_the_main_thread(
     scripted_model: ScriptedModel, workspace: Path
 ) -> None:
@@ -232,7 +269,7 @@ def test_clear_errors_for_bad_input(workspace: Path, monkeypatch: pytest.MonkeyP
         Runtime(workspace / "missing").run_sync(lead(), "Go.")
     with pytest.raises(SpecError, match="prompt"):
         Runtime(workspace).run_sync(lead(), "  ")
-    with pytest.raises(SpecError, match="resume must be a session id"):
+    with pytest.raises(SpecError, match="resume must be a str or None"):
         Runtime(workspace).run_sync(lead(), "Go.", resume=42)  # type: ignore[arg-type]
     with pytest.raises(SpecError, match="fork=True needs resume"):
         Runtime(workspace, check_credentials=False).options(lead(), fork=True)
@@ -240,6 +277,15 @@ def test_clear_errors_for_bad_input(workspace: Path, monkeypatch: pytest.MonkeyP
         Runtime(workspace).run_sync("lead", "Go.")  # type: ignore[arg-type]
     with pytest.raises(SpecError, match="report_limit must be a positive int, 0 or None"):
         Runtime(workspace, report_limit=-1)
+    for layered in (
+        PruningSessionStore(tmp_path / "s.db"),
+        TrimmingSessionStore(tmp_path / "s.db", trim=False),
+    ):
+        with pytest.raises(
+            SpecError, match=r"Runtime: store is already a flower layer-4 store .*store\.inner"
+        ):
+            Runtime(workspace, store=layered)
+    assert Runtime(workspace, store=PruningSessionStore(tmp_path / "s.db").inner).store.inner is not None
     for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "empty-config"))

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from flower import Runtime, SpillPolicy, coordinator, worker
+from flower.demo.pause import pass_time
 from flower.events import StoreReport
 from flower.testing import ScriptedModel, agent, bash, tool_use
 
@@ -84,7 +85,7 @@ async def test_layers_can_be_turned_off(scripted_model: ScriptedModel, workspace
     assert "z" * 5000 in scripted_model.request("main", 1).tool_results[0].text
     assert "Workbench" not in scripted_model.request("main", 0).system_text
     left = {p.name for p in (workspace / ".flower").iterdir()}
-    assert left <= {"sessions.db", "sessions.db-wal", "sessions.db-shm"}  # only layer 4 stays
+    assert left <= {"sessions.db", "sessions.db-wal", "sessions.db-shm", "sessions.db-leases", ".gitignore"}
     assert Runtime(workspace, spill_threshold=SpillPolicy(threshold=100, head=10, tail=0)).spill.head == 10
 
 
@@ -97,6 +98,7 @@ async def test_a_resume_goes_through_layer_4(scripted_model: ScriptedModel, work
     assert first.ok
 
     events: list[object] = []
+    pass_time(workspace / ".flower" / "sessions.db", 600)  # ten minutes later: the prompt cache is cold
     scripted_model.script("main", ["resumed"])
     again = await rt.run(lead(), "Go on.", resume=first.session_id, on_event=events.append)
 

@@ -1,6 +1,6 @@
 """Spill and index through the real CLI: what the model saw is the proof.
 
-A replacement the CLI silently ignores (wrong shape, facts §2) leaves the original body in the next
+A replacement the CLI silently ignores (wrong shape, as measured) leaves the original body in the next
 request, so every test here looks at the next request, and at the transcript for the CLI's only trace
 of an ignored replacement (a `hook_error_during_execution` attachment).
 """
@@ -23,7 +23,7 @@ from tests.facts import fact
 
 pytestmark = pytest.mark.cli
 
-POINTER = re.compile(r"\[spilled\] (\S+) (\S+): ([\d,]+) chars moved out of the conversation to (\S+) \(")
+POINTER = re.compile(r"\[spilled\] (\S+) (\S+): ([\d,]+) chars moved out of the conversation to `([^`]+)` \(")
 
 
 def pointer_path(text: str) -> Path:
@@ -122,6 +122,46 @@ async def test_each_tool_replacement_reaches_the_model(
         assert result.text.count("part_") < 10 and result.text.count("row ") < 10
         assert len(result.text) < 1200
         assert body in pointer_path(result.text).read_text()
+    assert ignored_replacements(scripted_model) == []
+
+
+async def test_a_spilled_read_keeps_the_files_line_numbers_and_its_quoted_path_reads_back(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """The CLI numbers a Read's lines itself: the preview's numbers are the file's, the spill's path (under
+    a directory with a space) is quoted, and a model that takes it from between the backticks reads it."""
+    project = workspace / "my project"
+    project.mkdir()
+    wb = Workbench(project)
+    rows = "".join(f"row {i:04d} " + "v" * 60 + "\n" for i in range(1, 301))  # line i holds `row i`
+    (project / "data.txt").write_text(rows)
+    offset = 100
+
+    def read_back(request: RecordedRequest) -> ToolUse:
+        (whole_file,) = [r for r in request.tool_results if "Line 1 of that file" not in r.text]
+        return read(whole_file.text.split("`")[1])  # what a model does with a quoted path
+
+    steps = [
+        read(str(project / "data.txt")),
+        tool_use("Read", file_path=str(project / "data.txt"), offset=offset),
+    ]
+    scripted_model.script("main", [*steps, read_back, "done"])
+
+    await scripted_model.run("Go", cwd=project, tools=["Read"], hooks=spill_hooks(wb))
+
+    for index, first in ((1, 1), (2, offset)):
+        shown = scripted_model.request("main", index).tool_results[-1].text
+        numbered = [line.split("\t", 1) for line in shown.splitlines()]
+        assert numbered[0][0] == str(first - 1) and numbered[0][1].startswith("[spilled] Read file.content")
+        assert f"Lines {first}-{first + 3} of the file follow." in numbered[0][1]
+        assert [n for n, _ in numbered[1:]] == [str(first + k) for k in range(4)]
+        assert all(text.startswith(f"row {int(n):04d} ") for n, text in numbered[1:])  # true to the file
+        assert "row 0300" not in shown  # no tail: it could not keep its numbers
+        assert "/my project/.flower/spill/" in shown
+        assert (f"Line 1 of that file is line {offset} of this one." in shown) == (first == offset)
+    whole = scripted_model.request("main", 3).tool_results[-1]
+    assert whole.tool_name == "Read" and "[spilled]" not in whole.text and "row 0300" in whole.text
+    assert "300\trow 0300" in whole.text  # the spill of a whole-file Read keeps its numbers too
     assert ignored_replacements(scripted_model) == []
 
 

@@ -1,6 +1,6 @@
 """Tool output shapes (`tool_response` of PostToolUse) as the CLI 2.1.327 produces them.
 
-Bash, Read, Grep and Glob are copied from claude-sdk-facts.md §2 and from runs of the real CLI (Bash's
+Bash, Read, Grep and Glob are copied from the measured hook inputs and from runs of the real CLI (Bash's
 `persistedOutputPath`/`persistedOutputSize` appear when an output passes 30,000 chars). WebFetch and
 WebSearch cannot run offline; their shapes come from the output schemas in the CLI binary (`strings`):
 WebFetch `{bytes, code, codeText, result, durationMs, url}`; WebSearch `{query, results: [hits | text],
@@ -108,7 +108,7 @@ def read_pdf() -> dict[str, Any]:
 def post_tool_use(
     tool: str, response: Any, tool_input: dict[str, Any] | None = None, **extra: Any
 ) -> dict[str, Any]:
-    """A PostToolUse hook input (facts §2), main thread unless `agent_id` is given."""
+    """A PostToolUse hook input (as measured), main thread unless `agent_id` is given."""
     return {
         "session_id": "be5a0000-0000-4000-8000-000000000000",
         "transcript_path": "/cfg/projects/ws/be5a.jsonl",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from flower import delegate_guard, is_ephemeral
+from flower import CLI_TOOLS, delegate_guard, is_ephemeral
 from tests.test_glance import CASES as GLANCE_CASES  # type: ignore[attr-defined]
 
 
@@ -30,6 +30,13 @@ def test_main_thread_hands_on_tools_are_refused_and_subagents_pass() -> None:
         assert decide(guard, {"tool_name": tool, "tool_input": {}, "agent_id": "a1"}) == {}
     for tool in ("Agent", "Read", "TaskCreate", "mcp__mine__ask"):
         assert decide(guard, {"tool_name": tool, "tool_input": {}}) == {}
+
+
+def test_the_clis_own_protocol_tools_always_pass() -> None:
+    guard = delegate_guard(allowed=["Agent"])
+    for tool in sorted(CLI_TOOLS):
+        assert decide(guard, {"tool_name": tool, "tool_input": {}}) == {}, tool
+    assert {"StructuredOutput", "ToolSearch"} <= CLI_TOOLS and not CLI_TOOLS & {"Bash", "Write", "Edit"}
 
 
 def test_glance_and_its_reason() -> None:

@@ -75,7 +75,9 @@ async def test_a_plain_directory_target_and_a_unicode_agent_name(tmp_path: Path)
     target = tmp_path / "reports"
     hook = report_guard(target, limit=10)
     decision = await call(hook, stop("a report of some length", agent="分析员/../x"))
-    (saved,) = target.iterdir()
+    names = sorted(p.name for p in target.iterdir())
+    assert names[0] == ".gitignore" and len(names) == 2, "a directory flower creates is kept out of git"
+    saved = target / names[1]
     assert saved.parent == target and decision["decision"] == "block"
     assert saved.read_text().startswith("# desc: full report of worker 分析员/../x (23 chars)")
 
@@ -99,8 +101,8 @@ def test_report_hooks_installs_one_subagent_stop_hook_or_nothing(wb: Workbench) 
     ("kwargs", "message"),
     [
         ({"limit": 0}, "limit must be a positive int"),
-        ({"limit": True}, "limit must be a positive int"),
-        ({"limit": "4000"}, "limit must be a positive int"),
+        ({"limit": True}, "limit must be an int"),
+        ({"limit": "4000"}, "limit must be an int"),
         ({"reason": "{nope}"}, "unknown placeholder"),
     ],
 )
@@ -110,5 +112,5 @@ def test_bad_arguments_are_refused(wb: Workbench, kwargs: dict[str, Any], messag
 
 
 def test_a_bad_target_is_refused() -> None:
-    with pytest.raises(SpecError, match="needs a Workbench or a directory"):
+    with pytest.raises(SpecError, match="target needs a Workbench or a directory"):
         report_guard("")

@@ -49,7 +49,9 @@ def manifest(wb: Workbench) -> list[dict[str, Any]]:
 def spill_path(text: str) -> Path:
     """The file named by a pointer line."""
     first = text.splitlines()[0]
-    return Path(first.split(" to ", 1)[1].split(" (Read it", 1)[0])
+    quoted = first.split(" to ", 1)[1].split(" (Read it", 1)[0]
+    assert quoted.startswith("`") and quoted.endswith("`"), quoted  # quoted: a space stays in the path
+    return Path(quoted[1:-1])
 
 
 # -- every tool's shape -------------------------------------------------------------------------------
@@ -77,6 +79,10 @@ async def test_a_long_string_field_is_replaced_in_the_same_shape(
         text = text[key]
     pointer, preview = text.split("\n", 1)
     assert pointer.startswith(f"[spilled] {tool} {'.'.join(path)}: 10,200 chars moved out")
+    if tool == "Read":  # whole lines from the top only, numbered as in the file: the pointer is line 0
+        assert pointer.endswith(" Lines 1-5 of the file follow.") and out["file"]["startLine"] == 0
+        assert preview == BIG[: 5 * 51 - 1]  # five 51-char rows fit in the 300-char head
+        return
     assert preview == f"{BIG[:300]}\n[... 9,800 chars not shown ...]\n{BIG[-100:]}"  # the default: 300 + 100
     assert spill_path(text).read_text() == BIG
     for key, value in response.items():

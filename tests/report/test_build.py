@@ -47,7 +47,8 @@ def coordinator_session() -> tuple[Transcript, Transcript]:
     used(t.assistant(t.call("Agent", {"prompt": MANDATE, "subagent_type": "writer"}, "agent")), context)
     t.result("agent", "Wrote scripts/count.sh; a.txt has 3 lines.")
     used(t.assistant({"type": "text", "text": "Done."}), context + 500)
-    t.prompt("Go on.")  # a resume: layer 4 rewrote what came before
+    t.pause(600)
+    t.resume("Go on.")  # a resume (a new process) after the cache expired: layer 4 rewrote what came before
     used(t.assistant({"type": "text", "text": "Resumed."}), context + 600)
     t.prompt(HANDOFF_PROMPT.format(used=context, window=200_000))  # not a resume: the same process
     used(t.assistant({"type": "text", "text": "## Doing now\n..."}), context + 700)
@@ -143,6 +144,25 @@ async def test_a_run_with_a_resume_and_a_handoff(tmp_path: Path) -> None:
     assert data["resumes"][0]["pruned"] == 1 and data["tokens"]["main"]["context"] > 0
     text = report.render_text()
     assert "successor (gen 2)" in text and "1 expired" in text and "restates the worker rules" in text
+
+
+def test_a_warm_resume_repeats_the_cold_one_and_a_same_process_prompt_is_no_resume() -> None:
+    """Resumed after 10 minutes (cold: it decides), asked again in the same process, then resumed a
+    minute later (warm: it repeats what the cold resume decided and counts that)."""
+    t, _ = coordinator_session()
+    t.prompt("And the tests?")  # the same process as the resume: the CLI wrote no mark
+    used(t.assistant({"type": "text", "text": "Green."}), 12_000)
+    t.pause(60)
+    t.resume("Ship it.")
+    used(t.assistant({"type": "text", "text": "Shipped."}), 12_100)
+
+    report = compute_report(Loaded("hand-made", [SessionData(PROJECT, t.session_id, t.entries, {})]))
+
+    cold, warm = report.resumes
+    assert (cold.prompt, cold.warm, warm.prompt, warm.warm) == (2, False, 5, True)
+    assert (warm.expired, warm.denials, warm.chars_saved) == (cold.expired, cold.denials, cold.chars_saved)
+    assert report.sessions[0].resumes == 2 and report.sessions[0].prompts == 5
+    assert "cache warm: repeated the last cold resume's rewrites" in report.render_text()
 
 
 async def test_any_store_object_and_the_paths_to_one(tmp_path: Path) -> None:

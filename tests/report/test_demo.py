@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -18,10 +19,11 @@ def test_the_demo_runs_the_main_job_and_compares(tmp_path: Path, capsys: pytest.
     kept, plots = tmp_path / "kept", tmp_path / "plots"
     started = time.monotonic()
 
-    status = main(["demo", "--keep", str(kept), "--plots", str(plots)])
+    status = main(["demo", "--keep", str(kept), "--plots", str(plots), "--json"])
 
     seconds = time.monotonic() - started
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out, result = captured.err, json.loads(captured.out)  # --json: progress on stderr, JSON on stdout
     assert status == 0, out
     assert seconds < 120, f"the demo took {seconds:.0f} s; it must finish in under 2 minutes"
     delegations = re.findall(r"^  \[(\d\d)\]", out, flags=re.MULTILINE)
@@ -31,7 +33,7 @@ def test_the_demo_runs_the_main_job_and_compares(tmp_path: Path, capsys: pytest.
         "denied   Write",
         "denied   Bash",
         "api      HTTP 500 from the model API; the CLI retries",
-        "layer 4  resume rewrote the history: 2 expired, 1 pruned",
+        "layer 4  resume rewrote the history: 1 expired, 1 pruned",
         "generation 2 starts from notes/handoff.md",
         "plain SDK, step 2: resume the session",
         "== side by side",
@@ -39,17 +41,31 @@ def test_the_demo_runs_the_main_job_and_compares(tmp_path: Path, capsys: pytest.
     ):
         assert line in out, f"missing {line!r} in:\n{out}"
     assert "Most errors: service-06: 63 errors" in out  # the answer, read from real command outputs
+    flower_part = out.split("plain SDK, step 1")[0]
+    written = re.findall(r"writer   Wrote (\S+)\.$", flower_part, flags=re.MULTILINE)
+    assert ".flower/notes/log-audit.md" in written and len(written) == 3
+    for path in written:  # a worker's "Wrote" is a file on disk, never a refused Write
+        assert (kept / "flower" / path).is_file(), path
+    assert not re.search(r"^  refused ", out, flags=re.MULTILINE)
 
     report = build_report_sync(kept / "flower")
     assert report.handoffs == 1 and report.mandates.count >= 20 and report.denials.main == 2
     assert report.spills.count >= 12 and report.scripts.runs >= 12 and report.scripts.written == 1
-    assert report.resumes[0].expired >= 1 and report.api_errors >= 1
+    assert report.resumes[0].expired >= 1 and report.api_errors >= 1 and report.refusals.total == 0
     plain = build_report_sync(kept / "plain")
     assert plain.spills.count == 0 and plain.context.peak > 1.5 * max(s.context[-1] for s in report.sessions)
     compared = re.search(r"handoffs / compactions\s+(\d+) / (\d+)\s+(\d+) / (\d+)", out)
     assert compared is not None and compared.groups()[:3] == ("1", "0", "0")
     assert int(compared.group(4)) >= 1  # the plain session compacts where flower hands off
     assert sorted(p.name for p in plots.iterdir()) == ["context.png", "split.png"]
+
+    verdict = result["verdict"]  # what flower bought, what it cost, where the crossover lies
+    assert result["ok"] and result["flower"]["cost"]["usd"] == verdict["flower_cost"] > 0
+    assert verdict["flower_peak"] == report.context.peak < verdict["plain_peak"] == plain.context.peak
+    assert verdict["flower_cost"] == pytest.approx(report.cost.usd) and verdict["kept_out"] > 0
+    said = " ".join(out.split("== verdict")[1].split())  # printed wrapped
+    assert "flower bought a main thread" in said and "estimated with flower's cost model" in said
+    assert "Crossover:" in said and all(line in said for line in verdict["lines"])
 
 
 def test_live_needs_credentials_and_says_so(

@@ -114,7 +114,7 @@ def test_slopes_and_the_wall() -> None:
     # a handoff restarts low: pooled within sessions, the sawtooth does not flatten the growth
     assert m.pooled_slope([[100, 110, 120], [20, 30]]) == pytest.approx(10.0)
     assert m.least_squares_slope([100, 110, 120, 20, 30]) < 0
-    # the seed: 28.7K, 2.2K per turn, a 1M window -> about 440 turns
+    # the original design's run: 28.7K, 2.2K per turn, a 1M window -> about 440 turns
     assert m.turns_to_wall(28_700, 2_200, 1_000_000) == pytest.approx(441.5, abs=0.1)
     assert m.turns_to_wall(1_000, 0.0, 200_000) is None
 

@@ -10,6 +10,7 @@ import pytest
 
 from flower import Runtime, coordinator, worker
 from flower.cli import main
+from flower.demo.pause import pass_time
 from flower.report import build_report
 from flower.testing import ScriptedModel, agent, bash, http_error, reply, tool_use
 
@@ -51,6 +52,7 @@ async def test_a_scripted_run_explained_by_the_api_and_the_command(
     lead = coordinator("lead", "Goal: count.", workers)
     rt = Runtime(workspace, configure=scripted_model.attach)
     first = await rt.run(lead, "Go.")
+    pass_time(workspace / ".flower" / "sessions.db", 600)  # resumed ten minutes later: the cache is cold
     scripted_model.script("main", ["resumed"])
     second = await rt.run(lead, "Go on.", resume=first.session_id)
     assert first.ok and second.ok, (first.error, second.error)
@@ -65,10 +67,11 @@ async def test_a_scripted_run_explained_by_the_api_and_the_command(
     assert (report.spills.count, report.spills.main, report.spills.subagents) == (2, 1, 1)
     assert report.spills.chars == 7_999 + 6_000 and 0 < report.spills.kept_out < report.spills.chars
     (resume,) = report.resumes
-    assert (resume.expired, resume.denials) == (1, 0)  # 7 glances keep 6; the one denial stays
+    assert (resume.expired, resume.denials, resume.warm) == (1, 0, False)  # 7 glances keep 6; 1 denial stays
     assert report.context.peak == max(first.peak_context, second.peak_context)
-    assert report.context.window == 1_000_000 and report.context.window_from == "model claude-opus-5-5"
-    assert report.cost.usd == pytest.approx(first.cost_usd + second.cost_usd, rel=1e-6)  # the CLI's prices
+    assert report.context.window == 1_000_000
+    assert report.context.window_from == "model claude-opus-5-5, as the CLI reports it"
+    assert report.cost.usd == pytest.approx(first.cost_usd + second.cost_usd, rel=1e-6)  # one cost model
 
     plots = tmp_path / "plots"
     assert await anyio.to_thread.run_sync(main, ["report", str(workspace), "--plots", str(plots)]) == 0

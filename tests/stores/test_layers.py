@@ -12,6 +12,7 @@ from claude_agent_sdk._internal.session_store_validation import _store_implement
 
 from flower._errors import SpecError
 from flower.stores import (
+    CachePolicy,
     EphemeralPolicy,
     LoadReport,
     PrunePolicy,
@@ -22,17 +23,22 @@ from flower.stores import (
 )
 
 from .test_conformance import AppendLoadOnly
-from .transcripts import WRITTEN_BY, Transcript, results, text
+from .transcripts import COLD, WRITTEN_BY, Transcript, dumps, results, text
 
 KEY = {"project_key": "proj", "session_id": "sess"}
 GIT = EphemeralPolicy(keep_recent=2, predicate=lambda c: c.startswith("git status"))
+
+
+def status(i: int) -> str:
+    """A `git status` body longer than the note that would replace it."""
+    return f"status {i}\n" + "\n".join(f" M src/package/module_{i}_{k}.py" for k in range(8))
 
 
 def busy_session() -> Transcript:
     t = Transcript()
     t.prompt("work")
     for i in range(4):
-        t.run("git status", f"status {i}", f"toolu_gs{i}")
+        t.run("git status", status(i), f"toolu_gs{i}")
         t.run(f"rm -rf b{i}", "denied", f"toolu_rm{i}", denial="permission-rule")
     t.run("cat big.log", "L" * 3000, "toolu_big")
     t.run("sleep 30", "", "toolu_sleep", interrupted=True)
@@ -51,7 +57,7 @@ async def test_load_rewrites_and_sqlite_keeps_every_original(tmp_path: Path) -> 
         spill_dir=tmp_path / "spill",
         on_report=reports.append,
     ) as store:
-        store.clock = lambda: WRITTEN_BY
+        store.clock = lambda: COLD
         await store.append(KEY, t.snapshot())
 
         loaded = await store.load(KEY)
@@ -61,7 +67,7 @@ async def test_load_rewrites_and_sqlite_keeps_every_original(tmp_path: Path) -> 
         assert await store.inner.load(KEY) == t.entries, "the stored history is untouched"
         assert isinstance(store.inner, SqliteSessionStore)
     found = results(loaded)
-    assert [text(found[f"toolu_gs{i}"]) for i in (2, 3)] == ["status 2", "status 3"]
+    assert [text(found[f"toolu_gs{i}"]) for i in (2, 3)] == [status(2), status(3)]
     assert all(text(found[f"toolu_gs{i}"]).startswith("[result of `git status` expired") for i in (0, 1))
     assert set(found) >= {"toolu_rm3", "toolu_orphan"} and not {"toolu_rm0", "toolu_rm1", "toolu_rm2"} & set(
         found
@@ -86,12 +92,58 @@ async def test_load_rewrites_and_sqlite_keeps_every_original(tmp_path: Path) -> 
 async def test_trimming_store_does_not_prune(tmp_path: Path) -> None:
     t = busy_session()
     store = TrimmingSessionStore(InMemorySessionStore(), ephemeral=GIT, trim=False)
-    store.clock = lambda: WRITTEN_BY
+    store.clock = lambda: COLD
     await store.append(KEY, t.snapshot())
     loaded = await store.load(KEY)
     assert len(loaded) == len(t.entries) and store.last_report is not None
     assert [c.kind for c in store.last_report.changes] == ["expired", "expired"]
     assert store.trim is None and store.spill_dir is None
+
+
+async def test_a_warm_load_repeats_the_last_cold_load_and_decides_nothing() -> None:
+    """Two resumes: the first after a 10-minute pause (cache cold: it decides), the second a minute
+    after the last entry (cache warm: it repeats the first's rewrites over the history as the first saw
+    it, and sends what came since as the session's own requests sent it)."""
+    t = busy_session()
+    t.pause(600)
+    t.resume("go on")
+    first_point = len(t.entries) - 2  # the resumed prompt: the first load saw everything before it
+    for i in range(4, 8):
+        t.run("git status", status(i), f"toolu_gs{i}")
+    t.run("rm -rf c", "denied", "toolu_rm9", denial="permission-rule")
+    store = PruningSessionStore(InMemorySessionStore(), ephemeral=GIT)
+    await store.append(KEY, t.snapshot())
+
+    store.clock = lambda: t.last_time + 60
+    warm = await store.load(KEY)
+    report = store.last_report
+    store.clock = lambda: t.last_time + 600
+    cold = await store.load(KEY)
+
+    assert report is not None and report.warm and store.last_report is not None
+    assert "(cache warm: the last cold load's rewrites, repeated)" in report.summary()
+    assert not store.last_report.warm
+    then = PruningSessionStore(InMemorySessionStore(), ephemeral=GIT)
+    await then.append(KEY, t.snapshot()[:first_point])
+    then.clock = lambda: t.last_time  # what the first resume loaded, at its time
+    decided_then = await then.load(KEY) or []
+    assert dumps(warm)[: len(decided_then)] == dumps(decided_then), "the cached prefix, byte for byte"
+    assert dumps(warm)[len(decided_then) :] == dumps(t.entries[first_point:]), "the rest as sent"
+    assert {c.tool_use_id for c in report.expired} == {"toolu_gs0", "toolu_gs1"}
+    assert {c.kind for c in report.changes} >= {"denial", "interrupt", "api_error"}
+    found = results(cold)
+    assert {c.tool_use_id for c in store.last_report.expired} == {f"toolu_gs{i}" for i in range(6)}
+    assert "toolu_rm3" not in found and text(found["toolu_rm9"]).startswith("denied\n[also refused")
+
+
+async def test_without_a_cache_policy_every_load_decides() -> None:
+    t = busy_session()
+    store = PruningSessionStore(InMemorySessionStore(), ephemeral=GIT, cache=None)
+    store.clock = lambda: WRITTEN_BY
+    await store.append(KEY, t.snapshot())
+    await store.load(KEY)
+    assert store.last_report is not None and not store.last_report.warm
+    assert len(store.last_report.expired) == 2 and store.cache is None
 
 
 async def test_subagent_loads_report_but_keep_the_main_report() -> None:
@@ -127,14 +179,14 @@ async def test_a_failing_rewrite_or_callback_never_breaks_a_load(
     assert report is not None and report.errors == ("expire_ephemeral: RuntimeError: predicate bug",)
     assert len(report.pruned) == 6, "the other rewrites still ran"
     assert "predicate bug" in caplog.text and "callback bug" in caplog.text
-    assert text(results(loaded)["toolu_gs0"]) == "status 0"
+    assert text(results(loaded)["toolu_gs0"]) == status(0)
 
 
 async def test_a_trim_that_cannot_write_keeps_the_bodies(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
     store = PruningSessionStore(InMemorySessionStore(), trim=TrimPolicy(keep_recent=0), spill_dir=blocker)
-    store.clock = lambda: WRITTEN_BY
+    store.clock = lambda: COLD
     await store.append(KEY, busy_session().entries)
     loaded = await store.load(KEY)
     assert text(results(loaded)["toolu_big"]) == "L" * 3000
@@ -178,6 +230,11 @@ def test_configuration_errors(tmp_path: Path) -> None:
         PruningSessionStore(42)  # type: ignore[arg-type]
     with pytest.raises(SpecError, match="on_report"):
         PruningSessionStore(InMemorySessionStore(), on_report="print")  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="cache must be a CachePolicy"):
+        PruningSessionStore(InMemorySessionStore(), cache=300)  # type: ignore[arg-type]
+    for ttl in (0, -5, True, float("inf"), "5m"):
+        with pytest.raises(SpecError, match=r"CachePolicy\.ttl"):
+            CachePolicy(ttl=ttl)  # type: ignore[arg-type]
     store = TrimmingSessionStore(InMemorySessionStore(), spill_dir="rel/spill", ephemeral=False)
     assert store.spill_dir == str(Path("rel/spill").resolve()) and store.ephemeral is None
     assert copy.copy(PrunePolicy()) == PrunePolicy()

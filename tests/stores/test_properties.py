@@ -1,20 +1,23 @@
 """Property-based tests of the red lines, over generated CLI-shaped transcripts.
 
-Whatever the history and the policies: a `tool_use` and its `tool_result` go together; other calls in
-the same message are untouched; the parent chain stays connected; compaction summaries and meta entries
-keep their content; the input is never mutated; the same input gives the same bytes.
+Whatever the history and the policies: a `tool_use` and its `tool_result` go together, and every call a
+resume replays has its result; other calls in the same message are untouched; the parent chain stays
+connected; compaction summaries and meta entries keep their content; only the replayed branch changes;
+no result grows (but the kept denial's note); the input is never mutated; the same input gives the same
+bytes; a second rewrite changes nothing.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flower.stores import EphemeralPolicy, PrunePolicy, TrimPolicy
-from flower.stores.rewrite import rewrite_history
+from flower.stores.rewrite import replayed, rewrite_history
 
 from .transcripts import Transcript, ancestors, calls, dumps, results
 
@@ -48,9 +51,9 @@ def transcripts(draw: st.DrawFn) -> list[dict[str, Any]]:
             for ident in draw(st.permutations(ids)):
                 fate = draw(st.sampled_from(FATES))
                 if fate == "ok":
-                    t.result(ident, f"output of {ident}")
+                    t.result(ident, f"output of {ident}\n" + "y" * draw(st.sampled_from([0, 300])))
                 elif fate == "big":
-                    t.result(ident, f"{ident} " + "x" * 60)
+                    t.result(ident, f"{ident} " + "x" * 600)
                 elif fate == "list":
                     t.result(
                         ident,
@@ -87,7 +90,7 @@ policies = st.fixed_dictionaries(
             predicate=st.just(ephemeral),
         ),
         "trim": st.one_of(
-            st.none(), st.builds(TrimPolicy, keep_recent=st.integers(0, 3), min_chars=st.just(40))
+            st.none(), st.builds(TrimPolicy, keep_recent=st.integers(0, 3), min_chars=st.just(400))
         ),
     }
 )
@@ -107,8 +110,12 @@ def test_calls_and_results_go_together(entries: list[dict[str, Any]], chosen: di
     before_results, after_results = results(entries), results(out.entries)
     dropped = {c.tool_use_id for c in out.changes if c.kind == "denial"}
     assert set(after_calls) == set(before_calls) - dropped
-    assert set(after_results) == (set(before_results) - dropped) | set(after_calls), "every call is answered"
+    assert set(after_results) == (set(before_results) - dropped) | {
+        c.tool_use_id for c in out.changes if c.kind == "orphan"
+    }
     assert not dropped & (set(after_calls) | set(after_results))
+    branch = [out.entries[i] for i in sorted(replayed(out.entries))]
+    assert set(calls(branch)) <= set(results(branch)), "every call a resume replays is answered"
 
 
 @SETTINGS
@@ -185,4 +192,52 @@ def test_pure_and_deterministic(entries: list[dict[str, Any]], chosen: dict[str,
     again = rewrite(first.entries, chosen)
     assert not [c for c in again.changes if c.kind in ("denial", "api_error", "orphan")], (
         "pruning is idempotent"
+    )
+
+
+@SETTINGS
+@given(transcripts(), policies)
+def test_only_the_replayed_branch_changes_and_nothing_grows(
+    entries: list[dict[str, Any]], chosen: dict[str, Any]
+) -> None:
+    out = rewrite(entries, chosen)
+    branch = {entries[i]["uuid"] for i in replayed(entries) if "uuid" in entries[i]}
+    before, after = results(entries), results(out.entries)
+    for change in out.changes:
+        if change.kind in ("expired", "trimmed", "interrupt", "denial_note"):
+            assert change.uuid in branch, "an entry the CLI never replays is left alone"
+        if change.kind in ("expired", "trimmed"):
+            ident = change.tool_use_id
+            assert ident is not None and change.chars_saved > 0
+            assert len(_text(after[ident])) < len(_text(before[ident])), "never longer"
+    noted = {c.tool_use_id for c in out.changes if c.kind in ("denial_note", "interrupt")}
+    for ident, block in after.items():
+        if ident in before and ident not in noted:
+            assert len(_text(block)) <= len(_text(before[ident]))
+    saved = sum(c.chars_saved for c in out.changes)
+    assert _content_chars(entries) - _content_chars(out.entries) == saved, "chars_saved is exact"
+    healed = sum(-c.chars_saved for c in out.changes if c.kind == "orphan")
+    assert _content_chars(out.entries) <= _content_chars(entries) + healed
+
+
+@SETTINGS
+@given(transcripts(), policies)
+def test_a_second_rewrite_changes_nothing(entries: list[dict[str, Any]], chosen: dict[str, Any]) -> None:
+    first = rewrite(entries, chosen)
+    again = rewrite(first.entries, chosen)
+    assert again.changes == () and dumps(again.entries) == dumps(first.entries)
+
+
+def _text(block: dict[str, Any]) -> str:
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content or [])
+
+
+def _content_chars(entries: list[dict[str, Any]]) -> int:
+    return sum(
+        len(json.dumps(e["message"].get("content"), ensure_ascii=False, separators=(",", ":")))
+        for e in entries
+        if isinstance(e.get("message"), dict) and e.get("isApiErrorMessage") is not True
     )

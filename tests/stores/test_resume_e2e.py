@@ -25,12 +25,42 @@ FAST_GIVE_UP = {"CLAUDE_CODE_MAX_RETRIES": "1"}
 SLEEP = 'python3 -c "import time; time.sleep(30)"'
 
 
-class RecordingSqlite(SqliteSessionStore):
+class Aged:
+    """A store where time can pass: `age()` makes everything stored so far older, as a real pause
+    would have (the store's clock alone cannot: the history's own timestamps tell a pause)."""
+
+    aged: dict[str, tuple[int, float]]  # session id -> (entries aged, by seconds)
+
+    def age(self, session_id: str, seconds: float, count: int) -> None:
+        self.aged[session_id] = (count, seconds)
+
+    async def load(self, key: SessionKey) -> list[Any] | None:
+        entries = await super().load(key)  # type: ignore[misc]
+        count, seconds = self.aged.get(key["session_id"], (0, 0.0)) if not key.get("subpath") else (0, 0.0)
+        if entries is None or not count:
+            return entries  # type: ignore[no-any-return]
+        aged = copy.deepcopy(entries)
+        for entry in aged[:count]:
+            stamp = entry.get("timestamp")
+            if isinstance(stamp, str):
+                moment = datetime.fromisoformat(stamp) - timedelta(seconds=seconds)
+                entry["timestamp"] = moment.isoformat().replace("+00:00", "Z")
+        return aged
+
+
+class AgedStore(Aged, InMemorySessionStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.aged = {}
+
+
+class RecordingSqlite(Aged, SqliteSessionStore):
     """A SQLite store that also keeps a copy of every batch the SDK appended."""
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
         self.appended: dict[tuple[str, str, str], list[Any]] = {}
+        self.aged = {}
 
     async def append(self, key: SessionKey, entries: list[Any]) -> None:
         slot = (key["project_key"], key["session_id"], key.get("subpath") or "")
@@ -51,12 +81,15 @@ async def deny_rm(hook_input: dict[str, Any], tool_use_id: str | None, context: 
 
 
 def git_workspace(workspace: Path) -> None:
+    """A repository with untracked files: even `git status -s` is longer than an expiry note."""
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
     (workspace / "notes.txt").write_text("draft\n")
+    for i in range(12):
+        (workspace / f"draft_chapter_{i:02d}.md").write_text("draft\n")
 
 
 async def interrupt_a_sleep(model: ScriptedModel, workspace: Path, store: Any, session_id: str) -> None:
-    """Resume the session with a client, start a long Bash, interrupt it while it runs (facts §3.2)."""
+    """Resume the session with a client, start a long Bash, interrupt it while it runs."""
     starting = anyio.Event()
 
     async def note_start(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
@@ -103,10 +136,15 @@ async def test_a_resume_sees_exactly_the_rewritten_history(
     assert session_id is not None
 
     await interrupt_a_sleep(scripted_model, workspace, store, session_id)
+    assert store.last_report is not None and store.last_report.warm, "seconds later: the cache is warm"
+    assert store.last_report.changes == (), "and nothing was ever decided at a cold load"
 
+    (main_key,) = [k for k in sqlite.appended if k[1] == session_id and not k[2]]
+    sqlite.age(session_id, 600, len(sqlite.appended[main_key]))  # ten minutes pass: the cache expires
     scripted_model.script("main", ["Resumed and ready."])
     last = await scripted_model.run("Where were we?", cwd=workspace, session_store=store, resume=session_id)
     assert last.error is None and last.text == "Resumed and ready.", "the CLI accepts the rewritten history"
+    report = store.last_report
 
     request = scripted_model.request("main", -1)
     denials = [r for r in request.tool_results if "DENIED: no deletions" in r.text]
@@ -134,13 +172,20 @@ async def test_a_resume_sees_exactly_the_rewritten_history(
     assert rewritten is not None
     replayed = {r.tool_use_id: r.text for r in request.tool_results}
     expected = {ident: text(block) for ident, block in results(rewritten).items()}
-    assert replayed == expected, "the model saw exactly the rewritten results"
+    assert replayed == expected, "the model saw exactly the rewritten results (a later load repeats them)"
     assert {u["id"] for u in request.tool_uses} == set(calls(rewritten)), "and exactly the rewritten calls"
-    report = store.last_report
-    assert report is not None and report.errors == ()
+    assert report is not None and report.errors == () and not report.warm
     assert (len(report.expired), len(report.of_kind("denial")), len(report.of_kind("interrupt"))) == (4, 2, 1)
     assert len(report.of_kind("api_error")) >= 1 and report.chars_saved > 0
 
+    scripted_model.script("main", [bash("git status"), "Still here."])  # at once: the cache is warm
+    await scripted_model.run("And now?", cwd=workspace, session_store=store, resume=session_id)
+    warm = scripted_model.request("main", -2)
+    assert warm.messages[: len(request.messages) - 1] == request.messages[:-1], "the cached prefix holds"
+    assert store.last_report is not None and store.last_report.warm
+    assert store.last_report.changes[: len(report.changes)] == report.changes
+
+    sqlite.aged.clear()
     for (project_key, sid, subpath), appended in sqlite.appended.items():
         stored = await sqlite.load(
             {"project_key": project_key, "session_id": sid, **({"subpath": subpath} if subpath else {})}
@@ -152,13 +197,14 @@ async def test_a_resume_sees_exactly_the_rewritten_history(
 
 async def test_trimmed_bodies_can_be_read_back(scripted_model: ScriptedModel, workspace: Path) -> None:
     spill = workspace / ".flower" / "spill"
-    store = PruningSessionStore(
-        SqliteSessionStore(workspace.parent / "sessions.db"), trim=TrimPolicy(keep_recent=0), spill_dir=spill
-    )
+    aged = AgedStore()
+    store = PruningSessionStore(aged, trim=TrimPolicy(keep_recent=0), spill_dir=spill)
     long_output = "import sys; [print(f'line {i:03d} ' + 'y' * 50) for i in range(100)]"
     scripted_model.script("main", [bash(f'python3 -c "{long_output}"'), "printed"])
     first = await scripted_model.run("Print the report.", cwd=workspace, session_store=store)
     assert first.session_id is not None
+    (main,) = [entries for k, entries in aged._store.items() if k.endswith("/" + first.session_id)]
+    aged.age(first.session_id, 600, len(main))  # resumed ten minutes later: the prompt cache has expired
 
     def follow_pointer(request: Any) -> Any:
         pointer = request.tool_results[0].text
@@ -197,54 +243,29 @@ async def test_an_orphan_call_is_answered_and_api_errors_are_not_replayed(
     )
 
     entries = await raw.load(key) or []
-    broken = InMemorySessionStore()
-    await broken.append(
-        key,
-        [
-            e
-            for e in entries
-            if "toolu_orphan" not in str(e.get("message", {}).get("content")) or e["type"] != "user"
-        ],
+    holder = next(
+        i for i, e in enumerate(entries) if "toolu_orphan" in str((e.get("message") or {}).get("content"))
     )
+    broken = InMemorySessionStore()
+    await broken.append(key, entries[: holder + 1])  # the process died while the call ran
     scripted_model.script("main", ["as the CLI repairs it"])
     await scripted_model.run("Unhealed.", cwd=workspace, session_store=broken, resume=first.session_id)
+    unhealed = scripted_model.request("main", -1)
     fact(
-        "toolu_orphan" not in scripted_model.request("main", -1),
+        unhealed.tool_result("toolu_orphan").text.startswith("[Tool call interrupted: the session ended"),
         "§3",
-        "on resume the CLI leaves out an assistant message whose only call has no result",
+        "on resume the CLI answers a call left without a result (the process died) with its own result",
     )
 
+    died = InMemorySessionStore()  # the same death, not yet repaired by the CLI's resume above
+    await died.append(key, entries[: holder + 1])
     scripted_model.script("main", ["healed"])
     healed = await scripted_model.run(
-        "Once more.", cwd=workspace, session_store=PruningSessionStore(broken), resume=first.session_id
+        "Once more.", cwd=workspace, session_store=PruningSessionStore(died), resume=first.session_id
     )
     assert healed.error is None and healed.text == "healed"
     result = scripted_model.request("main", -1).tool_result("toolu_orphan")
     assert result.text == PrunePolicy().orphan_note and result.tool_name == "Bash"
-
-
-class AgedStore(InMemorySessionStore):
-    """An in-memory store where time can pass: `age()` makes everything stored so far older."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.aged: dict[str, tuple[int, float]] = {}  # session id -> (entries aged, by seconds)
-
-    def age(self, session_id: str, seconds: float, count: int) -> None:
-        self.aged[session_id] = (count, seconds)
-
-    async def load(self, key: SessionKey) -> list[Any] | None:
-        entries = await super().load(key)
-        count, seconds = self.aged.get(key["session_id"], (0, 0.0)) if not key.get("subpath") else (0, 0.0)
-        if entries is None or not count:
-            return entries
-        aged = copy.deepcopy(entries)
-        for entry in aged[:count]:
-            stamp = entry.get("timestamp")
-            if isinstance(stamp, str):
-                moment = datetime.fromisoformat(stamp) - timedelta(seconds=seconds)
-                entry["timestamp"] = moment.isoformat().replace("+00:00", "Z")
-        return aged
 
 
 async def test_after_an_idle_hour_a_resume_expires_every_snapshot(

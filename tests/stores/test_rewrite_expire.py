@@ -15,11 +15,16 @@ from .transcripts import Transcript, dumps, results, text
 GIT = EphemeralPolicy(predicate=lambda command: command.startswith(("git status", "ls")))
 
 
+def status(i: int) -> str:
+    """A `git status -s` body longer than the note that would replace it."""
+    return "\n".join(f" M src/package/module_{i}_{k}.py" for k in range(8))
+
+
 def statuses(count: int, *, other_every: int = 0) -> Transcript:
     t = Transcript()
     t.prompt("look around")
     for i in range(count):
-        t.run("git status -s", f" M file{i}.py", f"toolu_gs{i}")
+        t.run("git status -s", status(i), f"toolu_gs{i}")
         if other_every and i % other_every == 0:
             t.run("make build", f"built {i}", f"toolu_mk{i}")
     return t
@@ -35,7 +40,7 @@ def test_all_but_the_six_newest_expire() -> None:
     for i in range(4):
         assert text(found[f"toolu_gs{i}"]).startswith("[result of `git status -s` expired: at least 6 newer")
     for i in range(4, 10):
-        assert text(found[f"toolu_gs{i}"]) == f" M file{i}.py"
+        assert text(found[f"toolu_gs{i}"]) == status(i)
     assert all(text(found[f"toolu_mk{i}"]) == f"built {i}" for i in (0, 3, 6, 9))
     assert [c.tool_use_id for c in out.changes] == [f"toolu_gs{i}" for i in range(4)]
     assert all(c.kind == "expired" and c.detail == "git status -s" for c in out.changes)
@@ -45,8 +50,8 @@ def test_all_but_the_six_newest_expire() -> None:
 
 def test_the_result_block_stays_and_keeps_its_shape() -> None:
     t = Transcript()
-    t.run("ls", [{"type": "text", "text": "a\nb"}], "toolu_a")
-    t.run("ls", "c", "toolu_b")
+    t.run("ls", [{"type": "text", "text": status(0)}], "toolu_a")
+    t.run("ls", status(1), "toolu_b")
 
     out = expire_ephemeral(t.entries, EphemeralPolicy(keep_recent=0, predicate=lambda c: True))
 
@@ -73,7 +78,7 @@ def test_the_default_predicate_is_glance() -> None:
     for i, command in enumerate(
         ["git status -s", "git status && rm -rf x", "python3 -c 'print(1)'", "ls -la"]
     ):
-        t.run(command, f"out {i}", f"toolu_{i}")
+        t.run(command, status(i), f"toolu_{i}")
 
     out = expire_ephemeral(t.entries, EphemeralPolicy(keep_recent=0))
 
@@ -85,7 +90,7 @@ def test_denials_interrupts_images_and_protected_entries_are_not_sites() -> None
     t.run("git status", "denied", "toolu_denied", denial="permission-rule")
     t.run("git status", "", "toolu_interrupted", interrupted=True)
     t.run("git status", [{"type": "image", "source": {"type": "base64", "data": "AA=="}}], "toolu_image")
-    t.run("git status", "kept body", "toolu_plain")
+    t.run("git status", status(0), "toolu_plain")
     t.entries[-1]["isMeta"] = True
 
     out = expire_ephemeral(t.entries, EphemeralPolicy(keep_recent=0, predicate=lambda c: True))
@@ -103,6 +108,25 @@ def test_newer_counts_and_keep_fields() -> None:
     ]
 
 
+def test_a_result_as_short_as_its_note_keeps_its_body_and_its_place_in_the_window() -> None:
+    """A one-line `date` or an empty output is shorter than any note: replacing it would make the
+    history longer. It keeps its body, and it still counts as one of the `keep_recent` newest."""
+    t = Transcript()
+    t.run("git status -s", status(0), "toolu_long")
+    t.run("date", "Sat Nov 29 10:00:00 UTC 2026", "toolu_date")
+    t.run("ls", "", "toolu_empty")
+    t.run("git status -s", status(1), "toolu_new")
+    policy = EphemeralPolicy(keep_recent=1, predicate=lambda command: True)
+
+    out = expire_ephemeral(t.entries, policy)
+
+    found = results(out.entries)
+    assert [c.tool_use_id for c in out.changes] == ["toolu_long"]
+    assert text(found["toolu_date"]) == "Sat Nov 29 10:00:00 UTC 2026" and text(found["toolu_empty"]) == ""
+    assert text(found["toolu_new"]) == status(1)
+    assert expire_ephemeral(out.entries, policy).changes == (), "a note already in place is not counted"
+
+
 def test_the_same_history_always_gives_the_same_bytes() -> None:
     t = statuses(12, other_every=2)
     assert dumps(expire_ephemeral(t.entries, GIT).entries) == dumps(
@@ -113,7 +137,7 @@ def test_the_same_history_always_gives_the_same_bytes() -> None:
 def test_an_expired_note_does_not_change_as_the_history_grows() -> None:
     t = statuses(10)
     first = dumps(expire_ephemeral(t.entries, GIT).entries)
-    t.run("git status -s", "later", "toolu_later")
+    t.run("git status -s", status(99), "toolu_later")
     second = dumps(expire_ephemeral(t.entries, GIT).entries)
     changed = next(i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b)
     assert "toolu_gs4" in second[changed], "only the result that left the window changes"
@@ -177,7 +201,7 @@ def test_a_pause_before_the_load_expires_the_newest_too() -> None:
 def test_a_pause_inside_the_history_gives_the_same_notes_at_every_later_load() -> None:
     t = statuses(8)
     t.prompt("continue")  # the resumed session wrote past the pause
-    t.run("git status -s", " M after.py", "toolu_after")
+    t.run("git status -s", status(100), "toolu_after")
     timed(t, pause_after=len(t.entries) - 3)
 
     first = expire_ephemeral(t.entries, GIT, now=T0 + 3 * HOUR)
@@ -209,5 +233,5 @@ def test_the_pause_length_is_a_policy() -> None:
 
 @pytest.mark.parametrize("value", [0, -1, True, "3600", float("inf"), float("nan")])
 def test_a_bad_pause_length_is_refused(value: object) -> None:
-    with pytest.raises(SpecError, match="stale_after must be None or a positive number"):
+    with pytest.raises(SpecError, match=r"stale_after must be (None or )?a (positive )?number"):
         EphemeralPolicy(stale_after=value)  # type: ignore[arg-type]

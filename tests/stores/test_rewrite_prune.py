@@ -6,7 +6,7 @@ import pytest
 
 from flower._errors import SpecError
 from flower.stores import PrunePolicy
-from flower.stores.rewrite import drop_api_errors, drop_denials, neutralise_interrupts
+from flower.stores.rewrite import OLD_REJECTION, drop_api_errors, drop_denials, neutralise_interrupts
 
 from .transcripts import INTERRUPTED, Transcript, ancestors, calls, results, text
 
@@ -114,7 +114,8 @@ def test_api_errors_are_dropped_and_the_leaf_reference_follows() -> None:
 
     assert error not in out.entries and all(not e.get("isApiErrorMessage") for e in out.entries)
     (change,) = out.changes
-    assert change.kind == "api_error" and change.uuid == error["uuid"] and change.chars_saved > 40
+    assert change.kind == "api_error" and change.uuid == error["uuid"] and change.chars_saved == 0
+    assert change.detail.endswith("chars the CLI does not replay")  # it leaves them out by itself
     system_uuid = error["parentUuid"]
     (marker,) = [e for e in out.entries if e["type"] == "last-prompt"]
     assert marker["leafUuid"] == system_uuid
@@ -148,7 +149,8 @@ def test_policy_checks() -> None:
     with pytest.raises(SpecError, match="keep_denials"):
         PrunePolicy(keep_denials=-1)
     with pytest.raises(SpecError, match="denial_kinds"):
-        PrunePolicy(denial_kinds=["permission-rule"])  # type: ignore[arg-type]
+        PrunePolicy(denial_kinds=("permission-rule", 1))  # type: ignore[arg-type]
+    assert PrunePolicy(denial_kinds=["permission-rule"]).denial_kinds == ("permission-rule",)  # type: ignore[arg-type]
     with pytest.raises(SpecError, match="interrupt_note"):
         PrunePolicy(interrupt_note=" ")
     with pytest.raises(SpecError, match="heal_orphans"):
@@ -175,3 +177,38 @@ def test_the_note_names_each_dropped_call_once_and_stops_at_eight() -> None:
     assert {c.kind for c in unnoted.changes} == {"denial"}
     with pytest.raises(SpecError, match="denial_note"):
         PrunePolicy(denial_note="{nope}")
+
+
+# -- old format: CLI 2.1.42 and earlier wrote no toolDenialKind ---------------------------------------
+
+
+def old_format(t: Transcript, ident: str, command: str, text_: str) -> None:
+    """A call and its refusal as CLI 2.1.42 wrote them: an error result, no structural mark."""
+    t.assistant(t.bash(command, ident))
+    entry = t.result(ident, text_, is_error=True)
+    entry["toolUseResult"] = f"Error: {text_}"
+
+
+def test_old_format_refusals_are_the_clis_fixed_sentences_naming_their_own_call() -> None:
+    t = Transcript()
+    t.prompt("look")
+    for i in range(2):
+        command = f"cd /tmp/x && ls -la dir{i}/"
+        old_format(
+            t, f"toolu_p{i}", command, f"Permission to use Bash with command {command} has been denied."
+        )
+    old_format(
+        t, "toolu_fake", "cat notes.txt", "Permission to use Bash with command rm -rf / has been denied."
+    )
+    old_format(t, "toolu_stop", "sleep 60", OLD_REJECTION)
+    said = OLD_REJECTION.split(" STOP")[0] + " To tell you how to proceed, the user said:\nuse the other dir"
+    old_format(t, "toolu_said", "ls dir9", said)
+
+    pruned = drop_denials(t.entries)
+    calm = neutralise_interrupts(pruned.entries)
+
+    assert [c.tool_use_id for c in pruned.changes] == ["toolu_p0", "toolu_p1"]  # dropped, then noted
+    assert text(results(calm.entries)["toolu_p1"]).endswith("(not shown): `cd /tmp/x && ls -la dir0/`]")
+    assert "toolu_fake" in results(calm.entries), "a sentence that names another command is an output"
+    assert [c.tool_use_id for c in calm.changes] == ["toolu_stop"]
+    assert text(results(calm.entries)["toolu_said"]) == said, "the user's own words stay"

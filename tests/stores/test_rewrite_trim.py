@@ -18,7 +18,7 @@ POLICY = TrimPolicy(keep_recent=2, min_chars=100)
 
 
 def big(i: int) -> str:
-    return f"line {i}\n" + "x" * 150
+    return f"line {i}\n" + "x" * 400
 
 
 def history(count: int) -> Transcript:
@@ -47,6 +47,16 @@ def test_all_but_the_newest_large_results_become_pointers(tmp_path: Path) -> Non
     assert [s.text for s in out.spills] == [big(0), big(1), big(2)]
     assert [c.detail for c in out.changes] == [os.path.join(spill_dir, s.name) for s in out.spills]
     assert not (tmp_path / "spill").exists(), "trim_results writes nothing"
+
+
+def test_a_pointer_as_long_as_the_body_leaves_it(tmp_path: Path) -> None:
+    """With a small `min_chars`, a pointer (about 150 chars plus the path) can outgrow the body."""
+    t = Transcript()
+    t.run("cat short", "y" * 120, "toolu_short")
+    t.run("cat long", big(1), "toolu_long")
+    out = trim_results(t.entries, TrimPolicy(keep_recent=0, min_chars=100), str(tmp_path / "spill"))
+    assert [c.tool_use_id for c in out.changes] == ["toolu_long"] and len(out.spills) == 1
+    assert text(results(out.entries)["toolu_short"]) == "y" * 120
 
 
 def test_identical_bodies_share_one_file(tmp_path: Path) -> None:

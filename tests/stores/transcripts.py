@@ -1,4 +1,4 @@
-"""Build transcripts shaped like the CLI's (facts §3, and the entries a real session stored).
+"""Build transcripts shaped like the CLI's (as measured, and the entries a real session stored).
 
 The shapes copied from real sessions: one assistant entry per content block, chained by `parentUuid`
 and sharing `message.id`; one user entry per tool_result whose parent is the entry holding the call;
@@ -13,12 +13,18 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 SESSION = "5e55a0e0-0000-4000-8000-000000000000"
+T0 = 1_795_946_400.0
+"""2026-11-29T10:00:00Z: the first timestamp; an entry's is `T0 + its number % 60 + the pauses before`."""
 WRITTEN_BY = 1_795_946_460.0
-"""2026-11-29T10:01:00Z: every entry's timestamp is within the minute before (`.timestamp` below). A store
-whose clock says this loads the fixtures as if they were just written (no idle pause before the load)."""
+"""2026-11-29T10:01:00Z: every entry's timestamp is within the minute before (`.timestamp` below), unless
+the transcript has pauses. A store whose clock says this loads the fixtures as if they were just written:
+the prompt cache is still warm."""
+COLD = WRITTEN_BY + 600
+"""Ten minutes after: the prompt cache (5 minutes) has expired, the idle hour of expiry has not."""
 INTERRUPTED = (
     "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
     "edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to "
@@ -33,6 +39,7 @@ class Transcript:
     session_id: str = SESSION
     entries: list[dict[str, Any]] = field(default_factory=list)
     _count: int = 0
+    _offset: float = 0.0
     _tip: str | None = None
     _holders: dict[str, str] = field(default_factory=dict)  # tool_use id -> uuid of the entry holding it
 
@@ -46,7 +53,7 @@ class Transcript:
             "isSidechain": False,
             "type": kind,
             "uuid": self._uuid(),
-            "timestamp": f"2026-11-29T10:00:{self._count % 60:02d}.000Z",
+            "timestamp": _stamp(T0 + self._offset + self._count % 60),
             "sessionId": self.session_id,
             "cwd": "/projects/demo",
             "version": "2.1.327",
@@ -63,6 +70,23 @@ class Transcript:
         entry = self._base("user", self._tip)
         entry["message"] = {"role": "user", "content": text}
         return self._add(entry)
+
+    def pause(self, seconds: float) -> None:
+        """Nothing happens for `seconds`: later entries are that much later."""
+        self._offset += seconds
+
+    def resume(self, text: str) -> dict[str, Any]:
+        """A new process loads the session and sends `text`: the prompt, then the CLI's `mode` entry
+        (what CLI 2.1.332 writes after the first reply of a resumed process)."""
+        entry = self.prompt(text)
+        self.entries.append({"type": "mode", "mode": "normal", "sessionId": self.session_id})
+        return entry
+
+    @property
+    def last_time(self) -> float:
+        """The epoch seconds of the newest timestamp (T0 when there is none)."""
+        stamps = [e["timestamp"] for e in self.entries if isinstance(e.get("timestamp"), str)]
+        return max((datetime.fromisoformat(x).timestamp() for x in stamps), default=T0)
 
     def attachment(self, kind: str = "date") -> dict[str, Any]:
         """An attachment in the chain (the CLI writes several per turn)."""
@@ -171,6 +195,21 @@ class Transcript:
     def snapshot(self) -> list[dict[str, Any]]:
         """A deep copy of the entries (what a store's load would return)."""
         return copy.deepcopy(self.entries)
+
+
+def age_stored(entries_by_key: dict[str, list[dict[str, Any]]], seconds: float) -> None:
+    """Make every entry of a store's dict (the SDK's `InMemorySessionStore._store`) `seconds` older, as
+    a real pause before the next resume would (the store's clock alone cannot: the history's own
+    timestamps tell where the prompt cache was cold)."""
+    for entries in entries_by_key.values():
+        for entry in entries:
+            if isinstance(entry.get("timestamp"), str):
+                moment = datetime.fromisoformat(entry["timestamp"]).timestamp() - seconds
+                entry["timestamp"] = _stamp(moment)
+
+
+def _stamp(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def text(block: dict[str, Any]) -> str:

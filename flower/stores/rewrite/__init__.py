@@ -4,7 +4,9 @@ Each takes the entries (and its policy) and returns a `Rewritten`: new entries, 
 for a trim, the bodies to write. None mutates its input or does I/O; `write_spills` is the one function
 here that touches the disk. The stores in `flower.stores` compose them on `load()`.
 
-Red lines every rewrite keeps: a `tool_use` and its `tool_result` are removed together or not at all;
+Every rewrite acts only on what a resume replays (`replayed`: the current branch after the last
+compaction), and an expiry or a trim only where the note is shorter than the body. Red lines every
+rewrite keeps: a `tool_use` and its `tool_result` are removed together or not at all;
 other blocks of the same message are left as they are; the `parentUuid` chain stays connected (a dropped
 entry's children point at its nearest surviving ancestor); entries with `isCompactSummary` or `isMeta`
 keep their content (only a parent link over a dropped entry is repaired).
@@ -22,9 +24,12 @@ Example::
 from __future__ import annotations
 
 from ._transcript import Entry, Rewritten, Spill
+from .branch import replayed
+from .denials import OLD_REJECTION, denial_kind, tool_calls
 from .expire import expire_ephemeral, short_command
 from .files import write_spills
 from .heal import HEAL_NAMESPACE, heal_orphans
+from .loads import LoadPoint, is_prompt, load_points, resumes, rewrite_point
 from .pipeline import Applied, apply_steps, rewrite_history, rewrite_steps
 from .prune import drop_api_errors, drop_denials, neutralise_interrupts
 from .relink import REFERENCE_FIELDS, drop_entries
@@ -32,22 +37,31 @@ from .trim import spill_name, trim_results
 
 __all__ = [
     "HEAL_NAMESPACE",
+    "OLD_REJECTION",
     "REFERENCE_FIELDS",
     "Applied",
     "Entry",
+    "LoadPoint",
     "Rewritten",
     "Spill",
     "apply_steps",
+    "denial_kind",
     "drop_api_errors",
     "drop_denials",
     "drop_entries",
     "expire_ephemeral",
     "heal_orphans",
+    "is_prompt",
+    "load_points",
     "neutralise_interrupts",
+    "replayed",
+    "resumes",
     "rewrite_history",
+    "rewrite_point",
     "rewrite_steps",
     "short_command",
     "spill_name",
+    "tool_calls",
     "trim_results",
     "write_spills",
 ]

@@ -1,6 +1,7 @@
 """Reading and copying transcript entries: the shared vocabulary of the rewrites.
 
-An entry is one line of the CLI's JSONL transcript (facts §3). The ones the rewrites care about:
+An entry is one line of the CLI's JSONL transcript (as written by CLI 2.1.327). The ones the rewrites care
+about:
 
 - `assistant` entries hold `message.content` blocks; the CLI writes one entry per block (`apiBlockIndex`),
   chained by `parentUuid`, so parallel calls are sibling entries of one API message (same `message.id`);
@@ -15,7 +16,10 @@ does not is shared with the input, and the input is never mutated.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
+import string
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -29,6 +33,7 @@ __all__ = [
     "block_size",
     "check_entries",
     "content_blocks",
+    "filled",
     "is_protected",
     "iter_blocks",
     "result_text",
@@ -132,3 +137,22 @@ def with_blocks(entry: Entry, blocks: list[Any]) -> Entry:
     message["content"] = blocks
     new["message"] = message
     return new
+
+
+def filled(template: str, text: str) -> bool:
+    """Whether `text` is `template` with its fields filled in (a note a rewrite already put there).
+
+    A history can hold notes already: a fork or an import copies a rewritten history into a new
+    session. Such a note is neither rewritten again nor counted again.
+    """
+    return _pattern(template).fullmatch(text) is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _pattern(template: str) -> re.Pattern[str]:
+    parts = []
+    for literal, field, _, _ in string.Formatter().parse(template):
+        parts.append(re.escape(literal))
+        if field is not None:
+            parts.append(r"(?s:.*?)")
+    return re.compile("".join(parts))

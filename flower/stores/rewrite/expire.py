@@ -19,23 +19,25 @@ Example (keep_recent=1, two `git status` results)::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from ..policies import Change, EphemeralPolicy
+from ._outputs import output_entries
 from ._transcript import (
     Entry,
     Rewritten,
     block_size,
     check_entries,
     content_blocks,
-    is_protected,
+    filled,
     iter_blocks,
     result_text,
     with_blocks,
     with_result_text,
 )
+from .denials import tool_calls
 
 __all__ = ["entry_time", "expire_ephemeral", "idle_cutoff", "short_command"]
 
@@ -52,16 +54,15 @@ def short_command(command: str) -> str:
     return first + ("…" if more else "")
 
 
-def _commands(entries: list[Entry]) -> dict[str, str]:
-    """tool_use id -> command, for every Bash call in the history."""
+def _commands(calls: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """tool_use id -> command, for every Bash call."""
     commands: dict[str, str] = {}
-    for entry in entries:
-        for _, block in iter_blocks(entry, "tool_use"):
-            tool_input = block.get("input")
-            if block.get("name") == "Bash" and isinstance(tool_input, dict):
-                command = tool_input.get("command")
-                if isinstance(command, str) and isinstance(block.get("id"), str):
-                    commands[block["id"]] = command
+    for ident, block in calls.items():
+        tool_input = block.get("input")
+        if block.get("name") == "Bash" and isinstance(tool_input, Mapping):
+            command = tool_input.get("command")
+            if isinstance(command, str):
+                commands[ident] = command
     return commands
 
 
@@ -100,28 +101,34 @@ def idle_cutoff(entries: Sequence[Entry], stale_after: float | None, now: float 
 
 
 def expire_ephemeral(
-    entries: Sequence[Any], policy: EphemeralPolicy | None = None, *, now: float | None = None
+    entries: Sequence[Any],
+    policy: EphemeralPolicy | None = None,
+    *,
+    now: float | None = None,
+    branch: Collection[str] | None = None,
 ) -> Rewritten:
     """Replace the bodies of all but the `keep_recent` newest ephemeral Bash results by `policy.note`,
     and of every one before a pause of `policy.stale_after` seconds by `policy.idle_note`.
 
-    A site is a text tool_result of a Bash call whose command `policy.is_ephemeral`, in a user entry
-    that is neither protected nor a denial or interruption (`toolDenialKind`): those hold no output.
-    With `batch > 1` the number expired by count is rounded down to a multiple of `batch`. `now` (seconds
-    since the epoch) is the time of the load: the pause before it counts too.
+    A site is a text tool_result of a Bash call whose command `policy.is_ephemeral`, in a user entry on
+    the replayed branch (`replayed`) that is neither protected nor a denial or interruption
+    (`denial_kind`): those hold no output. With `batch > 1` the number expired by count is rounded down
+    to a multiple of `batch`. `now` (seconds since the epoch) is the time of the load: the pause before
+    it counts too. A body is replaced only when the note is strictly shorter, in text and in JSON: a
+    one-line `date` keeps its body (and still counts as one of the `keep_recent`). `branch`: the uuids
+    a resume replays, when the caller has them (`branch_uuids`).
     """
     policy = policy if policy is not None else EphemeralPolicy()
     entries = check_entries(entries)
-    commands = _commands(entries)
+    commands = _commands(tool_calls(entries))
     verdicts: dict[str, bool] = {}
     sites: list[tuple[int, int, str, str]] = []  # entry index, block index, tool_use id, command
-    for position, entry in enumerate(entries):
-        if entry.get("type") != "user" or is_protected(entry) or "toolDenialKind" in entry:
-            continue
+    for position, entry in output_entries(entries, branch):
         for index, block in iter_blocks(entry, "tool_result"):
             tool_use_id = block.get("tool_use_id")
             command = commands.get(tool_use_id) if isinstance(tool_use_id, str) else None
-            if command is None or result_text(block) is None:
+            body = result_text(block)
+            if command is None or body is None:
                 continue
             if command not in verdicts:
                 verdicts[command] = policy.is_ephemeral(command)
@@ -145,9 +152,15 @@ def expire_ephemeral(
             note = policy.note.format(
                 command=short_command(command), keep=policy.keep_recent, newer=len(sites) - 1 - rank
             )
-        blocks[index] = with_result_text(old, note)
+        body = result_text(old) or ""
+        if filled(policy.note, body) or filled(policy.idle_note, body):
+            continue  # expired by an earlier rewrite (a copied history): counted then, not now
+        new = with_result_text(old, note)
+        saved = block_size(old) - block_size(new)
+        if saved <= 0 or len(note) >= len(body):
+            continue  # never longer: the body is as short as the note
+        blocks[index] = new
         out[position] = with_blocks(entry, blocks)
-        saved = block_size(old) - block_size(blocks[index])
         changes.append(
             Change(
                 kind="expired",
@@ -157,4 +170,4 @@ def expire_ephemeral(
                 detail=command,
             )
         )
-    return Rewritten(out, tuple(changes))
+    return Rewritten(out, tuple(changes)) if changes else Rewritten(entries)

@@ -10,7 +10,6 @@ refused.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import secrets
@@ -18,24 +17,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..._errors import SpecError, StoreError
+from ..._private_dirs import make_private_dirs
 from ._transcript import Spill
 
 __all__ = ["write_spills"]
 
 _NAME = re.compile(r"[0-9a-f]{16,64}\.txt")
-
-
-def _make_dirs(base: Path) -> None:
-    missing: list[Path] = []
-    probe = base
-    while not os.path.lexists(probe):
-        missing.append(probe)
-        if probe.parent == probe:
-            break
-        probe = probe.parent
-    for directory in reversed(missing):
-        with contextlib.suppress(FileExistsError):  # created meanwhile by another writer
-            directory.mkdir(mode=0o700)
 
 
 def write_spills(spill_dir: str | os.PathLike[str], spills: Iterable[Spill]) -> list[Path]:
@@ -53,7 +40,7 @@ def write_spills(spill_dir: str | os.PathLike[str], spills: Iterable[Spill]) -> 
         if not isinstance(spill, Spill) or not _NAME.fullmatch(spill.name):
             raise SpecError(f"not a content-addressed spill: {spill!r:.80}")
     try:
-        _make_dirs(base)
+        make_private_dirs(base)  # 0700, the topmost created one git-ignored
         root = base.resolve(strict=True)
     except OSError as exc:
         raise StoreError(f"cannot create the spill directory {base}: {exc}", path=str(base)) from exc

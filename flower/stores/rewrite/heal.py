@@ -2,9 +2,10 @@
 
 A call is left without a result when the process dies while the tool runs. The Messages API rejects a
 history where a `tool_use` is not answered in the next user message, so a resumed session could fail on
-every request. (Measured with CLI 2.1.327: the CLI now repairs this itself on resume, with a result of
-its own for a parallel call, or by leaving out a message whose only calls are orphans; healing here keeps
-the repair explicit, with our wording, and independent of the CLI version.)
+every request. (Measured with CLI 2.1.332: the CLI now answers such a call itself on resume, "[Tool call
+interrupted: the session ended before this call's result was recorded ...]"; healing here keeps the
+repair explicit, with our wording, and independent of the CLI version.) Only the calls of the branch a
+resume replays are healed (`replayed`).
 
 The added entry is shaped like the CLI's own result entries: a user entry whose `parentUuid` and
 `sourceToolAssistantUUID` are the entry holding the call, placed after the last entry of that API
@@ -26,8 +27,9 @@ from typing import Any
 
 from ..policies import Change, PrunePolicy
 from ._transcript import Entry, Rewritten, block_size, check_entries, iter_blocks
+from .branch import replayed
 
-__all__ = ["HEAL_NAMESPACE", "heal_orphans"]
+__all__ = ["HEAL_NAMESPACE", "heal_orphans", "is_healed"]
 
 HEAL_NAMESPACE = uuidlib.UUID("6d1c3c52-53a4-4c62-9f0e-2a6f3f2b7a41")
 """The `uuid5` namespace of added result entries."""
@@ -51,15 +53,21 @@ def _message_id(entry: Entry) -> Any:
 
 
 def heal_orphans(entries: Sequence[Any], policy: PrunePolicy | None = None) -> Rewritten:
-    """Add a result entry with `policy.orphan_note` for each call that has no result in the history."""
+    """Add a result entry with `policy.orphan_note` for each call of the replayed branch (`replayed`)
+    that has no result on it."""
     policy = policy if policy is not None else PrunePolicy()
     entries = check_entries(entries)
+    scope = replayed(entries)
     answered = {
-        block.get("tool_use_id") for entry in entries for _, block in iter_blocks(entry, "tool_result")
+        block.get("tool_use_id")
+        for position in scope
+        for _, block in iter_blocks(entries[position], "tool_result")
     }
     orphans: dict[int, list[str]] = {}  # index of the holding entry -> its unanswered call ids
     for position, entry in enumerate(entries):
-        if entry.get("type") != "assistant" or not isinstance(entry.get("uuid"), str):
+        if position not in scope or entry.get("type") != "assistant":
+            continue
+        if not isinstance(entry.get("uuid"), str):
             continue
         for _, block in iter_blocks(entry, "tool_use"):
             ident = block.get("id")
@@ -83,10 +91,11 @@ def heal_orphans(entries: Sequence[Any], policy: PrunePolicy | None = None) -> R
         ):
             end += 1  # after the other blocks of the same API message, as the CLI places results
         after.setdefault(end, []).append(heal)
-        for ident, block in zip(idents, heal["message"]["content"], strict=True):
-            changes.append(
-                Change(kind="orphan", uuid=heal["uuid"], tool_use_id=ident, chars_saved=-block_size(block))
-            )
+        added = heal["message"]["content"]
+        overhead = block_size(added) - sum(block_size(block) for block in added)  # brackets and commas
+        for number, (ident, block) in enumerate(zip(idents, added, strict=True)):
+            cost = block_size(block) + (overhead if number == 0 else 0)
+            changes.append(Change(kind="orphan", uuid=heal["uuid"], tool_use_id=ident, chars_saved=-cost))
     out: list[Entry] = []
     for position, entry in enumerate(entries):
         out.append(entry)
@@ -94,8 +103,27 @@ def heal_orphans(entries: Sequence[Any], policy: PrunePolicy | None = None) -> R
     return Rewritten(out, tuple(changes))
 
 
+def _heal_uuid(holder: str, idents: Sequence[str]) -> str:
+    return str(uuidlib.uuid5(HEAL_NAMESPACE, "\n".join([holder, *idents])))
+
+
+def is_healed(entry: Entry) -> bool:
+    """Whether the entry is one `heal_orphans` added (its uuid is derived from its parent and calls).
+
+    A copied history (a fork) can hold one; expiry and trim leave it alone, so that a second rewrite
+    decides exactly as the first did.
+    """
+    if "toolUseResult" in entry or "sourceToolAssistantUUID" not in entry:
+        return False  # the CLI's own result entries carry toolUseResult; an added one never does
+    parent, uuid = entry.get("parentUuid"), entry.get("uuid")
+    idents = [block.get("tool_use_id") for _, block in iter_blocks(entry, "tool_result")]
+    names = [ident for ident in idents if isinstance(ident, str)]
+    if not (isinstance(parent, str) and isinstance(uuid, str) and names) or len(names) != len(idents):
+        return False
+    return uuid == _heal_uuid(parent, names)
+
+
 def _heal_entry(holder: Entry, idents: list[str], note: str) -> Entry:
-    name = "\n".join([holder["uuid"], *idents])
     entry: Entry = {
         "parentUuid": holder["uuid"],
         "type": "user",
@@ -106,7 +134,7 @@ def _heal_entry(holder: Entry, idents: list[str], note: str) -> Entry:
                 for ident in idents
             ],
         },
-        "uuid": str(uuidlib.uuid5(HEAL_NAMESPACE, name)),
+        "uuid": _heal_uuid(holder["uuid"], idents),
         "sourceToolAssistantUUID": holder["uuid"],
     }
     for field in _COPIED:

@@ -5,11 +5,15 @@ first so that what they remove is never counted as a result to keep; healing com
 results are never counted either. Every step returns a history that holds the red lines on its own
 (pairs together, chain connected), which is what lets the runner skip a step that fails.
 
-Determinism: every step depends only on its input, its policy and, for expiry, the time of the load (no
-randomness: added uuids are `uuid5` of what they answer, file names are content hashes), so two loads of
-the same history produce the same entries, byte for byte once serialised, and so the same request prefix
-for the prompt cache. The time matters only when the session was idle for `EphemeralPolicy.stale_after`
-before the load, when the cache has expired anyway.
+The prompt cache (`CachePolicy`, `flower.stores.rewrite.loads.rewrite_point`): at a warm load the steps
+before healing run over the history as the last cold load saw it, with that load's time, and every
+later entry is kept as it is (its links over a dropped entry repaired); healing runs over everything.
+
+Determinism: every step depends only on its input, its policy and the time of the load (no randomness:
+added uuids are `uuid5` of what they answer, file names are content hashes), so two loads of the same
+history produce the same entries, byte for byte once serialised, and so the same request prefix for the
+prompt cache. The time decides only whether the cache had expired, and whether the session was idle for
+`EphemeralPolicy.stale_after`; in both cases the cache is cold.
 """
 
 from __future__ import annotations
@@ -21,18 +25,32 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from ..._errors import SpecError
-from ..policies import Change, EphemeralPolicy, PrunePolicy, TrimPolicy
+from ..policies import CachePolicy, Change, EphemeralPolicy, PrunePolicy, TrimPolicy
 from ._transcript import Entry, Rewritten, Spill, check_entries
+from .branch import branch_uuids
 from .expire import expire_ephemeral
 from .heal import heal_orphans
+from .loads import rewrite_point
 from .prune import drop_api_errors, drop_denials, neutralise_interrupts
+from .relink import drop_entries
 from .trim import trim_results
 
 __all__ = ["Applied", "RewriteStep", "apply_steps", "rewrite_history", "rewrite_steps"]
 
 logger = logging.getLogger("flower.stores")
 
-RewriteStep: TypeAlias = Callable[[list[Entry]], Rewritten]
+Branch: TypeAlias = frozenset[str] | None
+"""The uuids of the branch a resume replays (`branch_uuids`), computed once per load; None: each step
+computes it."""
+
+RewriteStep: TypeAlias = Callable[[list[Entry], float | None, Branch], Rewritten]
+"""One rewrite: `(entries, time of the load or None, uuids of the replayed branch or None) -> Rewritten`."""
+
+_EVERYWHERE = frozenset({"heal_orphans"})
+"""Steps that run over the whole history even at a warm load: an orphan must be answered anyway, and
+its answer is appended after the call, not written over anything already sent."""
+
+_DEFAULT_CACHE = CachePolicy()
 
 
 def rewrite_steps(
@@ -41,34 +59,28 @@ def rewrite_steps(
     ephemeral: EphemeralPolicy | None = None,
     trim: TrimPolicy | None = None,
     spill_dir: str | None = None,
-    clock: Callable[[], float] | None = None,
 ) -> list[tuple[str, RewriteStep]]:
-    """The named steps the given policies enable, in pipeline order (`None` disables a policy).
-
-    `clock` gives the time of each run (seconds since the epoch) for expiry's pause before the load;
-    `None`: only the pauses inside the history count.
-    """
+    """The named steps the given policies enable, in pipeline order (`None` disables a policy)."""
     if trim is not None and spill_dir is None:
         raise SpecError("trimming needs a spill directory the agent can Read")
     steps: list[tuple[str, RewriteStep]] = []
     if prune is not None:
         if prune.drop_api_errors:
-            steps.append(("drop_api_errors", drop_api_errors))
-        steps.append(("drop_denials", lambda entries: drop_denials(entries, prune)))
+            steps.append(("drop_api_errors", lambda e, now, b: drop_api_errors(e, branch=b)))
+        steps.append(("drop_denials", lambda e, now, b: drop_denials(e, prune, branch=b)))
         if prune.neutralise_interrupts:
-            steps.append(("neutralise_interrupts", lambda entries: neutralise_interrupts(entries, prune)))
+            steps.append(
+                ("neutralise_interrupts", lambda e, now, b: neutralise_interrupts(e, prune, branch=b))
+            )
     if ephemeral is not None:
         steps.append(
-            (
-                "expire_ephemeral",
-                lambda entries: expire_ephemeral(entries, ephemeral, now=clock() if clock else None),
-            )
+            ("expire_ephemeral", lambda e, now, b: expire_ephemeral(e, ephemeral, now=now, branch=b))
         )
     if trim is not None and spill_dir is not None:
         directory = spill_dir
-        steps.append(("trim_results", lambda entries: trim_results(entries, trim, directory)))
+        steps.append(("trim_results", lambda e, now, b: trim_results(e, trim, directory, branch=b)))
     if prune is not None and prune.heal_orphans:
-        steps.append(("heal_orphans", lambda entries: heal_orphans(entries, prune)))
+        steps.append(("heal_orphans", lambda e, now, b: heal_orphans(e, prune)))
     return steps
 
 
@@ -80,25 +92,71 @@ def rewrite_history(
     trim: TrimPolicy | None = None,
     spill_dir: str | None = None,
     now: float | None = None,
+    cache: CachePolicy | None = _DEFAULT_CACHE,
 ) -> Rewritten:
     """Run every enabled rewrite over `entries` (pure: trimmed bodies are returned, not written).
 
-    `now` is the time of the load (seconds since the epoch), for expiry's pause before it; `None`: only
-    the pauses inside the history count. Unlike a store, this raises when a step fails. With no policy
-    given nothing is rewritten.
+    `now` is the time of the load (seconds since the epoch): with `cache` it tells a warm load (repeat
+    the last cold load's rewrites, decide nothing) from a cold one, and it is expiry's pause before the
+    load. `None`: a cold load, and only the pauses inside the history count. Unlike a store, this
+    raises when a step fails. With no policy given nothing is rewritten.
     """
     current = check_entries(entries)
+    steps = rewrite_steps(prune=prune, ephemeral=ephemeral, trim=trim, spill_dir=spill_dir)
     changes: list[Change] = []
     spills: dict[str, Spill] = {}
-    clock = None if now is None else (lambda: now)
-    steps = rewrite_steps(prune=prune, ephemeral=ephemeral, trim=trim, spill_dir=spill_dir, clock=clock)
-    for _, step in steps:
-        result = step(current)
-        current = result.entries
+
+    def run(
+        name: str, step: RewriteStep, history: list[Entry], moment: float | None, branch: Branch
+    ) -> list[Entry]:
+        result = step(history, moment, branch)
         changes.extend(result.changes)
         for spill in result.spills:
             spills.setdefault(spill.name, spill)
+        return result.entries
+
+    current, _ = _staged(current, steps, now, cache, run)
     return Rewritten(current, tuple(changes), tuple(spills.values()))
+
+
+Runner: TypeAlias = Callable[[str, RewriteStep, list[Entry], float | None, Branch], list[Entry]]
+
+
+def _staged(
+    entries: list[Entry],
+    steps: Sequence[tuple[str, RewriteStep]],
+    now: float | None,
+    cache: CachePolicy | None,
+    run: Runner,
+) -> tuple[list[Entry], bool]:
+    """Run the steps over the part of the history a load may rewrite, then heal over all of it.
+
+    Returns the history and whether the load was warm.
+    """
+    point, moment, warm = rewrite_point(entries, now, cache)
+    head, tail = entries[:point], entries[point:]
+    rewritten = head
+    branch = branch_uuids(head) if head else None  # once: dropping entries keeps it valid
+    for name, step in steps:
+        if name not in _EVERYWHERE:
+            rewritten = run(name, step, rewritten, moment, branch)
+    current = _join(head, rewritten, tail)
+    for name, step in steps:
+        if name in _EVERYWHERE:
+            current = run(name, step, current, now, None)
+    return current, warm
+
+
+def _join(head: list[Entry], rewritten: list[Entry], tail: list[Entry]) -> list[Entry]:
+    """The rewritten head, then the tail with its links over entries the head dropped repaired."""
+    if not tail:
+        return rewritten
+    kept = {e.get("uuid") for e in rewritten if isinstance(e.get("uuid"), str)}
+    dropped = {e["uuid"] for e in head if isinstance(e.get("uuid"), str) and e["uuid"] not in kept}
+    if not dropped:
+        return rewritten + tail
+    relinked = drop_entries([e for e in head if e.get("uuid") in dropped] + tail, dropped)
+    return rewritten + relinked
 
 
 @dataclass(frozen=True)
@@ -113,6 +171,8 @@ class Applied:
     """One message per step that failed and was skipped."""
     seconds: float
     """Time taken by all the steps."""
+    warm: bool = False
+    """The load was warm: only the last cold load's rewrites were repeated."""
 
 
 def apply_steps(
@@ -120,11 +180,14 @@ def apply_steps(
     steps: Sequence[tuple[str, RewriteStep]],
     *,
     write: Callable[[Sequence[Spill]], object] | None = None,
+    now: float | None = None,
+    cache: CachePolicy | None = None,
 ) -> Applied:
     """Run the steps one after the other; a step that raises is skipped (fail open) and logged.
 
     A step's spills are handed to `write` before its result is kept: when writing fails the step is
-    skipped too, so no pointer ever names a missing file.
+    skipped too, so no pointer ever names a missing file. `now` and `cache` as in `rewrite_history`
+    (here `cache=None` by default: every load decides everything).
     """
     started = time.perf_counter()
     try:
@@ -134,9 +197,12 @@ def apply_steps(
         return Applied(list(entries), (), (f"history: {exc}",), time.perf_counter() - started)
     changes: list[Change] = []
     errors: list[str] = []
-    for name, step in steps:
+
+    def run(
+        name: str, step: RewriteStep, history: list[Entry], moment: float | None, branch: Branch
+    ) -> list[Entry]:
         try:
-            result = step(current)
+            result = step(history, moment, branch)
             if result.spills:
                 if write is None:
                     raise SpecError(f"{name} moved bodies to files but no writer was given")
@@ -144,7 +210,13 @@ def apply_steps(
         except Exception as exc:
             logger.exception("flower.stores: the %s rewrite failed; the history is kept without it", name)
             errors.append(f"{name}: {type(exc).__name__}: {exc}")
-            continue
-        current = result.entries
+            return history
         changes.extend(result.changes)
-    return Applied(current, tuple(changes), tuple(errors), time.perf_counter() - started)
+        return result.entries
+
+    try:
+        current, warm = _staged(current, steps, now, cache, run)
+    except Exception as exc:  # the staging itself (reading times, relinking): keep the history as stored
+        logger.exception("flower.stores: the history is returned unrewritten")
+        return Applied(current, (), (f"history: {type(exc).__name__}: {exc}",), time.perf_counter() - started)
+    return Applied(current, tuple(changes), tuple(errors), time.perf_counter() - started, warm)

@@ -1,9 +1,11 @@
 """Pruning: denied calls, synthetic API errors and interruption residue.
 
 Denied calls (`drop_denials`). A call a hook or a rule refused leaves a `tool_use` and an error
-`tool_result` whose entry carries `toolDenialKind: "permission-rule"`. All but the newest `keep_denials`
-are removed, call and result together; the other blocks of the same message (text, other calls, their
-results) stay as they are, and an entry left with no block is dropped and the chain relinked::
+`tool_result` whose entry carries `toolDenialKind: "permission-rule"` (or, written by CLI 2.1.42 or
+earlier, the CLI's fixed "Permission to use ... has been denied." sentence: `denial_kind`). All but
+the newest `keep_denials` are removed, call and result together; the other blocks of the same message
+(text, other calls, their results) stay as they are, and an entry left with no block is dropped and the
+chain relinked::
 
     before: assistant[tool_use A "git status", tool_use B "rm -rf x"]  user[result A]  user[result B, denied]
     after:  assistant[tool_use A "git status"]                         user[result A]
@@ -13,18 +15,23 @@ The newest kept denial's result then names the dropped calls (`denial_note`: "[a
 
 API errors (`drop_api_errors`). When retries run out, the CLI writes a synthetic assistant entry
 (`isApiErrorMessage: true`, model `<synthetic>`, "API Error: 500 ..."). It is dropped and the chain
-relinked. (Measured with CLI 2.1.327: the CLI already leaves these out of the request it builds on
-resume; dropping the last one makes it answer the open turn with its own "No response requested.")
+relinked. (Measured with CLI 2.1.327 and 2.1.332: the CLI already leaves these out of the request it
+builds on resume, so the change saves no character of the request; dropping the last one makes it
+answer the open turn with its own "No response requested.")
 
 Interruptions (`neutralise_interrupts`). An interrupted call's result tells the model "the user doesn't
 want to proceed ... wait for the user", which is stale once the user resumes. Its structural marks: the
 entry has `toolDenialKind: "user-rejected"` and no `permissionDecision` (a refused permission prompt has
-one). The result keeps its place and its `is_error`; only its text becomes `interrupt_note`.
+one); an entry of CLI 2.1.42 or earlier, which has neither field, when its error result is exactly the
+CLI's fixed "... STOP what you are doing and wait for the user to tell you how to proceed." sentence.
+The result keeps its place and its `is_error`; only its text becomes `interrupt_note`.
+
+Every step acts only on the branch a resume replays (`replayed`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from ..policies import Change, PrunePolicy
@@ -40,6 +47,8 @@ from ._transcript import (
     with_blocks,
     with_result_text,
 )
+from .branch import on_branch
+from .denials import denial_kind, tool_calls
 from .expire import short_command
 from .relink import drop_entries
 
@@ -50,16 +59,27 @@ _NOTE_CALLS = 8
 _ARGUMENT_KEYS = ("file_path", "notebook_path", "path", "pattern", "url", "query", "description")
 
 
-def drop_denials(entries: Sequence[Any], policy: PrunePolicy | None = None) -> Rewritten:
-    """Remove every denied call except the `keep_denials` newest: its `tool_use` and its `tool_result`."""
+def drop_denials(
+    entries: Sequence[Any], policy: PrunePolicy | None = None, *, branch: Collection[str] | None = None
+) -> Rewritten:
+    """Remove every denied call except the `keep_denials` newest: its `tool_use` and its `tool_result`.
+
+    `branch`: the uuids a resume replays, when the caller has them (`branch_uuids`); else computed.
+    """
     policy = policy if policy is not None else PrunePolicy()
     entries = check_entries(entries)
     kinds = set(policy.denial_kinds)
+    calls = tool_calls(entries)
+    refused = [i for i, e in enumerate(entries) if not is_protected(e) and denial_kind(e, calls) in kinds]
+    if len(refused) <= policy.keep_denials:
+        return Rewritten(entries)  # most histories: nothing to drop, and no branch to compute
+    scope = on_branch(entries, branch)
     denied: dict[str, None] = {}  # ordered set, oldest first
     pinned: set[str] = set()  # ids with a block in a protected entry: never split a pair
-    for entry in entries:
+    wanted = set(refused) & scope
+    for position, entry in enumerate(entries):
         protected = is_protected(entry)
-        if not protected and entry.get("toolDenialKind") not in kinds:
+        if not protected and position not in wanted:
             continue  # most entries: nothing to learn here
         for block in content_blocks(entry) or ():
             ident = _ident(block)
@@ -85,18 +105,23 @@ def drop_denials(entries: Sequence[Any], policy: PrunePolicy | None = None) -> R
             out.append(entry)
             continue
         kept: list[Any] = []
+        removed: list[str] = []
         for block in blocks:
             ident = _ident(block)
-            if ident in doomed:
+            if ident is not None and ident in doomed:
                 saved[ident] = saved.get(ident, 0) + block_size(block)
+                removed.append(ident)
                 if block.get("type") == "tool_use":
                     names[ident] = str(block.get("name", ""))
                     described[ident] = _describe(block)
             else:
                 kept.append(block)
-        if len(kept) == len(blocks):
+        if not removed:
             out.append(entry)
             continue
+        # the commas (and the brackets of an emptied list) go too: count what the content loses
+        lost = block_size(blocks) - (block_size(kept) if kept else 0)
+        saved[removed[0]] += lost - sum(block_size(b) for b in blocks if _ident(b) in removed)
         if not kept:
             if isinstance(entry.get("uuid"), str):
                 emptied.append(entry["uuid"])  # dropped by drop_entries, which relinks its children
@@ -187,14 +212,18 @@ def _ident(block: Any) -> str | None:
     return ident if isinstance(ident, str) else None
 
 
-def drop_api_errors(entries: Sequence[Any]) -> Rewritten:
+def drop_api_errors(entries: Sequence[Any], *, branch: Collection[str] | None = None) -> Rewritten:
     """Drop the CLI's synthetic API-error assistant entries (`isApiErrorMessage: true`) and relink."""
     entries = check_entries(entries)
+    if not any(e.get("isApiErrorMessage") is True for e in entries):
+        return Rewritten(entries)
+    scope = on_branch(entries, branch)
     doomed: list[tuple[str, int]] = []
-    for entry in entries:
+    for position, entry in enumerate(entries):
         uuid = entry.get("uuid")
         if (
-            entry.get("type") == "assistant"
+            position in scope
+            and entry.get("type") == "assistant"
             and entry.get("isApiErrorMessage") is True
             and not is_protected(entry)
             and isinstance(uuid, str)
@@ -206,23 +235,35 @@ def drop_api_errors(entries: Sequence[Any]) -> Rewritten:
             doomed.append((uuid, block_size(content) if content is not None else 0))
     if not doomed:
         return Rewritten(entries)
-    changes = tuple(Change(kind="api_error", uuid=uuid, chars_saved=size) for uuid, size in doomed)
+    # chars_saved 0: the CLI already leaves these entries out of the request it builds on resume, so
+    # dropping one saves nothing the model would have read (the size is in `detail`)
+    changes = tuple(
+        Change(kind="api_error", uuid=uuid, chars_saved=0, detail=f"{size} chars the CLI does not replay")
+        for uuid, size in doomed
+    )
     return Rewritten(drop_entries(entries, [uuid for uuid, _ in doomed]), changes)
 
 
-def neutralise_interrupts(entries: Sequence[Any], policy: PrunePolicy | None = None) -> Rewritten:
+def neutralise_interrupts(
+    entries: Sequence[Any], policy: PrunePolicy | None = None, *, branch: Collection[str] | None = None
+) -> Rewritten:
     """Replace the text of results left by an interrupted call by `policy.interrupt_note`."""
     policy = policy if policy is not None else PrunePolicy()
     entries = check_entries(entries)
+    calls = tool_calls(entries)
+    interrupted = [
+        i
+        for i, e in enumerate(entries)
+        if "permissionDecision" not in e and not is_protected(e) and denial_kind(e, calls) == "user-rejected"
+    ]
+    if not interrupted:
+        return Rewritten(entries)
+    scope = on_branch(entries, branch)
     out = list(entries)
     changes: list[Change] = []
-    for position, entry in enumerate(entries):
-        if (
-            entry.get("type") != "user"
-            or entry.get("toolDenialKind") != "user-rejected"
-            or "permissionDecision" in entry
-            or is_protected(entry)
-        ):
+    for position in interrupted:
+        entry = entries[position]
+        if position not in scope:
             continue
         blocks = list(content_blocks(entry) or ())
         touched = False
@@ -242,4 +283,4 @@ def neutralise_interrupts(entries: Sequence[Any], policy: PrunePolicy | None = N
             )
         if touched:
             out[position] = with_blocks(entry, blocks)
-    return Rewritten(out, tuple(changes))
+    return Rewritten(out, tuple(changes)) if changes else Rewritten(entries)

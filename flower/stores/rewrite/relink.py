@@ -3,7 +3,7 @@
 The CLI rebuilds a conversation by walking `parentUuid` links back from the newest entry, so an entry
 cannot simply disappear: whatever pointed at it must point at its nearest surviving ancestor instead.
 That ancestor can only be found through the dropped entries themselves, so the relinking must see the
-full list, dropped entries included (the reference implementation relinked the list after filtering,
+full list, dropped entries included (another implementation of this design relinked the list after filtering,
 which broke the chain whenever the dropped entry sat in the middle of it).
 """
 

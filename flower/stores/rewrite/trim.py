@@ -19,18 +19,19 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from ..._errors import SpecError
 from ..policies import Change, TrimPolicy
+from ._outputs import output_entries
 from ._transcript import (
     Rewritten,
     Spill,
     block_size,
     check_entries,
     content_blocks,
-    is_protected,
+    filled,
     iter_blocks,
     result_text,
     with_blocks,
@@ -46,11 +47,15 @@ def spill_name(text: str) -> str:
     return f"{digest[:32]}.txt"
 
 
-def trim_results(entries: Sequence[Any], policy: TrimPolicy, spill_dir: str) -> Rewritten:
+def trim_results(
+    entries: Sequence[Any], policy: TrimPolicy, spill_dir: str, *, branch: Collection[str] | None = None
+) -> Rewritten:
     """Replace every text result of at least `min_chars`, except the `keep_recent` newest, by a pointer.
 
     `spill_dir` must be absolute: the pointer is what the agent passes to Read. Nothing is written here;
-    the returned `spills` list the files the pointers name (each name once).
+    the returned `spills` list the files the pointers name (each name once). Only results on the
+    replayed branch count (`replayed`), and a body is replaced only when the pointer is strictly
+    shorter, in text and in JSON.
     """
     if not isinstance(policy, TrimPolicy):
         raise SpecError(f"trim_results needs a TrimPolicy, got {type(policy).__name__}")
@@ -60,12 +65,10 @@ def trim_results(entries: Sequence[Any], policy: TrimPolicy, spill_dir: str) -> 
         )
     entries = check_entries(entries)
     sites: list[tuple[int, int, str]] = []  # entry index, block index, text
-    for position, entry in enumerate(entries):
-        if entry.get("type") != "user" or is_protected(entry) or "toolDenialKind" in entry:
-            continue
+    for position, entry in output_entries(entries, branch):
         for index, block in iter_blocks(entry, "tool_result"):
             text = result_text(block)
-            if text is not None and len(text) >= policy.min_chars:
+            if text is not None and len(text) >= policy.min_chars and not filled(policy.pointer, text):
                 sites.append((position, index, text))
     count = len(sites) - policy.keep_recent
     if count <= 0:
@@ -79,8 +82,13 @@ def trim_results(entries: Sequence[Any], policy: TrimPolicy, spill_dir: str) -> 
         old = blocks[index]
         name = spill_name(text)
         path = os.path.join(spill_dir, name)
+        pointer = policy.pointer.format(chars=len(text), path=path)
+        new = with_result_text(old, pointer)
+        saved = block_size(old) - block_size(new)
+        if saved <= 0 or len(pointer) >= len(text):
+            continue  # never longer: a pointer as long as the body saves nothing
         spills.setdefault(name, Spill(name, text))
-        blocks[index] = with_result_text(old, policy.pointer.format(chars=len(text), path=path))
+        blocks[index] = new
         out[position] = with_blocks(entry, blocks)
         tool_use_id = old.get("tool_use_id")
         changes.append(
@@ -88,8 +96,10 @@ def trim_results(entries: Sequence[Any], policy: TrimPolicy, spill_dir: str) -> 
                 kind="trimmed",
                 uuid=entry.get("uuid"),
                 tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
-                chars_saved=block_size(old) - block_size(blocks[index]),
+                chars_saved=saved,
                 detail=path,
             )
         )
+    if not changes:
+        return Rewritten(entries)
     return Rewritten(out, tuple(changes), tuple(spills.values()))

@@ -1,0 +1,306 @@
+"""Layer 4 on 18 real Claude Code sessions: growth, prompt-cache breaks between resumes, savings.
+
+Run from the repository root: `python benchmarks/bench_corpus.py`. The transcripts are read from
+`FLOWER_REAL_TRANSCRIPTS`, else `../shared/real-transcripts` beside the repository (or beside the
+directory holding it); they are not part of it.
+
+Every prompt of a session is taken as a resume: a new process loads the history before it, at the
+prompt's time, through the rewrites. What a request holds is the replayed branch's message contents
+(compact JSON), as the CLI sends them (checked against the CLI in tests/stores/test_corpus_cli.py). For
+two consecutive resumes, the prompt cache holds the last request of the first process: what the first
+load sent, then the entries that process added, as sent (up to its last user entry). The second resume
+re-sends everything after the first unit that differs from it. Without flower only the last reply is
+re-sent; "beyond" is what flower re-sends more, as a share of the replayed history. A pair is warm when
+the second resume comes within 5 minutes of the history's last message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
+from flower.stores.rewrite import LoadPoint, Rewritten, replayed, rewrite_history
+
+TARGET = 10.0
+"""The most a warm resume may re-send beyond a resume without flower, in % of the replayed history."""
+SPILL = "/nonexistent/flower-bench/spill"  # trim is computed, never written
+
+
+def _corpus() -> ModuleType:
+    path = Path(__file__).resolve().parent.parent / "tests" / "stores" / "corpus.py"
+    spec = importlib.util.spec_from_file_location("_store_corpus", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+CORPUS = _corpus()
+
+Load = Callable[[list[dict[str, Any]], LoadPoint], Rewritten]
+
+
+def _policies(trim: bool, batch: int = 1) -> dict[str, Any]:
+    return {
+        "prune": PrunePolicy(),
+        "ephemeral": EphemeralPolicy(batch=batch),
+        "trim": TrimPolicy() if trim else None,
+        "spill_dir": SPILL if trim else None,
+    }
+
+
+def _every_load(trim: bool, batch: int = 1) -> Load:
+    return lambda history, point: rewrite_history(
+        history, now=point.time, cache=None, **_policies(trim, batch)
+    )
+
+
+def _warm_skip(trim: bool) -> Load:
+    def load(history: list[dict[str, Any]], point: LoadPoint) -> Rewritten:
+        if not point.cold:
+            return Rewritten(history)
+        return rewrite_history(history, now=point.time, cache=None, **_policies(trim))
+
+    return load
+
+
+def _frozen(trim: bool) -> Load:
+    return lambda history, point: rewrite_history(
+        history, now=point.time, cache=CachePolicy(), **_policies(trim)
+    )
+
+
+DEFAULT = "cold decides, warm repeats (default)"
+EVERY = "every load decides"
+CANDIDATES: dict[str, Callable[[bool], Load]] = {
+    EVERY: lambda trim: _every_load(trim),
+    "every load decides, batch 4": lambda trim: _every_load(trim, batch=4),
+    "warm: rewrite nothing": _warm_skip,
+    DEFAULT: _frozen,
+}
+
+
+def _size(unit: tuple[str, str]) -> int:
+    return len(unit[1])
+
+
+def units(entries: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(uuid, content JSON) of every replayed message, in order (the CLI drops synthetic API errors)."""
+    out = []
+    for index in sorted(replayed(entries)):
+        entry = entries[index]
+        if entry.get("type") not in ("user", "assistant") or entry.get("isApiErrorMessage") is True:
+            continue
+        content = entry.get("message", {}).get("content")
+        out.append((str(entry.get("uuid")), json.dumps(content, ensure_ascii=False, separators=(",", ":"))))
+    return out
+
+
+def _until_last_user(sequence: list[tuple[str, str]], kinds: dict[str, str]) -> list[tuple[str, str]]:
+    """The last request's prefix: up to the last user entry (the reply after it was not cached)."""
+    end = len(sequence)
+    while end and kinds.get(sequence[end - 1][0]) != "user":
+        end -= 1
+    return sequence[:end]
+
+
+def _resent(new: list[tuple[str, str]], cached: list[tuple[str, str]]) -> int:
+    same = 0
+    for a, b in zip(new, cached, strict=False):
+        if a != b:
+            break
+        same += _size(a)
+    return sum(map(_size, new)) - same
+
+
+@dataclass
+class Pair:
+    session: str
+    first: int
+    second: int
+    warm: bool
+    idle: float
+    history: int
+    resent_bare: int
+    resent_flower: int
+    saved: int
+    grown: int
+
+    @property
+    def beyond(self) -> float:
+        return 100 * (self.resent_flower - self.resent_bare) / self.history if self.history else 0.0
+
+
+@dataclass
+class Outcome:
+    pairs: list[Pair]
+    loads: int = 0
+    cold_loads: int = 0
+    grown_results: int = 0
+    grown_requests: int = 0
+    saved_cold: int = 0
+    bare_cold: int = 0
+    saved_all: int = 0
+    bare_all: int = 0
+    reported_minus_measured: int = 0
+
+
+def _grown(before: Rewritten | list[dict[str, Any]], after: Rewritten, noted: set[str]) -> int:
+    def texts(entries: Sequence[dict[str, Any]]) -> dict[str, int]:
+        found = {}
+        for entry in entries:
+            content = entry.get("message", {}).get("content") if entry.get("type") == "user" else None
+            for block in content if isinstance(content, list) else ():
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    found[str(block.get("tool_use_id"))] = len(json.dumps(block.get("content")))
+        return found
+
+    old = texts(before if isinstance(before, list) else before.entries)
+    new = texts(after.entries)
+    return sum(1 for ident, size in new.items() if ident in old and size > old[ident] and ident not in noted)
+
+
+def run(load: Load) -> Outcome:
+    outcome = Outcome([])
+    for session in CORPUS.sessions():
+        if session.subagent:
+            continue
+        entries = session.entries
+        kinds = {str(e.get("uuid")): str(e.get("type")) for e in entries}
+        previous: tuple[LoadPoint, Rewritten] | None = None
+        for point in session.resume_points():
+            history = entries[: point.index]
+            out = load(history, point)
+            bare, flower = units(history), units(out.entries)
+            saved = sum(map(_size, bare)) - sum(map(_size, flower))
+            noted = {c.tool_use_id for c in out.changes if c.kind in ("denial_note", "interrupt", "orphan")}
+            outcome.loads += 1
+            grown = _grown(history, out, {n for n in noted if n})
+            outcome.grown_results += grown
+            outcome.grown_requests += saved < 0
+            outcome.saved_all += saved
+            outcome.bare_all += sum(map(_size, bare))
+            outcome.reported_minus_measured += sum(c.chars_saved for c in out.changes) - saved
+            if point.cold:
+                outcome.cold_loads += 1
+                outcome.saved_cold += saved
+                outcome.bare_cold += sum(map(_size, bare))
+            if previous is not None:
+                first, sent = previous
+                sent_units = dict(units(sent.entries))
+                cached = []
+                for uuid, content in bare:
+                    if kinds.get(uuid) is None:
+                        continue
+                    position = _position(entries, uuid)
+                    if position < first.index:
+                        if uuid in sent_units:
+                            cached.append((uuid, sent_units[uuid]))
+                    else:
+                        cached.append((uuid, content))
+                cached = _until_last_user(cached, kinds)
+                resent_flower = _resent(flower, cached)
+                resent_bare = _resent(bare, _until_last_user(bare, kinds))
+                outcome.pairs.append(
+                    Pair(
+                        session.name,
+                        first.index,
+                        point.index,
+                        not point.cold,
+                        point.idle or 0.0,
+                        sum(map(_size, bare)),
+                        resent_bare,
+                        resent_flower,
+                        saved,
+                        grown + (saved < 0),
+                    )
+                )
+            previous = (point, out)
+    return outcome
+
+
+_POSITIONS: dict[int, dict[str, int]] = {}
+
+
+def _position(entries: list[dict[str, Any]], uuid: str) -> int:
+    table = _POSITIONS.setdefault(id(entries), {str(e.get("uuid")): i for i, e in enumerate(entries)})
+    return table[uuid]
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f} %" if whole else "-"
+
+
+def _beyond(pair: Pair) -> str:
+    return f"{pair.beyond:.1f} %" if pair.warm else "(cold)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
+    parser.parse_args()
+    reason = CORPUS.missing_reason()
+    if reason:
+        raise SystemExit(reason)
+    files = sorted(p.name for p in CORPUS.corpus_dir().glob("*.jsonl"))
+    print(f"# bench_corpus: {len(files)} transcripts, every prompt of the main ones taken as a resume\n")
+    results: dict[tuple[str, bool], Outcome] = {}
+    for name, make in CANDIDATES.items():
+        for trim in (False, True):
+            results[(name, trim)] = run(make(trim))
+    print("## The rules compared\n")
+    print(
+        "| rule | trim | resume pairs | warm | warm over 10 % | worst warm beyond | grown results "
+        "| grown requests | saved, cold resumes | saved, all resumes |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for (name, trim), outcome in results.items():
+        warm = [p for p in outcome.pairs if p.warm]
+        worst = max((p.beyond for p in warm), default=0.0)
+        over = sum(1 for p in warm if p.beyond > TARGET)
+        print(
+            f"| {name} | {'on' if trim else 'off'} | {len(outcome.pairs)} | {len(warm)} | {over} "
+            f"| {worst:.1f} % | {outcome.grown_results} | {outcome.grown_requests} "
+            f"| {_pct(outcome.saved_cold, outcome.bare_cold)} ({outcome.cold_loads} resumes) "
+            f"| {_pct(outcome.saved_all, outcome.bare_all)} ({outcome.loads} resumes) |"
+        )
+    default = [results[(DEFAULT, trim)] for trim in (False, True)]
+    every = [results[(EVERY, trim)] for trim in (False, True)]
+    print(
+        f"\n`LoadReport.chars_saved` minus the measured difference of the requests, over the "
+        f"{default[0].loads} resumes of the default rule: {default[0].reported_minus_measured} chars "
+        f"(trim on: {default[1].reported_minus_measured}).\n"
+    )
+    print("## Every resume pair\n")
+    print(
+        "Beyond: what the second resume re-sends more than without flower, in % of the replayed history "
+        "(warm pairs only: after a cold pause everything is re-sent anyway). Grown: results made longer "
+        "at the second resume, and a request longer than without flower (default rule, trim off and on). "
+        "Saved: the second resume's request, smaller by.\n"
+    )
+    print(
+        "| session | prompts (entry) | idle s | history chars | re-sent, no flower "
+        "| beyond, default | beyond, default + trim | beyond, every load | beyond, every load + trim "
+        "| grown | saved, default | saved, default + trim |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rows = zip(default[0].pairs, default[1].pairs, every[0].pairs, every[1].pairs, strict=True)
+    for plain, trimmed, window, window_trimmed in rows:
+        print(
+            f"| {plain.session} | {plain.first} -> {plain.second} | {plain.idle:,.0f} | {plain.history:,} "
+            f"| {_pct(plain.resent_bare, plain.history)} | {_beyond(plain)} | {_beyond(trimmed)} "
+            f"| {_beyond(window)} | {_beyond(window_trimmed)} | {plain.grown + trimmed.grown} "
+            f"| {_pct(plain.saved, plain.history)} | {_pct(trimmed.saved, trimmed.history)} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

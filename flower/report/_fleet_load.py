@@ -1,0 +1,83 @@
+"""Reading a fleet back: every session of a PostgreSQL store, where each ran, and what layer 3 spilled.
+
+The sessions are read through the store's own protocol calls (`load_source` per project key), as for
+one store; the store's extra tables give the project keys, the places each session ran in (runner,
+workspace, workbench) and the spill manifests' rows the runners published. Nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from .._errors import SpecError
+from ..stores import _pg_files as files
+from ..stores.postgres import PostgresSessionStore
+from ._load import Loaded, SessionData, load_source
+
+__all__ = ["FleetData", "load_fleet", "parse_time"]
+
+
+@dataclass(frozen=True)
+class FleetData:
+    """The sessions read (oldest first), where each ran, and the spill rows."""
+
+    loaded: Loaded
+    places: dict[str, list[files.Place]]
+
+
+def parse_time(value: str | datetime | None, name: str) -> datetime | None:
+    """An aware datetime from an ISO date or date-time (UTC when no zone is given)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise SpecError(
+                f"{name} must be an ISO date or date-time (2026-11-30T08:00), got {value!r}"
+            ) from exc
+    if not isinstance(value, datetime):
+        raise SpecError(f"{name} must be a datetime or an ISO string, got {type(value).__name__}")
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _stamp(text: str) -> datetime | None:
+    try:
+        return parse_time(text, "timestamp") if text else None
+    except SpecError:
+        return None
+
+
+def _within(session: SessionData, since: datetime | None, until: datetime | None) -> bool:
+    """The session was active in [since, until]: it ended after `since` and started before `until`."""
+    started, ended = _stamp(session.started), _stamp(session.ended)
+    if since is not None and (ended is None or ended < since):
+        return False
+    return not (until is not None and (started is None or started > until))
+
+
+async def load_fleet(
+    store: PostgresSessionStore,
+    *,
+    project_key: str | None = None,
+    sessions: Sequence[str] | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> FleetData:
+    """Every session of the store (or of `project_key`, or only `sessions`) active in [since, until]."""
+    conns = store.connections
+    async with conns.connection("reading the fleet") as conn:
+        keys = [project_key] if project_key is not None else await files.project_keys(conn, store.schema)
+    found: list[SessionData] = []
+    for key in keys:
+        loaded = await load_source(store, project_key=key, sessions=sessions)
+        found.extend(s for s in loaded.sessions if _within(s, since, until))
+    found.sort(key=lambda s: s.started)
+    ids = [s.session_id for s in found]
+    async with conns.connection("reading the fleet") as conn:
+        places = await files.places(conn, store.schema, ids)
+        spills: list[dict[str, Any]] = await files.spill_rows(conn, store.schema, ids)
+    return FleetData(Loaded(store.label, found, spills, None), places)

@@ -1,0 +1,20 @@
+"""A store from a location: a `postgresql://` DSN opens a `PostgresSessionStore`, a path a SQLite file."""
+
+from __future__ import annotations
+
+import os
+
+from claude_agent_sdk import SessionStore
+
+from ._pg import is_dsn
+from .postgres import PostgresSessionStore
+from .sqlite import SqliteSessionStore
+
+__all__ = ["open_store"]
+
+
+def open_store(location: str | os.PathLike[str]) -> SessionStore:
+    """`PostgresSessionStore(location)` for a `postgresql://` or `postgres://` URI, else a SQLite file."""
+    if is_dsn(location):
+        return PostgresSessionStore(os.fspath(location))
+    return SqliteSessionStore(location)

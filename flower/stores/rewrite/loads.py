@@ -1,0 +1,182 @@
+"""Where the history was loaded, and whether the prompt cache was warm then: the rewrite point.
+
+Any rewrite of an entry already sent breaks the prompt-cache prefix from that entry on. The cache lives
+a few minutes after the last request (`CachePolicy`), so a rewrite decided at a *cold* load costs no
+extra miss, and one decided at a *warm* load re-sends everything after it. Hence the rule the stores
+follow: a load is cold when the cache's lifetime has passed since the history's last message, and then
+everything is decided anew; a warm load repeats exactly what the last cold load decided, over the
+history as it was then, and leaves every later entry as the session's own requests sent it. The last
+cold load is found in the history itself (`rewrite_point`), so no state is kept anywhere.
+
+Where a load happened: a resumed process starts with a prompt. The CLI marks such a prompt (measured
+with 2.1.332: a `mode` entry follows its first reply, never a prompt of a fresh or continuing process;
+CLI 2.1.42 and earlier wrote a `SessionStart:resume` hook progress entry before it, when a SessionStart
+hook was set). When a transcript carries such marks, only marked prompts count as loads; without any,
+every prompt could have been one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..policies import CachePolicy
+from ._transcript import Entry
+from .expire import entry_time
+
+__all__ = ["LoadPoint", "is_prompt", "load_points", "resumes", "rewrite_point"]
+
+_INTERRUPTED = "[Request interrupted by user"
+_MESSAGES = ("user", "assistant")
+_LIFETIMES = {"5m": 300.0, "1h": 3600.0}
+"""`promptCacheRequested` on the CLI's assistant entries -> seconds (measured: "5m" by default)."""
+
+
+def is_prompt(entry: Entry) -> bool:
+    """A prompt: a main-thread user entry holding text, not a tool result.
+
+    Compaction summaries, meta entries, the CLI's own messages (`promptSource: "system"`, e.g. a
+    background task's notification) and its "[Request interrupted by user]" marker are not prompts.
+    """
+    if entry.get("type") != "user" or entry.get("isSidechain") is True:
+        return False
+    if entry.get("isMeta") is True or entry.get("isCompactSummary") is True or "toolUseResult" in entry:
+        return False
+    if entry.get("promptSource") == "system":
+        return False
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if isinstance(content, list) and content:
+        if any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content):
+            return False
+        content = "\n".join(
+            str(b.get("text", "")) for b in content if isinstance(b, Mapping) and b.get("type") == "text"
+        )
+    return isinstance(content, str) and not content.startswith(_INTERRUPTED)
+
+
+def _request(entry: Entry) -> bool:
+    """A user or assistant entry that stands for a request: not one the CLI wrote itself (`<synthetic>`:
+    an API error, or the "No response requested." a resumed CLI adds at load)."""
+    if entry.get("type") not in _MESSAGES or entry.get("isApiErrorMessage") is True:
+        return False
+    message = entry.get("message")
+    return not (isinstance(message, Mapping) and message.get("model") == "<synthetic>")
+
+
+def _resume_hook(entry: Entry) -> bool:
+    data = entry.get("data")
+    return (
+        entry.get("type") == "progress"
+        and isinstance(data, Mapping)
+        and data.get("hookEvent") == "SessionStart"
+        and data.get("hookName") == "SessionStart:resume"
+    )
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    """A prompt where a process may have loaded the history, with the cache's state then."""
+
+    index: int
+    """The prompt's index: the load saw the entries before it."""
+    time: float | None
+    """When the load happened: the timestamp of the queue operation the CLI writes before the prompt,
+    else of the prompt (a few milliseconds after the load)."""
+    idle: float | None
+    """Seconds from the history's last message to the load (None when either time is unknown)."""
+    lifetime: float | None
+    """The cache lifetime that applied to the last request before it."""
+    marked: bool
+    """The CLI marked this prompt as the start of a resumed process."""
+
+    @property
+    def cold(self) -> bool:
+        """The cache had expired: a rewrite decided here cost no extra miss."""
+        return self.idle is not None and self.lifetime is not None and self.idle >= self.lifetime
+
+
+def _lifetime(entry: Entry | None, cache: CachePolicy) -> float | None:
+    if entry is not None:
+        requested = entry.get("promptCacheRequested")
+        if isinstance(requested, str) and requested in _LIFETIMES:
+            return _LIFETIMES[requested]
+    return cache.ttl
+
+
+def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> list[LoadPoint]:
+    """Every prompt that follows a message, with the time, idle time and marks of its possible load.
+
+    The load time is the prompt's timestamp, or that of the queue operations the CLI writes just before
+    it (a few milliseconds after the load); the idle time runs from the last user or assistant entry
+    before it, i.e. from about the last request (entries the CLI writes at the end of a turn, hook
+    progress or stop summaries, and its own `<synthetic>` replies are not requests).
+    """
+    cache = cache if cache is not None else CachePolicy()
+    points: list[LoadPoint] = []
+    last_message: Entry | None = None
+    last_reply: Entry | None = None
+    queued: float | None = None  # the earliest queue operation since the last message
+    hooked = False  # a SessionStart:resume hook ran since the last prompt
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            continue
+        kind = entry.get("type")
+        if kind == "mode" and points and not points[-1].marked:
+            previous = points[-1]
+            points[-1] = LoadPoint(previous.index, previous.time, previous.idle, previous.lifetime, True)
+        elif kind == "queue-operation" and queued is None:
+            queued = entry_time(entry)
+        hooked = hooked or _resume_hook(entry)
+        if is_prompt(entry):
+            if last_message is not None:
+                stamps = [t for t in (queued, entry_time(entry)) if t is not None]
+                when = min(stamps) if stamps else None
+                before = entry_time(last_message)
+                idle = when - before if when is not None and before is not None else None
+                points.append(LoadPoint(index, when, idle, _lifetime(last_reply, cache), hooked))
+            hooked = False
+        if _request(entry):
+            last_message, queued = entry, None
+            if kind == "assistant":
+                last_reply = entry
+    return points
+
+
+def resumes(entries: Sequence[Any], cache: CachePolicy | None = None) -> list[LoadPoint]:
+    """The prompts the CLI marked as starting a resumed process (none when it marked none)."""
+    return [point for point in load_points(entries, cache) if point.marked]
+
+
+def rewrite_point(
+    entries: Sequence[Any], now: float | None, cache: CachePolicy | None
+) -> tuple[int, float | None, bool]:
+    """`(point, its time, warm)`: rewrite `entries[:point]` as decided at the time given, keep the rest.
+
+    A load with no `cache`, no `now`, or no timestamped message, or one the cache's lifetime after the
+    last message, is cold: `(len(entries), now, False)`. A warm load goes back to the last cold load:
+    the last marked prompt (or any prompt, when the CLI marked none) the lifetime or more after the
+    message before it; `(0, None, True)` when there was none (nothing was ever rewritten).
+    """
+    if cache is None or cache.ttl is None or now is None:
+        return len(entries), now, False
+    last: Entry | None = None
+    last_reply: Entry | None = None
+    for entry in reversed(entries):
+        if isinstance(entry, dict) and _request(entry) and entry_time(entry) is not None:
+            last = last or entry
+            if entry.get("type") == "assistant":
+                last_reply = entry
+                break
+    moment = entry_time(last) if last is not None else None
+    lifetime = _lifetime(last_reply, cache)
+    if moment is None or lifetime is None or now - moment >= lifetime:
+        return len(entries), now, False
+    points = load_points(entries, cache)
+    if any(point.marked for point in points):
+        points = [point for point in points if point.marked]
+    for point in reversed(points):
+        if point.cold:
+            return point.index, point.time, True
+    return 0, None, True

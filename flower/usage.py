@@ -1,0 +1,142 @@
+"""Token usage of a step: what the main thread and its subagents consumed, as the CLI reports it.
+
+Where the numbers come from (measured, CLI 2.1.332):
+
+- each `ResultMessage.usage` is the main thread's usage for that one turn (a run with background
+  subagents, or a handoff, has several turns: they add up);
+- `ResultMessage.model_usage` is cumulative over the CLI process and counts every request it made, the
+  subagents' included; the last one of each session is its total;
+- the subagents' share is the difference. It also holds the CLI's own side requests, if any (a
+  compaction summary, when flower's handoff is off).
+
+The usage on each streamed `AssistantMessage` is not used: it carries the reply's *start* (its output
+tokens are 1), every block of a multi-block reply repeats it, and a subagent's final reply is not
+forwarded at all.
+
+Example::
+
+    result = await rt.run(lead, "Start.")
+    print(result.usage.main.output, "output tokens on the main thread,",
+          result.usage.subagents.total, "tokens in the workers")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._check import checked
+
+__all__ = ["StepUsage", "TokenUsage"]
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class TokenUsage:
+    """Tokens of each kind, as the API bills them."""
+
+    input: int = 0
+    """Uncached input tokens."""
+    output: int = 0
+    """Output tokens (thinking included)."""
+    cache_read: int = 0
+    """Input tokens read from the prompt cache."""
+    cache_creation: int = 0
+    """Input tokens written to the prompt cache (cache writes)."""
+
+    @property
+    def total(self) -> int:
+        """All four kinds added up."""
+        return self.input + self.output + self.cache_read + self.cache_creation
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            input=self.input + other.input,
+            output=self.output + other.output,
+            cache_read=self.cache_read + other.cache_read,
+            cache_creation=self.cache_creation + other.cache_creation,
+        )
+
+    @checked
+    def minus(self, other: TokenUsage) -> TokenUsage:
+        """`self - other`, each kind floored at 0."""
+        return TokenUsage(
+            input=max(0, self.input - other.input),
+            output=max(0, self.output - other.output),
+            cache_read=max(0, self.cache_read - other.cache_read),
+            cache_creation=max(0, self.cache_creation - other.cache_creation),
+        )
+
+    @classmethod
+    def from_api(cls, usage: Mapping[str, Any] | None) -> TokenUsage:
+        """From the API's `usage` object (`input_tokens`, `cache_read_input_tokens`...)."""
+        usage = usage or {}
+        return cls(
+            input=_count(usage.get("input_tokens")),
+            output=_count(usage.get("output_tokens")),
+            cache_read=_count(usage.get("cache_read_input_tokens")),
+            cache_creation=_count(usage.get("cache_creation_input_tokens")),
+        )
+
+    @classmethod
+    def from_model_usage(cls, usage: Mapping[str, Any] | None) -> TokenUsage:
+        """From one entry of the CLI's `model_usage` (`inputTokens`, `cacheReadInputTokens`...)."""
+        usage = usage or {}
+        return cls(
+            input=_count(usage.get("inputTokens")),
+            output=_count(usage.get("outputTokens")),
+            cache_read=_count(usage.get("cacheReadInputTokens")),
+            cache_creation=_count(usage.get("cacheCreationInputTokens")),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepUsage:
+    """A step's tokens: the main thread's, the subagents', and both per model.
+
+    `by_model` is what a price table needs (subagents may run on another model); `main` and
+    `subagents` say where the tokens went.
+    """
+
+    main: TokenUsage = field(default_factory=TokenUsage)
+    """The main thread's turns (every generation of the step, handoff turns included)."""
+    subagents: TokenUsage = field(default_factory=TokenUsage)
+    """Everything else the CLI billed during the step: the subagents (and CLI side requests, if any)."""
+    by_model: Mapping[str, TokenUsage] = field(default_factory=dict)
+    """Main thread and subagents together, per model name as the CLI reports it."""
+
+    @property
+    def total(self) -> TokenUsage:
+        """Main thread and subagents together."""
+        return self.main + self.subagents
+
+
+class UsageMeter:
+    """Adds up a step's usage from its `ResultMessage`s (see the module docstring for the sources)."""
+
+    def __init__(self) -> None:
+        self._main = TokenUsage()
+        self._per_session: dict[str, dict[str, TokenUsage]] = {}  # session -> model -> cumulative usage
+
+    def add_result(self, session_id: str, usage: Mapping[str, Any] | None, models: object) -> None:
+        """One `ResultMessage`: its `usage` (this turn, main thread) and `model_usage` (cumulative)."""
+        self._main = self._main + TokenUsage.from_api(usage)
+        if isinstance(models, Mapping) and models:
+            self._per_session[session_id] = {
+                str(name): TokenUsage.from_model_usage(entry if isinstance(entry, Mapping) else None)
+                for name, entry in models.items()
+            }
+
+    def usage(self) -> StepUsage:
+        by_model: dict[str, TokenUsage] = {}
+        for models in self._per_session.values():
+            for name, used in models.items():
+                by_model[name] = by_model.get(name, TokenUsage()) + used
+        total = sum(by_model.values(), TokenUsage())
+        if not by_model:  # an old CLI without model_usage: the main thread is all that is known
+            total = self._main
+        return StepUsage(main=self._main, subagents=total.minus(self._main), by_model=by_model)
