@@ -32,13 +32,13 @@ FINGERPRINT_CHARS: Final = 21
 """The CLI's billing fingerprint reads the prompt's first characters (up to the 21st, measured)."""
 
 
-def check_mandate_line(line: object, owner: str) -> str | None:
+def check_mandate_line(line: object, owner: str, name: str = "mandate_line") -> str | None:
     """`line` if it can serve as the shared first line (one line, long enough), None for None."""
     if line is None:
         return None
     if not isinstance(line, str) or "\n" in line or len(line.strip()) < FINGERPRINT_CHARS:
         raise SpecError(
-            f"{owner}: mandate_line must be one line of at least {FINGERPRINT_CHARS} characters (the CLI "
+            f"{owner}: {name} must be one line of at least {FINGERPRINT_CHARS} characters (the CLI "
             f"derives its billing fingerprint from the prompt's first characters) or None, got {line!r:.80}"
         )
     return line
@@ -66,7 +66,7 @@ def mandate_guard(line: str = MANDATE_LINE) -> HookCallback:
 
     Install it with matcher `"Agent"` (or None: other tools pass untouched). A subagent's own calls pass.
     """
-    fixed = check_mandate_line(line, "mandate_guard")
+    fixed = check_mandate_line(line, "mandate_guard", "line")
     if fixed is None:
         raise SpecError("mandate_guard: line must be a string (leave the hook out to turn it off)")
 
