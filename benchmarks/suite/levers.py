@@ -11,6 +11,7 @@ LEVERS: tuple[tuple[str, str], ...] = (
     ("flower -shared_prefix", "every mandate starts with the same line; the ablation sends them as written"),
     ("flower +planning", "no planning tools (`TaskCreate`...) for the coordinator; the ablation offers them"),
     ("flower +batching", "at most the workload's chunk of runs a mandate; the ablation: one per move"),
+    ("flower -self_glance", "read-only looks run by the coordinator; the ablation delegates them too"),
     ("flower -delegation", "the wall itself: the main thread does everything"),
 )
 """(ablation, what flower's default does that the ablation does not)."""

@@ -298,6 +298,7 @@ class Play:
         behaviour: Behaviour | None = None,
         agent_type: str = "worker",
         chunk: int | None = None,
+        self_glance: bool = True,
     ) -> None:
         from .delegate import Coordinator  # circular: the coordinator is an Actor
 
@@ -310,6 +311,8 @@ class Play:
         self.parallel = parallel
         self.chunk = chunk or workload.chunk
         """At most this many runs in one mandate (`MOVE`: every run up to the next look or decision)."""
+        self.self_glance = self_glance
+        """A delegated coordinator runs its read-only looks itself (False: it delegates them too)."""
         self.ledger = Ledger()
         self.flat = [a for a in _walk(workload.actions)]
         self.pause_requested: Pause | None = None

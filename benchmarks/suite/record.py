@@ -144,6 +144,7 @@ async def record(
             behaviour=behaviour,
             agent_type="general-purpose" if strategy.defaults else "worker",
             chunk=strategy.chunk,
+            self_glance=strategy.self_glance,
         )
         resume_states: dict[int, int] = {}
         gaps: list[float] = []

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from flower import SpillPolicy, coordinator, worker
 from flower.options import session_tools
 
-from .actions import Denied, Pause, Reuse, Subtask, Workload, flatten
+from .actions import Denied, Pause, Reuse, Run, Subtask, Workload, flatten
 from .peers import CLEAR_ACTS, CLEARS, MASKS, PEERS
 from .player import MOVE
 
@@ -57,6 +57,9 @@ class Strategy:
     runtime: Mapping[str, Any] = field(default_factory=dict)
     spec: Mapping[str, Any] = field(default_factory=dict)
     """More `coordinator()` arguments (the delegation ablations)."""
+    self_glance: bool = True
+    """A delegated coordinator runs read-only looks itself, their output bounded by spill (False: it
+    delegates them like any run)."""
     chunk: int | None = None
     """At most this many runs a mandate; None: the workload's `chunk`; `MOVE`: one mandate per move
     (every run up to the coordinator's next look or decision)."""
@@ -115,15 +118,15 @@ ABLATIONS: dict[str, dict[str, Any]] = {
 }
 PLANNING = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
 """The CLI's planning tools, opt-in for a flower coordinator."""
-DELEGATION_ABLATIONS: dict[str, tuple[dict[str, Any], bool]] = {
-    "flower -shared_prefix": ({"mandate_line": None}, True),
-    "flower +planning": (
-        {"tools": ("Agent", "Read", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet")},
-        True,
-    ),
-    "flower -batching": ({}, False),
+DELEGATION_ABLATIONS: dict[str, tuple[dict[str, Any], int | None]] = {
+    "flower -shared_prefix": ({"mandate_line": None}, None),
+    "flower +planning": ({"tools": ("Agent", "Read", *PLANNING)}, None),
+    "flower +batching": ({}, MOVE),
 }
-"""The delegation levers, one at a time: `coordinator()` arguments and whether mandates batch a move."""
+"""The delegation levers, one at a time: `coordinator()` arguments and the runs a mandate holds (None:
+the workload's chunk)."""
+SELF_GLANCE = "flower -self_glance"
+"""The coordinator delegates its read-only looks too (the cost-aware rule: it runs them itself)."""
 
 
 def idle_layers(workload: Workload) -> dict[str, str]:
@@ -156,6 +159,10 @@ def idle_layers(workload: Workload) -> dict[str, str]:
         idle["flower -report_cap"] = "no worker report reaches the 4,000-char limit"
     if _mandates(workload, workload.chunk) == _mandates(workload, MOVE):
         idle["flower +batching"] = "every move already fits in one mandate"
+    if not any(isinstance(a, Run) and a.glance for a in actions):
+        idle[SELF_GLANCE] = "no read-only look to run"
+    elif workload.pad:
+        idle[SELF_GLANCE] = "not run: 80 more worker starts, beyond the time budget"
     if workload.key not in CLEAR_ACTS:
         idle["clear_tool_uses"] = "the context never reaches its 100k trigger"
     return idle
@@ -223,6 +230,8 @@ def strategies_for(workload: Workload, *, quick: bool, previews: bool = False) -
         for name, (knobs, chunk) in DELEGATION_ABLATIONS.items()
         if name not in idle
     ]
+    if SELF_GLANCE not in idle:
+        rows.append(Strategy(SELF_GLANCE, "flower", delegated=True, self_glance=False))
     if fan_out:
         parallel = Strategy(
             "baseline_cc_default x6 parallel", "plain", delegated=True, parallel=6, defaults=True
