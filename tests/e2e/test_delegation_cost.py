@@ -136,5 +136,5 @@ async def test_the_report_shows_what_delegating_cost(workspace: Path) -> None:
     frames = [r.text for r in scripted_model.request("main", 2).tool_results]
     assert "[Subagent hand-back]" in frames[0] and "  3 files" in frames[0]
     assert len(frames[0]) - len("  3 files") - 200 < spent.frame_chars / 2 < len(frames[0])
-    assert f"in 2 workers: starts ${spent.start_usd:,.2f}" in report.render_text()
+    assert f"in 2 workers; starts ${spent.start_usd:,.2f}" in report.render_text()
     assert second.last_user_text.endswith("Zq: list them")
