@@ -25,7 +25,9 @@ Each lever of the cost of delegating, measured as an ablation: the same workload
 the ideal player, flower's default against the run that differs by that lever alone. *flower ÷ it* below
 1 means the lever pays. `-` = not run: that lever cannot change the run there (the workload's table says
 why). The first row is flower before these levers (the previous full run); the last, the mandates the
-coordinator gave.
+coordinator gave. Continuing a worker (`SendMessage`) is not among them: its schema (6.3k chars) would
+ride on every coordinator request, the continued worker answers in the background, and the scripted
+coordinator here never follows up on a report; see the delegation guide for what the CLI does.
 """
 
 
