@@ -151,8 +151,9 @@ def instrument(
         options = dataclasses.replace(options, session_store=store)  # type: ignore[arg-type]  # a DSN too
     layer = _store(options, root, wb, keep_denials=keep_denials, ephemeral=ephemeral, trim=trim)
     wall = _wall(options, wb, glance=glance is not False, own_tools=own_tools) if coordinator else {}
+    mandate: dict[HookEvent, list[HookMatcher]] = {}
     if coordinator and line is not None:
-        wall["PreToolUse"].append(HookMatcher(matcher=None, hooks=[mandate_guard(line)]))
+        mandate["PreToolUse"] = [HookMatcher(matcher=None, hooks=[mandate_guard(line)])]
     block: str | None = None
     if wb is not None:
         _check_prompt(options.system_prompt, workbench_block)
@@ -163,7 +164,7 @@ def instrument(
     index = index_context_hooks(wb, initial=block) if wb is not None else {}
     layers, app_hooks = chain_spill(layer_hooks(wb, root, spill, limit), options.hooks, spill)
     wall, app_hooks = chain_denials(wall, app_hooks)  # both reasons reach the model when both deny
-    hooks = merge_hooks(wall, layers, index, app_hooks) or None
+    hooks = merge_hooks(wall, mandate, layers, index, app_hooks) or None
     cwd = options.cwd if options.cwd is not None else root
     attach_workbench(layer, cwd, wb.root if wb is not None else root / FLOWER_DIR)
     return dataclasses.replace(
