@@ -1,8 +1,8 @@
 """`mandate_guard`: every mandate starts with the same fixed line, so workers share their cached prefix.
 
 The CLI sends a per-conversation billing block as the first system block of every request, and three
-hex digits in it are derived from the first characters of the conversation's first prompt; for a worker,
-that prompt is its mandate. Workers whose mandates start differently send different billing blocks, so
+hex digits in it are derived from the 5th, 8th and 21st characters of the conversation's first prompt;
+for a worker, that prompt is its mandate. Workers whose mandates start differently send different billing blocks, so
 none of them can read the tools and system prompt another worker already wrote to the prompt cache: each
 worker start is a full cache write. A PreToolUse hook on the main thread's Agent calls puts `line` in
 front of every mandate (the main thread's history keeps the mandate as the coordinator wrote it), so
@@ -29,7 +29,7 @@ logger = logging.getLogger("flower.mandate")
 MANDATE_LINE: Final = "Mandate from your coordinator (report as your rules say):"
 """The fixed first line flower puts in front of every mandate."""
 FINGERPRINT_CHARS: Final = 21
-"""The CLI's billing fingerprint reads the prompt's first characters (up to the 21st, measured)."""
+"""The CLI's billing fingerprint reads the prompt's 5th, 8th and 21st characters (measured)."""
 
 
 def check_mandate_line(line: object, owner: str, name: str = "mandate_line") -> str | None:
