@@ -2,11 +2,12 @@
 
 The CLI sends a per-conversation billing block as the first system block of every request, and three
 hex digits in it are derived from the 5th, 8th and 21st characters of the conversation's first prompt;
-for a worker, that prompt is its mandate. Workers whose mandates start differently send different billing blocks, so
-none of them can read the tools and system prompt another worker already wrote to the prompt cache: each
-worker start is a full cache write. A PreToolUse hook on the main thread's Agent calls puts `line` in
-front of every mandate (the main thread's history keeps the mandate as the coordinator wrote it), so
-every worker of a session sends the same billing block and the second worker on reads the shared prefix.
+for a worker, that prompt is its mandate. Workers whose mandates start differently send different
+billing blocks, so none of them can read the tools and system prompt another worker already wrote to the
+prompt cache: each worker start is a full cache write. A PreToolUse hook on the main thread's Agent
+calls puts `line` in front of every mandate (the main thread's history keeps the mandate as the
+coordinator wrote it), so every worker of a session sends the same billing block and the second worker
+on reads the shared prefix.
 
 It is a rewrite, so it fails open: if it raises, the mandate goes out unchanged and the error is logged.
 """
