@@ -138,3 +138,20 @@ async def test_the_report_shows_what_delegating_cost(workspace: Path) -> None:
     assert len(frames[0]) - len("  3 files") - 200 < spent.frame_chars / 2 < len(frames[0])
     assert f"in 2 workers; starts ${spent.start_usd:,.2f}" in report.render_text()
     assert second.last_user_text.endswith("Zq: list them")
+
+
+async def test_the_billing_fingerprint_reads_the_5th_8th_and_21st_characters(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    base = "abcdefghijklmnopqrstuvwxyz0123456789"
+    flips = (0, 4, 7, 10, 20, 21, 30)
+    prompts = [base, *(base[:i] + "#" + base[i + 1 :] for i in flips)]
+    scripted_model.script("main", [*(agent("w", p, background=False) for p in prompts), "done"])
+    scripted_model.script("w", ["ok"] * len(prompts))
+    agents = {"w": AgentDefinition(description="works", prompt="You work.", tools=["Bash"])}
+
+    await scripted_model.run("Go.", cwd=workspace, agents=agents, tools=["Agent", "Bash"])
+
+    blocks = [_billing(r) for r in scripted_model.requests("w")]
+    moved = {i for i, block in zip(flips, blocks[1:], strict=True) if block != blocks[0]}
+    fact(moved == {4, 7, 20}, "later", f"the billing fingerprint reads prompt[4], [7], [20] (moved: {moved})")
