@@ -57,7 +57,8 @@ def workload_table(rows: Sequence[Metrics], idle: dict[str, str]) -> str:
         )
     for name, why in idle.items():
         same = "flower" if name.startswith("flower") else "baseline_raw"
-        lines.append(f"| {name} | not run | | | | | | | | | | | identical to {same} here: {why} |")
+        said = why if why.startswith("not run") else f"identical to {same} here: {why}"
+        lines.append(f"| {name} | not run | | | | | | | | | | | {said} |")
     return "\n".join(lines)
 
 

@@ -162,7 +162,7 @@ def idle_layers(workload: Workload) -> dict[str, str]:
     if not any(isinstance(a, Run) and a.glance for a in actions):
         idle[SELF_GLANCE] = "no read-only look to run"
     elif workload.pad:
-        idle[SELF_GLANCE] = "not run: 80 more worker starts, beyond the time budget"
+        idle[SELF_GLANCE] = "not run: its 80 page reads would be 80 more worker starts (time budget)"
     if workload.key not in CLEAR_ACTS:
         idle["clear_tool_uses"] = "the context never reaches its 100k trigger"
     return idle
