@@ -22,6 +22,7 @@ from .glance import GlanceVerdict, glance_verdict, is_ephemeral
 from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, parse_handoff
 from .hooks.delegate import delegate_guard
 from .hooks.index import index_guard, index_hooks
+from .hooks.mandate import MANDATE_LINE, mandate_guard
 from .hooks.report import report_guard, report_hooks
 from .hooks.spill import SpillPolicy, spill_guard, spill_hooks
 from .instrument import instrument
@@ -50,6 +51,7 @@ __all__ = [
     "CLI_TOOLS",
     "COORDINATOR_RULES",
     "HANDOFF_PROMPT",
+    "MANDATE_LINE",
     "TAKEOVER_PROMPT",
     "WORKBENCH_RULES",
     "WORKER_RULES",
@@ -95,6 +97,7 @@ __all__ = [
     "instrument",
     "is_ephemeral",
     "lease_session",
+    "mandate_guard",
     "merge_hooks",
     "parse_handoff",
     "report_guard",

@@ -124,8 +124,10 @@ PLANNING = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
 WORKER_TOOLS = ("Bash", "Read", "Write", "Edit", "Glob", "Grep")
 """A worker's default tools."""
 
-COORDINATOR_TOOLS = ("Agent", "Read", *PLANNING)
-"""A coordinator's own tools (plus a read-only Bash when `glance=True`)."""
+COORDINATOR_TOOLS = ("Agent", "Read")
+"""A coordinator's own tools (plus a read-only Bash when `glance=True`). The planning tools (`PLANNING`,
+about 2.2k tokens of schemas in every request) are opt-in: `coordinator(tools=["Agent", "Read",
+"TaskCreate", "TaskUpdate", "TaskList", "TaskGet"])`."""
 
 
 def is_mcp_tool(name: str) -> bool:

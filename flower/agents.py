@@ -25,6 +25,7 @@ from ._check import check_fields, checked
 from ._errors import SpecError
 from ._tools import COORDINATOR_TOOLS, WORKER_TOOLS, check_tools
 from .compact import CompactPolicy
+from .hooks.mandate import MANDATE_LINE, check_mandate_line
 from .rules import COORDINATOR_RULES, WORKER_RULES
 
 __all__ = ["AgentSpec", "coordinator", "worker"]
@@ -78,6 +79,9 @@ class AgentSpec:
     """The main thread may not use hands-on tools (always True for a coordinator)."""
     glance: bool = False
     """With `delegate_only`: the main thread may still run read-only Bash commands (`is_ephemeral`)."""
+    mandate_line: str | None = None
+    """With `delegate_only`: the fixed line put in front of every mandate (`mandate_guard`), so every
+    worker sends the same billing block and reads the tools and system prompt the first one cached."""
     workers: Mapping[str, AgentSpec] = field(default_factory=lambda: MappingProxyType({}))
     """Subagents by name."""
     compact: CompactPolicy | None = None
@@ -106,6 +110,9 @@ class AgentSpec:
             raise SpecError(f"{owner}: compact must be a CompactPolicy, got {type(self.compact).__name__}")
         if self.glance and not self.delegate_only:
             raise SpecError(f"{owner}: glance only makes sense with delegate_only (it loosens the wall)")
+        check_mandate_line(self.mandate_line, owner)
+        if self.mandate_line is not None and not self.delegate_only:
+            raise SpecError(f"{owner}: mandate_line only makes sense with delegate_only (a coordinator)")
         if self.setting_sources is not None:
             object.__setattr__(self, "setting_sources", tuple(self.setting_sources))
         object.__setattr__(self, "workers", self._checked_workers(owner))
@@ -195,6 +202,7 @@ def coordinator(
     *,
     glance: bool = True,
     tools: Iterable[str] = COORDINATOR_TOOLS,
+    mandate_line: str | None = MANDATE_LINE,
     model: str | None = None,
     effort: EffortLevel | None = None,
     max_turns: int | None = None,
@@ -209,7 +217,8 @@ def coordinator(
 
     Always `delegate_only=True` (not overridable): its hands-on calls are refused by `delegate_guard`.
     With `glance=True` it may run read-only Bash commands itself (a subagent costs ~4.3k tokens; an `ls`
-    is not worth that).
+    is not worth that). `mandate_line` starts every mandate (None: mandates go out as written); the
+    planning tools (`TaskCreate`...) are opt-in through `tools`.
     """
     if not isinstance(name, str) or not name.strip():
         raise SpecError("coordinator: name must be a non-empty string")
@@ -227,6 +236,7 @@ def coordinator(
         max_turns=max_turns,
         delegate_only=True,
         glance=glance,
+        mandate_line=mandate_line,
         workers=named,
         compact=compact,
         builtin_agents=builtin_agents,

@@ -58,6 +58,7 @@ from ._spill_chain import chain_spill
 from ._tools import ALIASES, COORDINATOR_TOOLS, check_tools
 from .compact import CompactPolicy
 from .hooks.delegate import delegate_guard
+from .hooks.mandate import MANDATE_LINE, check_mandate_line, mandate_guard
 from .hooks.spill import SpillPolicy
 from .options import merge_hooks
 from .stores import EphemeralPolicy, PruningSessionStore, TrimPolicy
@@ -81,6 +82,7 @@ def instrument(
     coordinator: bool = False,
     glance: bool | None = None,
     own_tools: Iterable[str] | None = None,
+    mandate_line: str | None = MANDATE_LINE,
     workbench: bool | Workbench = True,
     workbench_block: BlockPlacement = "system",
     spill_threshold: int | SpillPolicy | None = 4000,
@@ -99,7 +101,9 @@ def instrument(
     - `coordinator`: the main thread delegates; the wall refuses its hands-on calls (Bash, Write, Edit,
       NotebookEdit) and any tool not its own. Its own tools are `own_tools`, by default the app's `tools`
       list, or flower's coordinator tools when the app gave none. `glance` (default True with a
-      coordinator) lets a read-only Bash command through. Subagents are never limited.
+      coordinator) lets a read-only Bash command through. Subagents are never limited. With a
+      coordinator, `mandate_line` is put in front of every mandate (`mandate_guard`: the workers then
+      share their cached prefix); None sends mandates as the model wrote them.
     - `workbench`, `spill_threshold`, `report_limit`, `trim`, `ephemeral`, `keep_denials`: as in
       `Runtime` (`report_limit` applies to the app's own subagents too).
     - `workbench_block`: `"system"` appends the workbench block to the system prompt (after the app's
@@ -135,6 +139,7 @@ def instrument(
         raise SpecError(
             f"{_OWNER}: glance and own_tools shape the delegation wall; they need coordinator=True"
         )
+    line = check_mandate_line(mandate_line, _OWNER)
     if glance is not None and not isinstance(glance, bool):
         raise SpecError(f"{_OWNER}: glance must be True, False or None, got {glance!r}")
 
@@ -146,6 +151,9 @@ def instrument(
         options = dataclasses.replace(options, session_store=store)  # type: ignore[arg-type]  # a DSN too
     layer = _store(options, root, wb, keep_denials=keep_denials, ephemeral=ephemeral, trim=trim)
     wall = _wall(options, wb, glance=glance is not False, own_tools=own_tools) if coordinator else {}
+    mandate: dict[HookEvent, list[HookMatcher]] = {}
+    if coordinator and line is not None:
+        mandate["PreToolUse"] = [HookMatcher(matcher=None, hooks=[mandate_guard(line)])]
     block: str | None = None
     if wb is not None:
         _check_prompt(options.system_prompt, workbench_block)
@@ -156,7 +164,7 @@ def instrument(
     index = index_context_hooks(wb, initial=block) if wb is not None else {}
     layers, app_hooks = chain_spill(layer_hooks(wb, root, spill, limit), options.hooks, spill)
     wall, app_hooks = chain_denials(wall, app_hooks)  # both reasons reach the model when both deny
-    hooks = merge_hooks(wall, layers, index, app_hooks) or None
+    hooks = merge_hooks(wall, mandate, layers, index, app_hooks) or None
     cwd = options.cwd if options.cwd is not None else root
     attach_workbench(layer, cwd, wb.root if wb is not None else root / FLOWER_DIR)
     return dataclasses.replace(

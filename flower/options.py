@@ -24,6 +24,7 @@ from ._errors import SpecError
 from .agents import AgentSpec
 from .compact import CompactPolicy
 from .hooks.delegate import delegate_guard
+from .hooks.mandate import mandate_guard
 
 __all__ = ["build_options", "merge_hooks"]
 
@@ -116,6 +117,9 @@ def build_options(
     # of several denials the model reads only the last to end: when the wall and one of the spec's own
     # hooks both deny a call, each gives both reasons
     wall, own = chain_denials(wall, spec.hooks)
+    mandate: dict[HookEvent, list[HookMatcher]] = {}
+    if spec.delegate_only and spec.mandate_line is not None:
+        mandate["PreToolUse"] = [HookMatcher(matcher=None, hooks=[mandate_guard(spec.mandate_line)])]
     tools = session_tools(spec)
     extra: dict[str, Any] = {k: v for k, v in spec.options.items() if k != "env"}
     extra.setdefault("permission_mode", DEFAULT_PERMISSION_MODE)
@@ -125,7 +129,7 @@ def build_options(
         tools=tools,
         allowed_tools=list(tools),
         agents={name: _definition(w) for name, w in spec.workers.items()} or None,
-        hooks=merge_hooks(wall, hooks, own) or None,
+        hooks=merge_hooks(wall, mandate, hooks, own) or None,
         env=_env(spec, spec.compact or compact, env),
         setting_sources=None if spec.setting_sources is None else list(spec.setting_sources),
         model=None if spec.model == "inherit" else spec.model,

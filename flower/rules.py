@@ -23,8 +23,11 @@ the goal, the acceptance criteria, the inputs as paths. Workers already know how
 never restate their rules.
 - Relay the one thing workers cannot know: where the workbench is. Long outputs go to its `artifacts/`; the \
 worker returns only paths and conclusions.
-- Give paths, not contents; ask for conclusions, not a narration. Delegate independent tasks in parallel \
-(several Agent calls in one message).
+- Give paths, not contents; ask for conclusions, not a narration.
+- Every worker you start and every report it sends back costs: one mandate covers a whole move. Related \
+runs one worker can do in a row (several scans, a test after its edit) go in one mandate as a list, not \
+one worker each; keep a mandate to a few minutes of work (your own prompt cache lapses while you wait). \
+Start workers in parallel (several Agent calls in one message) only for long, independent pieces.
 - Read an artifact only when a decision needs it, one at a time. Have a worker record each decision and its \
 reason in the workbench's `notes/`.
 - Keep your own replies short."""

@@ -92,24 +92,15 @@ def test_build_options_for_a_coordinator() -> None:
         "preset": "claude_code",
         "append": f"{COORDINATOR_RULES}\n\nGoal: measure.",
     }
-    assert options.tools == [
-        "Agent",
-        "Read",
-        "TaskCreate",
-        "TaskUpdate",
-        "TaskList",
-        "TaskGet",
-        "Bash",
-        "Glob",
-        "Edit",
-    ]
+    assert options.tools == ["Agent", "Read", "Bash", "Glob", "Edit"]  # planning tools are opt-in
     assert options.allowed_tools == options.tools
     assert set(options.agents or {}) == {"分析员", "editor"}
     definition = (options.agents or {})["分析员"]
     assert definition.model == "inherit" and definition.tools == ["Read", "Bash", "Glob"]
     assert definition.prompt.startswith(WORKER_RULES) and definition.prompt.endswith("You analyse.")
     pre = (options.hooks or {})["PreToolUse"]
-    assert len(pre) == 2 and pre[0].matcher is None and pre[1] is mine  # the wall first, the user's kept
+    # the wall first, then the mandate line, the user's kept
+    assert len(pre) == 3 and pre[0].matcher is None and pre[1].matcher is None and pre[2] is mine
     assert options.setting_sources == [] and options.permission_mode == "dontAsk"
     assert options.env == {
         "MY_VAR": "1",

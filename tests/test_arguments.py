@@ -88,6 +88,7 @@ VALID: dict[str, Callable[[Path], Call]] = {
         (ClaudeAgentOptions(session_store=flower.SqliteSessionStore(tmp / "s.db"), resume="s"),),
         {"cwd": tmp},
     ),
+    "mandate_guard": lambda tmp: ((), {}),
     "merge_hooks": lambda tmp: ((), {}),
     "parse_handoff": lambda tmp: ((HANDOFF,), {}),
     "report_guard": lambda tmp: ((tmp / "reports",), {}),

@@ -14,6 +14,7 @@ from benchmarks.suite.actions import Fact, Probe, Run, Workload
 from benchmarks.suite.delegate import Chunk, partition
 from benchmarks.suite.metrics import Metrics
 from benchmarks.suite.peers import CLEARS, MASKS, Masking
+from benchmarks.suite.player import MOVE
 from benchmarks.suite.probes import (
     View,
     decide,
@@ -235,6 +236,10 @@ def test_a_coordinator_delegates_runs_in_chunks_and_keeps_glances_and_probes() -
     first, second = items[0], items[1]
     assert isinstance(first, Chunk) and isinstance(second, Chunk)
     assert [type(a).__name__ for a in second.actions] == ["Run", "Probe"]  # the verdict stays with its run
+    moves = partition(actions, size=MOVE)  # one mandate per move: every run up to the next own step
+    assert [type(i).__name__ for i in moves] == ["Chunk", "Run", "Chunk", "Probe"]
+    delegated = partition(actions, size=MOVE, glances=False)  # the look goes to the worker too
+    assert [type(i).__name__ for i in delegated] == ["Chunk", "Probe"]
 
 
 @pytest.mark.parametrize("quick", [True, False])

@@ -91,4 +91,5 @@ def test_build_options_joins_the_wall_and_the_specs_own_hooks() -> None:
         "lead", "Go.", {"w": worker("W.", "W.")}, hooks={"PreToolUse": [HookMatcher(hooks=[allow])]}
     )
     pre = build_options(lead).hooks["PreToolUse"]  # type: ignore[index]
-    assert len(pre) == 2 and pre[1].hooks != [allow]  # the spec's callback is wrapped, still there
+    # the wall, the mandate line, then the spec's callback: wrapped, still there
+    assert len(pre) == 3 and pre[2].hooks != [allow]

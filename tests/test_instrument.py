@@ -229,7 +229,8 @@ async def test_the_wall_allows_the_main_thread_the_tools_the_app_gave_it(ws: Pat
     assert denied(
         await decide(default, {"tool_name": "Grep", "tool_input": {}})
     )  # flower's coordinator tools
-    assert await decide(default, {"tool_name": "TaskCreate", "tool_input": {}}) == {}
+    assert await decide(default, {"tool_name": "Read", "tool_input": {}}) == {}
+    assert denied(await decide(default, {"tool_name": "TaskCreate", "tool_input": {}}))  # opt-in
     mine = instrument(
         app_options(ws), workspace=ws, coordinator=True, own_tools=["Agent", "Glob"], glance=False
     )

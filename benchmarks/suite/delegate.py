@@ -34,14 +34,17 @@ class Chunk:
     subtask: Subtask | None = None
 
 
-def _self_action(action: Action) -> bool:
-    """What a flower coordinator does itself: glances, Reads, probes and the flow (idle, pause, checks)."""
+def _self_action(action: Action, glances: bool = True) -> bool:
+    """What a flower coordinator does itself: glances (unless `glances` is False), Reads, probes and the
+    flow (idle, pause, checks)."""
     if isinstance(action, Run):
-        return action.glance
+        return action.glance and glances
     return not isinstance(action, WriteFile | Denied | Reuse | Subtask)
 
 
-def partition(actions: tuple[Action, ...], size: int, first: int = 0) -> list[Action | Chunk]:
+def partition(
+    actions: tuple[Action, ...], size: int, first: int = 0, *, glances: bool = True
+) -> list[Action | Chunk]:
     """Coordinator-level items: self actions as they are, delegatable runs grouped into chunks.
 
     A verdict probe right after a delegated run stays in that run's chunk: the worker that ran the test
@@ -66,7 +69,7 @@ def partition(actions: tuple[Action, ...], size: int, first: int = 0) -> list[Ac
             count += 1
         elif isinstance(action, Probe) and action.verdict and current:
             current.append(action)
-        elif _self_action(action):
+        elif _self_action(action, glances):
             close()
             items.append(action)
         else:
@@ -81,7 +84,8 @@ class Coordinator(Actor):
     """The main thread in delegated mode."""
 
     def __init__(self, play: Play) -> None:
-        super().__init__(partition(play.workload.actions, play.workload.chunk), play, "main")  # type: ignore[arg-type]
+        actions = partition(play.workload.actions, play.chunk, glances=play.self_glance)
+        super().__init__(actions, play, "main")  # type: ignore[arg-type]
         self.chunks = sum(isinstance(i, Chunk) for i in self.actions)
 
     def step(self, request: RecordedRequest) -> Reply:

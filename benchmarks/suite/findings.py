@@ -42,11 +42,12 @@ def findings(rows: Sequence[Metrics], keys: Sequence[str], picks: dict[str, tupl
     if ratios:
         worse = sum(r > 1 for r in ratios)
         out.append(
-            f"- **Delegation has a price.** Without its wall (`flower -delegation`) flower costs less in "
-            f"{worse} of {len(ratios)} workloads (flower ÷ it: {_span(ratios)}, ideal player): every worker "
-            "writes its own system prompt and tools to the cache, under a billing block of its own, and "
-            "its report comes back. The wall buys the smaller main thread and the bounded residue; in these "
-            "workloads it does not buy tokens."
+            f"- **What delegating costs.** Without its wall (`flower -delegation`) flower costs less in "
+            f"{worse} of {len(ratios)} workloads (flower ÷ it: {_span(ratios)}, ideal player). Every worker "
+            "start reads the workers' shared tools and system prompt from the cache (every mandate starts "
+            "with the same line, so they send one billing block) but writes its own first turn, and every "
+            "report comes back inside the CLI's hand-back frame; the lever-by-lever table below shows what "
+            "each measure is worth. The wall buys the smaller main thread and the bounded residue."
         )
     polling = []
     for key in keys:
@@ -91,8 +92,9 @@ def findings(rows: Sequence[Metrics], keys: Sequence[str], picks: dict[str, tupl
     if drops:
         out.append(
             f"- **The billing block** is worth {_percent([-d for d in drops])} of flower's cost "
-            "(ideal player): priced as sent, workers with different mandates never read each other's "
-            "system prompt and tools from the cache; ignored, they do."
+            "(ideal player), with every mandate starting with the same line: priced as sent, workers with "
+            "different billing blocks never read each other's system prompt and tools from the cache; "
+            "ignored, they do. Without the shared line (`flower -shared_prefix`) it is worth more."
         )
     return "\n".join(out) + "\n"
 

@@ -70,6 +70,8 @@ class Metrics:
     skipped: int = 0
     reuse_writes: int = 0
     reuse_runs: int = 0
+    mandates: int = 0
+    """Agent calls of the main thread."""
     player: str = "ideal"
     """`ideal`, or `realistic #k` (k: its random seed)."""
     size: int = 0
@@ -165,6 +167,7 @@ def compute(trace: Trace) -> Metrics:
         skipped=trace.skipped,
         reuse_writes=trace.reuse_writes,
         reuse_runs=trace.reuse_runs,
+        mandates=trace.mandates,
         player=trace.player,
         size=trace.size,
         error=trace.error,

@@ -279,6 +279,10 @@ class Actor:
         return "DONE: all work finished."
 
 
+MOVE = 1_000_000
+"""A chunk size no move reaches: one mandate covers every run up to the coordinator's next own step."""
+
+
 class Play:
     """The scripted model for one run of one workload under one strategy: scripts for every caller."""
 
@@ -293,6 +297,8 @@ class Play:
         parallel: int = 1,
         behaviour: Behaviour | None = None,
         agent_type: str = "worker",
+        chunk: int | None = None,
+        self_glance: bool = True,
     ) -> None:
         from .delegate import Coordinator  # circular: the coordinator is an Actor
 
@@ -303,6 +309,10 @@ class Play:
         self.root = root
         self.scripts = scripts
         self.parallel = parallel
+        self.chunk = chunk or workload.chunk
+        """At most this many runs in one mandate (`MOVE`: every run up to the next look or decision)."""
+        self.self_glance = self_glance
+        """A delegated coordinator runs its read-only looks itself (False: it delegates them too)."""
         self.ledger = Ledger()
         self.flat = [a for a in _walk(workload.actions)]
         self.pause_requested: Pause | None = None

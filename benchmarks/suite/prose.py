@@ -86,7 +86,9 @@ The CLI sends a per-conversation billing block as `system[0]` (`x-anthropic-bill
 cc_version=…; cc_entrypoint=…;`), whose three hex digits follow the conversation's first prompt. It sits
 before the CLI's system cache breakpoint, so *if* the API keys its cache on it, workers with differently
 worded mandates never share the tools+system prefix, and each delegation writes that prefix again.
-Whether it does is not documented. Every cost above prices it **as sent**; this table prices flower's
+Whether it does is not documented. flower starts every mandate with the same line (`mandate_line`), so
+its workers send one block and the two pricings differ little (`flower -shared_prefix` is the run
+without it). Every cost above prices it **as sent**; this table prices flower's
 runs both ways (ideal player) and compares each with the cheapest of the CLI's default and the peers at
 their best, priced the same way.
 """

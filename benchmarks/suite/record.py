@@ -143,6 +143,8 @@ async def record(
             parallel=strategy.parallel,
             behaviour=behaviour,
             agent_type="general-purpose" if strategy.defaults else "worker",
+            chunk=strategy.chunk,
+            self_glance=strategy.self_glance,
         )
         resume_states: dict[int, int] = {}
         gaps: list[float] = []
@@ -175,7 +177,7 @@ async def _phases(
 ) -> str | None:
     prompt, resume, idle, dated = workload.task, None, 0.0, 0.0
     rt = _runtime(model, root, workload, strategy) if strategy.engine == "flower" else None
-    spec = lead(strategy.model) if strategy.delegated else _inline_spec(strategy.model)
+    spec = lead(strategy.model, **strategy.spec) if strategy.delegated else _inline_spec(strategy.model)
     while True:
         play.pause_requested = None
         try:

@@ -6,7 +6,7 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import plots, prose, ranking
+from . import levers, plots, prose, ranking
 from .actions import Workload
 from .findings import findings
 from .metrics import Metrics
@@ -57,7 +57,8 @@ def workload_table(rows: Sequence[Metrics], idle: dict[str, str]) -> str:
         )
     for name, why in idle.items():
         same = "flower" if name.startswith("flower") else "baseline_raw"
-        lines.append(f"| {name} | not run | | | | | | | | | | | identical to {same} here: {why} |")
+        said = why if why.startswith("not run") else f"identical to {same} here: {why}"
+        lines.append(f"| {name} | not run | | | | | | | | | | | {said} |")
     return "\n".join(lines)
 
 
@@ -224,6 +225,8 @@ def write(
     ]
     for w in workloads:
         parts += [f"**{w.title}**\n", ranking.ranking_table(rows, w.key), ""]
+    table = levers.levers_table(rows, keys, full=scale == "full")
+    parts += ["## The cost of delegating, lever by lever\n", table, ""]
     parts += ["## The billing block, both ways\n", prose.BILLING, ranking.sensitivity(rows, keys, picks), ""]
     scaling = ranking.scaling(rows, {key: s for key, s in SCALES.items() if key in keys}, titles)
     parts += ["## Scaling: W1 and W3 at three sizes\n", prose.SCALING, scaling or "Not run (`--quick`).\n"]

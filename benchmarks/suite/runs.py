@@ -18,8 +18,9 @@ from typing import Any, Literal
 from flower import SpillPolicy, coordinator, worker
 from flower.options import session_tools
 
-from .actions import Denied, Pause, Reuse, Subtask, Workload, flatten
+from .actions import Denied, Pause, Reuse, Run, Subtask, Workload, flatten
 from .peers import CLEAR_ACTS, CLEARS, MASKS, PEERS
+from .player import MOVE
 
 MODEL = "claude-sonnet-4-6"
 """The CLI reports a 200,000-token window for it (CLI 2.1.332), so the marathon reaches the wall."""
@@ -33,9 +34,12 @@ def _flower_worker() -> Any:
     return worker("Runs commands and reports.", WORKER_PROMPT, tools=["Bash", "Read", "Write", "Edit"])
 
 
-def lead(model: str = MODEL) -> Any:
-    """flower's coordinator for the benchmark: one worker with Bash, Read, Write and Edit."""
-    return coordinator("lead", "Drive the benchmark task.", {"worker": _flower_worker()}, model=model)
+def lead(model: str = MODEL, **knobs: Any) -> Any:
+    """flower's coordinator for the benchmark: one worker with Bash, Read, Write and Edit (`knobs`:
+    more `coordinator()` arguments, for the delegation ablations)."""
+    return coordinator(
+        "lead", "Drive the benchmark task.", {"worker": _flower_worker()}, model=model, **knobs
+    )
 
 
 TOOLS = session_tools(lead())
@@ -51,6 +55,14 @@ class Strategy:
     delegated: bool = False
     compaction: bool = True
     runtime: Mapping[str, Any] = field(default_factory=dict)
+    spec: Mapping[str, Any] = field(default_factory=dict)
+    """More `coordinator()` arguments (the delegation ablations)."""
+    self_glance: bool = True
+    """A delegated coordinator runs read-only looks itself, their output bounded by spill (False: it
+    delegates them like any run)."""
+    chunk: int | None = None
+    """At most this many runs a mandate; None: the workload's `chunk`; `MOVE`: one mandate per move
+    (every run up to the coordinator's next look or decision)."""
     parallel: int = 1
     model: str = MODEL
     note: str = ""
@@ -104,6 +116,17 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -workbench": {"workbench": False},
     "flower -report_cap": {"report_limit": None},
 }
+PLANNING = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
+"""The CLI's planning tools, opt-in for a flower coordinator."""
+DELEGATION_ABLATIONS: dict[str, tuple[dict[str, Any], int | None]] = {
+    "flower -shared_prefix": ({"mandate_line": None}, None),
+    "flower +planning": ({"tools": ("Agent", "Read", *PLANNING)}, None),
+    "flower +batching": ({}, MOVE),
+}
+"""The delegation levers, one at a time: `coordinator()` arguments and the runs a mandate holds (None:
+the workload's chunk)."""
+SELF_GLANCE = "flower -self_glance"
+"""The coordinator delegates its read-only looks too (the cost-aware rule: it runs them itself)."""
 
 
 def idle_layers(workload: Workload) -> dict[str, str]:
@@ -134,9 +157,22 @@ def idle_layers(workload: Workload) -> dict[str, str]:
         idle["flower -workbench"] = "no recurring script and no new session"
     if not pasted:
         idle["flower -report_cap"] = "no worker report reaches the 4,000-char limit"
+    if _mandates(workload, workload.chunk) == _mandates(workload, MOVE):
+        idle["flower +batching"] = "every move already fits in one mandate"
+    if not any(isinstance(a, Run) and a.glance for a in actions):
+        idle[SELF_GLANCE] = "no read-only look to run"
+    elif workload.pad:
+        idle[SELF_GLANCE] = "not run: its 80 page reads would be 80 more worker starts (time budget)"
     if workload.key not in CLEAR_ACTS:
         idle["clear_tool_uses"] = "the context never reaches its 100k trigger"
     return idle
+
+
+def _mandates(workload: Workload, size: int) -> int:
+    """How many mandates the scripted coordinator gives with at most `size` runs a mandate."""
+    from .delegate import Chunk, partition
+
+    return sum(isinstance(item, Chunk) for item in partition(workload.actions, size))
 
 
 RAW = Strategy("baseline_raw", "plain", compaction=False, note="plain SDK, compaction off")
@@ -189,6 +225,13 @@ def strategies_for(workload: Workload, *, quick: bool, previews: bool = False) -
         for name, knobs in ABLATIONS.items()
         if name not in idle
     ]
+    rows += [
+        Strategy(name, "flower", delegated=True, spec=knobs, chunk=chunk)
+        for name, (knobs, chunk) in DELEGATION_ABLATIONS.items()
+        if name not in idle
+    ]
+    if SELF_GLANCE not in idle:
+        rows.append(Strategy(SELF_GLANCE, "flower", delegated=True, self_glance=False))
     if fan_out:
         parallel = Strategy(
             "baseline_cc_default x6 parallel", "plain", delegated=True, parallel=6, defaults=True

@@ -62,6 +62,8 @@ class Trace:
     skipped: int = 0
     reuse_writes: int = 0
     reuse_runs: int = 0
+    mandates: int = 0
+    """Agent calls of the main thread (each a mandate, a worker start and a hand-back frame)."""
     wall: float = 0.0
     note: str = ""
     expected: tuple[int, int] = (0, 0)
@@ -176,6 +178,15 @@ def from_recording(rec: Any, size: int = 0) -> Trace:
         skipped=ledger.skipped,
         reuse_writes=ledger.writes,
         reuse_runs=ledger.runs,
+        mandates=len(
+            {
+                str(block.get("id"))
+                for r in requests
+                if r.caller == "main"
+                for block in r.tool_uses
+                if block.get("name") == "Agent"
+            }
+        ),
         wall=rec.wall,
         note=rec.strategy.note,
         expected=rec.workload.expected,

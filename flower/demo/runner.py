@@ -30,7 +30,7 @@ from ..runtime import Runtime
 from ..testing import ScriptedModel
 from .pause import PAUSE, pass_time
 from .scenario import ANALYST, GOAL, STEP_1, STEP_2, WRITER, write_logs
-from .scripted import MainScript, Place, tasks_of, worker_script
+from .scripted import MainScript, Place, batches_of, tasks_of, worker_script
 
 __all__ = ["MARGIN", "PROMPT_1", "PROMPT_2", "FlowerRun", "demo_window", "run_flower", "team"]
 
@@ -145,7 +145,8 @@ async def run_flower(root: Path, out: Out) -> FlowerRun:
         tasks = tasks_of(STEP_1 + STEP_2)
         for name in ("analyst", "writer"):
             mine = [t for t in tasks if t.worker == name]
-            model.script(name, worker_script(model, mine, place, flower=True))
+            batches = batches_of(STEP_1 + STEP_2) if name == "analyst" else []
+            model.script(name, worker_script(model, mine, place, flower=True, batches=batches))
         spec = team()
         progress = Progress(out)
 

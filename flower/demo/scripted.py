@@ -21,7 +21,7 @@ from ..testing import RecordedRequest, ScriptedModel, agent, bash, http_error, r
 from ..testing.steps import HttpError, Reply, ToolUse
 from .scenario import Move, Task
 
-__all__ = ["MainScript", "Place", "tasks_of", "worker_script"]
+__all__ = ["MainScript", "Place", "batches_of", "tasks_of", "worker_script"]
 
 HANDOFF_ASK = "Write the handoff document now"
 TAKEOVER = "You are taking over work in progress"
@@ -71,6 +71,25 @@ def mandate(task: Task, place: Place, *, flower: bool) -> str:
     return f"{goal}\n{RESTATED} Long outputs go to {place.workbench}/artifacts/."
 
 
+def batch_mandate(tasks: tuple[Task, ...], place: Place) -> str:
+    """One mandate for a whole move (flower's rules: related runs one worker does in a row)."""
+    goals = "\n".join(f"- {place.fill(task.goal)}" for task in tasks)
+    return (
+        f"Do these in a row, one short report for all:\n{goals}\n"
+        f"Workbench: {place.workbench} (long outputs in its artifacts/; reply with paths)."
+    )
+
+
+def batches_of(moves: tuple[Move, ...]) -> list[tuple[Task, ...]]:
+    """The moves whose several analyst tasks a flower coordinator gives one worker."""
+    batches = []
+    for move in moves:
+        runs = tuple(task for task in move.tasks if task.worker == "analyst")
+        if move.kind == "delegate" and len(runs) > 1 and len(runs) == len(move.tasks):
+            batches.append(runs)
+    return batches
+
+
 def finding(service: str, output: str) -> str | None:
     """`service-07: 53 errors, top cause auth_failed (23)` from the scanner's first line, if present."""
     line = next((x for x in output.splitlines() if x.startswith("TOTAL ")), None)
@@ -99,26 +118,39 @@ def _report(task: Task, place: Place, output: str, *, failed: bool = False) -> s
 
 
 def worker_script(
-    model: ScriptedModel, tasks: list[Task], place: Place, *, flower: bool
+    model: ScriptedModel,
+    tasks: list[Task],
+    place: Place,
+    *,
+    flower: bool,
+    batches: list[tuple[Task, ...]] | None = None,
 ) -> Callable[[RecordedRequest], Reply]:
-    """A worker: finds its task by its mandate, runs or writes it, then reports from the real result."""
-    by_mandate = {mandate(t, place, flower=flower): t for t in tasks}
+    """A worker: finds its task (or its `batches`' tasks, done in a row) by its mandate, runs or writes
+    each, then reports from the real results."""
+    by_mandate = {batch_mandate(b, place): b for b in batches or []}
+    by_mandate.update({mandate(t, place, flower=flower): (t,) for t in tasks})
 
     def script(request: RecordedRequest) -> Reply:
         asked = first_user_text(request)
-        task = next((t for text, t in by_mandate.items() if text in asked), None)
-        if task is None:
+        found = next((b for text, b in by_mandate.items() if text in asked), None)
+        if found is None:
             return reply("I could not tell which task this is.")
-        if request.turn == 0:
+        if request.turn < len(found):
+            task = found[request.turn]
             if task.worker == "writer":
                 call = tool_use("Write", file_path=place.fill(task.path), content=place.fill(task.content))
             else:
                 call = bash(place.fill(task.command), description=task.title)
             return reply(call)
-        result = request.tool_results[-1] if request.tool_results else None
-        output = result.text if result is not None else ""
-        failed = result is None or result.is_error
-        return reply(_report(task, place, output, failed=failed))
+        results = request.tool_results[-len(found) :]
+        if len(results) < len(found):
+            return reply(_report(found[0], place, "", failed=True))
+        return reply(
+            "\n".join(
+                _report(task, place, result.text, failed=result.is_error)
+                for task, result in zip(found, results, strict=True)
+            )
+        )
 
     return script
 
@@ -191,6 +223,9 @@ class MainScript:
             blocks += [bash(self.place.fill(c)) for c in move.commands]
         elif move.kind == "hands_on":
             blocks.append(tool_use(move.tool, {k: self.place.fill(v) for k, v in move.tool_input}))
+        elif move.kind == "delegate" and self.flower and move.tasks in batches_of((move,)):
+            prompt = batch_mandate(move.tasks, self.place)
+            blocks.append(agent("analyst", prompt, description=f"{len(move.tasks)} runs in a row"))
         elif move.kind == "delegate":
             for task in move.tasks:
                 if task.worker == "analyst" and not self.flower:

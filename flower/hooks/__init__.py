@@ -3,11 +3,13 @@
 - `delegate_guard` (layer 1): the main thread of a delegate-only spec delegates instead of doing.
 - `spill_guard` / `spill_hooks` (layer 3): large tool outputs go to the workbench's `spill/`.
 - `index_guard` / `index_hooks` (layer 2): the workbench index follows writes into the workbench.
+- `mandate_guard` (layer 1): every mandate starts with the same line, so workers share a cached prefix.
 - `report_guard` / `report_hooks` (layer 1): a worker's long report goes to disk, a short one comes back.
 """
 
 from .delegate import DELEGATE_REASON, delegate_guard
 from .index import INDEX_MATCHER, index_guard, index_hooks
+from .mandate import MANDATE_LINE, mandate_guard
 from .report import REPORT_LIMIT, REPORT_REASON, report_guard, report_hooks
 from .spill import (
     SPILL_OMISSION,
@@ -23,6 +25,7 @@ from .spill import (
 __all__ = [
     "DELEGATE_REASON",
     "INDEX_MATCHER",
+    "MANDATE_LINE",
     "REPORT_LIMIT",
     "REPORT_REASON",
     "SPILL_OMISSION",
@@ -34,6 +37,7 @@ __all__ = [
     "delegate_guard",
     "index_guard",
     "index_hooks",
+    "mandate_guard",
     "report_guard",
     "report_hooks",
     "spill_guard",

@@ -23,6 +23,7 @@ from .build import ReportOptions, build_report, build_report_sync
 from .economy import (
     ContextGrowth,
     Cost,
+    Delegation,
     EconomyReport,
     Mandates,
     Reports,
@@ -38,6 +39,7 @@ from .fleet import FleetReport, FleetSession, build_fleet_report
 __all__ = [
     "ContextGrowth",
     "Cost",
+    "Delegation",
     "EconomyReport",
     "FleetReport",
     "FleetSession",

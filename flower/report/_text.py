@@ -60,6 +60,19 @@ def _resume_line(resume: ResumeSummary) -> str:
     )
 
 
+def _delegation_lines(report: EconomyReport) -> list[str]:
+    spent = report.delegation
+    if not spent.workers:
+        return ["  delegation    none"]
+    return [
+        f"  delegation    ${spent.usd:,.2f} ({percent(spent.share)} of the cost) in {spent.workers} workers; "
+        f"starts ${spent.start_usd:,.2f} ({human(spent.start_tokens)} tokens, "
+        f"{human(spent.start_cache_read)} cached)",
+        f"                mandates {human(spent.mandate_chars)} chars, hand-back frames "
+        f"{human(spent.frame_chars)} chars (in the main thread)",
+    ]
+
+
 def render(report: EconomyReport, *, width: int = 100) -> str:
     """The report as a text table (`width` only bounds the rule lines)."""
     rule = "-" * min(width, 86)
@@ -139,6 +152,7 @@ def render(report: EconomyReport, *, width: int = 100) -> str:
     cost = report.cost
     unpriced = f"; unknown price for {', '.join(cost.unpriced)}" if cost.unpriced else ""
     lines.append(f"  cost          ${cost.usd:,.2f} estimated from usage{unpriced}")
+    lines.extend(_delegation_lines(report))
     lines.append(f"  api errors    {report.api_errors}")
     lines.extend(f"  note          {note}" for note in report.notes)
     return "\n".join(lines)

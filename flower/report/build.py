@@ -30,6 +30,7 @@ from ..stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
 from ..stores.rewrite import resumes, rewrite_history, rewrite_point
 from . import metrics as m
 from ._load import Loaded, SessionData, load_source, spills_of
+from .delegation import delegation
 from .economy import (
     ContextGrowth,
     Cost,
@@ -311,6 +312,7 @@ def compute_report(
     results = {**m.result_texts(sub_entries), **m.result_texts(main_entries)}
     if not loaded.workbench:
         notes.append("no workbench beside the store: spills and its scripts/ were not read")
+    cost = _cost([*main_turns, *sub_turns, *compaction_turns])
     return EconomyReport(
         source=loaded.source,
         sessions=tuple(sessions),
@@ -344,7 +346,13 @@ def compute_report(
             subagents=sum((t.usage for t in sub_turns), m.TokenUsage()),
             compaction=sum((t.usage for t in compaction_turns), m.TokenUsage()),
         ),
-        cost=_cost([*main_turns, *sub_turns, *compaction_turns]),
+        cost=cost,
+        delegation=delegation(
+            main_entries,
+            [sub for s in loaded.sessions for sub in s.subagents.values()],
+            priced=lambda replies: _cost(replies).usd,
+            total_usd=cost.usd,
+        ),
         notes=tuple(notes),
     )
 

@@ -13,11 +13,13 @@ from typing import Any, ClassVar, Literal
 
 from .._check import checked
 from .._errors import SpecError
+from .delegation import Delegation
 from .metrics import TokenUsage, hit_rate
 
 __all__ = [
     "ContextGrowth",
     "Cost",
+    "Delegation",
     "EconomyReport",
     "Mandates",
     "ResumeSummary",
@@ -303,6 +305,8 @@ class EconomyReport:
     """Token usage and cache hit rates."""
     cost: Cost
     """Estimated dollars."""
+    delegation: Delegation = field(default_factory=Delegation)
+    """What delegating cost: worker starts, every worker reply, mandates and hand-back frames."""
     notes: tuple[str, ...] = ()
     """What could not be measured, and why."""
 

@@ -24,12 +24,12 @@ def bash(command: str, description: str | None = None, **extra: str) -> dict:
 
 def test_main_thread_hands_on_tools_are_refused_and_subagents_pass() -> None:
     guard = delegate_guard(artifacts="/ws/.flower/artifacts")
-    for tool in ("Write", "Edit", "NotebookEdit", "Grep", "WebFetch"):
+    for tool in ("Write", "Edit", "NotebookEdit", "Grep", "WebFetch", "TaskCreate"):
         result = decide(guard, {"tool_name": tool, "tool_input": {}})
         assert denied(result), tool
         assert "`/ws/.flower/artifacts`" in result["hookSpecificOutput"]["permissionDecisionReason"]
         assert decide(guard, {"tool_name": tool, "tool_input": {}, "agent_id": "a1"}) == {}
-    for tool in ("Agent", "Read", "TaskCreate", "mcp__mine__ask"):
+    for tool in ("Agent", "Read", "mcp__mine__ask"):
         assert decide(guard, {"tool_name": tool, "tool_input": {}}) == {}
 
 

@@ -1,0 +1,81 @@
+"""`mandate_guard`: every mandate starts with the same fixed line, so workers share their cached prefix.
+
+The CLI sends a per-conversation billing block as the first system block of every request, and three
+hex digits in it are derived from the 5th, 8th and 21st characters of the conversation's first prompt;
+for a worker, that prompt is its mandate. Workers whose mandates start differently send different
+billing blocks, so none of them can read the tools and system prompt another worker already wrote to the
+prompt cache: each worker start is a full cache write. A PreToolUse hook on the main thread's Agent
+calls puts `line` in front of every mandate (the main thread's history keeps the mandate as the
+coordinator wrote it), so every worker of a session sends the same billing block and the second worker
+on reads the shared prefix.
+
+It is a rewrite, so it fails open: if it raises, the mandate goes out unchanged and the error is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+
+from claude_agent_sdk import HookContext
+from claude_agent_sdk.types import HookCallback, HookJSONOutput
+
+from .._errors import SpecError
+
+__all__ = ["MANDATE_LINE", "check_mandate_line", "mandate_guard"]
+
+logger = logging.getLogger("flower.mandate")
+
+MANDATE_LINE: Final = "Mandate from your coordinator (report as your rules say):"
+"""The fixed first line flower puts in front of every mandate."""
+FINGERPRINT_CHARS: Final = 21
+"""The CLI's billing fingerprint reads the prompt's 5th, 8th and 21st characters (measured)."""
+
+
+def check_mandate_line(line: object, owner: str, name: str = "mandate_line") -> str | None:
+    """`line` if it can serve as the shared first line (one line, long enough), None for None."""
+    if line is None:
+        return None
+    if not isinstance(line, str) or "\n" in line or len(line.strip()) < FINGERPRINT_CHARS:
+        raise SpecError(
+            f"{owner}: {name} must be one line of at least {FINGERPRINT_CHARS} characters (the CLI "
+            f"derives its billing fingerprint from the prompt's first characters) or None, got {line!r:.80}"
+        )
+    return line
+
+
+def _rewritten(data: Mapping[str, Any], line: str) -> HookJSONOutput:
+    if data.get("agent_id") or data.get("tool_name") != "Agent":
+        return {}
+    tool_input = data.get("tool_input")
+    if not isinstance(tool_input, Mapping):
+        return {}
+    prompt = tool_input.get("prompt")
+    if not isinstance(prompt, str) or prompt.startswith(line):
+        return {}
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "updatedInput": {**tool_input, "prompt": f"{line}\n{prompt}"},
+        }
+    }
+
+
+def mandate_guard(line: str = MANDATE_LINE) -> HookCallback:
+    """Build the PreToolUse hook that starts every main-thread Agent prompt with `line`.
+
+    Install it with matcher `"Agent"` (or None: other tools pass untouched). A subagent's own calls pass.
+    """
+    fixed = check_mandate_line(line, "mandate_guard", "line")
+    if fixed is None:
+        raise SpecError("mandate_guard: line must be a string (leave the hook out to turn it off)")
+
+    async def guard(input_data: Any, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
+        try:
+            return _rewritten(input_data, fixed)
+        except Exception:
+            logger.exception("mandate_guard failed; the mandate goes out unchanged")
+            return {}
+
+    return guard

@@ -1,0 +1,37 @@
+"""`mandate_guard`: what it rewrites and what it leaves alone (the CLI's side is in tests/e2e)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from flower import MANDATE_LINE, SpecError, coordinator, mandate_guard, worker
+
+
+async def _decide(data: dict[str, Any], line: str = MANDATE_LINE) -> Any:
+    return await mandate_guard(line)(data, "toolu_1", None)  # type: ignore[arg-type]
+
+
+async def test_a_main_thread_mandate_gets_the_line_once() -> None:
+    call = {"tool_name": "Agent", "tool_input": {"prompt": "Count.", "subagent_type": "w"}}
+    out = await _decide(call)
+    updated = out["hookSpecificOutput"]["updatedInput"]
+    assert updated == {"prompt": f"{MANDATE_LINE}\nCount.", "subagent_type": "w"}
+    assert "permissionDecision" not in out["hookSpecificOutput"]  # a rewrite, never an allow
+    assert await _decide({"tool_name": "Agent", "tool_input": updated}) == {}
+
+
+async def test_other_calls_pass_untouched() -> None:
+    assert await _decide({"tool_name": "Bash", "tool_input": {"command": "ls"}}) == {}
+    assert await _decide({"tool_name": "Agent", "tool_input": {"prompt": "x"}, "agent_id": "a1"}) == {}
+    assert await _decide({"tool_name": "Agent", "tool_input": "not a mapping"}) == {}
+    assert await _decide({"tool_name": "Agent", "tool_input": {"prompt": 3}}) == {}
+
+
+def test_a_line_too_short_to_fix_the_fingerprint_is_refused() -> None:
+    with pytest.raises(SpecError, match="line must be one line of at least 21"):
+        mandate_guard("short")
+    with pytest.raises(SpecError, match="mandate_line"):
+        coordinator("c", "Goal.", {"w": worker("W.", "w")}, mandate_line="two\nlines that are long enough")
+    assert coordinator("c", "Goal.", {"w": worker("W.", "w")}, mandate_line=None).mandate_line is None
