@@ -214,6 +214,7 @@ def test_git_describe_dirty_rewrites_the_index_whatever_the_options(shell: str, 
         "cat /proc/self/root/dev/zero",
         "echo /dev/zero; cat $_",
         "md5sum {-c,} sums",
+        "cat /{\\dev,x}/zero",  # found by the fuzzer: the parser splits the word at `\d`
     ],
 )
 @pytest.mark.parametrize("shell", ["bash", "zsh"])

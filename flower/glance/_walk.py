@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import tree_sitter
 
@@ -141,6 +142,7 @@ class Walk:
                 nodes.append(child)
             else:
                 raise syntax_refusal(child.type)
+        _check_split(name_node, nodes, self.text)
         name = _command_name(name_node, self.text)
         rule = verb_rule(name)
         words = [self.words.word(word) for word in [*nodes, *facts.extra]]
@@ -167,6 +169,7 @@ class Walk:
             if operator in (">&-", "<&-"):
                 return
             raise Refusal("a redirection without a target")
+        _check_split(None, targets, self.text)
         word = self.words.word(targets[0])
         target = word.value
         facts.extra.extend(targets[1:])
@@ -255,3 +258,17 @@ def _command_name(node: Node | None, text: Callable[[int, int], str]) -> str:
     if not _NAME.fullmatch(name):
         raise Refusal("the command name must be a plain word, not quoted, escaped or expanded")
     return name
+
+
+def _check_split(name_node: Node | None, nodes: list[Node], text: Callable[[int, int], str]) -> None:
+    """Refuse two words with nothing between them: the shell reads them as one, the parser did not.
+
+    tree-sitter-bash splits some words the shells keep whole (`/{\\dev,x}/zero` becomes `/{` and
+    `\\dev,x}/zero`, while bash expands the whole word to `/dev/zero`), so each part would be checked
+    as something it is not.
+    """
+    words = [name_node, *nodes] if name_node is not None else nodes
+    for before, after in pairwise(words):
+        if before.end_byte == after.start_byte:
+            whole = text(before.start_byte, after.end_byte)
+            raise Refusal(f"`{whole}` is one word to the shell but two to the parser")
