@@ -99,7 +99,7 @@ def test_peer_settings_are_the_sweep_and_two_clear_settings() -> None:
 
 def test_the_ideal_player_greps_once_never_pipes_and_writes_no_prose() -> None:
     ideal = Behaviour()
-    assert ideal.retrieval("K", "/p") == ["grep"] and ideal.pipe("out-001") is None
+    assert ideal.retrieval("K", 0) == ["grep"] and ideal.pipe("out-001") is None
     assert ideal.prose("main", 3) == ("", "")
 
 
@@ -110,7 +110,7 @@ def test_the_realistic_player_is_seeded_and_calibrated() -> None:
     assert [one.pipe(label) for label in labels] != [other.pipe(label) for label in labels]
     piped = [one.pipe(label) for label in labels if one.pipe(label)]
     assert 0.12 < len(piped) / len(labels) < 0.22 and piped.count("tail") > piped.count("head")
-    plans = [one.retrieval(f"K{i}", "/p") for i in range(600)]
+    plans = [one.retrieval(f"K{i}", 0) for i in range(600)]
     assert {len(p) for p in plans} == {1, 2, 3}
     assert all(p[-1] in ("read", "grep") and all(s.startswith("miss") for s in p[:-1]) for p in plans)
     assert 0.4 < sum(len(p) == 1 for p in plans) / 600 < 0.56

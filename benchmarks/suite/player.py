@@ -244,7 +244,7 @@ class Actor:
         if pending.plan:  # a retrieval under way: its next call
             return self._retrieve(pending, pending.plan, pending.path)
         if nxt.decision == "grep":
-            plan = tuple(self.play.behaviour.retrieval(fact.key, nxt.path))
+            plan = tuple(self.play.behaviour.retrieval(fact.key, len(pending.tried)))
             return self._retrieve(Pending(record, (*pending.tried, nxt.path), pending.reran), plan, nxt.path)
         self.pending = Pending(record, pending.tried, True)
         return self.redo(fact)

@@ -72,12 +72,15 @@ class Behaviour:
             return None
         return _pick(rng, PIPES)
 
-    def retrieval(self, key: str, path: str) -> list[str]:
-        """The calls a retrieval of fact `key` through `path` takes: `miss-read`, `miss-grep`, then
-        `read` (the whole file) or `grep` (the exact one). The ideal player: `["grep"]`."""
+    def retrieval(self, key: str, attempt: int) -> list[str]:
+        """The calls the `attempt`-th retrieval of fact `key` (0 for its first pointer) takes: `miss-read`,
+        `miss-grep`, then `read` (the whole file) or `grep` (the exact one). The ideal player: `["grep"]`.
+
+        Seeded by the attempt, not the pointer's path: a path holds the run's temporary directory and
+        the CLI's session id, which would make every run draw differently."""
         if not self.realistic:
             return ["grep"]
-        rng = self.rng("retrieval", key, path)
+        rng = self.rng("retrieval", key, attempt)
         calls = _pick(rng, RETRIEVAL_CALLS)
         misses = ["miss-read" if rng.random() < LOOKUP_READ_SHARE else "miss-grep" for _ in range(calls - 1)]
         return [*misses, "read" if rng.random() < READ_WHOLE_SHARE else "grep"]
