@@ -47,10 +47,11 @@ python benchmarks/run_suite.py --update-baseline  # store this run's numbers as 
 python benchmarks/calibrate.py DIR                # the realistic player's figures, from real transcripts
 ```
 
-This page: the **{scale}** suite, {runs} runs, {minutes:.1f} min of wall time on a 2-core machine that
-other work shared heavily (two runs at a time, a load average near 25); the runs took {cpu:.1f}
-CPU-minutes as measured there, which bounds the suite at about {idle:.0f} minutes on two idle cores (the
-contention inflates that figure: a W1 run measured alone takes 12-13 CPU-seconds, inside the suite 20).
+This page: the **{scale}** suite, {runs} runs, {minutes:.1f} min of wall time on a 2-core machine (two
+runs at a time; load average {load:.1f} over the last 15 minutes when the page was written); the runs took
+{cpu:.1f} CPU-minutes as measured there, which bounds the suite at about {idle:.0f} minutes on two idle
+cores (contention inflates CPU time: a W1 run measured alone takes 12-13 CPU-seconds, inside a loaded
+suite 20).
 Tokens are estimated as characters / 4 everywhere (no tokenizer is
 available offline); "k" is thousands; prices are `claude-sonnet-4-6`'s ($3 input, $15 output, $0.30 cache
 read, $3.75 cache write per million tokens, what the bundled CLI charges). Every number is a measurement

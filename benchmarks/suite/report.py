@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -211,7 +212,9 @@ def write(
     runs = len(rows)
     cpu = sum(r.cpu for r in rows) / 60
     parts = [
-        prose.INTRO.format(scale=scale, minutes=minutes, runs=runs, cpu=cpu, idle=cpu / 2),
+        prose.INTRO.format(
+            scale=scale, minutes=minutes, runs=runs, cpu=cpu, idle=cpu / 2, load=os.getloadavg()[2]
+        ),
         "## Where flower stands\n",
         standings(rows, workloads),
         "",
