@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -74,8 +75,10 @@ passed with these releases. A grammar that reads a command differently could cha
 through, so a release outside the range is warned about rather than trusted silently."""
 
 
+@functools.cache
 def installed_version(package: str) -> str:
-    """The installed version of the distribution `package`, or `not installed`."""
+    """The installed version of the distribution `package`, or `not installed` (read once a process:
+    every run's first message asks again)."""
     try:
         return version(package)
     except PackageNotFoundError:
