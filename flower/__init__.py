@@ -12,8 +12,8 @@ Example::
 """
 
 from ._errors import CredentialsError, FlowerError, LeaseError, SpecError, StoreError, WorkbenchError
-from ._logging import configure_from_env
 from ._tools import CLI_TOOLS
+from ._util.flower_log import configure_from_env
 from ._version import __version__
 from .agents import AgentSpec, coordinator, worker
 from .compact import CompactPolicy

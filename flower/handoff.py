@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ._check import check_fields, checked
 from ._errors import SpecError, WorkbenchError
-from ._safe_open import NotRegularFileError
+from ._util.check import check_fields, checked
+from ._util.safe_open import NotRegularFileError
 from .workbench import safe_directory
 
 __all__ = [

@@ -38,7 +38,6 @@ from typing import Any, Final, Literal
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 from claude_agent_sdk.types import HookEvent, SessionStore
 
-from ._check import checked
 from ._deny_chain import chain_denials
 from ._errors import SpecError
 from ._fleet import attach_workbench
@@ -56,6 +55,7 @@ from ._layers import (
 )
 from ._spill_chain import chain_spill
 from ._tools import ALIASES, COORDINATOR_TOOLS, check_tools
+from ._util.check import checked
 from .compact import CompactPolicy
 from .hooks.delegate import delegate_guard
 from .hooks.mandate import MANDATE_LINE, check_mandate_line, mandate_guard

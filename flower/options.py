@@ -18,9 +18,9 @@ from typing import Any
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher
 from claude_agent_sdk.types import HookEvent, SessionStore
 
-from ._check import checked
 from ._deny_chain import chain_denials
 from ._errors import SpecError
+from ._util.check import checked
 from .agents import AgentSpec
 from .compact import CompactPolicy
 from .hooks.delegate import delegate_guard

@@ -28,7 +28,6 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import SessionStore
 
 from ._bench_guard import block_or_warning, preface_or_warning
-from ._check import checked
 from ._credentials import require_credentials
 from ._errors import SpecError
 from ._fleet import Holds, attach_workbench, release_loop
@@ -47,6 +46,7 @@ from ._spill_chain import chain_spill
 from ._step import Step
 from ._stream import EventHandler, Tracker
 from ._sync import run_blocking
+from ._util.check import checked
 from .agents import AgentSpec
 from .compact import CompactPolicy
 from .events import StoreReport

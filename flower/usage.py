@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._check import checked
+from ._util.check import checked
 
 __all__ = ["StepUsage", "TokenUsage"]
 

@@ -39,10 +39,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from ._check import checked
 from ._errors import SpecError, WorkbenchError
-from ._private_dirs import ignore_all
-from ._safe_open import read_regular
+from ._util.check import checked
+from ._util.private_dirs import ignore_all
+from ._util.safe_open import read_regular
 from ._workbench_index import Entry, escaped, human_size, read_description, scan
 
 __all__ = ["WORKBENCH_RULES", "Workbench"]

@@ -19,8 +19,8 @@ import anyio.to_thread
 from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
-from .._check import checked
 from .._errors import SpecError
+from .._util.check import checked
 from ..workbench import Workbench
 
 __all__ = ["INDEX_MATCHER", "index_guard", "index_hooks"]

@@ -28,10 +28,10 @@ import anyio.to_thread
 from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
-from .._check import checked
 from .._errors import SpecError, WorkbenchError
-from .._private_dirs import make_private_dirs
 from .._spill_files import label_of, write_text
+from .._util.check import checked
+from .._util.private_dirs import make_private_dirs
 from ..workbench import Workbench, safe_directory
 
 __all__ = ["REPORT_LIMIT", "REPORT_REASON", "report_guard", "report_hooks"]

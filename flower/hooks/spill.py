@@ -34,12 +34,12 @@ import anyio.to_thread
 from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
-from .._check import check_fields, checked
 from .._errors import SpecError
-from .._private_dirs import make_private_dirs
 from .._spill_files import Spilled, append_manifest, copy_file, label_of, write_text
 from .._spill_preview import START_LINE, lines_preview, read_preview, read_start, text_preview
 from .._spill_shape import Candidate, FieldPath, find_candidates, get_at, replace_at
+from .._util.check import check_fields, checked
+from .._util.private_dirs import make_private_dirs
 from ..workbench import Workbench, safe_directory
 
 __all__ = [

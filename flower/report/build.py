@@ -20,9 +20,9 @@ from typing import Any
 import anyio
 from claude_agent_sdk import SessionStore
 
-from .._check import check_fields, checked
 from .._errors import SpecError
 from .._sync import run_blocking
+from .._util.check import check_fields, checked
 from ..cost import price
 from ..handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT
 from ..rules import WORKER_RULES

@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from .._check import checked
 from .._errors import SpecError
+from .._util.check import checked
 from .delegation import Delegation
 from .metrics import TokenUsage, hit_rate
 

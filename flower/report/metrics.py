@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from .._content import refused_by_cli
+from .._util.content import refused_by_cli
 from .growth import least_squares_slope, pooled_slope, turns_to_wall
 from .scripts import ScriptActivity, script_activity
 

@@ -20,7 +20,7 @@ import stat
 from typing import Final
 
 from .._errors import StoreError
-from .._private_dirs import make_private_dirs
+from .._util.private_dirs import make_private_dirs
 
 __all__ = ["explain", "prepare_file"]
 

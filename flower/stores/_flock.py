@@ -25,7 +25,7 @@ from typing import Final
 import anyio
 
 from .._errors import LeaseError, StoreError
-from .._private_dirs import make_private_dirs
+from .._util.private_dirs import make_private_dirs
 from .lease import Lease, busy, holder_name
 
 __all__ = ["FileLeases"]

@@ -43,8 +43,8 @@ from claude_agent_sdk import (
     SessionSummaryEntry,
 )
 
-from .._check import checked
 from .._errors import SpecError, StoreError
+from .._util.check import checked
 from ._local import append_all, find_transcript, read_transcripts
 from ._local import config_dir as cli_config_dir
 from ._open import open_store

@@ -40,8 +40,8 @@ from claude_agent_sdk import (
     project_key_for_directory,
 )
 
-from .._check import checked
 from .._errors import SpecError, StoreError
+from .._util.check import checked
 from . import _pg_transcripts as sql
 from ._closing import AsyncClosing
 from ._pg import Connections, is_dsn

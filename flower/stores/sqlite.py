@@ -29,8 +29,8 @@ from claude_agent_sdk import (
     SessionSummaryEntry,
 )
 
-from .._check import checked
 from .._errors import SpecError, StoreError
+from .._util.check import checked
 from ._closing import AsyncClosing
 from ._flock import FileLeases
 from ._sql import Database

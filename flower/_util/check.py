@@ -29,7 +29,7 @@ from typing import Any, Literal, ParamSpec, TypeVar, Union
 
 from claude_agent_sdk import SessionStore
 
-from ._errors import SpecError
+from .._errors import SpecError
 
 __all__ = ["check_fields", "checked", "describe", "fits"]
 
