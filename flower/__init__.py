@@ -12,7 +12,6 @@ Example::
 """
 
 from ._errors import CredentialsError, FlowerError, LeaseError, SpecError, StoreError, WorkbenchError
-from ._tools import CLI_TOOLS
 from ._util.flower_log import configure_from_env
 from ._version import __version__
 from .agents import AgentSpec, coordinator, worker
@@ -20,16 +19,12 @@ from .compact import CompactPolicy
 from .fleet import lease_session
 from .glance import GlanceVerdict, glance_verdict, is_ephemeral
 from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, parse_handoff
-from .hooks.delegate import delegate_guard
 from .hooks.index import index_guard, index_hooks
-from .hooks.mandate import MANDATE_LINE, mandate_guard
-from .hooks.report import report_guard, report_hooks
 from .hooks.spill import SpillPolicy, spill_guard, spill_hooks
 from .instrument import instrument
 from .options import build_options, merge_hooks
 from .report import EconomyReport, ReportOptions, build_report, build_report_sync
 from .result import StepResult
-from .rules import COORDINATOR_RULES, WORKER_RULES
 from .run_stream import RunStream
 from .runtime import Runtime
 from .stores import (
@@ -45,6 +40,11 @@ from .stores import (
     TrimPolicy,
 )
 from .usage import StepUsage, TokenUsage
+from .wall._tools import CLI_TOOLS
+from .wall.delegate import delegate_guard
+from .wall.mandate import MANDATE_LINE, mandate_guard
+from .wall.report import report_guard, report_hooks
+from .wall.rules import COORDINATOR_RULES, WORKER_RULES
 from .workbench import WORKBENCH_RULES, Workbench
 
 __all__ = [

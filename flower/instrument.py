@@ -38,7 +38,6 @@ from typing import Any, Final, Literal
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 from claude_agent_sdk.types import HookEvent, SessionStore
 
-from ._deny_chain import chain_denials
 from ._errors import SpecError
 from ._fleet import attach_workbench
 from ._index_context import index_context_hooks
@@ -54,15 +53,16 @@ from ._layers import (
     layer_store,
 )
 from ._spill_chain import chain_spill
-from ._tools import ALIASES, COORDINATOR_TOOLS, check_tools
 from ._util.check import checked
 from .compact import CompactPolicy
-from .hooks.delegate import delegate_guard
-from .hooks.mandate import MANDATE_LINE, check_mandate_line, mandate_guard
 from .hooks.spill import SpillPolicy
 from .options import merge_hooks
 from .stores import EphemeralPolicy, PruningSessionStore, TrimPolicy
 from .stores._local import CONFIG_ENV
+from .wall._deny_chain import chain_denials
+from .wall._tools import ALIASES, COORDINATOR_TOOLS, check_tools
+from .wall.delegate import delegate_guard
+from .wall.mandate import MANDATE_LINE, check_mandate_line, mandate_guard
 from .workbench import Workbench
 
 __all__ = ["instrument"]

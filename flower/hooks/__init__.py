@@ -7,10 +7,10 @@
 - `report_guard` / `report_hooks` (layer 1): a worker's long report goes to disk, a short one comes back.
 """
 
-from .delegate import DELEGATE_REASON, delegate_guard
+from ..wall.delegate import DELEGATE_REASON, delegate_guard
+from ..wall.mandate import MANDATE_LINE, mandate_guard
+from ..wall.report import REPORT_LIMIT, REPORT_REASON, report_guard, report_hooks
 from .index import INDEX_MATCHER, index_guard, index_hooks
-from .mandate import MANDATE_LINE, mandate_guard
-from .report import REPORT_LIMIT, REPORT_REASON, report_guard, report_hooks
 from .spill import (
     SPILL_OMISSION,
     SPILL_POINTER,

@@ -25,9 +25,9 @@ from .._sync import run_blocking
 from .._util.check import check_fields, checked
 from ..cost import price
 from ..handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT
-from ..rules import WORKER_RULES
 from ..stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
 from ..stores.rewrite import resumes, rewrite_history, rewrite_point
+from ..wall.rules import WORKER_RULES
 from . import metrics as m
 from ._load import Loaded, SessionData, load_source, spills_of
 from .delegation import delegation

@@ -21,9 +21,9 @@ from claude_agent_sdk import HookContext
 from claude_agent_sdk.types import HookCallback, HookJSONOutput
 
 from .._errors import SpecError
-from .._tools import CLI_TOOLS, COORDINATOR_TOOLS, HANDS_ON, check_tools, is_mcp_tool
 from .._util.check import checked
 from ..glance import glance_verdict
+from ._tools import CLI_TOOLS, COORDINATOR_TOOLS, HANDS_ON, check_tools, is_mcp_tool
 
 __all__ = ["DELEGATE_REASON", "delegate_guard"]
 

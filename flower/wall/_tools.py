@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ._errors import SpecError
+from .._errors import SpecError
 
 KNOWN_TOOLS = frozenset(
     {
