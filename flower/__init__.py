@@ -20,13 +20,14 @@ from .fleet import lease_session
 from .glance import GlanceVerdict, glance_verdict, is_ephemeral
 from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, parse_handoff
 from .hooks.index import index_guard, index_hooks
-from .hooks.spill import SpillPolicy, spill_guard, spill_hooks
 from .instrument import instrument
 from .options import build_options, merge_hooks
 from .report import EconomyReport, ReportOptions, build_report, build_report_sync
 from .result import StepResult
 from .run_stream import RunStream
 from .runtime import Runtime
+from .spill.guard import spill_guard, spill_hooks
+from .spill.policy import SpillPolicy
 from .stores import (
     CachePolicy,
     EphemeralPolicy,

@@ -16,8 +16,9 @@ from claude_agent_sdk.types import HookEvent, SessionStore
 
 from ._errors import SpecError
 from .hooks.index import index_hooks
-from .hooks.spill import SpillPolicy, spill_hooks
 from .options import merge_hooks
+from .spill.guard import spill_hooks
+from .spill.policy import SpillPolicy
 from .stores import EphemeralPolicy, PrunePolicy, PruningSessionStore, TrimmingSessionStore, TrimPolicy
 from .stores.layers import ReportCallback
 from .wall.report import report_hooks

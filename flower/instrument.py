@@ -52,11 +52,11 @@ from ._layers import (
     layer_hooks,
     layer_store,
 )
-from ._spill_chain import chain_spill
 from ._util.check import checked
 from .compact import CompactPolicy
-from .hooks.spill import SpillPolicy
 from .options import merge_hooks
+from .spill._chain import chain_spill
+from .spill.policy import SpillPolicy
 from .stores import EphemeralPolicy, PruningSessionStore, TrimPolicy
 from .stores._local import CONFIG_ENV
 from .wall._deny_chain import chain_denials

@@ -42,7 +42,6 @@ from ._layers import (
     layer_store,
     spill_dir,
 )
-from ._spill_chain import chain_spill
 from ._step import Step
 from ._stream import EventHandler, Tracker
 from ._sync import run_blocking
@@ -51,10 +50,11 @@ from .agents import AgentSpec
 from .compact import CompactPolicy
 from .events import StoreReport
 from .handoff import HandoffPolicy
-from .hooks.spill import SpillPolicy
 from .options import build_options
 from .result import StepResult
 from .run_stream import RunStream
+from .spill._chain import chain_spill
+from .spill.policy import SpillPolicy
 from .stores import EphemeralPolicy, LoadReport, TrimPolicy
 from .stores._local import CONFIG_ENV
 from .stores.lease import check_timeout

@@ -7,20 +7,19 @@
 - `report_guard` / `report_hooks` (layer 1): a worker's long report goes to disk, a short one comes back.
 """
 
-from ..wall.delegate import DELEGATE_REASON, delegate_guard
-from ..wall.mandate import MANDATE_LINE, mandate_guard
-from ..wall.report import REPORT_LIMIT, REPORT_REASON, report_guard, report_hooks
-from .index import INDEX_MATCHER, index_guard, index_hooks
-from .spill import (
+from ..spill.guard import spill_guard, spill_hooks
+from ..spill.policy import (
     SPILL_OMISSION,
     SPILL_POINTER,
     SPILL_READ_LINES,
     SPILL_READ_OFFSET,
     SPILL_TOOLS,
     SpillPolicy,
-    spill_guard,
-    spill_hooks,
 )
+from ..wall.delegate import DELEGATE_REASON, delegate_guard
+from ..wall.mandate import MANDATE_LINE, mandate_guard
+from ..wall.report import REPORT_LIMIT, REPORT_REASON, report_guard, report_hooks
+from .index import INDEX_MATCHER, index_guard, index_hooks
 
 __all__ = [
     "DELEGATE_REASON",

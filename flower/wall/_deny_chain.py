@@ -26,8 +26,8 @@ import anyio
 from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
-from .._spill_chain import may_match
 from .._util.calls import RecentCalls, await_others
+from ..spill._chain import may_match
 
 Hooks = dict[HookEvent, list[HookMatcher]]
 

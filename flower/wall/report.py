@@ -29,9 +29,9 @@ from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
 from .._errors import SpecError, WorkbenchError
-from .._spill_files import label_of, write_text
 from .._util.check import checked
 from .._util.private_dirs import make_private_dirs
+from ..spill._files import label_of, write_text
 from ..workbench import Workbench, safe_directory
 
 __all__ = ["REPORT_LIMIT", "REPORT_REASON", "report_guard", "report_hooks"]

@@ -11,7 +11,7 @@ import pytest
 from flower._errors import SpecError
 from flower.hooks import INDEX_MATCHER, index_guard, index_hooks
 from flower.workbench import Workbench
-from tests.hooks import shapes
+from tests import shapes
 
 
 @pytest.fixture

@@ -8,13 +8,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-from ._spill_files import Spilled, quoted
-from ._spill_shape import Candidate
-
-if TYPE_CHECKING:
-    from .hooks.spill import SpillPolicy
+from ._files import Spilled, quoted
+from ._shape import Candidate
+from .policy import SpillPolicy
 
 __all__ = [
     "READ_CONTENT",

@@ -13,9 +13,9 @@ import pytest
 from flower import SqliteSessionStore
 from flower.hooks import spill_guard
 from flower.workbench import Workbench
-from tests.hooks import shapes
-from tests.hooks.test_spill import BIG, call, spill_path, updated
+from tests import shapes
 from tests.hostile import finishes, release
+from tests.spill.test_spill import BIG, call, spill_path, updated
 
 SPILLS = 100  # anyio's default thread limiter has 40 tokens: 40 stuck spills used to stall everything
 

@@ -17,7 +17,7 @@ import pytest
 from flower._errors import SpecError
 from flower.hooks import SPILL_TOOLS, SpillPolicy, spill_guard, spill_hooks
 from flower.workbench import Workbench
-from tests.hooks import shapes
+from tests import shapes
 
 BIG = "".join(f"row {i:05d} " + "v" * 40 + "\n" for i in range(200))  # 10,200 chars
 NAMES = [f"src/module_{i:03d}/file_{'n' * 40}.py" for i in range(120)]

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ._util.safe_open import append_regular, open_regular
+from .._util.safe_open import append_regular, open_regular
 
 __all__ = [
     "CHUNK_CHARS",

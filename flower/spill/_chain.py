@@ -31,9 +31,9 @@ import anyio
 from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
-from ._spill_shape import find_candidates
-from ._util.calls import RecentCalls, await_others
-from .hooks.spill import SpillPolicy
+from .._util.calls import RecentCalls, await_others
+from ._shape import find_candidates
+from .policy import SpillPolicy
 
 logger = logging.getLogger("flower.spill")
 

@@ -9,9 +9,9 @@ import anyio
 import pytest
 from claude_agent_sdk import HookMatcher
 
-from flower._spill_chain import chain_spill
 from flower.hooks import SpillPolicy, spill_hooks
-from tests.hooks import shapes
+from flower.spill._chain import chain_spill
+from tests import shapes
 
 POLICY = SpillPolicy(threshold=100, head=10, tail=0)
 
