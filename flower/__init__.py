@@ -19,7 +19,6 @@ from .compact import CompactPolicy
 from .fleet import lease_session
 from .glance import GlanceVerdict, glance_verdict, is_ephemeral
 from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, parse_handoff
-from .hooks.index import index_guard, index_hooks
 from .instrument import instrument
 from .options import build_options, merge_hooks
 from .report import EconomyReport, ReportOptions, build_report, build_report_sync
@@ -46,7 +45,8 @@ from .wall.delegate import delegate_guard
 from .wall.mandate import MANDATE_LINE, mandate_guard
 from .wall.report import report_guard, report_hooks
 from .wall.rules import COORDINATOR_RULES, WORKER_RULES
-from .workbench import WORKBENCH_RULES, Workbench
+from .workbench.bench import WORKBENCH_RULES, Workbench
+from .workbench.index import index_guard, index_hooks
 
 __all__ = [
     "CLI_TOOLS",

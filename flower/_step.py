@@ -11,7 +11,6 @@ from typing import Literal
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage
 
-from ._bench_guard import warning_of
 from ._errors import FlowerError, WorkbenchError
 from ._generation import Outcome, run_generation
 from ._reach import unreachable_cause
@@ -21,7 +20,8 @@ from .events import ApiError, HandoffDone, WorkbenchWarning
 from .handoff import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
 from .result import StepResult
 from .usage import StepUsage
-from .workbench import Workbench
+from .workbench._in_run import warning_of
+from .workbench.bench import Workbench
 
 logger = logging.getLogger("flower.runtime")
 

@@ -20,7 +20,7 @@ from typing import Literal
 from ._errors import SpecError, WorkbenchError
 from ._util.check import check_fields, checked
 from ._util.safe_open import NotRegularFileError
-from .workbench import safe_directory
+from .workbench.bench import safe_directory
 
 __all__ = [
     "HANDOFF_PROMPT",

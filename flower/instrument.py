@@ -40,7 +40,6 @@ from claude_agent_sdk.types import HookEvent, SessionStore
 
 from ._errors import SpecError
 from ._fleet import attach_workbench
-from ._index_context import index_context_hooks
 from ._layers import (
     FLOWER_DIR,
     check_inner_store,
@@ -63,7 +62,8 @@ from .wall._deny_chain import chain_denials
 from .wall._tools import ALIASES, COORDINATOR_TOOLS, check_tools
 from .wall.delegate import delegate_guard
 from .wall.mandate import MANDATE_LINE, check_mandate_line, mandate_guard
-from .workbench import Workbench
+from .workbench._index_context import index_context_hooks
+from .workbench.bench import Workbench
 
 __all__ = ["instrument"]
 

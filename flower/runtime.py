@@ -27,7 +27,6 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import SessionStore
 
-from ._bench_guard import block_or_warning, preface_or_warning
 from ._credentials import require_credentials
 from ._errors import SpecError
 from ._fleet import Holds, attach_workbench, release_loop
@@ -58,7 +57,8 @@ from .spill.policy import SpillPolicy
 from .stores import EphemeralPolicy, LoadReport, TrimPolicy
 from .stores._local import CONFIG_ENV
 from .stores.lease import check_timeout
-from .workbench import Workbench
+from .workbench._in_run import block_or_warning, preface_or_warning
+from .workbench.bench import Workbench
 
 __all__ = ["Runtime"]
 

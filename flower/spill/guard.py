@@ -37,7 +37,7 @@ from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONO
 from .._errors import SpecError
 from .._util.check import checked
 from .._util.private_dirs import make_private_dirs
-from ..workbench import Workbench, safe_directory
+from ..workbench.bench import Workbench, safe_directory
 from ._files import Spilled, append_manifest, copy_file, label_of, write_text
 from ._preview import START_LINE, lines_preview, read_preview, read_start, text_preview
 from ._shape import Candidate, FieldPath, find_candidates, get_at, replace_at

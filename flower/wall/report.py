@@ -32,7 +32,7 @@ from .._errors import SpecError, WorkbenchError
 from .._util.check import checked
 from .._util.private_dirs import make_private_dirs
 from ..spill._files import label_of, write_text
-from ..workbench import Workbench, safe_directory
+from ..workbench.bench import Workbench, safe_directory
 
 __all__ = ["REPORT_LIMIT", "REPORT_REASON", "report_guard", "report_hooks"]
 

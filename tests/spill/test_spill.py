@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from flower._errors import SpecError
-from flower.hooks import SPILL_TOOLS, SpillPolicy, spill_guard, spill_hooks
+from flower.spill import SPILL_TOOLS, SpillPolicy, spill_guard, spill_hooks
 from flower.workbench import Workbench
 from tests import shapes
 

@@ -9,7 +9,7 @@ import anyio
 import pytest
 from claude_agent_sdk import HookMatcher
 
-from flower.hooks import SpillPolicy, spill_hooks
+from flower.spill import SpillPolicy, spill_hooks
 from flower.spill._chain import chain_spill
 from tests import shapes
 

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from flower import SqliteSessionStore
-from flower.hooks import spill_guard
+from flower.spill import spill_guard
 from flower.workbench import Workbench
 from tests import shapes
 from tests.hostile import finishes, release

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from flower._errors import SpecError
-from flower.hooks import REPORT_LIMIT, report_guard, report_hooks
+from flower.wall import REPORT_LIMIT, report_guard, report_hooks
 from flower.workbench import Workbench
 
 

@@ -39,11 +39,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from ._errors import SpecError, WorkbenchError
-from ._util.check import checked
-from ._util.private_dirs import ignore_all
-from ._util.safe_open import read_regular
-from ._workbench_index import Entry, escaped, human_size, read_description, scan
+from .._errors import SpecError, WorkbenchError
+from .._util.check import checked
+from .._util.private_dirs import ignore_all
+from .._util.safe_open import read_regular
+from ._listing import Entry, escaped, human_size, read_description, scan
 
 __all__ = ["WORKBENCH_RULES", "Workbench"]
 

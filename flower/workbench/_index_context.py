@@ -34,8 +34,8 @@ import anyio.to_thread
 from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookEvent, HookInput, HookJSONOutput
 
-from ._errors import SpecError
-from .workbench import Workbench
+from .._errors import SpecError
+from .bench import Workbench
 
 logger = logging.getLogger("flower.index")
 

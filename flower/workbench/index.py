@@ -21,7 +21,7 @@ from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONO
 
 from .._errors import SpecError
 from .._util.check import checked
-from ..workbench import Workbench
+from .bench import Workbench
 
 __all__ = ["INDEX_MATCHER", "index_guard", "index_hooks"]
 

@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Final
 
-from ._util.safe_open import read_regular
+from .._util.safe_open import read_regular
 
 __all__ = ["Entry", "escaped", "human_size", "read_description", "scan"]
 

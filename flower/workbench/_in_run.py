@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import logging
 
-from ._errors import WorkbenchError
-from .events import WorkbenchWarning
-from .workbench import Workbench
+from .._errors import WorkbenchError
+from ..events import WorkbenchWarning
+from .bench import Workbench
 
 __all__ = ["block_or_warning", "preface_or_warning", "warning_of"]
 
