@@ -15,10 +15,10 @@ from ._errors import CredentialsError, FlowerError, LeaseError, SpecError, Store
 from ._util.flower_log import configure_from_env
 from ._version import __version__
 from .agents import AgentSpec, coordinator, worker
-from .compact import CompactPolicy
 from .fleet import lease_session
 from .glance import GlanceVerdict, glance_verdict, is_ephemeral
-from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, parse_handoff
+from .handoff.compact import CompactPolicy
+from .handoff.document import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, parse_handoff
 from .instrument import instrument
 from .options import build_options, merge_hooks
 from .report import EconomyReport, ReportOptions, build_report, build_report_sync

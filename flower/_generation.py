@@ -25,7 +25,7 @@ from claude_agent_sdk import (
 
 from ._stream import Tracker
 from .events import HandoffWarning
-from .handoff import HandoffPolicy
+from .handoff.document import HandoffPolicy
 
 logger = logging.getLogger("flower.runtime")
 

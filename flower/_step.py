@@ -17,7 +17,7 @@ from ._reach import unreachable_cause
 from ._stream import Tracker
 from .cost import DEFAULT_MODEL, price
 from .events import ApiError, HandoffDone, WorkbenchWarning
-from .handoff import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
+from .handoff.document import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
 from .result import StepResult
 from .usage import StepUsage
 from .workbench._in_run import warning_of

@@ -23,7 +23,7 @@ from claude_agent_sdk.types import EffortLevel, HookEvent, SettingSource
 
 from ._errors import SpecError
 from ._util.check import check_fields, checked
-from .compact import CompactPolicy
+from .handoff.compact import CompactPolicy
 from .wall._tools import COORDINATOR_TOOLS, WORKER_TOOLS, check_tools
 from .wall.mandate import MANDATE_LINE, check_mandate_line
 from .wall.rules import COORDINATOR_RULES, WORKER_RULES

@@ -52,7 +52,7 @@ from ._layers import (
     layer_store,
 )
 from ._util.check import checked
-from .compact import CompactPolicy
+from .handoff.compact import CompactPolicy
 from .options import merge_hooks
 from .spill._chain import chain_spill
 from .spill.policy import SpillPolicy

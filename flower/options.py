@@ -21,7 +21,7 @@ from claude_agent_sdk.types import HookEvent, SessionStore
 from ._errors import SpecError
 from ._util.check import checked
 from .agents import AgentSpec
-from .compact import CompactPolicy
+from .handoff.compact import CompactPolicy
 from .wall._deny_chain import chain_denials
 from .wall.delegate import delegate_guard
 from .wall.mandate import mandate_guard

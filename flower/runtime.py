@@ -46,9 +46,9 @@ from ._stream import EventHandler, Tracker
 from ._sync import run_blocking
 from ._util.check import checked
 from .agents import AgentSpec
-from .compact import CompactPolicy
 from .events import StoreReport
-from .handoff import HandoffPolicy
+from .handoff.compact import CompactPolicy
+from .handoff.document import HandoffPolicy
 from .options import build_options
 from .result import StepResult
 from .run_stream import RunStream

@@ -24,7 +24,7 @@ from .._errors import SpecError
 from .._sync import run_blocking
 from .._util.check import check_fields, checked
 from ..cost import price
-from ..handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT
+from ..handoff.document import HANDOFF_PROMPT, TAKEOVER_PROMPT
 from ..stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
 from ..stores.rewrite import resumes, rewrite_history, rewrite_point
 from ..wall.rules import WORKER_RULES

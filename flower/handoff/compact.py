@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ._errors import SpecError
-from ._util.check import check_fields
+from .._errors import SpecError
+from .._util.check import check_fields
 
 __all__ = ["CompactMode", "CompactPolicy"]
 

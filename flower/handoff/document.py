@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ._errors import SpecError, WorkbenchError
-from ._util.check import check_fields, checked
-from ._util.safe_open import NotRegularFileError
-from .workbench.bench import safe_directory
+from .._errors import SpecError, WorkbenchError
+from .._util.check import check_fields, checked
+from .._util.safe_open import NotRegularFileError
+from ..workbench.bench import safe_directory
 
 __all__ = [
     "HANDOFF_PROMPT",
