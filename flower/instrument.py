@@ -39,8 +39,8 @@ from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 from claude_agent_sdk.types import HookEvent, SessionStore
 
 from ._errors import SpecError
-from ._fleet import attach_workbench
-from ._layers import (
+from ._run.fleet import attach_workbench
+from ._run.layers import (
     FLOWER_DIR,
     check_inner_store,
     check_keep_denials,

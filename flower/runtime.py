@@ -27,10 +27,10 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import SessionStore
 
-from ._credentials import require_credentials
 from ._errors import SpecError
-from ._fleet import Holds, attach_workbench, release_loop
-from ._layers import (
+from ._run.credentials import require_credentials
+from ._run.fleet import Holds, attach_workbench, release_loop
+from ._run.layers import (
     check_inner_store,
     check_keep_denials,
     check_report_limit,
@@ -41,9 +41,9 @@ from ._layers import (
     layer_store,
     spill_dir,
 )
-from ._step import Step
-from ._stream import EventHandler, Tracker
-from ._sync import run_blocking
+from ._run.step import Step
+from ._run.stream import EventHandler, Tracker
+from ._run.sync import run_blocking
 from ._util.check import checked
 from .agents import AgentSpec
 from .events import StoreReport

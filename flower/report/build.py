@@ -21,7 +21,7 @@ import anyio
 from claude_agent_sdk import SessionStore
 
 from .._errors import SpecError
-from .._sync import run_blocking
+from .._run.sync import run_blocking
 from .._util.check import check_fields, checked
 from ..cost import price
 from ..handoff.document import HANDOFF_PROMPT, TAKEOVER_PROMPT

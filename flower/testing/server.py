@@ -23,7 +23,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions
 
 from .._errors import SpecError, UnconsumedSteps, UnexpectedRequest
-from .._sync import run_blocking
+from .._run.sync import run_blocking
 from ..cost.cache import PromptCache
 from . import _wire
 from ._http import HttpRequest, Responder, serve

@@ -11,17 +11,17 @@ from typing import Literal
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage
 
-from ._errors import FlowerError, WorkbenchError
-from ._generation import Outcome, run_generation
-from ._reach import unreachable_cause
-from ._stream import Tracker
-from .cost import DEFAULT_MODEL, price
-from .events import ApiError, HandoffDone, WorkbenchWarning
-from .handoff.document import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
-from .result import StepResult
-from .usage import StepUsage
-from .workbench._in_run import warning_of
-from .workbench.bench import Workbench
+from .._errors import FlowerError, WorkbenchError
+from ..cost import DEFAULT_MODEL, price
+from ..events import ApiError, HandoffDone, WorkbenchWarning
+from ..handoff.document import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
+from ..result import StepResult
+from ..usage import StepUsage
+from ..workbench._in_run import warning_of
+from ..workbench.bench import Workbench
+from .generation import Outcome, run_generation
+from .reach import unreachable_cause
+from .stream import Tracker
 
 logger = logging.getLogger("flower.runtime")
 

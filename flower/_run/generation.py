@@ -23,9 +23,9 @@ from claude_agent_sdk import (
     ToolUseBlock,
 )
 
-from ._stream import Tracker
-from .events import HandoffWarning
-from .handoff.document import HandoffPolicy
+from ..events import HandoffWarning
+from ..handoff.document import HandoffPolicy
+from .stream import Tracker
 
 logger = logging.getLogger("flower.runtime")
 

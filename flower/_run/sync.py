@@ -12,7 +12,7 @@ from typing import TypeVar
 
 import anyio
 
-from ._errors import SpecError
+from .._errors import SpecError
 
 T = TypeVar("T")
 

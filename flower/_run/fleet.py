@@ -15,8 +15,8 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from ._errors import LeaseError, StoreError
-from .stores import Lease, PostgresSessionStore, PruningSessionStore, TrimmingSessionStore
+from .._errors import LeaseError, StoreError
+from ..stores import Lease, PostgresSessionStore, PruningSessionStore, TrimmingSessionStore
 
 __all__ = ["Holds", "attach_workbench", "innermost", "release_loop"]
 

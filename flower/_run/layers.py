@@ -14,15 +14,15 @@ from pathlib import Path
 from claude_agent_sdk import HookMatcher
 from claude_agent_sdk.types import HookEvent, SessionStore
 
-from ._errors import SpecError
-from .options import merge_hooks
-from .spill.guard import spill_hooks
-from .spill.policy import SpillPolicy
-from .stores import EphemeralPolicy, PrunePolicy, PruningSessionStore, TrimmingSessionStore, TrimPolicy
-from .stores.layers import ReportCallback
-from .wall.report import report_hooks
-from .workbench.bench import Workbench
-from .workbench.index import index_hooks
+from .._errors import SpecError
+from ..options import merge_hooks
+from ..spill.guard import spill_hooks
+from ..spill.policy import SpillPolicy
+from ..stores import EphemeralPolicy, PrunePolicy, PruningSessionStore, TrimmingSessionStore, TrimPolicy
+from ..stores.layers import ReportCallback
+from ..wall.report import report_hooks
+from ..workbench.bench import Workbench
+from ..workbench.index import index_hooks
 
 FLOWER_DIR = ".flower"
 """flower's directory in a workspace: the default workbench root, spill directory and database."""

@@ -22,11 +22,11 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import TERMINAL_TASK_STATUSES
 
-from ._reach import UNREACHABLE_AFTER, is_unreachable, retry_message
-from ._util.content import refused_by_cli, text_of
-from .events import ApiError, Event, Result, SubagentFinished, SubagentStarted, Text, ToolCall, ToolResult
-from .usage import UsageMeter
-from .versions import version_warnings
+from .._util.content import refused_by_cli, text_of
+from ..events import ApiError, Event, Result, SubagentFinished, SubagentStarted, Text, ToolCall, ToolResult
+from ..usage import UsageMeter
+from ..versions import version_warnings
+from .reach import UNREACHABLE_AFTER, is_unreachable, retry_message
 
 logger = logging.getLogger("flower.runtime")
 
