@@ -23,11 +23,11 @@ from typing import Final
 
 import anyio
 
-from . import _pg_files as files
-from ._bench_files import LocalFile, read_file, read_manifest, restore_file, scan
-from ._pg import Connections
-from ._relocate import Moves
-from .lease import runner_name
+from .._bench_files import LocalFile, read_file, read_manifest, restore_file, scan
+from .._relocate import Moves
+from ..lease import runner_name
+from . import _files as files
+from ._connection import Connections
 
 __all__ = ["Attachment", "publish", "restore"]
 

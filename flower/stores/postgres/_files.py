@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..spill._files import manifest_row
+from ...spill._files import manifest_row
 
 __all__ = [
     "Place",

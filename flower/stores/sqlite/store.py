@@ -29,12 +29,12 @@ from claude_agent_sdk import (
     SessionSummaryEntry,
 )
 
-from .._errors import SpecError, StoreError
-from .._util.check import checked
-from ._closing import AsyncClosing
+from ..._errors import SpecError, StoreError
+from ..._util.check import checked
+from .._closing import AsyncClosing
+from ..lease import Lease, check_timeout
 from ._flock import FileLeases
 from ._sql import Database
-from .lease import Lease, check_timeout
 
 __all__ = ["SqliteSessionStore"]
 

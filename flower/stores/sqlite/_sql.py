@@ -25,7 +25,7 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import SessionKey
 
-from .._errors import FlowerError, StoreError
+from ..._errors import FlowerError, StoreError
 from ._db_file import explain, prepare_file
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "Database"]

@@ -24,9 +24,9 @@ from typing import Final
 
 import anyio
 
-from .._errors import LeaseError, StoreError
-from .._util.private_dirs import make_private_dirs
-from .lease import Lease, busy, holder_name
+from ..._errors import LeaseError, StoreError
+from ..._util.private_dirs import make_private_dirs
+from ..lease import Lease, busy, holder_name
 
 __all__ = ["FileLeases"]
 

@@ -40,17 +40,17 @@ from claude_agent_sdk import (
     project_key_for_directory,
 )
 
-from .._errors import SpecError, StoreError
-from .._util.check import checked
-from . import _pg_transcripts as sql
-from ._closing import AsyncClosing
-from ._pg import Connections, is_dsn
-from ._pg_files import home_project
-from ._pg_lease import hold_lease
-from ._pg_sync import Attachment, publish, restore
-from ._relocate import Moves, relocate
-from ._sql import _check_key
-from .lease import Lease, check_timeout, holder_name
+from ..._errors import SpecError, StoreError
+from ..._util.check import checked
+from .._closing import AsyncClosing
+from .._relocate import Moves, relocate
+from ..lease import Lease, check_timeout, holder_name
+from ..sqlite._sql import _check_key
+from . import _transcripts as sql
+from ._connection import Connections, is_dsn
+from ._files import home_project
+from ._lease import hold_lease
+from ._sync import Attachment, publish, restore
 
 __all__ = ["PostgresSessionStore"]
 

@@ -20,7 +20,7 @@ from claude_agent_sdk import (
     fold_session_summary,
 )
 
-from .._errors import StoreError
+from ..._errors import StoreError
 
 __all__ = ["Row", "append", "delete", "list_sessions", "list_subkeys", "load", "rows_of", "summaries"]
 

@@ -19,8 +19,8 @@ import sqlite3
 import stat
 from typing import Final
 
-from .._errors import StoreError
-from .._util.private_dirs import make_private_dirs
+from ..._errors import StoreError
+from ..._util.private_dirs import make_private_dirs
 
 __all__ = ["explain", "prepare_file"]
 

@@ -19,9 +19,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
-from .._errors import LeaseError
-from ._pg import Connections, advisory_key
-from .lease import Lease, busy, holder_name
+from ..._errors import LeaseError
+from ..lease import Lease, busy, holder_name
+from ._connection import Connections, advisory_key
 
 __all__ = ["hold_lease", "lock_parts"]
 

@@ -22,7 +22,7 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
-from .._errors import SpecError, StoreError
+from ..._errors import SpecError, StoreError
 
 __all__ = ["SCHEMA_VERSION", "Connections", "advisory_key", "asyncpg_module", "is_dsn", "redact"]
 
