@@ -16,11 +16,11 @@ from pathlib import Path
 
 import anyio
 
-from .agents import coordinator, worker
-from .events import ApiError, Event, StoreReport
-from .result import StepResult
-from .runtime import Runtime
-from .testing import ScriptedModel, Usage, agent, bash, http_error, reply, tool_use
+from ..agents import coordinator, worker
+from ..events import ApiError, Event, StoreReport
+from ..result import StepResult
+from ..runtime import Runtime
+from ..testing import ScriptedModel, Usage, agent, bash, http_error, reply, tool_use
 
 __all__ = ["Check", "self_check"]
 

@@ -26,10 +26,10 @@ from pathlib import Path
 import anyio
 import claude_agent_sdk
 
-from ._run.credentials import credential_sources
+from .._run.credentials import credential_sources
+from .._version import __version__
+from ..versions import TESTED_CLI, TESTED_PARSER, TESTED_SDK, VersionRange, installed_version
 from ._selfcheck import Check, self_check
-from ._version import __version__
-from .versions import TESTED_CLI, TESTED_PARSER, TESTED_SDK, VersionRange, installed_version
 
 __all__ = ["Check", "Diagnosis", "diagnose"]
 
