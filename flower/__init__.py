@@ -17,16 +17,14 @@ from ._version import __version__
 from .agents import AgentSpec, coordinator, worker
 from .fleet import lease_session
 from .glance import GlanceVerdict, glance_verdict, is_ephemeral
-from .handoff.compact import CompactPolicy
-from .handoff.document import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, parse_handoff
+from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, CompactPolicy, Handoff, HandoffPolicy, parse_handoff
 from .instrument import instrument
 from .options import build_options, merge_hooks
 from .report import EconomyReport, ReportOptions, build_report, build_report_sync
 from .result import StepResult
 from .run_stream import RunStream
 from .runtime import Runtime
-from .spill.guard import spill_guard, spill_hooks
-from .spill.policy import SpillPolicy
+from .spill import SpillPolicy, spill_guard, spill_hooks
 from .stores import (
     CachePolicy,
     EphemeralPolicy,
@@ -40,13 +38,17 @@ from .stores import (
     TrimPolicy,
 )
 from .usage import StepUsage, TokenUsage
-from .wall._tools import CLI_TOOLS
-from .wall.delegate import delegate_guard
-from .wall.mandate import MANDATE_LINE, mandate_guard
-from .wall.report import report_guard, report_hooks
-from .wall.rules import COORDINATOR_RULES, WORKER_RULES
-from .workbench.bench import WORKBENCH_RULES, Workbench
-from .workbench.index import index_guard, index_hooks
+from .wall import (
+    CLI_TOOLS,
+    COORDINATOR_RULES,
+    MANDATE_LINE,
+    WORKER_RULES,
+    delegate_guard,
+    mandate_guard,
+    report_guard,
+    report_hooks,
+)
+from .workbench import WORKBENCH_RULES, Workbench, index_guard, index_hooks
 
 __all__ = [
     "CLI_TOOLS",

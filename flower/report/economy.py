@@ -13,8 +13,9 @@ from typing import Any, ClassVar, Literal
 
 from .._errors import SpecError
 from .._util.check import checked
+from ..usage import TokenUsage
 from .delegation import Delegation
-from .metrics import TokenUsage, hit_rate
+from .metrics import hit_rate
 
 __all__ = [
     "ContextGrowth",
