@@ -32,10 +32,10 @@ from ..wall.rules import WORKER_RULES
 from . import metrics as m
 from ._load import Loaded, SessionData, load_source, spills_of
 from .delegation import delegation
-from .economy import (
+from .economy import EconomyReport
+from .parts import (
     ContextGrowth,
     Cost,
-    EconomyReport,
     Mandates,
     Reports,
     ResumeSummary,

@@ -35,7 +35,8 @@ from ._fleet_load import FleetData, load_fleet, parse_time
 from ._load import Loaded, spills_of
 from ._text import human
 from .build import ReportOptions, compute_report
-from .economy import EconomyReport, Split
+from .economy import EconomyReport
+from .parts import Split
 
 __all__ = ["FleetReport", "FleetSession", "build_fleet_report"]
 
