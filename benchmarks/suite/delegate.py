@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from flower.testing import RecordedRequest, Reply, ToolUse, agent, bash, read
 
 from .actions import Action, Denied, Fact, Probe, ReadFile, Reuse, Run, Subtask, WriteFile
 from .gen import body
-from .player import Actor, Play
+from .player import Actor
 from .probes import CLI_POINTER, SPILL_POINTER, View, denial_visible, prints
+
+if TYPE_CHECKING:
+    from .play import Play
 
 TASK_ID = re.compile(r"\[task ([cr]\d+)\]")
 SENT_BACK = re.compile(r"flower: your report is [\d,]+ chars; .*? saved whole to (\S+?\.txt)")
