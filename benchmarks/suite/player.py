@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from flower.testing import RecordedRequest, Reply, ToolUse, Usage, bash, read, reply, tool_use
 
@@ -28,13 +28,11 @@ from .actions import (
     Run,
     StateCheck,
     Subtask,
+    Workload,
     WriteFile,
 )
 from .probes import View, decide, denial_visible, grep_command, latest_state
-from .realistic import READ_CAP_CHARS, piped
-
-if TYPE_CHECKING:
-    from .play import Play
+from .realistic import READ_CAP_CHARS, Behaviour, piped
 
 INTERRUPTED = ("doesn't want to proceed", "was stopped while running", "interrupted")
 
@@ -112,10 +110,33 @@ def script_text(chars: int) -> str:
     return f'# desc: recurring analysis of the records\n"""{body}"""\nprint("analysis: 42")\n'
 
 
+class Stage(Protocol):
+    """What an actor reads and writes of the run it plays in (`play.Play` is the one stage)."""
+
+    workload: Workload
+    root: Path
+    behaviour: Behaviour
+    ledger: Ledger
+    agent_type: str
+    """The subagent type the coordinator delegates to."""
+    parallel: int
+    chunk: int
+    """At most this many runs in one mandate."""
+    self_glance: bool
+    """A delegated coordinator runs its read-only looks itself."""
+    flat: list[Action]
+    """The workload's actions, subtasks flattened."""
+    pause_requested: Pause | None
+    workers: dict[str, Actor]
+
+    def script_path(self, path: str) -> str: ...
+    def current_state(self) -> int: ...
+
+
 class Actor:
     """Plays `actions` for one agent, one reply per request."""
 
-    def __init__(self, actions: list[Action], play: Play, caller: str) -> None:
+    def __init__(self, actions: list[Action], play: Stage, caller: str) -> None:
         self.actions = actions
         self.play = play
         self.caller = caller
