@@ -14,8 +14,8 @@ agents) that keeps its code and does not adopt `Runtime`. One call returns a cop
 Nothing of the app's options is dropped: its hooks run beside flower's, and every other field is kept as
 it is. Two exceptions to "beside": the CLI does not chain PostToolUse output rewrites (the last to end
 wins), so an app callback that rewrites a tool output the spill acts on runs first and its version is
-spilled (`_spill_chain`); and of several PreToolUse denials the model reads only the last to end, so when
-the wall and an app hook both deny a call, each gives both reasons (`_deny_chain`). Where flower's needs
+spilled (`spill._chain`); and of several PreToolUse denials the model reads only the last to end, so when
+the wall and an app hook both deny a call, each gives both reasons (`wall._deny_chain`). Where flower's needs
 and the app's choices cannot both hold, `SpecError` names both sides.
 
 Example::

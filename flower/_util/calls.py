@@ -1,8 +1,8 @@
 """What the hook chains share: the state of recent tool calls, and the wait for a call's other callbacks.
 
 The CLI runs all hook callbacks of one tool call at once and keeps only the last answer to end (measured
-for PostToolUse rewrites and PreToolUse denials), so `_spill_chain` and `_deny_chain` make callbacks of one
-call meet by its `tool_use_id` and wait for each other.
+for PostToolUse rewrites and PreToolUse denials), so `spill._chain` and `wall._deny_chain` make the
+callbacks of one call meet by its `tool_use_id` and wait for each other.
 """
 
 from __future__ import annotations

@@ -10,13 +10,12 @@ The document is saved under the workbench's `notes/`, so the successor starts fr
 alone; the run machinery (`Runtime`) links the sessions of a step as generations.
 """
 
-from .compact import CompactMode, CompactPolicy
+from .compact import CompactPolicy
 from .document import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, parse_handoff
 
 __all__ = [
     "HANDOFF_PROMPT",
     "TAKEOVER_PROMPT",
-    "CompactMode",
     "CompactPolicy",
     "Handoff",
     "HandoffPolicy",

@@ -9,7 +9,7 @@ directory entry and never follows a symlink planted at the final name.
 Every spill appends one JSON line to `INDEX.jsonl` beside the files: what produced it (tool, field,
 tool_use_id, session and agent ids), its size and when. A file that already exists (the same content from
 the same tool) is not written again, but the event is still recorded. The manifest and the CLI's saved
-outputs are opened as regular files only (`_safe_open`): a FIFO planted there cannot stall the hook.
+outputs are opened as regular files only (`_util.safe_open`): a FIFO planted there cannot stall the hook.
 """
 
 from __future__ import annotations

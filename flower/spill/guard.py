@@ -4,7 +4,7 @@ A PostToolUse hook on `Bash|Read|Grep|Glob|WebFetch|WebSearch`, for the main thr
 Every string field of the tool output at or over `threshold` (4000) chars is written to the workbench's
 `spill/` and replaced by a one-line pointer plus a preview: the first 300 chars and the last 100, where
 test verdicts sit (decided by the benchmark suite's workload 1; see docs/benchmarks.md). A Read's preview
-is its first whole lines only, numbered as in the file (see `_read_preview`). The content is
+is its first whole lines only, numbered as in the file (see `_preview.read_preview`). The content is
 not lost, just not resident. The output keeps its exact shape: the CLI silently ignores a replacement
 that does not match the tool's schema (measured with CLI 2.1.327).
 

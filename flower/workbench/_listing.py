@@ -3,7 +3,7 @@
 The index goes into the coordinator's system prompt, and any agent can name a file. So whatever comes
 from the disk is shown through `escaped()`: a name that is not valid UTF-8 (`\\xff.sh`) or holds a control
 character (a newline could forge a line of the index) appears escaped, never raw, and the entry says so.
-Descriptions are read from regular files only (`_safe_open`): a FIFO or a device is listed, never opened.
+Descriptions are read from regular files only (`_util.safe_open`): a FIFO or a device is listed, never opened.
 """
 
 from __future__ import annotations
