@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from claude_agent_sdk import AgentDefinition
 
-from flower.hooks import SpillPolicy, spill_guard, spill_hooks
+from flower.spill import SpillPolicy, spill_guard, spill_hooks
 from flower.testing import ScriptedModel, agent, bash, read, tool_use
 from flower.workbench import Workbench
 

@@ -12,26 +12,19 @@ Example::
 """
 
 from ._errors import CredentialsError, FlowerError, LeaseError, SpecError, StoreError, WorkbenchError
-from ._logging import configure_from_env
-from ._tools import CLI_TOOLS
+from ._util.flower_log import configure_from_env
 from ._version import __version__
 from .agents import AgentSpec, coordinator, worker
-from .compact import CompactPolicy
 from .fleet import lease_session
 from .glance import GlanceVerdict, glance_verdict, is_ephemeral
-from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, Handoff, HandoffPolicy, parse_handoff
-from .hooks.delegate import delegate_guard
-from .hooks.index import index_guard, index_hooks
-from .hooks.mandate import MANDATE_LINE, mandate_guard
-from .hooks.report import report_guard, report_hooks
-from .hooks.spill import SpillPolicy, spill_guard, spill_hooks
+from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, CompactPolicy, Handoff, HandoffPolicy, parse_handoff
 from .instrument import instrument
 from .options import build_options, merge_hooks
 from .report import EconomyReport, ReportOptions, build_report, build_report_sync
 from .result import StepResult
-from .rules import COORDINATOR_RULES, WORKER_RULES
 from .run_stream import RunStream
 from .runtime import Runtime
+from .spill import SpillPolicy, spill_guard, spill_hooks
 from .stores import (
     CachePolicy,
     EphemeralPolicy,
@@ -45,7 +38,17 @@ from .stores import (
     TrimPolicy,
 )
 from .usage import StepUsage, TokenUsage
-from .workbench import WORKBENCH_RULES, Workbench
+from .wall import (
+    CLI_TOOLS,
+    COORDINATOR_RULES,
+    MANDATE_LINE,
+    WORKER_RULES,
+    delegate_guard,
+    mandate_guard,
+    report_guard,
+    report_hooks,
+)
+from .workbench import WORKBENCH_RULES, Workbench, index_guard, index_hooks
 
 __all__ = [
     "CLI_TOOLS",

@@ -21,12 +21,12 @@ from typing import Any
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 from claude_agent_sdk.types import EffortLevel, HookEvent, SettingSource
 
-from ._check import check_fields, checked
 from ._errors import SpecError
-from ._tools import COORDINATOR_TOOLS, WORKER_TOOLS, check_tools
-from .compact import CompactPolicy
-from .hooks.mandate import MANDATE_LINE, check_mandate_line
-from .rules import COORDINATOR_RULES, WORKER_RULES
+from ._util.check import check_fields, checked
+from .handoff.compact import CompactPolicy
+from .wall._tools import COORDINATOR_TOOLS, WORKER_TOOLS, check_tools
+from .wall.mandate import MANDATE_LINE, check_mandate_line
+from .wall.rules import COORDINATOR_RULES, WORKER_RULES
 
 __all__ = ["AgentSpec", "coordinator", "worker"]
 

@@ -80,7 +80,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _report(args: argparse.Namespace) -> int:
     from .report import EconomyReport, ReportOptions, build_report
-    from .stores._pg import is_dsn
+    from .stores.postgres._connection import is_dsn
 
     if is_dsn(args.source):
         return _fleet(args)

@@ -33,7 +33,7 @@ from typing import Any
 from claude_agent_sdk import ClaudeAgentOptions
 
 from ._errors import SpecError
-from ._fleet import Holds
+from ._run.fleet import Holds
 from .stores import Lease
 from .stores.lease import check_timeout
 

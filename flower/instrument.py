@@ -14,8 +14,8 @@ agents) that keeps its code and does not adopt `Runtime`. One call returns a cop
 Nothing of the app's options is dropped: its hooks run beside flower's, and every other field is kept as
 it is. Two exceptions to "beside": the CLI does not chain PostToolUse output rewrites (the last to end
 wins), so an app callback that rewrites a tool output the spill acts on runs first and its version is
-spilled (`_spill_chain`); and of several PreToolUse denials the model reads only the last to end, so when
-the wall and an app hook both deny a call, each gives both reasons (`_deny_chain`). Where flower's needs
+spilled (`spill._chain`); and of several PreToolUse denials the model reads only the last to end, so when
+the wall and an app hook both deny a call, each gives both reasons (`wall._deny_chain`). Where flower's needs
 and the app's choices cannot both hold, `SpecError` names both sides.
 
 Example::
@@ -38,12 +38,9 @@ from typing import Any, Final, Literal
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 from claude_agent_sdk.types import HookEvent, SessionStore
 
-from ._check import checked
-from ._deny_chain import chain_denials
 from ._errors import SpecError
-from ._fleet import attach_workbench
-from ._index_context import index_context_hooks
-from ._layers import (
+from ._run.fleet import attach_workbench
+from ._run.layers import (
     FLOWER_DIR,
     check_inner_store,
     check_keep_denials,
@@ -54,16 +51,19 @@ from ._layers import (
     layer_hooks,
     layer_store,
 )
-from ._spill_chain import chain_spill
-from ._tools import ALIASES, COORDINATOR_TOOLS, check_tools
-from .compact import CompactPolicy
-from .hooks.delegate import delegate_guard
-from .hooks.mandate import MANDATE_LINE, check_mandate_line, mandate_guard
-from .hooks.spill import SpillPolicy
+from ._util.check import checked
+from .handoff.compact import CompactPolicy
 from .options import merge_hooks
+from .spill._chain import chain_spill
+from .spill.policy import SpillPolicy
 from .stores import EphemeralPolicy, PruningSessionStore, TrimPolicy
 from .stores._local import CONFIG_ENV
-from .workbench import Workbench
+from .wall._deny_chain import chain_denials
+from .wall._tools import ALIASES, COORDINATOR_TOOLS, check_tools
+from .wall.delegate import delegate_guard
+from .wall.mandate import MANDATE_LINE, check_mandate_line, mandate_guard
+from .workbench._index_context import index_context_hooks
+from .workbench.bench import Workbench
 
 __all__ = ["instrument"]
 

@@ -18,13 +18,13 @@ from typing import Any
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher
 from claude_agent_sdk.types import HookEvent, SessionStore
 
-from ._check import checked
-from ._deny_chain import chain_denials
 from ._errors import SpecError
+from ._util.check import checked
 from .agents import AgentSpec
-from .compact import CompactPolicy
-from .hooks.delegate import delegate_guard
-from .hooks.mandate import mandate_guard
+from .handoff.compact import CompactPolicy
+from .wall._deny_chain import chain_denials
+from .wall.delegate import delegate_guard
+from .wall.mandate import mandate_guard
 
 __all__ = ["build_options", "merge_hooks"]
 

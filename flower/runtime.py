@@ -27,12 +27,10 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import SessionStore
 
-from ._bench_guard import block_or_warning, preface_or_warning
-from ._check import checked
-from ._credentials import require_credentials
 from ._errors import SpecError
-from ._fleet import Holds, attach_workbench, release_loop
-from ._layers import (
+from ._run.credentials import require_credentials
+from ._run.fleet import Holds, attach_workbench, release_loop
+from ._run.layers import (
     check_inner_store,
     check_keep_denials,
     check_report_limit,
@@ -43,22 +41,24 @@ from ._layers import (
     layer_store,
     spill_dir,
 )
-from ._spill_chain import chain_spill
-from ._step import Step
-from ._stream import EventHandler, Tracker
-from ._sync import run_blocking
+from ._run.step import Step
+from ._run.stream import EventHandler, Tracker
+from ._run.sync import run_blocking
+from ._util.check import checked
 from .agents import AgentSpec
-from .compact import CompactPolicy
 from .events import StoreReport
-from .handoff import HandoffPolicy
-from .hooks.spill import SpillPolicy
+from .handoff.compact import CompactPolicy
+from .handoff.document import HandoffPolicy
 from .options import build_options
 from .result import StepResult
 from .run_stream import RunStream
+from .spill._chain import chain_spill
+from .spill.policy import SpillPolicy
 from .stores import EphemeralPolicy, LoadReport, TrimPolicy
 from .stores._local import CONFIG_ENV
 from .stores.lease import check_timeout
-from .workbench import Workbench
+from .workbench._in_run import block_or_warning, preface_or_warning
+from .workbench.bench import Workbench
 
 __all__ = ["Runtime"]
 

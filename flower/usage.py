@@ -1,4 +1,7 @@
-"""Token usage of a step: what the main thread and its subagents consumed, as the CLI reports it.
+"""Token usage: `TokenUsage`, tokens of each kind, and `StepUsage`, what a step's threads consumed.
+
+`TokenUsage` is the one usage record of flower: the run, the economy report and the cost model
+(`flower.cost`) all give and take it. A step's usage is read as the CLI reports it.
 
 Where the numbers come from (measured, CLI 2.1.332):
 
@@ -26,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._check import checked
+from ._util.check import checked
 
 __all__ = ["StepUsage", "TokenUsage"]
 
@@ -37,28 +40,43 @@ def _count(value: object) -> int:
 
 @dataclass(frozen=True, kw_only=True)
 class TokenUsage:
-    """Tokens of each kind, as the API bills them."""
+    """Tokens of each kind, as the API bills them: one reply's, or a sum of them.
+
+    The one usage record of flower: a step's (`StepResult.usage`), a reply read back from a store by the
+    economy report, and a request of the simulated prompt cache (`flower.cost.PromptCache`) all give one,
+    and `flower.cost.price` prices any of them.
+    """
 
     input: int = 0
     """Uncached input tokens."""
-    output: int = 0
-    """Output tokens (thinking included)."""
     cache_read: int = 0
     """Input tokens read from the prompt cache."""
     cache_creation: int = 0
-    """Input tokens written to the prompt cache (cache writes)."""
+    """Input tokens written to the prompt cache for 5 minutes. Where the source gives only a total (the
+    CLI's usage, a transcript), every cache write is counted here."""
+    cache_creation_1h: int = 0
+    """Input tokens written to the prompt cache for 1 hour, when the source tells them apart (a
+    `PromptCache` with a 1-hour TTL); 0 otherwise."""
+    output: int = 0
+    """Output tokens (thinking included)."""
+
+    @property
+    def context(self) -> int:
+        """Every input token of the request, cached or not: what the CLI counts as its context."""
+        return self.input + self.cache_read + self.cache_creation + self.cache_creation_1h
 
     @property
     def total(self) -> int:
-        """All four kinds added up."""
-        return self.input + self.output + self.cache_read + self.cache_creation
+        """Every kind added up: the context and the output."""
+        return self.context + self.output
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(
             input=self.input + other.input,
-            output=self.output + other.output,
             cache_read=self.cache_read + other.cache_read,
             cache_creation=self.cache_creation + other.cache_creation,
+            cache_creation_1h=self.cache_creation_1h + other.cache_creation_1h,
+            output=self.output + other.output,
         )
 
     @checked
@@ -66,20 +84,22 @@ class TokenUsage:
         """`self - other`, each kind floored at 0."""
         return TokenUsage(
             input=max(0, self.input - other.input),
-            output=max(0, self.output - other.output),
             cache_read=max(0, self.cache_read - other.cache_read),
             cache_creation=max(0, self.cache_creation - other.cache_creation),
+            cache_creation_1h=max(0, self.cache_creation_1h - other.cache_creation_1h),
+            output=max(0, self.output - other.output),
         )
 
     @classmethod
     def from_api(cls, usage: Mapping[str, Any] | None) -> TokenUsage:
-        """From the API's `usage` object (`input_tokens`, `cache_read_input_tokens`...)."""
+        """From the API's `usage` object (`input_tokens`, `cache_read_input_tokens`...); a count that is
+        missing or not a positive int is 0."""
         usage = usage or {}
         return cls(
             input=_count(usage.get("input_tokens")),
-            output=_count(usage.get("output_tokens")),
             cache_read=_count(usage.get("cache_read_input_tokens")),
             cache_creation=_count(usage.get("cache_creation_input_tokens")),
+            output=_count(usage.get("output_tokens")),
         )
 
     @classmethod
@@ -88,9 +108,9 @@ class TokenUsage:
         usage = usage or {}
         return cls(
             input=_count(usage.get("inputTokens")),
-            output=_count(usage.get("outputTokens")),
             cache_read=_count(usage.get("cacheReadInputTokens")),
             cache_creation=_count(usage.get("cacheCreationInputTokens")),
+            output=_count(usage.get("outputTokens")),
         )
 
 

@@ -14,7 +14,7 @@ from benchmarks.suite.actions import Fact, Probe, Run, Workload
 from benchmarks.suite.delegate import Chunk, partition
 from benchmarks.suite.metrics import Metrics
 from benchmarks.suite.peers import CLEARS, MASKS, Masking
-from benchmarks.suite.player import MOVE
+from benchmarks.suite.play import MOVE
 from benchmarks.suite.probes import (
     View,
     decide,

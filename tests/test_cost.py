@@ -6,11 +6,12 @@ from typing import Any
 
 import pytest
 
+import flower
 from flower.cost import (
     BILLING_PREFIX,
     TTL_1H,
     PromptCache,
-    RequestUsage,
+    TokenUsage,
     blocks_of,
     estimate,
     price,
@@ -18,7 +19,7 @@ from flower.cost import (
     simulate,
     tokens_of,
 )
-from flower.report.metrics import TokenUsage
+from flower.report.metrics import usage_of
 
 MARK = {"type": "ephemeral"}
 
@@ -74,7 +75,7 @@ def test_blocks_follow_the_apis_order_tools_system_messages_and_carry_the_marks(
 def test_each_turn_reads_the_previous_request_and_writes_only_what_it_adds() -> None:
     cache = PromptCache()
     first, second = cache.send(body(1), at=0.0), cache.send(body(2), at=20.0)
-    assert first == RequestUsage(cache_creation=total(body(1)))
+    assert first == TokenUsage(cache_creation=total(body(1)))
     assert second.cache_read == total(body(1)) and second.input == 0
     assert second.cache_creation == total(body(2)) - total(body(1))
     assert second.context == total(body(2))
@@ -109,7 +110,7 @@ def test_a_prefix_below_the_models_minimum_is_never_cached() -> None:
     small["system"][1]["text"] = "s"
     assert total(small) < 1_024
     usage = simulate([(small, 0.0, 0), (small, 20.0, 0)])
-    assert usage[1] == RequestUsage(input=total(small))
+    assert usage[1] == TokenUsage(input=total(small))
     haiku = body(1, size=1_000, model="claude-haiku-4-5")  # 4,096 tokens for Haiku 4.5
     assert 1_024 < total(haiku) < 4_096
     assert simulate([(haiku, 0.0, 0)])[0].input == total(haiku)
@@ -126,7 +127,7 @@ def test_the_billing_block_splits_conversations_unless_ignored() -> None:
 
 
 def test_prices_turn_usage_into_dollars_for_any_usage_record() -> None:
-    usage = RequestUsage(input=1_000_000, cache_read=1_000_000, cache_creation=1_000_000, output=1_000_000)
+    usage = TokenUsage(input=1_000_000, cache_read=1_000_000, cache_creation=1_000_000, output=1_000_000)
     cost = price([usage], model="claude-sonnet-4-6")
     assert (cost.input, cost.cache_read, cost.cache_write, cost.output) == pytest.approx((3, 0.3, 3.75, 15))
     assert cost.total == pytest.approx(22.05) and cost.requests == 1 and not cost.unpriced
@@ -144,3 +145,14 @@ def test_estimate_prices_a_run_from_its_requests_with_output() -> None:
     assert cost == price(usages, model="claude-sonnet-4-6")
     assert cost.output_tokens == 300 and cost.requests == 3
     assert cost.cache_read_tokens == total(body(1)) + total(body(2))
+
+
+def test_one_usage_record_for_the_run_the_report_and_the_cost_model() -> None:
+    assert flower.TokenUsage is TokenUsage
+    assert type(usage_of({"input_tokens": 3, "output_tokens": 4})) is TokenUsage
+    assert type(PromptCache().send(body(1), at=0.0)) is TokenUsage
+    usage = TokenUsage(input=1, cache_read=2, cache_creation=3, cache_creation_1h=4, output=5)
+    assert (usage.context, usage.total) == (10, 15)
+    double = TokenUsage(input=2, cache_read=4, cache_creation=6, cache_creation_1h=8, output=10)
+    assert usage + usage == double
+    assert usage.minus(double) == TokenUsage() and double.minus(usage) == usage

@@ -22,6 +22,7 @@ PUBLIC_MODULES = [
     "flower.events",
     "flower.fleet",
     "flower.glance",
+    "flower.handoff",
     "flower.hooks",
     "flower.report",
     "flower.report.growth",
@@ -30,10 +31,13 @@ PUBLIC_MODULES = [
     "flower.report.pricing",
     "flower.report.scripts",
     "flower.report.windows",
+    "flower.spill",
     "flower.stores",
     "flower.stores.rewrite",
     "flower.testing",
     "flower.versions",
+    "flower.wall",
+    "flower.workbench",
 ]
 """Every name in these modules' `__all__` must have an entry in the API reference."""
 

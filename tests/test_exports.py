@@ -11,11 +11,17 @@ MODULES = [
     "flower.cost",
     "flower.doctor",
     "flower.events",
+    "flower.glance",
+    "flower.handoff",
+    "flower.hooks",
     "flower.report",
+    "flower.spill",
     "flower.stores",
     "flower.stores.rewrite",
     "flower.testing",
     "flower.versions",
+    "flower.wall",
+    "flower.workbench",
 ]
 
 

@@ -12,9 +12,9 @@ import pytest
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher, InMemorySessionStore
 
 from flower import CompactPolicy, PruningSessionStore, SpecError, SqliteSessionStore, TrimPolicy, Workbench
-from flower._index_context import INDEX_CONTEXT, index_context_hooks
 from flower.glance import glance_verdict
 from flower.instrument import instrument
+from flower.workbench._index_context import INDEX_CONTEXT, index_context_hooks
 
 CHANGED = {"cwd", "system_prompt", "hooks", "session_store", "env", "add_dirs"}
 """The only fields instrument() may touch; every other one must come back as the app set it."""

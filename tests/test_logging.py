@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from flower._logging import configure_from_env
+from flower._util.flower_log import configure_from_env
 
 SCRIPT = """
 import logging

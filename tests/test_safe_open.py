@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flower._safe_open import NotRegularFileError, append_regular, open_regular, read_regular
+from flower._util.safe_open import NotRegularFileError, append_regular, open_regular, read_regular
 
 
 def test_a_regular_file_reads_and_appends(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from flower.testing import RecordedRequest, Reply, ToolUse, agent, bash, read
 
 from .actions import Action, Denied, Fact, Probe, ReadFile, Reuse, Run, Subtask, WriteFile
 from .gen import body
-from .player import Actor, Play
+from .player import Actor, Stage
 from .probes import CLI_POINTER, SPILL_POINTER, View, denial_visible, prints
 
 TASK_ID = re.compile(r"\[task ([cr]\d+)\]")
@@ -83,7 +83,7 @@ def partition(
 class Coordinator(Actor):
     """The main thread in delegated mode."""
 
-    def __init__(self, play: Play) -> None:
+    def __init__(self, play: Stage) -> None:
         actions = partition(play.workload.actions, play.chunk, glances=play.self_glance)
         super().__init__(actions, play, "main")  # type: ignore[arg-type]
         self.chunks = sum(isinstance(i, Chunk) for i in self.actions)
@@ -151,7 +151,7 @@ class Coordinator(Actor):
         raise KeyError(f"no action prints {fact.label}")
 
 
-def mandate(chunk: Chunk, view: View, play: Play) -> str:
+def mandate(chunk: Chunk, view: View, play: Stage) -> str:
     """The Agent prompt: the task id, then one line per action (never a fact's value)."""
     title = chunk.subtask.name if chunk.subtask else "work"
     lines = [f"[task {chunk.cid}] {title}: do the following, then report briefly (paths, not contents)."]
@@ -179,7 +179,7 @@ def mandate(chunk: Chunk, view: View, play: Play) -> str:
 class Worker(Actor):
     """One worker playing one chunk; its final reply is the report."""
 
-    def __init__(self, chunk: Chunk, play: Play) -> None:
+    def __init__(self, chunk: Chunk, play: Stage) -> None:
         super().__init__(list(chunk.actions), play, f"worker:{chunk.cid}")
         self.chunk = chunk
         self.denied: list[str] = []
@@ -231,7 +231,7 @@ def _own_pointer(view: View, label: str) -> str | None:
     return None
 
 
-def worker_for(play: Play, request: RecordedRequest) -> Actor:
+def worker_for(play: Stage, request: RecordedRequest) -> Actor:
     """The worker a subagent request belongs to, by the task id its mandate carries."""
     for message in request.messages:
         if message.get("role") == "user":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from flower.testing import RecordedRequest, Reply, ToolUse, Usage, bash, read, reply, tool_use
 
@@ -34,7 +34,6 @@ from .actions import (
 from .probes import View, decide, denial_visible, grep_command, latest_state
 from .realistic import READ_CAP_CHARS, Behaviour, piped
 
-HANDOFF_ASK = "Write the handoff document now"
 INTERRUPTED = ("doesn't want to proceed", "was stopped while running", "interrupted")
 
 
@@ -111,10 +110,33 @@ def script_text(chars: int) -> str:
     return f'# desc: recurring analysis of the records\n"""{body}"""\nprint("analysis: 42")\n'
 
 
+class Stage(Protocol):
+    """What an actor reads and writes of the run it plays in (`play.Play` is the one stage)."""
+
+    workload: Workload
+    root: Path
+    behaviour: Behaviour
+    ledger: Ledger
+    agent_type: str
+    """The subagent type the coordinator delegates to."""
+    parallel: int
+    chunk: int
+    """At most this many runs in one mandate."""
+    self_glance: bool
+    """A delegated coordinator runs its read-only looks itself."""
+    flat: list[Action]
+    """The workload's actions, subtasks flattened."""
+    pause_requested: Pause | None
+    workers: dict[str, Actor]
+
+    def script_path(self, path: str) -> str: ...
+    def current_state(self) -> int: ...
+
+
 class Actor:
     """Plays `actions` for one agent, one reply per request."""
 
-    def __init__(self, actions: list[Action], play: Play, caller: str) -> None:
+    def __init__(self, actions: list[Action], play: Stage, caller: str) -> None:
         self.actions = actions
         self.play = play
         self.caller = caller
@@ -277,92 +299,3 @@ class Actor:
         """The final text of this agent (the main thread's last answer)."""
         self.play.ledger.done = True
         return "DONE: all work finished."
-
-
-MOVE = 1_000_000
-"""A chunk size no move reaches: one mandate covers every run up to the coordinator's next own step."""
-
-
-class Play:
-    """The scripted model for one run of one workload under one strategy: scripts for every caller."""
-
-    def __init__(
-        self,
-        workload: Workload,
-        root: Path,
-        *,
-        delegated: bool,
-        pointers_in_handoff: bool,
-        scripts: str,
-        parallel: int = 1,
-        behaviour: Behaviour | None = None,
-        agent_type: str = "worker",
-        chunk: int | None = None,
-        self_glance: bool = True,
-    ) -> None:
-        from .delegate import Coordinator  # circular: the coordinator is an Actor
-
-        self.behaviour = behaviour or Behaviour()
-        self.agent_type = agent_type
-        """The subagent type the coordinator delegates to (`worker`, or the CLI's `general-purpose`)."""
-        self.workload = workload
-        self.root = root
-        self.scripts = scripts
-        self.parallel = parallel
-        self.chunk = chunk or workload.chunk
-        """At most this many runs in one mandate (`MOVE`: every run up to the next look or decision)."""
-        self.self_glance = self_glance
-        """A delegated coordinator runs its read-only looks itself (False: it delegates them too)."""
-        self.ledger = Ledger()
-        self.flat = [a for a in _walk(workload.actions)]
-        self.pause_requested: Pause | None = None
-        self.pointers_in_handoff = pointers_in_handoff
-        self.workers: dict[str, Actor] = {}
-        self.main: Actor = Coordinator(self) if delegated else Actor(list(workload.actions), self, "main")
-
-    def script_path(self, path: str) -> str:
-        """A workload path with `{scripts}` resolved for this strategy."""
-        return path.replace("{scripts}", self.scripts)
-
-    def current_state(self) -> int:
-        """The true state version now (read from the workspace)."""
-        status = self.root / "state" / "status.txt"
-        return int(status.read_text().split()[2]) if status.exists() else 0
-
-    def frontier(self) -> str:
-        """Where the work stands, in one line (kept by every summary)."""
-        return f"continue with action {self.main.pos + 1} of {len(self.main.actions)}"
-
-    # -- the callers' scripts ------------------------------------------------------------------------------
-
-    def on_main(self, request: RecordedRequest) -> Any:
-        """The main thread's script: handoff documents when asked, else the main actor's next step."""
-        from .summary import handoff_document
-
-        if HANDOFF_ASK in request.last_user_text:
-            view = View(request.body)
-            self.main.rewind_if_interrupted(view)
-            self.ledger.events.append(("handoff", request.seq))
-            text = handoff_document(view, self.workload, len(self.ledger.events), self.frontier())
-            return reply(text, usage=usage_for(request, self.workload.pad))
-        return self.main.step(request)
-
-    def on_compact(self, request: RecordedRequest) -> Any:
-        """The script of the CLI's compaction requests: the shared summariser."""
-        from .summary import compaction_summary
-
-        self.ledger.events.append(("compact", request.seq))
-        return compaction_summary(View(request.body), self.workload, len(self.ledger.events), self.frontier())
-
-    def on_worker(self, request: RecordedRequest) -> Any:
-        """The script of every worker request: the actor of the chunk its mandate names."""
-        from .delegate import worker_for
-
-        return worker_for(self, request).step(request)
-
-
-def _walk(actions: tuple[Action, ...]) -> list[Action]:
-    out: list[Action] = []
-    for action in actions:
-        out.extend(_walk(action.actions) if isinstance(action, Subtask) else [action])
-    return out

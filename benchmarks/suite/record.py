@@ -28,7 +28,8 @@ from flower.testing import RecordedRequest, ScriptedModel
 from .actions import Workload
 from .clock import date_back, gap
 from .peers import PEERS
-from .player import Ledger, Play
+from .play import Play
+from .player import Ledger
 from .realistic import Behaviour
 from .runs import TOOLS, WORKER_PROMPT, Strategy, lead
 

@@ -20,7 +20,7 @@ from flower.options import session_tools
 
 from .actions import Denied, Pause, Reuse, Run, Subtask, Workload, flatten
 from .peers import CLEAR_ACTS, CLEARS, MASKS, PEERS
-from .player import MOVE
+from .play import MOVE
 
 MODEL = "claude-sonnet-4-6"
 """The CLI reports a 200,000-token window for it (CLI 2.1.332), so the marathon reaches the wall."""

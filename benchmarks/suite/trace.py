@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flower.cost import TTL_1H, Block, PromptCache, RequestUsage, blocks_of
+from flower.cost import TTL_1H, Block, PromptCache, TokenUsage, blocks_of
 
 from .player import Ledger, ProbeRecord
 from .probes import View, residue, stale_snapshots
@@ -32,11 +32,11 @@ class Req:
     context: int
     """Tokens the model is told it holds (chars / 4, plus the marathon's residue per turn)."""
     model: str
-    usage: RequestUsage
+    usage: TokenUsage
     """The billing block as sent, 5-minute cache (the headline)."""
-    ignored: RequestUsage
+    ignored: TokenUsage
     """The billing block ignored by the cache."""
-    hour: RequestUsage
+    hour: TokenUsage
     """A 1-hour cache."""
     residue: int = 0
 

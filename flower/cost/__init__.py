@@ -15,18 +15,21 @@ Example::
     cost = price(usages, model="claude-sonnet-4-6")
     print(f"${cost.total:.2f} (output ${cost.output:.2f}, cache writes ${cost.cache_write:.2f})")
 
-Light on purpose (standard library only): the report, the runtime and the test harness import it.
+Usage records are `TokenUsage`, the type a step's `StepResult.usage` and the economy report use too.
+
+Light on purpose (the standard library and that one type): the report, the runtime and the test harness
+import it.
 """
 
 from __future__ import annotations
 
+from ..usage import TokenUsage
 from .breakdown import CostBreakdown, UsageLike, estimate, price
 from .cache import (
     BILLING_PREFIX,
     LOOKBACK,
     Block,
     PromptCache,
-    RequestUsage,
     blocks_of,
     simulate,
     tokens_of,
@@ -45,7 +48,7 @@ __all__ = [
     "CostBreakdown",
     "Price",
     "PromptCache",
-    "RequestUsage",
+    "TokenUsage",
     "UsageLike",
     "blocks_of",
     "estimate",

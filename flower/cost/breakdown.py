@@ -1,8 +1,8 @@
 """Dollars from token usage: one breakdown (input, output, cache reads, cache writes, total) per run.
 
-`price()` takes any usage records with the API's four counts as attributes (`input`, `cache_read`,
-`cache_creation`, `output`; `cache_creation_1h` when present): a `RequestUsage` from `PromptCache`, the
-report's `TokenUsage` read from a store, or a `StepResult`'s usage.
+`price()` takes usage records with the API's counts as attributes (`input`, `cache_read`,
+`cache_creation`, `output`; `cache_creation_1h` when present): a `TokenUsage`, whether from `PromptCache`,
+the report reading a store or a `StepResult`, or any record of your own with those attributes.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..usage import TokenUsage
 from .prices import TTL_1H, TTL_5M, price_for
 
 __all__ = [
@@ -35,7 +36,6 @@ __all__ = [
     "LOOKBACK",
     "Block",
     "PromptCache",
-    "RequestUsage",
     "blocks_of",
     "simulate",
     "tokens_of",
@@ -67,36 +67,6 @@ class Block:
     """`tools`, `system`, or the role of the message it belongs to."""
     message: int = -1
     """Index of its message in `messages` (-1 for tools and system)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class RequestUsage:
-    """The token usage the API reports for one request."""
-
-    input: int = 0
-    """Input not read from or written to the cache."""
-    cache_read: int = 0
-    """Input read from the cache."""
-    cache_creation: int = 0
-    """Input written to the 5-minute cache."""
-    cache_creation_1h: int = 0
-    """Input written to the 1-hour cache."""
-    output: int = 0
-    """Output tokens."""
-
-    @property
-    def context(self) -> int:
-        """Every input token of the request: what the CLI counts as its context."""
-        return self.input + self.cache_read + self.cache_creation + self.cache_creation_1h
-
-    def __add__(self, other: RequestUsage) -> RequestUsage:
-        return RequestUsage(
-            input=self.input + other.input,
-            cache_read=self.cache_read + other.cache_read,
-            cache_creation=self.cache_creation + other.cache_creation,
-            cache_creation_1h=self.cache_creation_1h + other.cache_creation_1h,
-            output=self.output + other.output,
-        )
 
 
 def without_marks(value: Any) -> Any:
@@ -145,7 +115,7 @@ class PromptCache:
     Example::
 
         cache = PromptCache()
-        first = cache.send(body_1, at=0.0)        # RequestUsage(cache_creation=..., ...)
+        first = cache.send(body_1, at=0.0)        # TokenUsage(cache_creation=..., ...)
         second = cache.send(body_2, at=20.0)      # reads what body_1 wrote, writes the rest
 
     `ttl` overrides every mark's lifetime (e.g. `TTL_1H` to price a 1-hour cache); `model` overrides each
@@ -167,12 +137,12 @@ class PromptCache:
         self.lookback = lookback
         self._alive: dict[int, tuple[float, float]] = {}  # prefix key -> (expiry, ttl)
 
-    def send(self, body: Mapping[str, Any], *, at: float, output: int = 0) -> RequestUsage:
+    def send(self, body: Mapping[str, Any], *, at: float, output: int = 0) -> TokenUsage:
         """The usage of one request body sent at `at` seconds (any clock that only moves forward)."""
         model = self.model or str(body.get("model") or "")
         return self.send_blocks(blocks_of(body, billing=self.billing), at=at, model=model, output=output)
 
-    def send_blocks(self, blocks: Sequence[Block], *, at: float, model: str, output: int = 0) -> RequestUsage:
+    def send_blocks(self, blocks: Sequence[Block], *, at: float, model: str, output: int = 0) -> TokenUsage:
         """`send()` for blocks already cut (a caller may add its own, e.g. a simulated residue)."""
         minimum = price_for(model)[0].min_cacheable
         keys: list[int] = []
@@ -205,8 +175,8 @@ class PromptCache:
         written = max(0, written)
         plain = total - hit - written
         if one_hour:
-            return RequestUsage(input=plain, cache_read=hit, cache_creation_1h=written, output=output)
-        return RequestUsage(input=plain, cache_read=hit, cache_creation=written, output=output)
+            return TokenUsage(input=plain, cache_read=hit, cache_creation_1h=written, output=output)
+        return TokenUsage(input=plain, cache_read=hit, cache_creation=written, output=output)
 
     def _ttl(self, marked: float) -> float:
         return self.ttl if self.ttl is not None else marked
@@ -218,7 +188,7 @@ def simulate(
     model: str | None = None,
     ttl: float | None = None,
     billing: Billing = "as_sent",
-) -> list[RequestUsage]:
+) -> list[TokenUsage]:
     """The usage of each `(body, sent at, output tokens)` in order, through one fresh `PromptCache`."""
     cache = PromptCache(model=model, ttl=ttl, billing=billing)
     return [cache.send(body, at=at, output=output) for body, at, output in requests]

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import anyio
 
-from .._credentials import has_credentials
 from .._errors import CredentialsError, SpecError
+from .._run.credentials import has_credentials
 from ..report import EconomyReport, build_report
 from ..result import StepResult
 from ..runtime import Runtime

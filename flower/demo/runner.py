@@ -24,7 +24,7 @@ import anyio
 from .. import events as ev
 from ..agents import AgentSpec, coordinator, worker
 from ..cost import PromptCache
-from ..handoff import AUTO_COMPACT_MARGIN, HandoffPolicy
+from ..handoff.document import AUTO_COMPACT_MARGIN, HandoffPolicy
 from ..result import StepResult
 from ..runtime import Runtime
 from ..testing import ScriptedModel

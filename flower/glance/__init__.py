@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from flower._check import checked
+from flower._util.check import checked
 
 from ._git import HARDENING
 from ._source import parse

@@ -16,7 +16,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ._verb import Arg, Pattern, Refusal, denied_option, names, opaque_refusal, operands
+from ._verb import (
+    Arg,
+    Option,
+    Pattern,
+    Refusal,
+    denied_option,
+    names,
+    opaque_refusal,
+    operands,
+    parse_options,
+)
 
 __all__ = ["HARDENING", "git"]
 
@@ -120,29 +130,29 @@ def _git_list_form(sub: str, rest: Sequence[str]) -> None:
     """`git branch` / `git tag` in list form only; a bare name would create one."""
     listing = False
     found: list[str] = []
-    i = 0
-    while i < len(rest):
-        arg = rest[i]
-        i += 1
-        if arg == "--":
-            found.extend(rest[i:])
-            break
-        if arg.startswith("--"):
-            key, eq, _ = arg[2:].partition("=")
-            if key in _GIT_LIST_VALUES:
-                i += not eq and i < len(rest) and not rest[i].startswith("-")
-            elif key not in _GIT_LIST_FLAGS:
-                raise Refusal(f"`git {sub} {arg}` changes {sub}es")
-            listing |= key == "list"
-        elif arg.startswith("-"):
-            letters = arg[1:]
-            if sub == "tag" and re.fullmatch(r"[li]*n\d*", letters):
-                listing = True
-            elif not letters or any(c not in ("arvlqi" if sub == "branch" else "li") for c in letters):
-                raise Refusal(f"`git {sub} {arg}` changes {sub}es")
-            listing |= "l" in letters
+    letters = "arvlqi" if sub == "branch" else "li"
+    items = parse_options(
+        rest,
+        long_values=_GIT_LIST_VALUES,
+        short_attached="n" if sub == "tag" else "",  # `git tag -n5`: lines of each annotation
+        value_may_start_with_dash=False,
+        dash_is_operand=False,
+    )
+    for item in items:
+        if not isinstance(item, Option):
+            found.append(str(item))
+        elif item.name.startswith("--"):
+            if item.name[2:] not in _GIT_LIST_VALUES and item.name[2:] not in _GIT_LIST_FLAGS:
+                raise Refusal(f"`git {sub} {item.word}` changes {sub}es")
+            listing |= item.name == "--list"
+        elif item.name == "-n" and sub == "tag":
+            if not re.fullmatch(r"\d*", item.value or ""):
+                raise Refusal(f"`git {sub} {item.word}` changes {sub}es")
+            listing = True
+        elif item.name == "-" or item.name[1:] not in letters:
+            raise Refusal(f"`git {sub} {item.word}` changes {sub}es")
         else:
-            found.append(arg)
+            listing |= item.name == "-l"
     if found and not listing:
         raise Refusal(f"`git {sub} NAME` creates a {sub}")
 

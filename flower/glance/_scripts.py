@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ._verb import Arg, Refusal, names, opaque_refusal
+from ._verb import Arg, Option, Refusal, names, opaque_refusal, parse_options
 
 __all__ = ["awk", "sed"]
 
 _SED_FLAGS = frozenset("nErsuz")
 _SED_LONG = names("quiet silent regexp-extended separate unbuffered null-data posix debug sandbox")
+_SED_VALUES = ("expression", "line-length")
 
 
 def sed(name: str, args: Sequence[Arg]) -> bool:
@@ -23,37 +24,19 @@ def sed(name: str, args: Sequence[Arg]) -> bool:
         raise opaque_refusal(name)
     scripts: list[str] = []
     files: list[str] = []
-    words = [a for a in args if a is not None]
-    i = 0
-    while i < len(words):
-        arg = words[i]
-        i += 1
-        if arg == "--":
-            files.extend(words[i:])
-            break
-        if arg.startswith("--"):
-            key, eq, value = arg[2:].partition("=")
-            if key in ("expression", "line-length"):
-                if not eq:
-                    value, i = (words[i] if i < len(words) else ""), i + 1
-                if key == "expression":
-                    scripts.append(value)
-            elif key not in _SED_LONG or eq:
-                raise Refusal(f"`sed {arg}` is not a read-only sed option")
-        elif arg.startswith("-") and arg != "-":
-            for j, letter in enumerate(arg[1:], start=1):
-                if letter in "el":
-                    value = arg[j + 1 :] or (words[i] if i < len(words) else "")
-                    i += not arg[j + 1 :]
-                    if letter == "l" and not value.isdigit():
-                        raise Refusal("`sed -l` needs a number")
-                    if letter == "e":
-                        scripts.append(value)
-                    break
-                if letter not in _SED_FLAGS:
-                    raise Refusal(f"`sed -{letter}` is not a read-only sed option")
-        else:
-            files.append(arg)
+    for item in parse_options([a for a in args if a is not None], long_values=_SED_VALUES, short_values="el"):
+        if not isinstance(item, Option):
+            files.append(str(item))
+        elif item.name in ("--expression", "-e"):
+            scripts.append(item.value or "")
+        elif item.name == "-l":
+            if not (item.value or "").isdigit():
+                raise Refusal("`sed -l` needs a number")
+        elif item.name.startswith("--"):
+            if item.name != "--line-length" and (item.name[2:] not in _SED_LONG or item.value is not None):
+                raise Refusal(f"`sed {item.word}` is not a read-only sed option")
+        elif item.name[1:] not in _SED_FLAGS:
+            raise Refusal(f"`sed {item.name}` is not a read-only sed option")
     if not scripts:
         if not files:
             raise Refusal("`sed` without a script")
@@ -67,19 +50,15 @@ def awk(name: str, args: Sequence[Arg]) -> bool:
     if None in args:
         raise opaque_refusal(name)
     words = [a for a in args if a is not None]
-    i = 0
-    while i < len(words) and words[i].startswith("-") and words[i] != "-":
-        arg = words[i]
-        i += 1
-        if arg == "--":
-            break
-        if arg[:2] not in ("-F", "-v"):
-            raise Refusal(f"`awk {arg}` is not allowed (only -F and -v)")
-        i += len(arg) == 2
-    if i >= len(words):
+    items = parse_options(words, short_values="Fv", first_operand_ends=True)
+    for item in items:
+        if isinstance(item, Option) and item.name not in ("-F", "-v"):
+            raise Refusal(f"`awk {item.word}` is not allowed (only -F and -v)")
+    found = [str(item) for item in items if not isinstance(item, Option)]
+    if not found:
         raise Refusal("`awk` without a program")
-    begin_only = _check_awk_program(words[i])
-    files = [w for w in words[i + 1 :] if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w, re.S)]
+    begin_only = _check_awk_program(found[0])
+    files = [w for w in found[1:] if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w, re.S)]
     return (not files and not begin_only) or "-" in files
 
 

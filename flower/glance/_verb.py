@@ -18,6 +18,7 @@ from typing import Literal
 
 __all__ = [
     "Arg",
+    "Option",
     "Pattern",
     "Refusal",
     "Rule",
@@ -26,6 +27,7 @@ __all__ = [
     "names",
     "opaque_refusal",
     "operands",
+    "parse_options",
 ]
 
 Arg = str | None
@@ -82,27 +84,83 @@ def denied_option(args: Sequence[Arg], short: str, long: Collection[str], keep: 
     return ""
 
 
-def operands(args: Sequence[Arg], short_values: str = "", long_values: Collection[str] = ()) -> list[Arg]:
-    """The non-option arguments, skipping option values; after `--` everything is an operand."""
-    found: list[Arg] = []
+@dataclass(frozen=True)
+class Option:
+    """One option as written: a long `--name[=value]`, or one letter of a short cluster (`-ab` is two)."""
+
+    word: str
+    """The argument it was read from."""
+    name: str
+    """`--name`, or `-` and the letter (`-` alone for a lone `-` read as an option)."""
+    value: Arg = None
+    """Its value: after `=`, the rest of the cluster, or the next argument ("" when there is none), for an
+    option that takes one; after `=` for any long option; else None."""
+
+
+def parse_options(
+    args: Sequence[Arg],
+    *,
+    long_values: Collection[str] = (),
+    short_values: str = "",
+    short_attached: str = "",
+    value_may_start_with_dash: bool = True,
+    dash_is_operand: bool = True,
+    first_operand_ends: bool = False,
+) -> list[Option | Arg]:
+    """The options and operands of `args`, in order, read the way GNU `getopt_long` reads them.
+
+    `--` ends the options; `--name=value` carries its value; a long option in `long_values` without `=`
+    takes the next argument (only when it does not start with `-`, unless `value_may_start_with_dash`); a
+    letter of `short_values` takes the rest of its cluster, or else the next argument; a letter of
+    `short_attached` takes the rest of its cluster only (`git tag -n5`). A lone `-` is an operand (standard
+    input) unless `dash_is_operand` is False. With `first_operand_ends`, the first operand ends the options
+    (POSIX: `awk -F: PROGRAM -x`). An argument known only at run time (None) is an operand. It never
+    refuses: each rule checks the options it gets, in order.
+    """
+    items: list[Option | Arg] = []
     i = 0
     while i < len(args):
         arg = args[i]
         i += 1
-        if arg is None or arg == "-" or not arg.startswith("-"):
-            found.append(arg)
+        if arg is None or not arg.startswith("-") or (arg == "-" and dash_is_operand):
+            items.append(arg)
+            if first_operand_ends:
+                items.extend(args[i:])
+                break
         elif arg == "--":
-            found.extend(args[i:])
+            items.extend(args[i:])
             break
         elif arg.startswith("--"):
-            if "=" not in arg and arg[2:] in long_values:
+            name, eq, value = arg[2:].partition("=")
+            if eq or name not in long_values:
+                items.append(Option(arg, "--" + name, value if eq else None))
+                continue
+            following = args[i] if i < len(args) else None
+            if value_may_start_with_dash or (following is not None and not following.startswith("-")):
+                items.append(Option(arg, "--" + name, "" if following is None else following))
                 i += 1
+            else:
+                items.append(Option(arg, "--" + name, ""))
+        elif arg == "-":
+            items.append(Option(arg, "-"))
         else:
             for j, letter in enumerate(arg[1:], start=1):
-                if letter in short_values:
-                    i += j == len(arg) - 1
+                rest = arg[j + 1 :]
+                if letter in short_attached or (letter in short_values and rest):
+                    items.append(Option(arg, "-" + letter, rest))
                     break
-    return found
+                if letter in short_values:
+                    items.append(Option(arg, "-" + letter, args[i] if i < len(args) else ""))
+                    i += 1
+                    break
+                items.append(Option(arg, "-" + letter))
+    return items
+
+
+def operands(args: Sequence[Arg], short_values: str = "", long_values: Collection[str] = ()) -> list[Arg]:
+    """The non-option arguments, skipping option values; after `--` everything is an operand."""
+    found = parse_options(args, short_values=short_values, long_values=long_values)
+    return [item for item in found if not isinstance(item, Option)]
 
 
 @dataclass(frozen=True)

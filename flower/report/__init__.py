@@ -20,11 +20,12 @@ docs/report.md and docs/fleet.md.
 from __future__ import annotations
 
 from .build import ReportOptions, build_report, build_report_sync
-from .economy import (
+from .delegation import Delegation
+from .economy import EconomyReport
+from .fleet import FleetReport, FleetSession, build_fleet_report
+from .parts import (
     ContextGrowth,
     Cost,
-    Delegation,
-    EconomyReport,
     Mandates,
     Reports,
     ResumeSummary,
@@ -34,7 +35,6 @@ from .economy import (
     Split,
     Tokens,
 )
-from .fleet import FleetReport, FleetSession, build_fleet_report
 
 __all__ = [
     "ContextGrowth",

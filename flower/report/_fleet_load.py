@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .._errors import SpecError
-from ..stores import _pg_files as files
-from ..stores.postgres import PostgresSessionStore
+from ..stores.postgres import _files as files
+from ..stores.postgres.store import PostgresSessionStore
 from ._load import Loaded, SessionData, load_source
 
 __all__ = ["FleetData", "load_fleet", "parse_time"]

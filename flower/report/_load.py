@@ -23,8 +23,8 @@ import anyio
 from claude_agent_sdk import SessionStore
 
 from .._errors import SpecError, StoreError
-from .._safe_open import read_regular
-from .._spill_files import MANIFEST
+from .._util.safe_open import read_regular
+from ..spill._files import MANIFEST
 from ..stores import PruningSessionStore, SqliteSessionStore, TrimmingSessionStore
 
 __all__ = ["Loaded", "SessionData", "load_source"]

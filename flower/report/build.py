@@ -20,21 +20,22 @@ from typing import Any
 import anyio
 from claude_agent_sdk import SessionStore
 
-from .._check import check_fields, checked
 from .._errors import SpecError
-from .._sync import run_blocking
+from .._run.sync import run_blocking
+from .._util.check import check_fields, checked
 from ..cost import price
-from ..handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT
-from ..rules import WORKER_RULES
+from ..handoff.document import HANDOFF_PROMPT, TAKEOVER_PROMPT
 from ..stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
 from ..stores.rewrite import resumes, rewrite_history, rewrite_point
+from ..usage import TokenUsage
+from ..wall.rules import WORKER_RULES
 from . import metrics as m
 from ._load import Loaded, SessionData, load_source, spills_of
 from .delegation import delegation
-from .economy import (
+from .economy import EconomyReport
+from .parts import (
     ContextGrowth,
     Cost,
-    EconomyReport,
     Mandates,
     Reports,
     ResumeSummary,
@@ -242,9 +243,9 @@ def _reports(entries: Sequence[Mapping[str, Any]]) -> Reports:
 
 
 def _cost(replies: Sequence[m.Message]) -> Cost:
-    by_model: dict[str, m.TokenUsage] = {}
+    by_model: dict[str, TokenUsage] = {}
     for reply in replies:
-        by_model[reply.model] = by_model.get(reply.model, m.TokenUsage()) + reply.usage
+        by_model[reply.model] = by_model.get(reply.model, TokenUsage()) + reply.usage
     priced: list[tuple[str, float]] = []
     unpriced: list[str] = []
     for model, usage in sorted(by_model.items()):
@@ -342,9 +343,9 @@ def compute_report(
         resumes=tuple(r for s in loaded.sessions for r in _resumes(s, options, notes)),
         context=_context(sessions, options, windows),
         tokens=Tokens(
-            main=sum((t.usage for t in main_turns), m.TokenUsage()),
-            subagents=sum((t.usage for t in sub_turns), m.TokenUsage()),
-            compaction=sum((t.usage for t in compaction_turns), m.TokenUsage()),
+            main=sum((t.usage for t in main_turns), TokenUsage()),
+            subagents=sum((t.usage for t in sub_turns), TokenUsage()),
+            compaction=sum((t.usage for t in compaction_turns), TokenUsage()),
         ),
         cost=cost,
         delegation=delegation(

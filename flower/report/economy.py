@@ -1,7 +1,7 @@
 """`EconomyReport`: what a run did with its context, as numbers (docs/report.md says how each is computed).
 
-Every part is a frozen dataclass; `to_dict()` / `to_json()` give the same numbers plus the derived ones
-(shares, rates) for a machine, `render_text()` gives a table for a human.
+Every part is a frozen dataclass (`parts`); `to_dict()` / `to_json()` give the same numbers plus the
+derived ones (shares, rates) for a machine, `render_text()` gives a table for a human.
 """
 
 from __future__ import annotations
@@ -9,251 +9,27 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any
 
-from .._check import checked
 from .._errors import SpecError
+from .._util.check import checked
+from ..usage import TokenUsage
+from ._text import delegation_lines, human, percent, resume_line, session_row, split_row
 from .delegation import Delegation
-from .metrics import TokenUsage, hit_rate
+from .parts import (
+    ContextGrowth,
+    Cost,
+    Mandates,
+    Reports,
+    ResumeSummary,
+    Scripts,
+    SessionSummary,
+    Spills,
+    Split,
+    Tokens,
+)
 
-__all__ = [
-    "ContextGrowth",
-    "Cost",
-    "Delegation",
-    "EconomyReport",
-    "Mandates",
-    "ResumeSummary",
-    "Scripts",
-    "SessionSummary",
-    "Spills",
-    "Split",
-    "Tokens",
-]
-
-
-def _share(part: int, whole: int) -> float | None:
-    return part / whole if whole else None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Split:
-    """One count on the main thread and in subagents."""
-
-    _derived: ClassVar[tuple[str, ...]] = ("total", "subagent_share")
-
-    main: int = 0
-    """On the main thread (the coordinator's transcripts)."""
-    subagents: int = 0
-    """In subagents (their `subagents/agent-*` transcripts)."""
-
-    @property
-    def total(self) -> int:
-        """Main thread and subagents together."""
-        return self.main + self.subagents
-
-    @property
-    def subagent_share(self) -> float | None:
-        """The subagents' part of the total (None when the total is 0)."""
-        return _share(self.subagents, self.total)
-
-
-@dataclass(frozen=True, kw_only=True)
-class SessionSummary:
-    """One session of the store, with its place in a handoff chain."""
-
-    session_id: str
-    """The session's id (resume it with `Runtime.run(..., resume=...)`)."""
-    project_key: str
-    """The store's project key (the CLI's sanitised working directory)."""
-    role: Literal["start", "successor"]
-    """`successor`: started by a handoff ("You are taking over work in progress"); `start` otherwise."""
-    generation: int
-    """1 for a session that starts a step; n + 1 for the successor of generation n."""
-    predecessor: str | None
-    """The session that handed off to this one, when it could be told."""
-    handed_off: bool
-    """The session was asked for its handoff document (it retired)."""
-    prompts: int
-    """Prompts the session received (its first, its resumes, later prompts of the same process, a
-    handoff request)."""
-    resumes: int
-    """Prompts that started a new process loading the session (`flower.stores.rewrite.resumes`: the
-    CLI marks them); a later prompt of the same process is not one."""
-    turns: int
-    """Main-thread replies of the model."""
-    subagent_runs: int
-    """Subagent transcripts stored under the session (the compaction worker's are not counted)."""
-    compactions: int = 0
-    """Compactions of the main thread (`compact_boundary` entries)."""
-    model: str
-    """The model of most of its main-thread replies."""
-    window: int = 0
-    """That model's context window (tokens), as the CLI reports it or else as `flower.report.pricing`
-    knows it."""
-    context: tuple[int, ...]
-    """The main thread's context (tokens) at each of its replies."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ResumeSummary:
-    """What layer 4 rewrote when a session was resumed (recomputed from the stored history)."""
-
-    _derived: ClassVar[tuple[str, ...]] = ("pruned",)
-
-    session_id: str
-    """The session resumed."""
-    prompt: int
-    """The ordinal (1-based) of the prompt that resumed the session."""
-    after_turns: int
-    """Main-thread replies in the history the resume loaded."""
-    warm: bool = False
-    """The resume came within the prompt cache's lifetime: it repeated the last cold resume's rewrites
-    and decided none (`CachePolicy`); what it counts is what it repeated."""
-    expired: int = 0
-    """Results of ephemeral commands replaced by a note."""
-    trimmed: int = 0
-    """Large results moved to files (only with a `TrimPolicy`)."""
-    denials: int = 0
-    """Denied calls dropped (call and result)."""
-    api_errors: int = 0
-    """Synthetic API-error replies dropped."""
-    interrupts: int = 0
-    """Results of interrupted calls neutralised."""
-    orphans: int = 0
-    """Calls left without a result that were given one."""
-    chars_saved: int = 0
-    """Characters of replayed message content the rewrites saved (only the branch the CLI replayed)."""
-
-    @property
-    def pruned(self) -> int:
-        """Denied calls and API-error entries dropped, interrupts neutralised, orphans healed."""
-        return self.denials + self.api_errors + self.interrupts + self.orphans
-
-
-@dataclass(frozen=True, kw_only=True)
-class Mandates:
-    """The prompts the main thread gave its subagents (they stay in its context for good)."""
-
-    _derived: ClassVar[tuple[str, ...]] = ("restated_share",)
-
-    count: int = 0
-    """Agent calls on the main thread."""
-    chars: int = 0
-    """Their prompts' characters, together."""
-    longest: int = 0
-    """The longest prompt's characters."""
-    restated_chars: int = 0
-    """Characters copied from the rules the worker already has (runs of `RESTATE_WORDS`+ words)."""
-
-    @property
-    def restated_share(self) -> float | None:
-        """The share of mandate characters that restate the worker rules."""
-        return _share(self.restated_chars, self.chars)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Scripts:
-    """Scripts written into the workbench's `scripts/` and how often they were run."""
-
-    written: int = 0
-    """Distinct scripts written or edited."""
-    writes: int = 0
-    """Write and Edit calls into `scripts/`."""
-    runs: int = 0
-    """Bash commands that ran a script from `scripts/`."""
-    scripts_run: int = 0
-    """Distinct scripts run."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Spills:
-    """Tool outputs moved to `spill/` on the spot (layer 3), from `spill/INDEX.jsonl`."""
-
-    count: int = 0
-    """Outputs spilled (one per string field moved)."""
-    main: int = 0
-    """Spilled from main-thread calls."""
-    subagents: int = 0
-    """Spilled from subagent calls."""
-    chars: int = 0
-    """Characters written to spill files."""
-    kept_out: int = 0
-    """`chars` minus what stayed resident in their place (the pointer and the preview)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Reports:
-    """Workers' reports sent back for a short one (`report_guard`), from the workers' transcripts."""
-
-    sent_back: int = 0
-    """Reports over the limit: each was saved under `artifacts/reports/` and the worker answered again."""
-    chars: int = 0
-    """Characters of those long reports, kept out of the main thread."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ContextGrowth:
-    """The main thread's context over its turns, and where that slope leads."""
-
-    window: int
-    """The context window the wall is extrapolated to (tokens)."""
-    window_from: str
-    """Where the window comes from: the model's name, or an option."""
-    turns: int
-    """Main-thread replies, over every session."""
-    start: int
-    """The context at the first reply of the first session (tokens)."""
-    peak: int
-    """The largest context of any main-thread reply."""
-    last: int
-    """The context of the last reply of the last session."""
-    slope: float | None
-    """Tokens per turn: least squares within each session (a handoff restarts low), pooled."""
-    wall_turns: float | None
-    """Turns from `start` until `window` at `slope` (None when the context does not grow)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Tokens:
-    """Token usage summed over the model's replies."""
-
-    _derived: ClassVar[tuple[str, ...]] = ("hit_rate", "main_hit_rate", "subagent_hit_rate")
-
-    main: TokenUsage = field(default_factory=TokenUsage)
-    """Over the main thread's replies."""
-    subagents: TokenUsage = field(default_factory=TokenUsage)
-    """Over the subagents' replies."""
-    compaction: TokenUsage = field(default_factory=TokenUsage)
-    """Over the compaction worker's replies (`subagents/agent-acompact-*`)."""
-
-    @property
-    def hit_rate(self) -> float | None:
-        """Prompt-cache hit rate over every reply: cache read / (input + cache read + cache creation)."""
-        return hit_rate(self.main + self.subagents + self.compaction)
-
-    @property
-    def main_hit_rate(self) -> float | None:
-        """The hit rate of the main thread's replies."""
-        return hit_rate(self.main)
-
-    @property
-    def subagent_hit_rate(self) -> float | None:
-        """The hit rate of the subagents' replies."""
-        return hit_rate(self.subagents)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Cost:
-    """Dollars, estimated from the usage (the store does not hold the CLI's own cost)."""
-
-    usd: float = 0.0
-    """The total, in US dollars."""
-    estimated: bool = True
-    """Always True: computed from the usage with `flower.report.pricing`, not the CLI's own figure."""
-    by_model: tuple[tuple[str, float], ...] = ()
-    """`(model, dollars)` per model seen."""
-    unpriced: tuple[str, ...] = ()
-    """Models the price table does not know (priced like the CLI's default model)."""
+__all__ = ["EconomyReport"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -324,9 +100,7 @@ class EconomyReport:
     @checked
     def render_text(self, *, width: int = 100) -> str:
         """The report as a text table."""
-        from ._text import render
-
-        return render(self, width=width)
+        return _render(self, width)
 
 
 def _plain(value: Any) -> Any:
@@ -340,3 +114,88 @@ def _plain(value: Any) -> Any:
     if isinstance(value, tuple | list):
         return [_plain(item) for item in value]
     return value
+
+
+def _render(report: EconomyReport, width: int) -> str:
+    """The report as a text table (`width` only bounds the rule lines)."""
+    rule = "-" * min(width, 86)
+    sessions = report.sessions
+    lines = [
+        f"flower economy report: {report.source}",
+        f"{len(sessions)} session(s), {report.handoffs} handoff(s), {report.subagent_runs} subagent run(s)"
+        + (f", {report.compactions} compaction(s)" if report.compactions else ""),
+        rule,
+        f"  {'session':<10}{'role':<30}{'prompts':>8}{'resumes':>8}{'turns':>7}{'subagents':>11}"
+        f"{'peak ctx':>10}",
+        *(session_row(s) for s in sessions),
+        rule,
+        f"  {'division of labour':<18}{'main':>12}{'subagents':>12}{'in subagents':>14}",
+        split_row("turns", report.turns),
+        split_row("body chars", report.body_chars),
+        split_row("tool calls", report.tool_calls),
+        split_row("denials", report.denials),
+        *([split_row("refused by CLI", report.refusals)] if report.refusals.total else []),
+        rule,
+    ]
+    mandates = report.mandates
+    if mandates.count:
+        average = mandates.chars / mandates.count
+        lines.append(
+            f"  mandates      {mandates.count}, {human(mandates.chars)} chars (average {average:,.0f}, "
+            f"longest {human(mandates.longest)}); "
+            f"{percent(mandates.restated_share)} restates the worker rules"
+        )
+    else:
+        lines.append("  mandates      none")
+    scripts = report.scripts
+    lines.append(
+        f"  scripts       {scripts.written} written ({scripts.writes} writes), run {scripts.runs} times "
+        f"({scripts.scripts_run} distinct)"
+    )
+    spills = report.spills
+    lines.append(
+        f"  spills        {spills.count} ({spills.main} main, {spills.subagents} subagents): "
+        f"{human(spills.chars)} chars, {human(spills.kept_out)} kept out of context"
+    )
+    reports = report.reports
+    if reports.sent_back:
+        lines.append(
+            f"  reports       {reports.sent_back} sent back for a short one: "
+            f"{human(reports.chars)} chars kept out of the main thread"
+        )
+    resumes = report.resumes
+    last = list({r.session_id: r for r in resumes}.values())  # a later resume repeats the earlier ones
+    expired = sum(r.expired for r in last)
+    trimmed = sum(r.trimmed for r in last)
+    pruned = sum(r.pruned for r in last)
+    warm = sum(1 for r in resumes if r.warm)
+    lines.append(
+        f"  resumes       {len(resumes)}{f' ({warm} warm)' if warm else ''}: {expired} expired, "
+        f"{trimmed} trimmed, {pruned} pruned (last resume of each session, recomputed)"
+    )
+    lines.extend(resume_line(r) for r in resumes)
+    context = report.context
+    slope = "-" if context.slope is None else f"{context.slope:+,.0f} tokens/turn"
+    wall = "not reached (flat)" if context.wall_turns is None else f"in ~{context.wall_turns:,.0f} turns"
+    lines.append(
+        f"  main context  {human(context.start)} -> {human(context.last)} tokens "
+        f"(peak {human(context.peak)}) over {context.turns} turns; {slope}"
+    )
+    lines.append(f"                window {human(context.window)} ({context.window_from}): {wall}")
+    tokens = report.tokens
+    total = tokens.main + tokens.subagents + tokens.compaction
+    lines.append(
+        f"  cache         hit rate {percent(tokens.hit_rate)} (main {percent(tokens.main_hit_rate)}, "
+        f"subagents {percent(tokens.subagent_hit_rate)})"
+    )
+    lines.append(
+        f"  tokens        input {human(total.input)}, cache read {human(total.cache_read)}, "
+        f"cache write {human(total.cache_creation)}, output {human(total.output)}"
+    )
+    cost = report.cost
+    unpriced = f"; unknown price for {', '.join(cost.unpriced)}" if cost.unpriced else ""
+    lines.append(f"  cost          ${cost.usd:,.2f} estimated from usage{unpriced}")
+    lines.extend(delegation_lines(report.delegation))
+    lines.append(f"  api errors    {report.api_errors}")
+    lines.extend(f"  note          {note}" for note in report.notes)
+    return "\n".join(lines)

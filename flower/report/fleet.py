@@ -29,13 +29,14 @@ from typing import Any
 import anyio
 
 from .._errors import SpecError
-from ..stores._pg import is_dsn
-from ..stores.postgres import PostgresSessionStore
+from ..stores.postgres._connection import is_dsn
+from ..stores.postgres.store import PostgresSessionStore
 from ._fleet_load import FleetData, load_fleet, parse_time
 from ._load import Loaded, spills_of
 from ._text import human
 from .build import ReportOptions, compute_report
-from .economy import EconomyReport, Split
+from .economy import EconomyReport
+from .parts import Split
 
 __all__ = ["FleetReport", "FleetSession", "build_fleet_report"]
 

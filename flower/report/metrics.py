@@ -28,7 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from .._content import refused_by_cli
+from .._util.content import refused_by_cli
+from ..usage import TokenUsage
 from .growth import least_squares_slope, pooled_slope, turns_to_wall
 from .scripts import ScriptActivity, script_activity
 
@@ -37,7 +38,6 @@ __all__ = [
     "Entry",
     "Message",
     "ScriptActivity",
-    "TokenUsage",
     "api_error_count",
     "body_chars",
     "denial_count",
@@ -69,29 +69,6 @@ _WORD = re.compile(r"[\w'`/.-]+")
 
 
 @dataclass(frozen=True, kw_only=True)
-class TokenUsage:
-    """Token counts of one reply, or a sum of them."""
-
-    input: int = 0
-    cache_read: int = 0
-    cache_creation: int = 0
-    output: int = 0
-
-    @property
-    def context(self) -> int:
-        """What the CLI counts as context: input + cache read + cache creation."""
-        return self.input + self.cache_read + self.cache_creation
-
-    def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            input=self.input + other.input,
-            cache_read=self.cache_read + other.cache_read,
-            cache_creation=self.cache_creation + other.cache_creation,
-            output=self.output + other.output,
-        )
-
-
-@dataclass(frozen=True, kw_only=True)
 class Message:
     """One API reply: every assistant entry sharing its `message.id`, merged."""
 
@@ -103,20 +80,9 @@ class Message:
     """A reply the CLI wrote itself (an API error after its retries), not the model's."""
 
 
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
 def usage_of(usage: object) -> TokenUsage:
     """A `message.usage` mapping as a `TokenUsage` (missing or malformed counts are 0)."""
-    if not isinstance(usage, Mapping):
-        return TokenUsage()
-    return TokenUsage(
-        input=_int(usage.get("input_tokens")),
-        cache_read=_int(usage.get("cache_read_input_tokens")),
-        cache_creation=_int(usage.get("cache_creation_input_tokens")),
-        output=_int(usage.get("output_tokens")),
-    )
+    return TokenUsage.from_api(usage if isinstance(usage, Mapping) else None)
 
 
 def _message(entry: Entry) -> Mapping[str, Any] | None:

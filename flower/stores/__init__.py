@@ -17,8 +17,8 @@ from __future__ import annotations
 from .layers import PruningSessionStore, TrimmingSessionStore
 from .lease import Lease
 from .policies import CachePolicy, Change, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
-from .postgres import PostgresSessionStore
-from .sqlite import SqliteSessionStore
+from .postgres.store import PostgresSessionStore
+from .sqlite.store import SqliteSessionStore
 
 __all__ = [
     "CachePolicy",

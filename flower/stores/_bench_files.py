@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final, Literal
 
-from .._spill_files import MANIFEST
+from ..spill._files import MANIFEST
 
 __all__ = ["SYNCED", "LocalFile", "read_file", "read_manifest", "restore_file", "scan"]
 

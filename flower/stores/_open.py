@@ -6,9 +6,9 @@ import os
 
 from claude_agent_sdk import SessionStore
 
-from ._pg import is_dsn
-from .postgres import PostgresSessionStore
-from .sqlite import SqliteSessionStore
+from .postgres._connection import is_dsn
+from .postgres.store import PostgresSessionStore
+from .sqlite.store import SqliteSessionStore
 
 __all__ = ["open_store"]
 

@@ -43,16 +43,16 @@ from claude_agent_sdk import (
     SessionSummaryEntry,
 )
 
-from .._check import checked
 from .._errors import SpecError, StoreError
+from .._util.check import checked
 from ._local import append_all, find_transcript, read_transcripts
 from ._local import config_dir as cli_config_dir
 from ._open import open_store
 from .policies import CachePolicy, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
-from .postgres import PostgresSessionStore
+from .postgres.store import PostgresSessionStore
 from .rewrite import Applied, Entry, Spill, apply_steps, rewrite_steps, write_spills
 from .rewrite.pipeline import RewriteStep
-from .sqlite import SqliteSessionStore
+from .sqlite.store import SqliteSessionStore
 
 __all__ = ["PruningSessionStore", "TrimmingSessionStore"]
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .._check import check_fields, checked
 from .._errors import SpecError
+from .._util.check import check_fields, checked
 
 __all__ = [
     "CachePolicy",

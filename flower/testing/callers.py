@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._content import text_of
 from .._errors import SpecError
+from .._util.content import text_of
 
 __all__ = ["COMPACT", "MAIN", "SUBAGENT", "agent_marker", "classify"]
 

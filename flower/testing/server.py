@@ -7,7 +7,6 @@ loop, or a synchronous test, cannot stall it.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
@@ -20,16 +19,17 @@ from typing import Any
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions
+from claude_agent_sdk import ClaudeAgentOptions
 
 from .._errors import SpecError, UnconsumedSteps, UnexpectedRequest
-from .._sync import run_blocking
+from .._run.sync import run_blocking
 from ..cost.cache import PromptCache
 from . import _wire
+from ._cli_env import cli_env, pointed
 from ._http import HttpRequest, Responder, serve
 from ._log import RequestLog
 from ._reply import answer, with_cache_usage
-from .callers import COMPACT, MAIN, SUBAGENT, agent_marker, check_agent_name, classify, tool_set
+from .callers import COMPACT, MAIN, SUBAGENT, check_agent_name, classify, tool_set
 from .editing import Edit, apply_context_management
 from .requests import RecordedRequest
 from .run import ScriptedRun, run_query
@@ -42,8 +42,6 @@ logger = logging.getLogger("flower.testing")
 
 UNSCRIPTED_STATUS = 403
 """HTTP status of the reply to an unscripted request: a `permission_error`, which the CLI does not retry."""
-
-FAKE_API_KEY = "sk-ant-scripted-model-not-a-real-key"
 
 
 class ScriptedModel:
@@ -223,20 +221,7 @@ class ScriptedModel:
             raise RuntimeError(
                 "the scripted model is not running: use it as a context manager or call start()"
             )
-        env = {
-            "ANTHROPIC_BASE_URL": self.base_url,
-            "ANTHROPIC_API_KEY": FAKE_API_KEY,
-            "ANTHROPIC_AUTH_TOKEN": "",
-            "CLAUDE_CONFIG_DIR": os.path.join(root, "config"),
-            "CLAUDE_CODE_TMPDIR": os.path.join(root, "tmp"),
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "CLAUDE_CODE_USE_BEDROCK": "",
-            "CLAUDE_CODE_USE_VERTEX": "",
-            "CLAUDE_CODE_USE_FOUNDRY": "",
-        }
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            env["IS_SANDBOX"] = "1"
-        return env
+        return cli_env(self.base_url, root)
 
     @property
     def config_dir(self) -> str:
@@ -252,17 +237,7 @@ class ScriptedModel:
         """
         if not isinstance(options, ClaudeAgentOptions):
             raise SpecError(f"attach() takes ClaudeAgentOptions, got {type(options).__name__}")
-        agents = options.agents
-        if options.agents is not None and mark_agents:
-            agents = {name: self._marked(name, definition) for name, definition in options.agents.items()}
-        return dataclasses.replace(options, env={**self.env(), **options.env}, agents=agents)
-
-    @staticmethod
-    def _marked(name: str, definition: AgentDefinition) -> AgentDefinition:
-        marker = agent_marker(name)
-        if marker in definition.prompt:
-            return definition
-        return dataclasses.replace(definition, prompt=f"{definition.prompt}\n\n{marker}")
+        return pointed(options, self.env(), mark_agents=mark_agents)
 
     def options(self, *, mark_agents: bool = True, **fields: Any) -> ClaudeAgentOptions:
         """`ClaudeAgentOptions(**fields)` with test defaults, then `attach()`ed.

@@ -8,8 +8,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-import flower._selfcheck as selfcheck
 import flower.doctor as doctor
+import flower.doctor._selfcheck as selfcheck
 import flower.versions as versions
 from flower import Runtime, worker
 from flower.cli import main

@@ -13,11 +13,11 @@ import pytest
 from claude_agent_sdk import AgentDefinition
 
 from flower import Runtime, build_report, coordinator, worker
-from flower._tools import SUBAGENT_REFUSED_WRITE
 from flower.demo.scenario import STEP_1, STEP_2
 from flower.events import Event, ToolCall, ToolResult
-from flower.rules import COORDINATOR_RULES, WORKER_RULES
 from flower.testing import ScriptedModel, agent, tool_use
+from flower.wall._tools import SUBAGENT_REFUSED_WRITE
+from flower.wall.rules import COORDINATOR_RULES, WORKER_RULES
 from flower.workbench import WORKBENCH_RULES
 from tests.facts import fact
 

@@ -21,8 +21,8 @@ from flower import LeaseError, PostgresSessionStore, Runtime, coordinator, worke
 from flower.cli import main
 from flower.events import ToolCall
 from flower.report.fleet import build_fleet_report
-from flower.stores._pg import advisory_key
-from flower.stores._pg_lease import lock_parts
+from flower.stores.postgres._connection import advisory_key
+from flower.stores.postgres._lease import lock_parts
 from flower.testing import ScriptedModel, bash, read
 from flower.testing.requests import RecordedRequest
 

@@ -8,7 +8,7 @@ import pytest
 
 from flower.report import metrics as m
 from flower.report.pricing import price_for, window_for
-from flower.rules import WORKER_RULES
+from flower.wall.rules import WORKER_RULES
 from tests.stores.transcripts import Transcript
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..._errors import SpecError, StoreError
-from ..._private_dirs import make_private_dirs
+from ..._util.private_dirs import make_private_dirs
 from ._transcript import Spill
 
 __all__ = ["write_spills"]

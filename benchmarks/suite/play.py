@@ -1,0 +1,102 @@
+"""The scripted model for one run: `Play` holds the workload's actors and answers every caller's requests.
+
+The main thread is one `Actor` doing everything itself, or a `Coordinator` delegating chunks to workers
+(`delegate`); handoff documents and compaction summaries come from one summariser (`summary`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flower.testing import RecordedRequest, reply
+
+from .actions import Action, Pause, Subtask, Workload
+from .delegate import Coordinator, worker_for
+from .player import Actor, Ledger, usage_for
+from .probes import View
+from .realistic import Behaviour
+from .summary import compaction_summary, handoff_document
+
+HANDOFF_ASK = "Write the handoff document now"
+
+
+MOVE = 1_000_000
+"""A chunk size no move reaches: one mandate covers every run up to the coordinator's next own step."""
+
+
+class Play:
+    """The scripted model for one run of one workload under one strategy: scripts for every caller."""
+
+    def __init__(
+        self,
+        workload: Workload,
+        root: Path,
+        *,
+        delegated: bool,
+        pointers_in_handoff: bool,
+        scripts: str,
+        parallel: int = 1,
+        behaviour: Behaviour | None = None,
+        agent_type: str = "worker",
+        chunk: int | None = None,
+        self_glance: bool = True,
+    ) -> None:
+        self.behaviour = behaviour or Behaviour()
+        self.agent_type = agent_type
+        """The subagent type the coordinator delegates to (`worker`, or the CLI's `general-purpose`)."""
+        self.workload = workload
+        self.root = root
+        self.scripts = scripts
+        self.parallel = parallel
+        self.chunk = chunk or workload.chunk
+        """At most this many runs in one mandate (`MOVE`: every run up to the next look or decision)."""
+        self.self_glance = self_glance
+        """A delegated coordinator runs its read-only looks itself (False: it delegates them too)."""
+        self.ledger = Ledger()
+        self.flat = [a for a in _walk(workload.actions)]
+        self.pause_requested: Pause | None = None
+        self.pointers_in_handoff = pointers_in_handoff
+        self.workers: dict[str, Actor] = {}
+        self.main: Actor = Coordinator(self) if delegated else Actor(list(workload.actions), self, "main")
+
+    def script_path(self, path: str) -> str:
+        """A workload path with `{scripts}` resolved for this strategy."""
+        return path.replace("{scripts}", self.scripts)
+
+    def current_state(self) -> int:
+        """The true state version now (read from the workspace)."""
+        status = self.root / "state" / "status.txt"
+        return int(status.read_text().split()[2]) if status.exists() else 0
+
+    def frontier(self) -> str:
+        """Where the work stands, in one line (kept by every summary)."""
+        return f"continue with action {self.main.pos + 1} of {len(self.main.actions)}"
+
+    # -- the callers' scripts ------------------------------------------------------------------------------
+
+    def on_main(self, request: RecordedRequest) -> Any:
+        """The main thread's script: handoff documents when asked, else the main actor's next step."""
+        if HANDOFF_ASK in request.last_user_text:
+            view = View(request.body)
+            self.main.rewind_if_interrupted(view)
+            self.ledger.events.append(("handoff", request.seq))
+            text = handoff_document(view, self.workload, len(self.ledger.events), self.frontier())
+            return reply(text, usage=usage_for(request, self.workload.pad))
+        return self.main.step(request)
+
+    def on_compact(self, request: RecordedRequest) -> Any:
+        """The script of the CLI's compaction requests: the shared summariser."""
+        self.ledger.events.append(("compact", request.seq))
+        return compaction_summary(View(request.body), self.workload, len(self.ledger.events), self.frontier())
+
+    def on_worker(self, request: RecordedRequest) -> Any:
+        """The script of every worker request: the actor of the chunk its mandate names."""
+        return worker_for(self, request).step(request)
+
+
+def _walk(actions: tuple[Action, ...]) -> list[Action]:
+    out: list[Action] = []
+    for action in actions:
+        out.extend(_walk(action.actions) if isinstance(action, Subtask) else [action])
+    return out

@@ -1,0 +1,11 @@
+"""The run machinery behind `Runtime` and `instrument()`: nothing here is public.
+
+- `step`: one step of a run, generations of sessions linked by handoffs, with its brakes;
+- `generation`: one session of a step, run to its end or until it must hand off;
+- `stream`: the SDK's message stream turned into flower's events and what a `StepResult` needs;
+- `reach` and `credentials`: fail fast when the API cannot be reached or no credentials exist;
+- `layers`: flower's layers as SDK pieces (the spill, index and report hooks over one workbench, and the
+  layer-4 store), built the same way for `Runtime` and `instrument()`;
+- `fleet`: the sessions a run leases, and the workbench files a shared store carries;
+- `sync`: the blocking forms (`run_sync`), refused clearly inside a running event loop.
+"""

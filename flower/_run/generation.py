@@ -1,0 +1,157 @@
+"""One session of a step (a generation): run a prompt to its end, or until it must hand off.
+
+The watermark is the main thread's context from the usage of its own assistant messages (input + cache
+read + cache creation). Measured against the CLI's `get_context_usage()`: both give the same number at
+each main-thread assistant message; the call costs a control round trip, so flower reads the usage and
+asks the CLI once per session, for the window of the model it actually serves (`rawMaxTokens`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Literal
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    Message,
+    ResultMessage,
+    ToolUseBlock,
+)
+
+from ..events import HandoffWarning
+from ..handoff.document import HandoffPolicy
+from .stream import Tracker
+
+logger = logging.getLogger("flower.runtime")
+
+OVERFLOW_REASONS = frozenset({"blocking_limit", "prompt_too_long"})
+"""`ResultMessage.terminal_reason` when the CLI refused a prompt too long, locally or after a 400."""
+
+DEFAULT_WINDOW = 200_000
+"""Used only if the CLI does not report its window."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a generation ended."""
+
+    kind: Literal["done", "handoff", "overflow", "unreachable"]
+    session_id: str | None
+    context: int
+    window: int
+    threshold: int
+    floor: int
+    """The main thread's context at its first reply: what a fresh session costs before any work."""
+    document: str = ""
+    """The text the session wrote in its handoff turn ("" when it could not write one)."""
+    why: str = ""
+
+
+def _continues(message: object, tracker: Tracker) -> bool:
+    """A main-thread reply that calls tools: the turn goes on, and the context with it."""
+    return (
+        isinstance(message, AssistantMessage)
+        and message.parent_tool_use_id is None
+        and any(isinstance(block, ToolUseBlock) for block in message.content)
+    )
+
+
+def _overflowed(message: ResultMessage) -> bool:
+    return message.is_error and message.terminal_reason in OVERFLOW_REASONS
+
+
+async def _reported_window(client: ClaudeSDKClient) -> int:
+    try:
+        usage = await client.get_context_usage()
+        return int(usage.get("rawMaxTokens") or usage.get("maxTokens") or DEFAULT_WINDOW)
+    except Exception:
+        return DEFAULT_WINDOW
+
+
+async def _stop(client: ClaudeSDKClient, stream: AsyncIterator[Message], tracker: Tracker) -> None:
+    """Interrupt the turn and read the stream up to the result the interrupt produces."""
+    await client.interrupt()
+    async for message in stream:
+        await tracker.feed(message)
+        if isinstance(message, ResultMessage):
+            return
+
+
+async def run_generation(
+    options: ClaudeAgentOptions, prompt: str, tracker: Tracker, policy: HandoffPolicy | None
+) -> Outcome:
+    """Run `prompt` in one session; with a policy, hand off before the context reaches the CLI's lines.
+
+    Past the threshold, a reply that calls tools is interrupted and the same session is asked for its
+    handoff document; that writing turn is exempt from the threshold. A turn that simply ends is left to
+    end: the step is done, and a later resume hands off at once if it must.
+    """
+    tracker.context = 0
+    tracker.writing = False
+    floor = 0
+    logger.info(
+        "session starting in %s (resume=%s, fork=%s)", options.cwd, options.resume, options.fork_session
+    )
+    async with ClaudeSDKClient(options=options) as client:
+        active = policy is not None and policy.enabled
+        window = (policy.window if policy and policy.window else None) or (
+            await _reported_window(client) if active else DEFAULT_WINDOW
+        )
+        threshold = policy.threshold(window) if policy else window
+        warn_at = policy.warn_at(window) if policy else window
+        warned = due = False
+        reached = 0  # the context when the handoff became due
+
+        def outcome(
+            kind: Literal["done", "handoff", "overflow", "unreachable"], document: str = "", why: str = ""
+        ) -> Outcome:
+            context = reached or tracker.context
+            return Outcome(kind, tracker.session_id, context, window, threshold, floor, document, why)
+
+        await client.query(prompt)
+        async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]
+            async for message in stream:
+                await tracker.feed(message)
+                if tracker.unreachable:
+                    await _stop(client, stream, tracker)
+                    return outcome("unreachable")
+                floor = floor or tracker.context
+                if active and not warned and tracker.context >= warn_at:
+                    warned = True
+                    await tracker.emit(
+                        HandoffWarning(context=tracker.context, threshold=threshold, window=window)
+                    )
+                if active and not due and tracker.context >= threshold and _continues(message, tracker):
+                    due, reached = True, tracker.context
+                    await client.interrupt()
+                if not isinstance(message, ResultMessage):
+                    continue
+                if _overflowed(message):
+                    return outcome(
+                        "overflow", why=f"the CLI refused a prompt too long ({message.terminal_reason})"
+                    )
+                if due or (active and tracker.context >= threshold and tracker.pending_tasks):
+                    due, reached = True, reached or tracker.context
+                    break
+                if not tracker.pending_tasks:
+                    return outcome("done")
+        if not due or policy is None:
+            return outcome("done")
+        tracker.writing = True
+        await client.query(policy.prompt.format(used=tracker.context, window=window))
+        async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]
+            async for message in stream:
+                await tracker.feed(message)
+                if isinstance(message, ResultMessage):
+                    if message.is_error:
+                        return outcome(
+                            "handoff", why=f"the handoff turn failed: {message.result or message.subtype}"
+                        )
+                    return outcome("handoff", document=message.result or "")
+        return outcome("handoff", why="the CLI ended during the handoff turn")
+    raise AssertionError("unreachable: the client's context manager does not swallow exceptions")

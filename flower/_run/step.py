@@ -1,0 +1,223 @@
+"""One step of a Runtime: generations of sessions linked by handoffs, with two brakes."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import anyio
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage
+
+from .._errors import FlowerError, WorkbenchError
+from ..cost import DEFAULT_MODEL, price
+from ..events import ApiError, HandoffDone, WorkbenchWarning
+from ..handoff.document import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
+from ..result import StepResult
+from ..usage import StepUsage
+from ..workbench._in_run import warning_of
+from ..workbench.bench import Workbench
+from .generation import Outcome, run_generation
+from .reach import unreachable_cause
+from .stream import Tracker
+
+logger = logging.getLogger("flower.runtime")
+
+OptionsFor = Callable[[str | None, bool], Awaitable[ClaudeAgentOptions]]
+"""(resume, fork) -> the options of the next session (the Runtime refreshes the workbench block)."""
+
+
+@dataclass
+class Step:
+    """Runs a prompt to its end across as many generations as handoffs need, then makes the StepResult."""
+
+    task: str
+    tracker: Tracker
+    policy: HandoffPolicy | None
+    workbench: Workbench | None
+    retired: list[str] = field(default_factory=list)
+    degraded_in_a_row: int = 0
+    error: str | None = None
+    structured: bool = False  # the options ask for a structured result (`output_format`)
+
+    async def run(self, prompt: str, options_for: OptionsFor, resume: str | None, fork: bool) -> None:
+        generation = 1
+        while True:
+            options = await options_for(resume, fork)
+            self.structured = options.output_format is not None
+            try:
+                outcome = await run_generation(options, prompt, self.tracker, self.policy)
+            except CLINotFoundError:
+                raise
+            except ClaudeSDKError as exc:
+                self.error = f"{type(exc).__name__}: {exc}"
+                return
+            except RuntimeError as exc:  # the SDK wraps a store's failure to load a resumed session
+                failure = _store_failure(exc)
+                if failure is None:
+                    raise
+                self.error = f"the session could not be loaded from the session store: {failure}"
+                return
+            await self.tracker.flush()
+            if outcome.kind == "unreachable":
+                await self._unreachable(options)
+                return
+            if outcome.kind == "done" or (outcome.kind == "overflow" and not self._active):
+                return
+            handoff = await self._document(outcome)
+            generation += 1
+            path, warning = await anyio.to_thread.run_sync(self._save, handoff, generation)
+            if warning is not None:
+                await self.tracker.emit(warning)
+            if outcome.session_id:
+                self.retired.append(outcome.session_id)
+            document = handoff.render()
+            await self.tracker.emit(
+                HandoffDone(
+                    generation=generation,
+                    retired=outcome.session_id or "",
+                    reason=handoff.reason,
+                    degraded=handoff.degraded,
+                    context=outcome.context,
+                    path=str(path) if path else None,
+                    document=document,
+                )
+            )
+            if self._braked(outcome, handoff, path, generation):
+                return
+            assert self.policy is not None
+            shown = f"`{path}`" if path else "(not saved: this runtime has no workbench)"
+            prompt = self.policy.takeover.format(generation=generation - 1, path=shown, document=document)
+            resume, fork = None, False
+            self.tracker.texts.clear()
+            self.tracker.calls.clear()
+
+    async def _unreachable(self, options: ClaudeAgentOptions) -> None:
+        tracker = self.tracker
+        status = tracker.unreachable_status
+        self.error = await unreachable_cause(options, tracker.session_id, status)
+        logger.warning("%s", self.error)
+        await tracker.emit(ApiError(agent=None, message=self.error, status=status, retrying=False))
+
+    @property
+    def _active(self) -> bool:
+        return self.policy is not None and self.policy.enabled
+
+    async def _document(self, outcome: Outcome) -> Handoff:
+        parsed = parse_handoff(outcome.document) if outcome.kind == "handoff" else None
+        if parsed is not None:
+            self.degraded_in_a_row = 0
+            return parsed
+        self.degraded_in_a_row += 1
+        why = outcome.why or "its reply had no 'Doing now' or 'Next step' section"
+        reason: Literal["threshold", "overflow"] = "overflow" if outcome.kind == "overflow" else "threshold"
+        return degraded_handoff(
+            why=why, task=self.task, texts=self.tracker.texts, calls=self.tracker.calls, reason=reason
+        )
+
+    def _save(self, handoff: Handoff, generation: int) -> tuple[str | None, WorkbenchWarning | None]:
+        if self.workbench is None:
+            return None, None
+        try:
+            self.workbench.ensure()
+            return str(save_handoff(self.workbench.notes, handoff.render(), generation=generation)), None
+        except WorkbenchError as exc:  # the document still reaches the next generation, in its prompt
+            return None, warning_of(exc, "the handoff document goes to the next session unsaved")
+
+    def _braked(self, outcome: Outcome, handoff: Handoff, path: str | None, generation: int) -> bool:
+        assert self.policy is not None
+        where = f" The last handoff document is at {path}." if path else ""
+        if self.degraded_in_a_row >= 2:
+            self.error = (
+                f"stopped: two handoffs in a row could not be written by the session ({outcome.why}). The "
+                f"threshold ({outcome.threshold:,} of a {outcome.window:,}-token window) leaves too little "
+                "room for the handoff turn: raise HandoffPolicy.reserve, or keep large outputs out of the "
+                f"main thread (delegate, spill).{where}"
+            )
+            return True
+        if generation > self.policy.max_generations:
+            self.error = (
+                f"stopped: generation {generation} would exceed HandoffPolicy.max_generations="
+                f"{self.policy.max_generations} in one step. A fresh session starts at about "
+                f"{outcome.floor:,} tokens and hands off at {outcome.threshold:,}: if that gap is small, "
+                "raise HandoffPolicy.window or lower reserve; if the task is simply long, split it into "
+                f"steps or resume the last session to go on.{where}"
+            )
+            return True
+        return False
+
+    def result(self, duration: float) -> StepResult:
+        tracker = self.tracker
+        last = tracker.results[-1] if tracker.results else None
+        answers = [r for r in tracker.answers if not r.is_error and r.result]
+        error = self.error
+        if error is None and last is not None and last.is_error:
+            error = last.result or f"the CLI ended with an error result ({last.subtype})"
+        if error is None and last is None:
+            error = "the CLI ended without a result"
+        structured = next(
+            (r.structured_output for r in reversed(tracker.answers) if r.structured_output is not None), None
+        )
+        if error is None and self.structured and structured is None:
+            # measured (CLI 2.1.332): a model that never calls StructuredOutput gets one reminder, then
+            # the CLI ends with subtype "success" and no structured output
+            error = (
+                "the main thread ended without the structured result its output_format asks for (the "
+                "StructuredOutput tool was not called, or no call passed the schema)"
+            )
+        usage = tracker.usage.usage()
+        return StepResult(
+            session_id=tracker.session_id,
+            ok=error is None,
+            text=(answers[-1].result or "") if answers else "",
+            error=error,
+            cost_usd=_cost(usage),
+            cli_cost_usd=_cli_cost(tracker.results),
+            usage=usage,
+            num_turns=sum(r.num_turns for r in tracker.results),
+            results=len(tracker.answers),
+            retired=tuple(self.retired),
+            peak_context=tracker.peak_context,
+            denials=tuple(tracker.denials),
+            duration_s=duration,
+            structured_output=structured,
+        )
+
+
+def _store_failure(exc: BaseException) -> BaseException | None:
+    """The store's own error (a `FlowerError`) or timeout behind an exception the SDK raised, if any."""
+    seen: BaseException | None = exc.__cause__
+    while seen is not None:
+        if isinstance(seen, FlowerError | TimeoutError):
+            return seen
+        seen = seen.__cause__
+    return None
+
+
+def _cost(usage: StepUsage) -> float:
+    """The step's cost: the one place `StepResult.cost_usd` is computed, with flower's cost model.
+
+    Each model's tokens (`StepUsage.by_model`, subagents included) are priced at that model's row of
+    `flower.cost.PRICES`; cache writes at the 5-minute rate (the CLI reports one count for both TTLs). A
+    CLI that reports no per-model usage leaves the main thread's tokens, priced like the CLI's default model.
+    """
+    if usage.by_model:
+        return sum(price([used], model=name).total for name, used in usage.by_model.items())
+    return price([usage.main], model=DEFAULT_MODEL).total
+
+
+def _cli_cost(results: list[ResultMessage]) -> float:
+    """The CLI's own figure: `total_cost_usd` is cumulative within a session (measured), so the last of
+    each session, summed."""
+    per_session: dict[str, float] = {}
+    for result in results:
+        per_session[result.session_id] = max(
+            per_session.get(result.session_id, 0.0), result.total_cost_usd or 0.0
+        )
+    return sum(per_session.values())
+
+
+def now() -> float:
+    return time.monotonic()

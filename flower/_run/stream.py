@@ -1,0 +1,252 @@
+"""Turn the SDK's message stream into flower events, and keep what a `StepResult` needs."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    Message,
+    ResultMessage,
+    SystemMessage,
+    TaskNotificationMessage,
+    TaskStartedMessage,
+    TaskUpdatedMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from claude_agent_sdk.types import TERMINAL_TASK_STATUSES
+
+from .._util.content import refused_by_cli, text_of
+from ..events import ApiError, Event, Result, SubagentFinished, SubagentStarted, Text, ToolCall, ToolResult
+from ..usage import UsageMeter
+from ..versions import version_warnings
+from .reach import UNREACHABLE_AFTER, is_unreachable, retry_message
+
+logger = logging.getLogger("flower.runtime")
+
+EventHandler = Callable[[Event], "Awaitable[None] | None"]
+
+
+def context_tokens(usage: dict[str, Any] | None) -> int:
+    """What the CLI counts as context: input + cache read + cache creation tokens."""
+    if not usage:
+        return 0
+    keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    return sum(int(usage.get(key) or 0) for key in keys)
+
+
+def _brief(tool_input: dict[str, Any]) -> str:
+    for key in ("description", "command", "file_path", "pattern", "url", "prompt"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            return value if len(value) <= 120 else value[:117] + "..."
+    return ""
+
+
+def _describe(event: Event) -> str:
+    """An event in one short line, for the debug log."""
+    fields = []
+    for name, value in vars(event).items():
+        text = repr(value)
+        fields.append(f"{name}={text if len(text) <= 80 else text[:77] + '...'}")
+    return f"{type(event).__name__}({', '.join(fields)})"
+
+
+class Tracker:
+    """Follows one run: emits events, and records session, results, cost, context and denials."""
+
+    def __init__(self, on_event: EventHandler | None) -> None:
+        self._on_event = on_event
+        self._agents: dict[str, str] = {}  # Agent tool_use id -> subagent type
+        self._open_tasks: dict[str, str | None] = {}  # task id -> Agent tool_use id
+        self._ended: dict[str, str] = {}  # task id -> terminal status seen in a task_updated patch
+        self.session_id: str | None = None
+        self.results: list[ResultMessage] = []
+        self.answers: list[ResultMessage] = []  # results of work turns (not of handoff-writing turns)
+        self.writing = False  # a handoff turn is under way
+        self._later: list[Event] = []  # events from outside the stream (the store), sent at the next message
+        self.peak_context = 0
+        self.context = 0  # the main thread's latest context (tokens)
+        self.texts: list[str] = []  # the main thread's prose, for a degraded handoff
+        self.calls: list[str] = []  # the main thread's tool calls, in one line each
+        self.denials: list[str] = []
+        self.usage = UsageMeter()
+        self.answered = False  # the API answered at least once in this step
+        self.unreachable_retries = 0  # retries in a row for no response (or refused credentials)
+        self.unreachable_status: int | None = None
+
+    @property
+    def unreachable(self) -> bool:
+        """Before any answer, the CLI retried `UNREACHABLE_AFTER` times in a row without reaching the API."""
+        return not self.answered and self.unreachable_retries >= UNREACHABLE_AFTER
+
+    @property
+    def pending_tasks(self) -> int:
+        """Subagents started with no sign of an end."""
+        return len(set(self._open_tasks) - set(self._ended))
+
+    async def flush(self) -> None:
+        """At the end of the stream: report subagents whose end came only as a status update."""
+        for task_id, status in list(self._ended.items()):
+            await self._task_finished(task_id, None, status, "")
+
+    async def emit(self, event: Event) -> None:
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("event %s", _describe(event))
+        if self._on_event is None:
+            return
+        try:
+            outcome = self._on_event(event)
+            if inspect.isawaitable(outcome):
+                await outcome
+        except Exception:  # a broken UI callback must not break the run
+            logger.exception("on_event raised on %s; the run goes on", type(event).__name__)
+
+    def _agent(self, parent_tool_use_id: str | None) -> str | None:
+        if parent_tool_use_id is None:
+            return None
+        return self._agents.get(parent_tool_use_id, "subagent")
+
+    def later(self, event: Event) -> None:
+        """Queue an event that happened outside the message stream; it goes out before the next one."""
+        self._later.append(event)
+
+    async def feed(self, message: Message) -> None:
+        while self._later:
+            await self.emit(self._later.pop(0))
+        session = getattr(message, "session_id", None)
+        if isinstance(session, str) and session:
+            self.session_id = session
+        if isinstance(message, AssistantMessage):
+            await self._assistant(message)
+        elif isinstance(message, UserMessage):
+            await self._user(message)
+        elif isinstance(message, ResultMessage):
+            await self._result(message)
+        elif isinstance(message, TaskStartedMessage):
+            await self._task_started(message)
+        elif isinstance(message, TaskNotificationMessage):
+            await self._task_finished(message.task_id, message.tool_use_id, message.status, message.summary)
+        elif isinstance(message, TaskUpdatedMessage):
+            status = str((message.patch or {}).get("status", ""))
+            if status in TERMINAL_TASK_STATUSES and message.task_id in self._open_tasks:
+                # the notification with the report usually follows; flush() covers the case it does not
+                self._ended[message.task_id] = status
+        elif isinstance(message, SystemMessage) and message.subtype == "api_retry":
+            await self._retry(message.data)
+        elif isinstance(message, SystemMessage) and message.subtype == "init":
+            for warning in version_warnings(message.data.get("claude_code_version")):
+                await self.emit(warning)
+
+    async def _retry(self, data: dict[str, Any]) -> None:
+        code = data.get("error_status")
+        if is_unreachable(data):
+            self.unreachable_retries += 1
+            self.unreachable_status = code if isinstance(code, int) else None
+        else:
+            self.unreachable_retries = 0
+        await self.emit(
+            ApiError(
+                agent=None,
+                message=retry_message(data),
+                status=code if isinstance(code, int) else None,
+                retrying=True,
+            )
+        )
+
+    async def _assistant(self, message: AssistantMessage) -> None:
+        agent = self._agent(message.parent_tool_use_id)
+        if agent is None and message.usage:
+            self.context = context_tokens(message.usage)
+            self.peak_context = max(self.peak_context, self.context)
+        if message.error is None:
+            self.answered = True
+        else:
+            text = " ".join(b.text for b in message.content if isinstance(b, TextBlock))
+            await self.emit(
+                ApiError(agent=agent, message=text or str(message.error), status=None, retrying=False)
+            )
+            return
+        for block in message.content:
+            if isinstance(block, TextBlock) and block.text:
+                if agent is None:
+                    self.texts.append(block.text)
+                await self.emit(Text(agent=agent, text=block.text))
+            elif isinstance(block, ToolUseBlock):
+                if agent is None:
+                    self.calls.append(f"{block.name} {_brief(block.input)}")
+                if block.name in ("Agent", "Task") and agent is None:
+                    self._agents[block.id] = str(block.input.get("subagent_type") or "subagent")
+                await self.emit(
+                    ToolCall(agent=agent, name=block.name, tool_use_id=block.id, input=dict(block.input))
+                )
+
+    async def _user(self, message: UserMessage) -> None:
+        if isinstance(message.content, str):
+            return
+        agent = self._agent(message.parent_tool_use_id)
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                await self.emit(
+                    ToolResult(
+                        agent=agent,
+                        tool_use_id=block.tool_use_id,
+                        text=text_of(block.content),
+                        is_error=bool(block.is_error),
+                        refused=refused_by_cli(block.is_error, block.content),
+                    )
+                )
+
+    async def _result(self, message: ResultMessage) -> None:
+        self.results.append(message)
+        self.usage.add_result(message.session_id, message.usage, message.model_usage)
+        if not self.writing:
+            self.answers.append(message)
+        for denial in message.permission_denials or []:
+            if isinstance(denial, dict):
+                self.denials.append(str(denial.get("tool_name", "")))
+        await self.emit(
+            Result(
+                session_id=message.session_id,
+                text=message.result or "",
+                is_error=message.is_error,
+                cost_usd=message.total_cost_usd or 0.0,
+                num_turns=message.num_turns,
+            )
+        )
+
+    async def _task_started(self, message: TaskStartedMessage) -> None:
+        data = message.data
+        agent = data.get("subagent_type") or self._agents.get(message.tool_use_id or "", None)
+        self._open_tasks[message.task_id] = message.tool_use_id
+        await self.emit(
+            SubagentStarted(
+                agent=str(agent) if agent else None,
+                task_id=message.task_id,
+                tool_use_id=message.tool_use_id,
+                description=message.description,
+                background=bool(data.get("is_backgrounded", False)),
+            )
+        )
+
+    async def _task_finished(self, task_id: str, tool_use_id: str | None, status: str, summary: str) -> None:
+        if task_id not in self._open_tasks:
+            return
+        tool_use_id = tool_use_id or self._open_tasks[task_id]
+        del self._open_tasks[task_id]
+        self._ended.pop(task_id, None)
+        await self.emit(
+            SubagentFinished(
+                agent=self._agents.get(tool_use_id or ""),
+                task_id=task_id,
+                tool_use_id=tool_use_id,
+                status=status,
+                summary=summary,
+            )
+        )

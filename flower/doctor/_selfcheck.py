@@ -1,0 +1,162 @@
+"""`flower doctor`'s self-check: the CLI behaviours flower relies on, tried offline on the scripted model.
+
+Two short runs of a coordinator and a worker through the installed SDK and CLI, the way a user's runs go
+(a `Runtime` pointed at `flower.testing.ScriptedModel`): the first meets the delegation wall, a worker,
+a spill and the usage the API reports; the second resumes through flower's store after an HTTP 500.
+Each fact is then read from what the scripted model received (the context the model saw), never from
+flower's own return values alone.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from ..agents import coordinator, worker
+from ..events import ApiError, Event, StoreReport
+from ..result import StepResult
+from ..runtime import Runtime
+from ..testing import ScriptedModel, Usage, agent, bash, http_error, reply, tool_use
+
+__all__ = ["Check", "self_check"]
+
+SELF_CHECK_TIMEOUT = 120.0
+"""Seconds the whole self-check may take before it is reported failed (it takes a few seconds)."""
+
+_BIG = 6_000  # characters the worker prints: over the spill threshold
+_CONTEXT = 12_345  # input tokens the first reply reports
+
+
+@dataclass(frozen=True, kw_only=True)
+class Check:
+    """One fact flower relies on, and whether the installed SDK and CLI still behave that way."""
+
+    name: str
+    """The fact, in a line."""
+    ok: bool
+    """It holds."""
+    detail: str = ""
+    """What was seen instead, when it does not hold."""
+
+
+@dataclass
+class _Seen:
+    model: ScriptedModel
+    workspace: Path
+    first: StepResult | None = None
+    second: StepResult | None = None
+    events: list[Event] = field(default_factory=list)
+
+
+def _system(seen: _Seen) -> str | None:
+    system = seen.model.request("main", 0).system_text
+    if "You are Claude Code" not in system or "Goal: count the data" not in system:
+        return "the main thread's system prompt lacks the Claude Code preset or the appended mandate"
+    return None
+
+
+def _wall(seen: _Seen) -> str | None:
+    (denied,) = seen.model.request("main", 1).tool_results
+    if (seen.workspace / "hands-on.txt").exists():
+        return "the coordinator's Write ran although a PreToolUse hook denied it"
+    if not (denied.is_error and "Delegate it" in denied.text):
+        return f"the denied call came back as {denied.text[:120]!r}"
+    return None
+
+
+def _worker(seen: _Seen) -> str | None:
+    if "analyst" not in seen.model.callers():
+        return "no request was recognised as the worker's"
+    report = seen.model.request("main", 2).tool_results[-1]
+    if "ANALYST-REPORT" not in report.text:
+        return f"the worker's report did not reach the main thread: {report.text[:120]!r}"
+    return None
+
+
+def _spill(seen: _Seen) -> str | None:
+    (printed,) = seen.model.request("analyst", 1).tool_results
+    if "y" * _BIG in printed.text or printed.is_error:
+        return "the worker's large output reached its context whole (updatedToolOutput was ignored)"
+    if ".flower/spill/" not in printed.text:
+        return f"no spill pointer in the worker's tool result: {printed.text[:120]!r}"
+    return None
+
+
+def _usage(seen: _Seen) -> str | None:
+    first = seen.first
+    if first is None or first.peak_context < _CONTEXT or first.usage.main.input < _CONTEXT:
+        peak = first.peak_context if first else 0
+        return f"the reported usage ({_CONTEXT} input tokens) did not show (peak context {peak})"
+    return None
+
+
+def _retry(seen: _Seen) -> str | None:
+    statuses = [e.status for e in seen.events if isinstance(e, ApiError) and e.retrying]
+    return None if statuses == [500] else f"expected one retry of an HTTP 500, saw statuses {statuses}"
+
+
+def _resume(seen: _Seen) -> str | None:
+    if not any(isinstance(e, StoreReport) for e in seen.events):
+        return "the resume did not load the session from flower's store"
+    request = seen.model.request("main", -1)
+    if "ANALYST-REPORT" not in request or "Go on." not in request.last_user_text:
+        return "the resumed request lacks the earlier turns or the new prompt"
+    return None
+
+
+FACTS: list[tuple[str, Callable[[_Seen], str | None]]] = [
+    ("the claude_code preset keeps the Claude Code prompt, with flower's mandate appended", _system),
+    ("a PreToolUse deny stops the call and reaches the model as an error result (the wall)", _wall),
+    ("a worker started with the Agent tool is told apart, and its report reaches the main thread", _worker),
+    ("a PostToolUse updatedToolOutput replaces a worker's Bash output (spill)", _spill),
+    ("the usage the API reports is the context flower watches and counts", _usage),
+    ("an HTTP 500 is retried and reported as an api_retry with its status", _retry),
+    ("a resume through flower's session store replays the session", _resume),
+]
+
+
+async def _scenario(seen: _Seen) -> None:
+    model, workspace = seen.model, seen.workspace
+    analyst = worker("Counts things in files.", "You count with the command line.", tools=["Bash", "Write"])
+    lead = coordinator("lead", "Goal: count the data.", {"analyst": analyst})
+    rt = Runtime(workspace, configure=model.attach, check_credentials=False)
+    model.script(
+        "main",
+        [
+            reply(
+                tool_use("Write", file_path=str(workspace / "hands-on.txt"), content="x"),
+                usage=Usage(input_tokens=_CONTEXT, output_tokens=10),
+            ),
+            agent("analyst", "Print the data."),
+            "The analyst printed the data.",
+        ],
+    )
+    model.script("analyst", [bash(f"python3 -c \"print('y' * {_BIG})\""), "ANALYST-REPORT: printed"])
+    seen.first = await rt.run(lead, "Start.", on_event=seen.events.append)
+    model.script("main", [http_error(500), "Resumed."])
+    seen.second = await rt.run(lead, "Go on.", resume=seen.first.session_id, on_event=seen.events.append)
+
+
+async def self_check() -> list[Check]:
+    """Run the scenario and judge each fact; a run that fails outright fails every fact with its cause."""
+    with tempfile.TemporaryDirectory(prefix="flower-doctor-") as root:
+        seen = _Seen(model=ScriptedModel(strict=False), workspace=Path(root))
+        failure = None
+        try:
+            async with seen.model:
+                with anyio.fail_after(SELF_CHECK_TIMEOUT):
+                    await _scenario(seen)
+        except Exception as exc:  # the doctor reports, it does not raise
+            failure = f"the self-check run failed: {type(exc).__name__}: {exc}"
+        checks = []
+        for name, judge in FACTS:
+            try:
+                why = failure or judge(seen)
+            except Exception as exc:  # a request that never came, a shape that moved
+                why = f"{type(exc).__name__}: {exc}"
+            checks.append(Check(name=name, ok=why is None, detail=why or ""))
+        return checks

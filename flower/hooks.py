@@ -1,0 +1,60 @@
+"""Every hook factory in one import: what to add to your own `ClaudeAgentOptions(hooks=...)`.
+
+Each returns SDK hook callbacks that decide from structure, never from text, and each lives in the
+package of its mechanism, where its policy and pure functions are:
+
+- `delegate_guard` (layer 1, `flower.wall`): the main thread of a delegate-only spec delegates instead of
+  doing.
+- `mandate_guard` (layer 1, `flower.wall`): every mandate starts with the same line, so workers share a
+  cached prefix.
+- `report_guard` / `report_hooks` (layer 1, `flower.wall`): a worker's long report goes to disk, a short
+  one comes back.
+- `index_guard` / `index_hooks` (layer 2, `flower.workbench`): the workbench index follows writes into the
+  workbench.
+- `spill_guard` / `spill_hooks` (layer 3, `flower.spill`): large tool outputs go to the workbench's
+  `spill/`.
+"""
+
+from .spill import (
+    SPILL_OMISSION,
+    SPILL_POINTER,
+    SPILL_READ_LINES,
+    SPILL_READ_OFFSET,
+    SPILL_TOOLS,
+    SpillPolicy,
+    spill_guard,
+    spill_hooks,
+)
+from .wall import (
+    DELEGATE_REASON,
+    MANDATE_LINE,
+    REPORT_LIMIT,
+    REPORT_REASON,
+    delegate_guard,
+    mandate_guard,
+    report_guard,
+    report_hooks,
+)
+from .workbench import INDEX_MATCHER, index_guard, index_hooks
+
+__all__ = [
+    "DELEGATE_REASON",
+    "INDEX_MATCHER",
+    "MANDATE_LINE",
+    "REPORT_LIMIT",
+    "REPORT_REASON",
+    "SPILL_OMISSION",
+    "SPILL_POINTER",
+    "SPILL_READ_LINES",
+    "SPILL_READ_OFFSET",
+    "SPILL_TOOLS",
+    "SpillPolicy",
+    "delegate_guard",
+    "index_guard",
+    "index_hooks",
+    "mandate_guard",
+    "report_guard",
+    "report_hooks",
+    "spill_guard",
+    "spill_hooks",
+]

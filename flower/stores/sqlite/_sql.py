@@ -1,0 +1,352 @@
+"""The blocking half of `SqliteSessionStore`: schema, opening checks and one method per store call.
+
+Every method runs in a worker thread (the store calls it through `anyio.to_thread.run_sync`) and holds
+the connection lock, so one connection serves any number of threads. Several processes may share the
+file: the database is in WAL mode (readers never block the writer), each write is one `BEGIN IMMEDIATE`
+transaction (the whole batch lands or none of it, even when the process is killed mid-append), and a
+busy database is waited for up to `busy_timeout` seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, cast
+
+from claude_agent_sdk import (
+    SessionStoreEntry,
+    SessionStoreListEntry,
+    SessionSummaryEntry,
+    fold_session_summary,
+)
+from claude_agent_sdk.types import SessionKey
+
+from ..._errors import FlowerError, StoreError
+from ._db_file import explain, prepare_file
+
+__all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "Database"]
+
+APPLICATION_ID = 0x666C7772  # "flwr": marks the file as a flower session store (sqlite header, offset 68)
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE transcripts (
+    id INTEGER PRIMARY KEY,
+    project_key TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    subpath TEXT NOT NULL,               -- '' for the main transcript
+    mtime INTEGER NOT NULL,              -- storage write time, epoch ms
+    UNIQUE (project_key, session_id, subpath)
+);
+CREATE TABLE entries (
+    id INTEGER PRIMARY KEY,              -- commit order: the order load() returns
+    transcript INTEGER NOT NULL,
+    uuid TEXT,                           -- the idempotency key, when the entry has one
+    payload TEXT NOT NULL                -- the entry as JSON
+);
+CREATE INDEX entries_by_transcript ON entries (transcript, id);
+CREATE UNIQUE INDEX entries_by_uuid ON entries (transcript, uuid) WHERE uuid IS NOT NULL;
+CREATE TABLE summaries (
+    project_key TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    mtime INTEGER NOT NULL,
+    data TEXT NOT NULL,                  -- fold_session_summary's opaque state, verbatim
+    PRIMARY KEY (project_key, session_id)
+);
+CREATE TABLE clock (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    last_ms INTEGER NOT NULL             -- mtimes are strictly increasing across processes
+);
+"""
+
+_CHUNK = 500  # bound variables per statement, well under SQLite's limit
+
+
+def _subpath(key: SessionKey) -> str:
+    subpath = key.get("subpath")
+    return subpath if isinstance(subpath, str) else ""
+
+
+def _check_key(key: Any, *, subpath: bool = True) -> None:
+    if not isinstance(key, dict):
+        raise StoreError(f"a session key is a dict with project_key and session_id, got {type(key).__name__}")
+    for name in ("project_key", "session_id"):
+        if not isinstance(key.get(name), str) or not key[name]:
+            raise StoreError(f"session key field {name!r} must be a non-empty str, got {key.get(name)!r}")
+    if subpath and "subpath" in key and key["subpath"] is not None and not isinstance(key["subpath"], str):
+        raise StoreError(f"session key field 'subpath' must be a str, got {key['subpath']!r}")
+
+
+class Database:
+    """One SQLite file holding session transcripts (blocking; see the module docstring)."""
+
+    def __init__(self, path: str, *, busy_timeout: float) -> None:
+        self.path = path
+        self.busy_timeout = busy_timeout
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+
+    # -- connection --------------------------------------------------------------------------------
+
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                if self._conn is None:
+                    self._conn = self._open()
+                yield self._conn
+            except FlowerError:
+                raise
+            except (sqlite3.Error, OSError, ValueError, RecursionError) as exc:
+                # every failure names the file and its cause (_db_file.explain), the original chained
+                raise explain(self.path, exc, busy_timeout=self.busy_timeout) from exc
+
+    def close(self) -> None:
+        """Close the connection; the next call opens it again."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def _open(self) -> sqlite3.Connection:
+        memory = self.path == ":memory:"
+        if not memory:
+            prepare_file(self.path)  # a regular file, created 0600 (its directories 0700, git-ignored)
+        conn = sqlite3.connect(
+            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        try:
+            self._prepare(conn, memory=memory)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _prepare(self, conn: sqlite3.Connection, *, memory: bool) -> None:
+        try:
+            application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in (
+                sqlite3.SQLITE_NOTADB,
+                sqlite3.SQLITE_CORRUPT,
+            ):
+                raise  # cannot open, read-only, locked...: explained by _connection
+            raise StoreError(
+                f"{self.path} is not a SQLite database (a corrupt or foreign file): {exc}", path=self.path
+            ) from exc
+        if application_id not in (0, APPLICATION_ID):
+            raise StoreError(
+                f"{self.path} is a SQLite database of another application "
+                f"(application_id {application_id:#x})",
+                path=self.path,
+            )
+        if application_id == 0:
+            conn.execute("BEGIN IMMEDIATE")  # two processes creating the file: one creates, one sees it
+            try:
+                self._create(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version != SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} holds a flower session store of schema {version}; "
+                f"this version reads schema {SCHEMA_VERSION}",
+                path=self.path,
+            )
+        if not memory:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreError(f"{self.path}: cannot switch to WAL mode (got {mode!r})", path=self.path)
+        conn.execute("PRAGMA synchronous=NORMAL")  # with WAL: safe against a killed process
+
+    def _create(self, conn: sqlite3.Connection) -> None:
+        application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        if application_id == APPLICATION_ID:
+            return  # another process initialised it first
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if tables:
+            raise StoreError(
+                f"{self.path} is a SQLite database of another application (it has tables but no flower mark)",
+                path=self.path,
+            )
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute("INSERT INTO clock (id, last_ms) VALUES (1, 0)")
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._connection() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._connection() as conn:
+            conn.execute("BEGIN")  # one snapshot for the statements inside
+            try:
+                yield conn
+            finally:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+
+    @staticmethod
+    def _tick(conn: sqlite3.Connection) -> int:
+        last = int(conn.execute("SELECT last_ms FROM clock WHERE id = 1").fetchone()[0])
+        now = max(int(time.time() * 1000), last + 1)
+        conn.execute("UPDATE clock SET last_ms = ? WHERE id = 1", (now,))
+        return now
+
+    # -- the store calls ---------------------------------------------------------------------------
+
+    def append(self, key: SessionKey, entries: Sequence[SessionStoreEntry]) -> None:
+        _check_key(key)
+        if not isinstance(entries, list | tuple):
+            raise StoreError(
+                f"append() takes a list of entries, got {type(entries).__name__}", path=self.path
+            )
+        if not entries:
+            return
+        rows = [self._row(index, entry) for index, entry in enumerate(entries)]
+        subpath = _subpath(key)
+        with self._write() as conn:
+            now = self._tick(conn)
+            conn.execute(
+                "INSERT INTO transcripts (project_key, session_id, subpath, mtime) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (project_key, session_id, subpath) DO UPDATE SET mtime = excluded.mtime",
+                (key["project_key"], key["session_id"], subpath, now),
+            )
+            transcript = conn.execute(
+                "SELECT id FROM transcripts WHERE project_key = ? AND session_id = ? AND subpath = ?",
+                (key["project_key"], key["session_id"], subpath),
+            ).fetchone()[0]
+            fresh = self._unseen(conn, transcript, rows)
+            conn.executemany(
+                "INSERT INTO entries (transcript, uuid, payload) VALUES (?, ?, ?)",
+                [(transcript, uuid, payload) for uuid, payload, _ in fresh],
+            )
+            if not subpath:
+                self._fold(conn, key, [entry for _, _, entry in fresh], now)
+
+    def _row(self, index: int, entry: Any) -> tuple[str | None, str, SessionStoreEntry]:
+        if not isinstance(entry, dict):
+            raise StoreError(f"entry {index} is a {type(entry).__name__}, not a dict", path=self.path)
+        try:
+            payload = json.dumps(entry, separators=(",", ":"))  # ASCII: lone surrogates survive too
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise StoreError(
+                f"session store {self.path}: entry {index} is not JSON-serialisable: {exc}", path=self.path
+            ) from exc
+        uuid = entry.get("uuid")
+        return (uuid if isinstance(uuid, str) else None), payload, cast(SessionStoreEntry, entry)
+
+    @staticmethod
+    def _unseen(
+        conn: sqlite3.Connection, transcript: int, rows: list[tuple[str | None, str, SessionStoreEntry]]
+    ) -> list[tuple[str | None, str, SessionStoreEntry]]:
+        """The rows whose uuid is neither stored nor repeated earlier in the batch (SDK retries resend)."""
+        uuids = sorted({uuid for uuid, _, _ in rows if uuid is not None})
+        seen: set[str] = set()
+        for start in range(0, len(uuids), _CHUNK):
+            chunk = uuids[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            found = conn.execute(
+                f"SELECT uuid FROM entries WHERE transcript = ? AND uuid IN ({marks})", (transcript, *chunk)
+            )
+            seen.update(uuid for (uuid,) in found)
+        fresh = []
+        for row in rows:
+            uuid = row[0]
+            if uuid is not None:
+                if uuid in seen:
+                    continue
+                seen.add(uuid)
+            fresh.append(row)
+        return fresh
+
+    @staticmethod
+    def _fold(conn: sqlite3.Connection, key: SessionKey, entries: list[SessionStoreEntry], now: int) -> None:
+        row = conn.execute(
+            "SELECT mtime, data FROM summaries WHERE project_key = ? AND session_id = ?",
+            (key["project_key"], key["session_id"]),
+        ).fetchone()
+        previous: SessionSummaryEntry | None = None
+        if row is not None:
+            previous = {"session_id": key["session_id"], "mtime": row[0], "data": json.loads(row[1])}
+        folded = fold_session_summary(previous, key, entries)
+        conn.execute(
+            "INSERT INTO summaries (project_key, session_id, mtime, data) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (project_key, session_id) "
+            "DO UPDATE SET mtime = excluded.mtime, data = excluded.data",
+            (key["project_key"], key["session_id"], now, json.dumps(folded["data"], separators=(",", ":"))),
+        )
+
+    def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+        _check_key(key)
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT id FROM transcripts WHERE project_key = ? AND session_id = ? AND subpath = ?",
+                (key["project_key"], key["session_id"], _subpath(key)),
+            ).fetchone()
+            if row is None:
+                return None
+            payloads = conn.execute("SELECT payload FROM entries WHERE transcript = ? ORDER BY id", (row[0],))
+            return [json.loads(payload) for (payload,) in payloads]
+
+    def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT session_id, mtime FROM transcripts "
+                "WHERE project_key = ? AND subpath = '' ORDER BY id",
+                (project_key,),
+            ).fetchall()
+        return [{"session_id": session_id, "mtime": mtime} for session_id, mtime in rows]
+
+    def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT session_id, mtime, data FROM summaries WHERE project_key = ? ORDER BY session_id",
+                (project_key,),
+            ).fetchall()
+            return [{"session_id": s, "mtime": mtime, "data": json.loads(data)} for s, mtime, data in rows]
+
+    def delete(self, key: SessionKey) -> None:
+        _check_key(key)
+        subpath = _subpath(key)
+        with self._write() as conn:
+            where = "project_key = ? AND session_id = ?" + ("" if not subpath else " AND subpath = ?")
+            args: tuple[str, ...] = (key["project_key"], key["session_id"]) + ((subpath,) if subpath else ())
+            conn.execute(
+                f"DELETE FROM entries WHERE transcript IN (SELECT id FROM transcripts WHERE {where})", args
+            )
+            conn.execute(f"DELETE FROM transcripts WHERE {where}", args)
+            if not subpath:
+                conn.execute("DELETE FROM summaries WHERE project_key = ? AND session_id = ?", args)
+
+    def list_subkeys(self, project_key: str, session_id: str) -> list[str]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT subpath FROM transcripts WHERE project_key = ? AND session_id = ? AND subpath != '' "
+                "ORDER BY id",
+                (project_key, session_id),
+            ).fetchall()
+        return [subpath for (subpath,) in rows]
+
+    def integrity(self) -> str:
+        """`PRAGMA integrity_check`'s answer: `"ok"` for a sound file."""
+        with self._connection() as conn:
+            return str(conn.execute("PRAGMA integrity_check").fetchone()[0])

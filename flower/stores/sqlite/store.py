@@ -1,0 +1,133 @@
+"""`SqliteSessionStore`: the SDK's `SessionStore` protocol over one SQLite file.
+
+Pass it as `ClaudeAgentOptions(session_store=...)` and the SDK mirrors every transcript line into it,
+and loads it back on resume. It implements the whole protocol (the optional methods included) and passes
+the SDK's `run_session_store_conformance`.
+
+- Idempotent on the entry `uuid`: the SDK retries a failed batch, so an entry already stored (or repeated
+  within the batch) is skipped; entries without a uuid are always appended.
+- Never blocks the event loop: every call runs in a worker thread (`anyio.to_thread.run_sync`).
+- Safe with several processes on one file: WAL mode, one transaction per call, a busy timeout.
+- Honest about the file: a path that is a directory, a file that is not SQLite, or another
+  application's database raises `StoreError` at first use, naming the path.
+
+The constructor does no I/O; the file (and its directory, 0700) is created at the first call.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import AbstractAsyncContextManager
+
+import anyio
+from claude_agent_sdk import (
+    SessionKey,
+    SessionListSubkeysKey,
+    SessionStore,
+    SessionStoreEntry,
+    SessionStoreListEntry,
+    SessionSummaryEntry,
+)
+
+from ..._errors import SpecError, StoreError
+from ..._util.check import checked
+from .._closing import AsyncClosing
+from ..lease import Lease, check_timeout
+from ._flock import FileLeases
+from ._sql import Database
+
+__all__ = ["SqliteSessionStore"]
+
+
+class SqliteSessionStore(AsyncClosing, SessionStore):
+    """A `SessionStore` in one SQLite file; see the module docstring.
+
+    Example::
+
+        store = SqliteSessionStore("runs/sessions.db")
+        options = ClaudeAgentOptions(session_store=store)
+        ...
+        await store.aclose()
+    """
+
+    @checked
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0) -> None:
+        """`path` is the database file (`":memory:"` for a private in-memory one); `busy_timeout` is how
+        many seconds a call waits for another process's write before failing."""
+        if not isinstance(path, str | os.PathLike):
+            raise SpecError(f"SqliteSessionStore needs a file path, got {type(path).__name__}")
+        text = os.fspath(path)
+        if not isinstance(text, str) or not text:
+            raise SpecError("SqliteSessionStore needs a non-empty str path")
+        if not isinstance(busy_timeout, int | float) or isinstance(busy_timeout, bool) or busy_timeout < 0:
+            raise SpecError(f"busy_timeout must be a number of seconds >= 0, got {busy_timeout!r}")
+        self._db = Database(text, busy_timeout=float(busy_timeout))
+        self._leases = FileLeases(text)
+
+    @property
+    def path(self) -> str:
+        """The database file."""
+        return self._db.path
+
+    def __repr__(self) -> str:
+        return f"SqliteSessionStore({self.path!r})"
+
+    async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+        """Store a batch of transcript entries, in order, skipping uuids already stored; atomic."""
+        await anyio.to_thread.run_sync(self._db.append, key, entries)
+
+    async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+        """Every entry of the transcript, in append order; `None` for a key never written."""
+        return await anyio.to_thread.run_sync(self._db.load, key)
+
+    async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
+        """The main transcripts of a project with their last write time (epoch ms)."""
+        _check_project(project_key)
+        return await anyio.to_thread.run_sync(self._db.list_sessions, project_key)
+
+    async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
+        """The summaries folded at each main-transcript append (`fold_session_summary`), one per session."""
+        _check_project(project_key)
+        return await anyio.to_thread.run_sync(self._db.list_session_summaries, project_key)
+
+    async def delete(self, key: SessionKey) -> None:
+        """Delete a transcript; a main key (no `subpath`) takes its subagent transcripts and summary along."""
+        await anyio.to_thread.run_sync(self._db.delete, key)
+
+    async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
+        """The subpaths (subagent transcripts) stored under a session."""
+        if not isinstance(key, dict) or not all(
+            isinstance(key.get(n), str) for n in ("project_key", "session_id")
+        ):
+            raise StoreError(f"list_subkeys needs a key with project_key and session_id, got {key!r:.120}")
+        return await anyio.to_thread.run_sync(self._db.list_subkeys, key["project_key"], key["session_id"])
+
+    def lease(self, session_id: str, *, timeout: float = 0.0) -> AbstractAsyncContextManager[Lease]:
+        """Hold the lease of `session_id` for the `async with` block (see `flower.stores.lease`).
+
+        Another process (or store) holding it: wait up to `timeout` seconds (default: do not wait), then
+        `LeaseError` naming the session and the holder. The lock files live in `<path>-leases/`; the
+        operating system releases a lock when its process ends.
+        """
+        if not isinstance(session_id, str) or not session_id:
+            raise SpecError(
+                f"SqliteSessionStore.lease: session_id must be a non-empty str, got {session_id!r}"
+            )
+        return self._leases.lease(session_id, check_timeout(timeout, "SqliteSessionStore.lease"))
+
+    async def integrity_check(self) -> str:
+        """SQLite's own check of the file: `"ok"` when it is sound."""
+        return await anyio.to_thread.run_sync(self._db.integrity)
+
+    def close(self) -> None:
+        """Release the connection (blocking); a later call opens it again."""
+        self._db.close()
+
+    async def aclose(self) -> None:
+        """Release the connection; a later call opens it again."""
+        await anyio.to_thread.run_sync(self._db.close)
+
+
+def _check_project(project_key: object) -> None:
+    if not isinstance(project_key, str) or not project_key:
+        raise StoreError(f"project_key must be a non-empty str, got {project_key!r}")

@@ -1,0 +1,33 @@
+"""The delegation wall (layer 1): the coordinator decomposes, delegates and decides; workers do the work.
+
+- `delegate_guard`: a PreToolUse hook that refuses the main thread's hands-on calls with a reason that
+  shows the way (delegate it), and lets a glance (`is_ephemeral`) through; subagent calls always pass.
+- `mandate_guard`: every mandate starts with the same fixed line (`MANDATE_LINE`), so workers share the
+  prompt cache's prefix.
+- `report_guard` / `report_hooks`: a worker's long report is kept on disk and the worker is asked for a
+  short one, so the coordinator's context gets paths and conclusions.
+- `COORDINATOR_RULES` / `WORKER_RULES`: the rules appended to each side's instructions.
+- `CLI_TOOLS`: the tools the CLI adds for its own protocol, which the wall never refuses.
+
+When the wall and an app's own PreToolUse hook both refuse a call, the model reads both reasons.
+"""
+
+from ._tools import CLI_TOOLS
+from .delegate import DELEGATE_REASON, delegate_guard
+from .mandate import MANDATE_LINE, mandate_guard
+from .report import REPORT_LIMIT, REPORT_REASON, report_guard, report_hooks
+from .rules import COORDINATOR_RULES, WORKER_RULES
+
+__all__ = [
+    "CLI_TOOLS",
+    "COORDINATOR_RULES",
+    "DELEGATE_REASON",
+    "MANDATE_LINE",
+    "REPORT_LIMIT",
+    "REPORT_REASON",
+    "WORKER_RULES",
+    "delegate_guard",
+    "mandate_guard",
+    "report_guard",
+    "report_hooks",
+]
