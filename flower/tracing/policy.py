@@ -21,7 +21,7 @@ from typing import Final
 
 from .._errors import SpecError
 
-__all__ = ["TracingPolicy", "cli_env", "cli_traces", "resolve_tracing"]
+__all__ = ["TracingPolicy"]
 
 logger = logging.getLogger("flower.tracing")
 
