@@ -295,7 +295,7 @@ class Runtime:
         holds: Holds,
     ) -> StepResult:
         """The run loop: events go to `on_event`."""
-        live = start_run(self.tracing, spec.name, self.store, self.env)
+        live = await start_run(self.tracing, spec.name, self.store, self.env)
         tracker = Tracker(live.listen(on_event) if live is not None else on_event)
         if resume and self.workbench is not None:
             # a resumed session keeps the system prompt it started with (measured): a changed index goes

@@ -76,7 +76,7 @@ def build_run_spans(run: RunRecord) -> list[SpanSpec]:
         main_totals.usage = main_totals.usage + thread.usage
         main_totals.cost += thread.cost
         model = model or thread.model
-        _delegations(run, thread, by_tool, spills, specs, worker_totals, session_id, depth=1)
+        _delegations(run, thread, by_tool, spills, specs, worker_totals, depth=1)
     root = _root(run, specs, main_totals, worker_totals, model, spills)
     return [root, *specs]
 
@@ -98,7 +98,6 @@ def _delegations(
     spills: Mapping[str, Mapping[str, object]],
     specs: list[SpanSpec],
     totals: _Totals,
-    session_id: str,
     depth: int,
 ) -> None:
     for tool_id, call in caller.calls.items():
@@ -143,7 +142,7 @@ def _delegations(
         name_span = f"{n.INVOKE_AGENT} {name}"
         specs.append(SpanSpec(key, parent, name_span, "INTERNAL", start, max(end, start), attrs, error))
         specs.extend(thread.specs)
-        _delegations(run, thread, by_tool, spills, specs, totals, session_id, depth + 1)
+        _delegations(run, thread, by_tool, spills, specs, totals, depth + 1)
 
 
 def _agent_type(entries: Sequence[Entry]) -> str:

@@ -82,8 +82,6 @@ class ThreadSpans:
     specs: list[SpanSpec] = field(default_factory=list)
     calls: dict[str, AgentCall] = field(default_factory=dict)
     """tool_use id -> its Agent call, for the delegations."""
-    tools: list[str] = field(default_factory=list)
-    """The tool_use ids of its calls, in order."""
     usage: TokenUsage = field(default_factory=TokenUsage)
     by_model: dict[str, TokenUsage] = field(default_factory=dict)
     model: str = ""
@@ -141,7 +139,6 @@ def thread_spans(entries: Sequence[Entry], where: Where) -> ThreadSpans:
             for block in blocks(entry):
                 if block.get("type") == "tool_use" and block.get("id"):
                     pending[str(block["id"])] = (block, stamp if stamp is not None else reply.start_ns)
-                    out.tools.append(str(block["id"]))
         elif kind in ("user", "attachment", "system") and stamp is not None:
             last_input = stamp
             for block in blocks(entry):

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .._errors import SpecError
 from ..stores.rewrite import is_prompt
 from ._entries import Entry, ns, slim_all
 from .policy import TracingPolicy
@@ -121,9 +120,7 @@ def export_sessions(
     an endpoint that fails: `ExportSummary.failed` says why.
     """
     policy = policy or TracingPolicy()
-    TracingPolicy(endpoint=endpoint)  # checks the URL
-    if not isinstance(endpoint, str):
-        raise SpecError(f"export_sessions: endpoint must be an http(s):// URL, got {endpoint!r}")
+    TracingPolicy(endpoint=endpoint)  # checks the URL (SpecError)
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 

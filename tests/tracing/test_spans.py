@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from flower import StepResult, StepUsage, TokenUsage
-from flower.events import SubagentFinished
+from flower.events import HandoffDone, SubagentFinished
 from flower.tracing import session_runs
 from flower.tracing._build import ROOT, RunRecord, build_run_spans
 from flower.tracing._emit import emit
@@ -328,3 +328,46 @@ def test_every_real_transcript_makes_a_tree_with_every_parent_present() -> None:
                 int(s.attributes["gen_ai.usage.output_tokens"]) for s in specs if s.name.startswith("chat")
             )
             assert specs[0].attributes["gen_ai.usage.output_tokens"] == out
+
+
+def test_a_handoff_keeps_one_root_over_both_sessions() -> None:
+    successor = [
+        {
+            "type": "user",
+            "uuid": "q1",
+            "timestamp": at(20),
+            "promptSource": "sdk",
+            "message": {"content": "Go on."},
+        },
+        reply(21, "n1", [{"type": "text", "text": "Done."}], usage(4, 40), "end_turn"),
+    ]
+    step = StepResult(session_id="s2", ok=True, text="Done.", retired=("s1",))
+    done = HandoffDone(
+        generation=2,
+        retired="s1",
+        reason="threshold",
+        degraded=False,
+        context=150_000,
+        path=None,
+        document="#",
+    )
+    specs = build_run_spans(
+        RunRecord(
+            agent="lead",
+            start_ns=0,
+            end_ns=ns(at(22)) or 0,
+            sessions=[("s1", slim_all(MAIN, False)), ("s2", slim_all(successor, False))],
+            workers={"a1": slim_all(WORKER, False)},
+            result=step,
+            events=[(ns(at(19)) or 0, done)],
+        )
+    )
+    root = specs[0]
+    conversations = {str(s.attributes["gen_ai.conversation.id"]) for s in specs if s.parent == ROOT}
+    assert conversations == {"s1", "s2"} and root.attributes["gen_ai.conversation.id"] == "s2"
+    assert root.attributes["flower.handoffs"] == 1 and root.attributes["flower.run.retired_sessions"] == [
+        "s1"
+    ]
+    assert [(e.name, e.attributes["flower.handoff.generation"]) for e in root.events] == [
+        ("flower.handoff", 2)
+    ]
