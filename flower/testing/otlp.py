@@ -211,33 +211,34 @@ class OtlpReceiver:
 
     def _ingest(self, path: str, ctype: str, body: bytes) -> Message | None:
         path = path.split("?")[0].rstrip("/")
-        if path.endswith("/v1/traces"):
-            req = ExportTraceServiceRequest()
-            self._parse(req, ctype, body)
-            spans = list(self._spans(req, json=ctype == "application/json"))
-            with self._cond:
-                self.requests.append((path, ctype, len(body)))
-                self.spans.extend(spans)
-                self._cond.notify_all()
-            return ExportTraceServiceResponse()
-        if path.endswith("/v1/metrics"):
-            mreq = ExportMetricsServiceRequest()
-            self._parse(mreq, ctype, body)
-            points = list(self._points(mreq))
-            with self._cond:
-                self.requests.append((path, ctype, len(body)))
-                self.metrics.extend(points)
-                self._cond.notify_all()
-            return ExportMetricsServiceResponse()
-        if path.endswith("/v1/logs"):
-            lreq = ExportLogsServiceRequest()
-            self._parse(lreq, ctype, body)
-            records = list(self._records(lreq))
-            with self._cond:
-                self.requests.append((path, ctype, len(body)))
-                self.logs.extend(records)
-                self._cond.notify_all()
-            return ExportLogsServiceResponse()
+        json = ctype == "application/json"
+        signals: list[tuple[str, Any, Any, Callable[[Any], Iterator[Any]], list[Any]]] = [
+            (
+                "/v1/traces",
+                ExportTraceServiceRequest,
+                ExportTraceServiceResponse,
+                lambda r: self._spans(r, json),
+                self.spans,
+            ),
+            (
+                "/v1/metrics",
+                ExportMetricsServiceRequest,
+                ExportMetricsServiceResponse,
+                self._points,
+                self.metrics,
+            ),
+            ("/v1/logs", ExportLogsServiceRequest, ExportLogsServiceResponse, self._records, self.logs),
+        ]
+        for suffix, request_type, response_type, decode, into in signals:
+            if path.endswith(suffix):
+                request = request_type()
+                self._parse(request, ctype, body)
+                found = list(decode(request))
+                with self._cond:
+                    self.requests.append((path, ctype, len(body)))
+                    into.extend(found)
+                    self._cond.notify_all()
+                return response_type()
         return None
 
     def _spans(self, req: ExportTraceServiceRequest, json: bool) -> Iterator[Span]:

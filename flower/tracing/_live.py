@@ -24,6 +24,7 @@ import anyio
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
+from .._util.safe_open import read_regular
 from ..events import Event, TracingWarning
 from ..result import StepResult
 from ..spill._files import MANIFEST, manifest_row
@@ -85,8 +86,8 @@ def read_spills(spill_dir: str | None, sessions: Sequence[str]) -> list[dict[str
     """The spill manifest's rows of these sessions (none when there is no readable manifest)."""
     if not spill_dir:
         return []
-    try:
-        text = (Path(spill_dir) / MANIFEST).read_text(encoding="utf-8", errors="replace")
+    try:  # a regular file only: a FIFO there would hold the run
+        text = read_regular(Path(spill_dir) / MANIFEST).decode("utf-8", errors="replace")
     except OSError:
         return []
     rows = [row for row in map(manifest_row, text.splitlines()) if row is not None]
