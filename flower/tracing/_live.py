@@ -185,9 +185,7 @@ class LiveRun:
         found = self._telemetry
         before = found.watch.failures
         decorate(self._root, specs[0])
-        emit(
-            specs[1:], found.tracer, {ROOT: context_of(self._root)}, flush=found.flush if found.own else None
-        )
+        emit(specs[1:], found.tracer, {ROOT: context_of(self._root)}, flush=found.drain)
         self._root.end(end_time=record.end_ns)
         if found.instruments is not None:
             found.instruments.record(specs)

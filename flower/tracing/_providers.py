@@ -2,12 +2,12 @@
 endpoint and process.
 
 The app's providers are used when the policy names no endpoint and the app set a tracer provider
-globally; flower never flushes nor shuts them down. Otherwise flower builds a `TracerProvider` (batch
-processor) and a `MeterProvider` (a periodic reader, flushed at each run's end) whose exporters it
-watches, so that a failed export is known to the run: logged and reported as a `TracingWarning`, never
-raised. Their resource is `service.name=flower` unless `OTEL_SERVICE_NAME` or `OTEL_RESOURCE_ATTRIBUTES`
-say otherwise; the exporters read the other `OTEL_EXPORTER_OTLP_*` variables (headers, timeout,
-compression) themselves.
+globally; flower never shuts them down, and flushes them only between batches of a long run's spans.
+Otherwise flower builds a `TracerProvider` (batch processor) and a `MeterProvider` (a reader flushed at
+each run's end, never on a schedule) whose exporters it watches, so that a failed export is known to
+the run: logged and reported as a `TracingWarning`, never raised. Their resource is
+`service.name=flower` unless `OTEL_SERVICE_NAME` or `OTEL_RESOURCE_ATTRIBUTES` say otherwise; the
+exporters read the other `OTEL_EXPORTER_OTLP_*` variables (headers, timeout, compression) themselves.
 """
 
 from __future__ import annotations
@@ -134,6 +134,14 @@ class Telemetry:
             self.tracer_provider.force_flush()
         if self.meter_provider is not None:
             self.meter_provider.force_flush()
+
+    def drain(self) -> None:
+        """Between batches of a long run's spans: empty the span queue, so that no span is dropped by a
+        full one. The app's provider too, when it can (a flush sends, it never shuts anything down)."""
+        provider = self.tracer_provider or trace.get_tracer_provider()
+        force_flush = getattr(provider, "force_flush", None)
+        if callable(force_flush):
+            force_flush()
 
 
 _lock = threading.Lock()

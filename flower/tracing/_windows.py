@@ -105,7 +105,7 @@ class WindowTap(Tap):
             specs = build_run_spans(record)
             found = telemetry(self.policy)
             before = found.watch.failures
-            emit(specs, found.tracer, {None: parent}, flush=found.flush if found.own else None)
+            emit(specs, found.tracer, {None: parent}, flush=found.drain)
             if found.instruments is not None:
                 found.instruments.record(specs)
             if found.own:

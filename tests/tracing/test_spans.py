@@ -13,7 +13,7 @@ pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed
 
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from flower import StepResult, StepUsage, TokenUsage
@@ -371,3 +371,22 @@ def test_a_handoff_keeps_one_root_over_both_sessions() -> None:
     assert [(e.name, e.attributes["flower.handoff.generation"]) for e in root.events] == [
         ("flower.handoff", 2)
     ]
+
+
+def test_a_long_run_is_emitted_in_batches_and_no_span_is_dropped() -> None:
+    entries: list[dict[str, Any]] = [MAIN[0]]
+    for n in range(2_500):  # 5,001 spans: more than twice the batch processor's default queue
+        call = {"type": "tool_use", "id": f"c{n}", "name": "Read", "input": {}}
+        entries += [reply(2, f"x{n}", [call], usage(1, 1), "tool_use"), result(3, f"c{n}", "ok")]
+    specs = build_run_spans(
+        RunRecord(agent="lead", start_ns=0, end_ns=1, sessions=[("s1", slim_all(entries, False))], workers={})
+    )
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+
+    emit(specs, provider.get_tracer("test"), {None: None}, flush=provider.force_flush)
+    provider.force_flush()
+
+    assert len(specs) == 5_001 and len(exporter.get_finished_spans()) == len(specs)
+    provider.shutdown()
