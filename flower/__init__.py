@@ -37,6 +37,7 @@ from .stores import (
     TrimmingSessionStore,
     TrimPolicy,
 )
+from .tracing import TracingPolicy
 from .usage import StepUsage, TokenUsage
 from .wall import (
     CLI_TOOLS,
@@ -84,6 +85,7 @@ __all__ = [
     "StepUsage",
     "StoreError",
     "TokenUsage",
+    "TracingPolicy",
     "TrimPolicy",
     "TrimmingSessionStore",
     "Workbench",

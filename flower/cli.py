@@ -51,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--until", metavar="TIME", help="a fleet: sessions active until this ISO date/time")
     report.add_argument("--schema", default="flower", help="a fleet: the store's PostgreSQL schema (flower)")
+    report.add_argument(
+        "--otlp",
+        metavar="ENDPOINT",
+        help="also send the sessions as OpenTelemetry spans to this OTLP/HTTP endpoint (http://host:4318), "
+        "one trace per session with its real times; a re-export sends the same ids",
+    )
 
     demo = commands.add_parser(
         "demo",
@@ -83,6 +89,10 @@ def _report(args: argparse.Namespace) -> int:
     from .stores.postgres._connection import is_dsn
 
     if is_dsn(args.source):
+        if args.otlp is not None:
+            raise SpecError(
+                "--otlp exports a workspace, a .flower directory or a .db file, not a fleet's store"
+            )
         return _fleet(args)
     if args.since or args.until:
         raise SpecError("--since and --until filter a fleet report (a postgresql:// store)")
@@ -103,7 +113,31 @@ def _report(args: argparse.Namespace) -> int:
 
         for path in write_plots(report, args.plots):
             print(f"plot: {path}", file=sys.stderr if args.json else sys.stdout)
+    if args.otlp is not None:
+        _export(args)
     return 0
+
+
+def _export(args: argparse.Namespace) -> None:
+    from .report._load import Loaded, load_source
+    from .tracing import export_sessions
+    from .tracing.policy import resolve_tracing
+
+    resolve_tracing(True, "--otlp")  # the otel extra is installed, or a SpecError says how to get it
+
+    async def load() -> Loaded:
+        return await load_source(
+            args.source, project_key=args.project_key, sessions=args.session, workbench=args.workbench
+        )
+
+    loaded = anyio.run(load)
+    done = export_sessions(loaded.sessions, endpoint=args.otlp, spills=loaded.spills)
+    if not done.ok:
+        raise SpecError(f"--otlp: {done.spans} spans for {done.endpoint}, not all sent: {done.failed}")
+    print(
+        f"otlp: {done.spans} spans of {done.sessions} sessions ({done.runs} runs) sent to {done.endpoint}",
+        file=sys.stderr,
+    )
 
 
 def _fleet(args: argparse.Namespace) -> int:

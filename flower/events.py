@@ -32,6 +32,7 @@ __all__ = [
     "Text",
     "ToolCall",
     "ToolResult",
+    "TracingWarning",
     "VersionWarning",
     "WorkbenchWarning",
 ]
@@ -237,6 +238,20 @@ class WorkbenchWarning:
     """The file or directory involved, when known."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class TracingWarning:
+    """The run's spans or metrics could not all be exported (`flower.tracing`); the run is not affected.
+
+    An endpoint that refuses or does not answer, or an export still going when `TracingPolicy.flush_timeout`
+    ran out (it goes on in the background). Also logged on `flower.tracing`.
+    """
+
+    agent: str | None = None
+    """Always None."""
+    message: str
+    """What failed, for a person."""
+
+
 Event: TypeAlias = (
     Text
     | ToolCall
@@ -250,5 +265,6 @@ Event: TypeAlias = (
     | StoreReport
     | WorkbenchWarning
     | VersionWarning
+    | TracingWarning
 )
 """Any event `Runtime.run(on_event=...)` may receive, or `Runtime.stream()` may yield."""

@@ -58,6 +58,8 @@ from .spill._chain import chain_spill
 from .spill.policy import SpillPolicy
 from .stores import EphemeralPolicy, PruningSessionStore, TrimPolicy
 from .stores._local import CONFIG_ENV
+from .tracing._hook import tap_store
+from .tracing.policy import TracingPolicy, cli_env, resolve_tracing
 from .wall._deny_chain import chain_denials
 from .wall._tools import ALIASES, COORDINATOR_TOOLS, check_tools
 from .wall.delegate import delegate_guard
@@ -92,6 +94,7 @@ def instrument(
     keep_denials: int = 1,
     compact: CompactPolicy | None = None,
     store: SessionStore | str | os.PathLike[str] | None = None,
+    tracing: bool | TracingPolicy | None = None,
 ) -> ClaudeAgentOptions:
     """A copy of `options` with flower's layers added; `options` itself is not changed.
 
@@ -115,6 +118,10 @@ def instrument(
     - `compact`: None keeps the app's compaction as it is (there is no handoff here: `Runtime` has the
       loop that hands off); a `CompactPolicy` sets the CLI's switch, and an app env that says otherwise
       raises.
+    - `tracing`: OpenTelemetry spans and metrics (`flower.tracing`): `True`, a `TracingPolicy`, `False`,
+      or None to follow the standard `OTEL_*` variables. Each run of a session (a prompt to its final
+      reply, background workers included) becomes one span tree once the SDK has stored it, under the
+      span current around the app's query.
 
     Raises `SpecError` for invalid arguments and for conflicts with the app's options: a
     `session_store` with `enable_file_checkpointing` (the SDK refuses the pair), a store that already is
@@ -143,7 +150,8 @@ def instrument(
     if glance is not None and not isinstance(glance, bool):
         raise SpecError(f"{_OWNER}: glance must be True, False or None, got {glance!r}")
 
-    env = _compact_env(options, compact)
+    policy = resolve_tracing(tracing, _OWNER)
+    env = {**cli_env(policy), **_compact_env(options, compact)}
     if store is not None and options.session_store is not None:
         raise SpecError(f"{_OWNER}: give the store once: options.session_store or store=, not both")
     if store is not None:
@@ -167,6 +175,7 @@ def instrument(
     hooks = merge_hooks(wall, mandate, layers, index, app_hooks) or None
     cwd = options.cwd if options.cwd is not None else root
     attach_workbench(layer, cwd, wb.root if wb is not None else root / FLOWER_DIR)
+    tap_store(policy, layer, env)
     return dataclasses.replace(
         options,
         cwd=cwd,

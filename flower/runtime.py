@@ -19,6 +19,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from pathlib import Path
 
 import anyio
@@ -57,6 +58,8 @@ from .spill.policy import SpillPolicy
 from .stores import EphemeralPolicy, LoadReport, TrimPolicy
 from .stores._local import CONFIG_ENV
 from .stores.lease import check_timeout
+from .tracing._hook import start_run
+from .tracing.policy import TracingPolicy, cli_env, resolve_tracing
 from .workbench._in_run import block_or_warning, preface_or_warning
 from .workbench.bench import Workbench
 
@@ -95,6 +98,8 @@ class Runtime:
     - `configure`: a last word on the SDK options of every session, e.g. `ScriptedModel.attach` to run
       offline against flower's scripted model.
     - `check_credentials`: fail fast with `CredentialsError` when the CLI has no key, token or login.
+    - `tracing`: OpenTelemetry spans and metrics of each run (`flower.tracing`): `True`, a
+      `TracingPolicy`, `False`, or None (the default) to follow the standard `OTEL_*` variables.
 
     The constructor does no I/O; problems with the workspace are reported by `run()`.
     """
@@ -116,6 +121,7 @@ class Runtime:
         env: Mapping[str, str] | None = None,
         configure: Configure | None = None,
         check_credentials: bool = True,
+        tracing: bool | TracingPolicy | None = None,
     ) -> None:
         if not isinstance(workspace, str | os.PathLike) or not str(workspace):
             raise SpecError(f"Runtime: workspace must be a path, got {workspace!r}")
@@ -163,6 +169,8 @@ class Runtime:
         """Whether `run()` fails fast with `CredentialsError` when the CLI has no credentials."""
         self.results: list[StepResult] = []
         """Every StepResult this runtime returned, in order."""
+        self.tracing: TracingPolicy | None = resolve_tracing(tracing, "Runtime")
+        """What each run sends to OpenTelemetry, or None when tracing is off."""
 
     def _check_workspace(self) -> Path:
         if not self.workspace.exists():
@@ -196,7 +204,7 @@ class Runtime:
             hooks=layers,
             compact=CompactPolicy(mode="no_summary") if self.handoff is not None else None,
             session_store=self.store,
-            env=self.env,
+            env={**cli_env(self.tracing), **self.env},
             append=block or "",
         )
         if wb is not None and not wb.inside_workspace:
@@ -287,7 +295,8 @@ class Runtime:
         holds: Holds,
     ) -> StepResult:
         """The run loop: events go to `on_event`."""
-        tracker = Tracker(on_event)
+        live = await start_run(self.tracing, spec.name, self.store, self.env)
+        tracker = Tracker(live.listen(on_event) if live is not None else on_event)
         if resume and self.workbench is not None:
             # a resumed session keeps the system prompt it started with (measured): a changed index goes
             # in front of the prompt instead, only when it changed
@@ -322,7 +331,12 @@ class Runtime:
         if resume:
             self._listening[resume] = tracker
         try:
-            await step.run(prompt, options_for, resume, fork)
+            with live.current() if live is not None else nullcontext():
+                await step.run(prompt, options_for, resume, fork)
+        except BaseException as exc:
+            if live is not None:
+                live.abandon(f"{type(exc).__name__}: {exc}")
+            raise
         finally:
             if resume:
                 self._listening.pop(resume, None)
@@ -342,6 +356,8 @@ class Runtime:
             result.duration_s,
             f" ({result.error})" if result.error else "",
         )
+        if live is not None:
+            await live.finish(result, tracker.emit)
         self.results.append(result)
         return result
 

@@ -71,6 +71,7 @@ VALID: dict[str, Callable[[Path], Call]] = {
     "Runtime": lambda tmp: ((tmp,), {}),
     "SpillPolicy": lambda tmp: ((), {}),
     "SqliteSessionStore": lambda tmp: ((tmp / "s.db",), {}),
+    "TracingPolicy": lambda tmp: ((), {}),
     "TrimPolicy": lambda tmp: ((), {}),
     "TrimmingSessionStore": lambda tmp: ((tmp / "s.db",), {"spill_dir": tmp / "spill"}),
     "Workbench": lambda tmp: ((tmp,), {}),

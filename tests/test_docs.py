@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -35,6 +36,8 @@ PUBLIC_MODULES = [
     "flower.stores",
     "flower.stores.rewrite",
     "flower.testing",
+    "flower.testing.otlp",
+    "flower.tracing",
     "flower.versions",
     "flower.wall",
     "flower.workbench",
@@ -260,3 +263,20 @@ def test_the_getting_started_script_runs(tmp_path: Path) -> None:
     assert "SubagentStarted analyst" in done.stdout
     assert "True src/ has 2 TODOs." in done.stdout
     assert "the analyst's grep printed: src/app.py:2" in done.stdout
+
+
+def test_the_readme_links_work_on_pypi() -> None:
+    """PyPI shows the README without the repository: a relative link there is dead. Its links to the
+    docs are absolute, into the repository's main branch, and each names a file that exists here."""
+    repository = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"][
+        "Repository"
+    ]
+    prefix = f"{repository}/blob/main/"
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = [hit.group(1) or hit.group(2) for hit in LINK.finditer(text)]
+    relative = [t for t in targets if not re.match(r"[a-z][a-z0-9+.-]*:|#", t)]
+    assert not relative, f"relative links in README.md break on PyPI's page: {relative}"
+    ours = [t.removeprefix(prefix).split("#")[0] for t in targets if t.startswith(prefix)]
+    assert "docs/index.md" in ours, f"README.md links to no page of the docs under {prefix}"
+    missing = [path for path in ours if not (ROOT / path).exists()]
+    assert not missing, f"README.md links to files the repository does not have: {missing}"

@@ -154,6 +154,9 @@ class _RewritingStore(SessionStore):
         is imported from at its first load; None: the environment's `CLAUDE_CONFIG_DIR`, else
         `~/.claude`. Set it when the CLI runs with another one (`options.env`)."""
         self._importing: dict[tuple[str, str], anyio.Event] = {}
+        self.taps: list[Callable[[SessionKey, list[SessionStoreEntry]], None]] = []
+        """Called with each `append()`'s key and entries, before the inner store keeps them (tracing reads
+        a run this way, `flower.tracing`); a tap that raises is logged, the append goes on."""
 
     @property
     def inner(self) -> SessionStore:
@@ -266,7 +269,12 @@ class _RewritingStore(SessionStore):
     # -- pass-through ---------------------------------------------------------------------------------
 
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
-        """Forwarded unchanged: the inner store keeps every original entry."""
+        """Forwarded unchanged: the inner store keeps every original entry (the `taps` see them first)."""
+        for tap in tuple(self.taps):
+            try:
+                tap(key, entries)
+            except Exception:
+                logger.exception("flower.stores: a tap failed on an append; the append goes on")
         await self._inner.append(key, entries)
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:

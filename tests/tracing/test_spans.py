@@ -1,0 +1,392 @@
+"""The span tree a run's transcripts make (pure), and its shape once emitted through the SDK's in-memory
+exporter: parents, kinds, times, status; usage added up once; no text unless asked for."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed (pip install -e '.[dev]')")
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from flower import StepResult, StepUsage, TokenUsage
+from flower.events import HandoffDone, SubagentFinished
+from flower.tracing import session_runs
+from flower.tracing._build import ROOT, RunRecord, build_run_spans
+from flower.tracing._emit import emit
+from flower.tracing._entries import CONTENT_LIMIT, ns, slim_all
+from flower.tracing._live import Tap, export_in_background
+from flower.tracing._windows import window_complete
+from tests.stores import corpus
+
+
+def at(second: float) -> str:
+    return f"2026-12-01T15:43:{second:06.3f}Z"
+
+
+def usage(output: int, read: int, write: int = 0, fresh: int = 2) -> dict[str, int]:
+    return {
+        "input_tokens": fresh,
+        "output_tokens": output,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": write,
+    }
+
+
+def reply(
+    second: float, ident: str, blocks: list[dict[str, Any]], used: dict[str, int], stop: str
+) -> dict[str, Any]:
+    message = {"id": ident, "model": "claude-opus-5-5", "stop_reason": stop, "usage": used, "content": blocks}
+    return {"type": "assistant", "uuid": f"u-{ident}-{second}", "timestamp": at(second), "message": message}
+
+
+def result(second: float, tool_id: str, text: str, **extra: Any) -> dict[str, Any]:
+    block = {
+        "type": "tool_result",
+        "tool_use_id": tool_id,
+        "content": text,
+        "is_error": extra.pop("is_error", False),
+    }
+    entry = {"type": "user", "uuid": f"r-{tool_id}", "timestamp": at(second), "message": {"content": [block]}}
+    return {**entry, **extra}
+
+
+SECRET = "the api key is sk-secret"
+MAIN = [
+    {"type": "user", "uuid": "p1", "timestamp": at(1), "promptSource": "sdk", "message": {"content": SECRET}},
+    reply(
+        2,
+        "m1",
+        [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "rm -rf /"}}],
+        usage(10, 100),
+        "tool_use",
+    ),
+    result(3, "t1", "Permission denied by a hook.", is_error=True, toolDenialKind="permission-rule"),
+    reply(
+        4,
+        "m2",
+        [
+            {
+                "type": "tool_use",
+                "id": "t2",
+                "name": "Agent",
+                "input": {"subagent_type": "w", "prompt": SECRET},
+            }
+        ],
+        usage(20, 200, 50),
+        "tool_use",
+    ),
+    result(9, "t2", "REPORT: done", toolUseResult={"agentId": "a1", "agentType": "w", "prompt": SECRET}),
+    reply(10, "m3", [{"type": "text", "text": "All " + SECRET}], usage(30, 300), "end_turn"),
+]
+WORKER = [
+    {"type": "agent_metadata", "agentType": "w", "toolUseId": "t2", "requestShape": "foreground"},
+    {"type": "user", "uuid": "w0", "timestamp": at(5), "message": {"content": SECRET}},
+    reply(
+        6,
+        "w1",
+        [{"type": "tool_use", "id": "t3", "name": "Write", "input": {"file_path": "REPORT.md"}}],
+        usage(5, 50),
+        "tool_use",
+    ),
+    result(7, "t3", "<tool_use_error>no</tool_use_error>", is_error=True),
+    reply(8, "w2", [{"type": "text", "text": "REPORT: done"}], usage(6, 60), "end_turn"),
+]
+
+
+def record(content: bool = False, requests: bool = True, **extra: Any) -> RunRecord:
+    return RunRecord(
+        agent="lead",
+        start_ns=1_000,
+        end_ns=10**20,
+        sessions=[("s1", slim_all(MAIN, content))],
+        workers={"a1": slim_all(WORKER, content)},
+        spills=[{"tool_use_id": "t3", "chars": 9000, "file": "abc-write.txt", "session_id": "s1"}],
+        content=content,
+        requests=requests,
+        **extra,
+    )
+
+
+def by_key(specs: list[Any]) -> dict[str, Any]:
+    return {s.key: s for s in specs}
+
+
+def test_the_tree_nests_replies_tools_and_the_delegation_under_its_agent_call() -> None:
+    specs = build_run_spans(record())
+    tree = {s.key: s.parent for s in specs}
+
+    assert specs[0].key == ROOT and specs[0].name == "invoke_agent lead"
+    assert tree == {
+        ROOT: None,
+        "chat:m1": ROOT,
+        "chat:m2": ROOT,
+        "chat:m3": ROOT,
+        "tool:t1": ROOT,
+        "tool:t2": ROOT,
+        "agent:a1": "tool:t2",
+        "chat:w1": "agent:a1",
+        "chat:w2": "agent:a1",
+        "tool:t3": "agent:a1",
+    }
+    keyed = by_key(specs)
+    assert keyed["chat:m1"].kind == "CLIENT" and keyed["tool:t1"].kind == "INTERNAL"
+    assert keyed["tool:t1"].attributes["error.type"] == "denied" and keyed["tool:t1"].error == "denied"
+    assert keyed["tool:t3"].attributes["error.type"] == "refused"
+    assert keyed["tool:t3"].attributes["flower.spill.chars"] == 9000
+    worker = keyed["agent:a1"].attributes
+    assert worker["gen_ai.agent.name"] == "w" and worker["flower.delegation.mandate_chars"] == len(SECRET)
+    assert worker["gen_ai.usage.output_tokens"] == 11
+    # a reply runs from the entry before it to its own last entry; a tool call from its call to its result
+    assert (keyed["chat:m2"].start_ns, keyed["chat:m2"].end_ns) == (ns(at(3)), ns(at(4)))
+    assert (keyed["tool:t2"].start_ns, keyed["tool:t2"].end_ns) == (ns(at(4)), ns(at(9)))
+
+
+def test_the_root_without_a_result_adds_up_the_transcripts_and_with_one_carries_it() -> None:
+    root = build_run_spans(record())[0].attributes
+    assert root["gen_ai.usage.output_tokens"] == 10 + 20 + 30 + 5 + 6
+    assert root["gen_ai.usage.cache_read.input_tokens"] == 100 + 200 + 300 + 50 + 60
+    assert root["gen_ai.usage.input_tokens"] == root["flower.usage.input_tokens"] + 710 + 50
+    assert root["flower.delegations"] == 1 and root["flower.denials"] == 1
+    assert root["flower.spill.paths"] == ["spill/abc-write.txt"]
+
+    step = StepResult(
+        session_id="s1",
+        ok=False,
+        text="",
+        error="boom",
+        cost_usd=1.5,
+        usage=StepUsage(main=TokenUsage(input=1, output=2, cache_read=3, cache_creation=4)),
+        denials=("Bash",),
+    )
+    finished = SubagentFinished(agent="w", task_id="a1", tool_use_id="t2", status="failed", summary="no")
+    specs = build_run_spans(record(result=step, events=[(5, finished)]))
+    attrs = specs[0].attributes
+    assert (attrs["gen_ai.usage.output_tokens"], attrs["gen_ai.usage.input_tokens"]) == (2, 1 + 3 + 4)
+    assert (
+        attrs["gen_ai.usage.cache_write.input_tokens"]
+        == attrs["gen_ai.usage.cache_creation.input_tokens"]
+        == 4
+    )
+    assert attrs["flower.cost.usd"] == 1.5 and attrs["flower.run.ok"] is False and specs[0].error == "boom"
+    assert by_key(specs)["agent:a1"].error == "failed"
+
+
+def all_text(specs: list[Any]) -> str:
+    return json.dumps([dict(s.attributes) for s in specs], default=str)
+
+
+def test_no_text_reaches_a_span_unless_content_is_asked_for() -> None:
+    assert "sk-secret" not in all_text(build_run_spans(record()))
+    assert "rm -rf" not in all_text(build_run_spans(record()))
+
+    specs = build_run_spans(record(content=True))
+    keyed = by_key(specs)
+    assert "sk-secret" in str(keyed[ROOT].attributes["gen_ai.input.messages"])
+    assert "rm -rf" in str(keyed["tool:t1"].attributes["gen_ai.tool.call.arguments"])
+    assert "All the api key" in str(keyed["chat:m3"].attributes["gen_ai.output.messages"])
+    long = {
+        **MAIN[-1],
+        "message": {**MAIN[-1]["message"], "content": [{"type": "text", "text": "x" * 50_000}]},
+    }
+    (slimmed,) = slim_all([long], True)
+    assert len(slimmed["message"]["content"][0]["text"]) == CONTENT_LIMIT
+
+
+def test_when_the_cli_traces_its_requests_flower_keeps_the_run_and_its_delegations() -> None:
+    specs = build_run_spans(record(requests=False))
+    assert [(s.key, s.parent) for s in specs] == [(ROOT, None), ("agent:a1", ROOT)]
+    assert specs[0].attributes["gen_ai.usage.output_tokens"] == 71
+    assert specs[0].attributes["flower.spill.count"] == 1
+
+
+def test_a_call_without_its_result_is_an_unfinished_tool_span() -> None:
+    cut = RunRecord(
+        agent="lead", start_ns=0, end_ns=1, sessions=[("s1", slim_all(MAIN[:2], False))], workers={}
+    )
+    tool = by_key(build_run_spans(cut))["tool:t1"]
+    assert tool.error == "no result" and tool.attributes["error.type"] == "no_result"
+
+
+def test_emitted_spans_keep_the_tree_the_times_and_the_status() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test")
+    specs = build_run_spans(record())
+    with tracer.start_as_current_span("app") as app:
+        count = emit(specs, tracer, {None: trace.set_span_in_context(app)})
+    spans = {
+        s.name
+        + ":"
+        + str(s.attributes.get("gen_ai.response.id", s.attributes.get("gen_ai.tool.call.id", ""))): s
+        for s in exporter.get_finished_spans()
+    }
+
+    assert count == len(specs) == len(spans) - 1
+    root = spans["invoke_agent lead:"]
+    assert root.parent is not None and root.parent.span_id == app.get_span_context().span_id
+    delegation = spans["invoke_agent w:t2"]
+    assert (
+        delegation.parent is not None
+        and delegation.parent.span_id == spans["execute_tool Agent:t2"].context.span_id
+    )
+    assert spans["chat claude-opus-5-5:w1"].parent.span_id == delegation.context.span_id  # type: ignore[union-attr]
+    assert spans["execute_tool Bash:t1"].status.status_code.name == "ERROR"
+    assert spans["chat claude-opus-5-5:m1"].kind.name == "CLIENT"
+    chat = spans["chat claude-opus-5-5:m1"]
+    assert (chat.start_time, chat.end_time) == (ns(at(1)), ns(at(2)))
+
+
+def test_a_window_ends_at_a_final_reply_once_every_background_worker_reported() -> None:
+    launched = result(3, "t2", "launched", toolUseResult={"agentId": "bg1", "isAsync": True})
+    waiting = reply(4, "m9", [{"type": "text", "text": "Waiting."}], usage(1, 1), "end_turn")
+    note = {
+        "type": "user",
+        "promptSource": "system",
+        "timestamp": at(6),
+        "message": {"content": "<task-notification>\n<task-id>bg1</task-id>\n<status>completed</status>"},
+    }
+    last = reply(7, "m10", [{"type": "text", "text": "Done."}], usage(1, 1), "end_turn")
+    window = slim_all([MAIN[0], MAIN[3], launched, waiting], False)
+    assert not window_complete(slim_all(MAIN[:2], False))
+    assert not window_complete(window)
+    assert not window_complete(window + slim_all([note], False))
+    assert window_complete(window + slim_all([note, last], False))
+
+
+def test_a_session_splits_into_runs_at_the_prompts_a_caller_sent() -> None:
+    note = {
+        "type": "user",
+        "promptSource": "system",
+        "timestamp": at(11),
+        "message": {"content": "<task-notification>"},
+    }
+    again = {
+        "type": "user",
+        "uuid": "p2",
+        "timestamp": at(12),
+        "promptSource": "sdk",
+        "message": {"content": "More?"},
+    }
+    head = {"type": "queue-operation", "timestamp": at(0)}
+    entries = slim_all([head, *MAIN, note, again, MAIN[-1]], False)
+    assert session_runs(entries) == [(0, 8), (8, 10)]
+    assert session_runs([]) == []
+
+
+def test_the_tap_keeps_an_append_the_sdk_retried_once() -> None:
+    tap = Tap(content=False)
+    tap({"session_id": "s1"}, MAIN)
+    tap({"session_id": "s1"}, MAIN[-2:])
+    tap({"session_id": "s1", "subpath": "subagents/agent-a1"}, WORKER)
+    assert len(tap.session("s1")) == len(MAIN)
+    assert list(tap.workers_of(["s1"])) == ["a1"] and tap.workers_of(["other"]) == {}
+
+
+async def test_an_export_past_its_time_is_left_to_the_background() -> None:
+    note = await export_in_background(lambda: time.sleep(1.0) or None, 0.05)
+    assert note is not None and "within 0.05 s" in note
+    assert await export_in_background(lambda: "refused", 5) == "refused"
+    assert (
+        await export_in_background(lambda: 1 / 0 and None, 5)
+        == "the export failed: ZeroDivisionError: division by zero"
+    )
+
+
+def real_sessions() -> list[corpus.Session]:
+    reason = corpus.missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    return [s for s in corpus.sessions() if not s.subagent]
+
+
+def test_every_real_transcript_makes_a_tree_with_every_parent_present() -> None:
+    for session in real_sessions():
+        entries = slim_all(session.entries, False)
+        for start, stop in session_runs(entries):
+            specs = build_run_spans(
+                RunRecord(
+                    agent="main",
+                    start_ns=0,
+                    end_ns=0,
+                    sessions=[(session.session_id, entries[start:stop])],
+                    workers={},
+                )
+            )
+            keys = {s.key for s in specs}
+            assert all(s.parent is None or s.parent in keys for s in specs), session.name
+            assert all(s.end_ns >= s.start_ns for s in specs), session.name
+            out = sum(
+                int(s.attributes["gen_ai.usage.output_tokens"]) for s in specs if s.name.startswith("chat")
+            )
+            assert specs[0].attributes["gen_ai.usage.output_tokens"] == out
+
+
+def test_a_handoff_keeps_one_root_over_both_sessions() -> None:
+    successor = [
+        {
+            "type": "user",
+            "uuid": "q1",
+            "timestamp": at(20),
+            "promptSource": "sdk",
+            "message": {"content": "Go on."},
+        },
+        reply(21, "n1", [{"type": "text", "text": "Done."}], usage(4, 40), "end_turn"),
+    ]
+    step = StepResult(session_id="s2", ok=True, text="Done.", retired=("s1",))
+    done = HandoffDone(
+        generation=2,
+        retired="s1",
+        reason="threshold",
+        degraded=False,
+        context=150_000,
+        path=None,
+        document="#",
+    )
+    specs = build_run_spans(
+        RunRecord(
+            agent="lead",
+            start_ns=0,
+            end_ns=ns(at(22)) or 0,
+            sessions=[("s1", slim_all(MAIN, False)), ("s2", slim_all(successor, False))],
+            workers={"a1": slim_all(WORKER, False)},
+            result=step,
+            events=[(ns(at(19)) or 0, done)],
+        )
+    )
+    root = specs[0]
+    conversations = {str(s.attributes["gen_ai.conversation.id"]) for s in specs if s.parent == ROOT}
+    assert conversations == {"s1", "s2"} and root.attributes["gen_ai.conversation.id"] == "s2"
+    assert root.attributes["flower.handoffs"] == 1 and root.attributes["flower.run.retired_sessions"] == [
+        "s1"
+    ]
+    assert [(e.name, e.attributes["flower.handoff.generation"]) for e in root.events] == [
+        ("flower.handoff", 2)
+    ]
+
+
+def test_a_long_run_is_emitted_in_batches_and_no_span_is_dropped() -> None:
+    entries: list[dict[str, Any]] = [MAIN[0]]
+    for n in range(2_500):  # 5,001 spans: more than twice the batch processor's default queue
+        call = {"type": "tool_use", "id": f"c{n}", "name": "Read", "input": {}}
+        entries += [reply(2, f"x{n}", [call], usage(1, 1), "tool_use"), result(3, f"c{n}", "ok")]
+    specs = build_run_spans(
+        RunRecord(agent="lead", start_ns=0, end_ns=1, sessions=[("s1", slim_all(entries, False))], workers={})
+    )
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+
+    emit(specs, provider.get_tracer("test"), {None: None}, flush=provider.force_flush)
+    provider.force_flush()
+
+    assert len(specs) == 5_001 and len(exporter.get_finished_spans()) == len(specs)
+    provider.shutdown()
