@@ -29,7 +29,7 @@ from .denials import OLD_REJECTION, denial_kind, tool_calls
 from .expire import expire_ephemeral, short_command
 from .files import write_spills
 from .heal import HEAL_NAMESPACE, heal_orphans
-from .loads import LoadPoint, is_prompt, load_points, resumes, rewrite_point
+from .loads import MARKS_SINCE, LoadPoint, is_command, is_prompt, load_points, resumes, rewrite_point
 from .pipeline import Applied, apply_steps, rewrite_history, rewrite_steps
 from .prune import drop_api_errors, drop_denials, neutralise_interrupts
 from .relink import REFERENCE_FIELDS, drop_entries
@@ -37,6 +37,7 @@ from .trim import spill_name, trim_results
 
 __all__ = [
     "HEAL_NAMESPACE",
+    "MARKS_SINCE",
     "OLD_REJECTION",
     "REFERENCE_FIELDS",
     "Applied",
@@ -51,6 +52,7 @@ __all__ = [
     "drop_entries",
     "expire_ephemeral",
     "heal_orphans",
+    "is_command",
     "is_prompt",
     "load_points",
     "neutralise_interrupts",
