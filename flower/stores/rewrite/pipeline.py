@@ -26,8 +26,8 @@ from typing import Any, TypeAlias
 
 from ..._errors import SpecError
 from ..policies import CachePolicy, Change, EphemeralPolicy, PrunePolicy, TrimPolicy
-from ._transcript import Entry, Rewritten, Spill, check_entries
-from .branch import branch_uuids
+from ._transcript import Entry, Rewritten, Spill, check_entries, content_blocks
+from .branch import branch_uuids, replayed
 from .expire import expire_ephemeral
 from .heal import heal_orphans
 from .loads import rewrite_point
@@ -115,8 +115,8 @@ def rewrite_history(
             spills.setdefault(spill.name, spill)
         return result.entries
 
-    current, _ = _staged(current, steps, now, cache, run)
-    return Rewritten(current, tuple(changes), tuple(spills.values()))
+    current, _, counted = _staged(current, steps, now, cache, run)
+    return Rewritten(current, _counted(changes, counted), tuple(spills.values()))
 
 
 Runner: TypeAlias = Callable[[str, RewriteStep, list[Entry], float | None, Branch], list[Entry]]
@@ -128,10 +128,13 @@ def _staged(
     now: float | None,
     cache: CachePolicy | None,
     run: Runner,
-) -> tuple[list[Entry], bool]:
+) -> tuple[list[Entry], bool, frozenset[str] | None]:
     """Run the steps over the part of the history a load may rewrite, then heal over all of it.
 
-    Returns the history and whether the load was warm.
+    Returns the history, whether the load was warm, and what a change must touch to be counted (None:
+    every change). A warm load repeats the last cold load's rewrites over the branch *that* load
+    replayed; a compaction, a `/clear` or a rewind written since takes those entries off what the CLI
+    replays now, and their changes save nothing: only the ids `_replayed_ids` gives count then.
     """
     point, moment, warm = rewrite_point(entries, now, cache)
     head, tail = entries[:point], entries[point:]
@@ -144,7 +147,35 @@ def _staged(
     for name, step in steps:
         if name in _EVERYWHERE:
             current = run(name, step, current, now, None)
-    return current, warm
+    return current, warm, (_replayed_ids(entries) if tail else None)
+
+
+def _replayed_ids(entries: list[Entry]) -> frozenset[str]:
+    """The uuids of the entries the CLI replays now, and the ids of the calls and results they hold."""
+    ids: set[str] = set()
+    for index in replayed(entries):
+        entry = entries[index]
+        if isinstance(entry.get("uuid"), str):
+            ids.add(entry["uuid"])
+        for block in content_blocks(entry) or ():
+            if isinstance(block, dict):
+                ident = block.get("id") if block.get("type") == "tool_use" else block.get("tool_use_id")
+                if isinstance(ident, str):
+                    ids.add(ident)
+    return frozenset(ids)
+
+
+def _counted(changes: Sequence[Change], counted: frozenset[str] | None) -> tuple[Change, ...]:
+    """The changes to what the CLI replays: to an entry on its branch (`uuid`), or to a call it holds
+    (a dropped denial leaves no entry to name); an orphan's answer is added to the branch, so it counts."""
+    if counted is None:
+        return tuple(changes)
+    return tuple(
+        change
+        for change in changes
+        if change.kind == "orphan"
+        or (change.uuid if change.uuid is not None else change.tool_use_id) in counted
+    )
 
 
 def _join(head: list[Entry], rewritten: list[Entry], tail: list[Entry]) -> list[Entry]:
@@ -215,8 +246,8 @@ def apply_steps(
         return result.entries
 
     try:
-        current, warm = _staged(current, steps, now, cache, run)
+        current, warm, counted = _staged(current, steps, now, cache, run)
     except Exception as exc:  # the staging itself (reading times, relinking): keep the history as stored
         logger.exception("flower.stores: the history is returned unrewritten")
         return Applied(current, (), (f"history: {type(exc).__name__}: {exc}",), time.perf_counter() - started)
-    return Applied(current, tuple(changes), tuple(errors), time.perf_counter() - started, warm)
+    return Applied(current, _counted(changes, counted), tuple(errors), time.perf_counter() - started, warm)
