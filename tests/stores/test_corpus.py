@@ -229,3 +229,19 @@ def test_a_warm_resume_sends_the_cached_prefix_unchanged() -> None:
             added = [e.get("message") for e in session.entries[first.index : second.index]]
             assert [e.get("message") for e in now.entries[len(sent.entries) :]] == added, where
     assert warm >= 30
+
+
+def test_every_load_saves_what_it_reports() -> None:
+    """Every prompt of every session taken as a load, cold or warm (a warm one repeats the last cold
+    load, over the branch that load saw): `chars_saved` is what the branch replayed now lost."""
+    loads = warm = 0
+    for name in NAMES:
+        session = corpus.load(name)
+        for point in session.resume_points():
+            history = session.entries[: point.index]
+            out = rewrite(history, now=point.time, cache=CachePolicy())
+            before, after = content_chars(on_branch(history)), content_chars(on_branch(out.entries))
+            assert before - after == sum(c.chars_saved for c in out.changes), f"{name} at {point.index}"
+            loads += 1
+            warm += not point.cold
+    assert loads >= 50 and warm >= 30
