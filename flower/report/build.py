@@ -33,6 +33,7 @@ from . import metrics as m
 from ._load import Loaded, SessionData, load_source, spills_of
 from .delegation import delegation
 from .economy import EconomyReport
+from .gaps import output_note, runs_note, subagent_runs
 from .parts import (
     ContextGrowth,
     Cost,
@@ -119,6 +120,7 @@ def _sessions(loaded: Loaded, windows: Mapping[str, int]) -> list[SessionSummary
         main_turns = m.turns(session.main)
         models = Counter(t.model for t in main_turns)
         model = models.most_common(1)[0][0] if models else ""
+        runs = subagent_runs(session.main, _workers(session))
         summary = SessionSummary(
             session_id=session.session_id,
             project_key=session.project_key,
@@ -129,7 +131,8 @@ def _sessions(loaded: Loaded, windows: Mapping[str, int]) -> list[SessionSummary
             prompts=len(texts),
             resumes=len(_resume_points(session.main, None)),
             turns=len(main_turns),
-            subagent_runs=len(_workers(session)),
+            subagent_runs=runs.total,
+            subagent_runs_from_calls=runs.from_calls,
             compactions=sum(1 for e in session.main if e.get("subtype") == "compact_boundary"),
             model=model,
             window=windows.get(model) or window_for(model),
@@ -243,6 +246,7 @@ def _reports(entries: Sequence[Mapping[str, Any]]) -> Reports:
 
 
 def _cost(replies: Sequence[m.Message]) -> Cost:
+    """The replies priced by model; a lower bound when some output counts are (`Message.mid_stream`)."""
     by_model: dict[str, TokenUsage] = {}
     for reply in replies:
         by_model[reply.model] = by_model.get(reply.model, TokenUsage()) + reply.usage
@@ -252,7 +256,12 @@ def _cost(replies: Sequence[m.Message]) -> Cost:
         cost = price([usage], model=model)  # flower's one cost model, as StepResult.cost_usd
         unpriced.extend(cost.unpriced)
         priced.append((model, cost.total))
-    return Cost(usd=sum(c for _, c in priced), by_model=tuple(priced), unpriced=tuple(unpriced))
+    return Cost(
+        usd=sum(c for _, c in priced),
+        by_model=tuple(priced),
+        unpriced=tuple(unpriced),
+        lower_bound=any(reply.mid_stream for reply in replies),
+    )
 
 
 def _context(
@@ -313,7 +322,13 @@ def compute_report(
     results = {**m.result_texts(sub_entries), **m.result_texts(main_entries)}
     if not loaded.workbench:
         notes.append("no workbench beside the store: spills and its scripts/ were not read")
-    cost = _cost([*main_turns, *sub_turns, *compaction_turns])
+    replies = [*main_turns, *sub_turns, *compaction_turns]
+    cost = _cost(replies)
+    notes.extend(
+        note
+        for note in (output_note(replies), runs_note(sum(s.subagent_runs_from_calls for s in sessions)))
+        if note
+    )
     return EconomyReport(
         source=loaded.source,
         sessions=tuple(sessions),
@@ -346,6 +361,7 @@ def compute_report(
             main=sum((t.usage for t in main_turns), TokenUsage()),
             subagents=sum((t.usage for t in sub_turns), TokenUsage()),
             compaction=sum((t.usage for t in compaction_turns), TokenUsage()),
+            mid_stream=sum(1 for reply in replies if reply.mid_stream),
         ),
         cost=cost,
         delegation=delegation(
