@@ -136,7 +136,7 @@ def test_a_second_pass_changes_nothing(rewritten: tuple[corpus.Session, Rewritte
 
 
 def test_the_corpus_has_what_the_rewrites_act_on() -> None:
-    """Across the corpus: denials, interrupts, API errors and expiries all happen, and none grows."""
+    """Across the corpus: denials, interrupts, API errors, expiries and superseded reads all happen."""
     kinds: dict[str, int] = {}
     for name in NAMES:
         for change in rewrite(corpus.load(name).entries).changes:
@@ -144,6 +144,7 @@ def test_the_corpus_has_what_the_rewrites_act_on() -> None:
     assert kinds.get("denial") == 1 and kinds.get("denial_note") == 1
     assert kinds.get("interrupt") == 3 and kinds.get("api_error", 0) >= 1  # en-37's is before its /clear
     assert kinds.get("expired", 0) >= 10 and kinds.get("trimmed", 0) >= 10
+    assert kinds.get("superseded", 0) >= 5, "files read again, then read whole or written"
 
 
 # -- old-format refusals ------------------------------------------------------------------------------

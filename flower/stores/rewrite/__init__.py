@@ -33,12 +33,14 @@ from .loads import MARKS_SINCE, LoadPoint, is_command, is_prompt, load_points, r
 from .pipeline import Applied, apply_steps, rewrite_history, rewrite_steps
 from .prune import drop_api_errors, drop_denials, neutralise_interrupts
 from .relink import REFERENCE_FIELDS, drop_entries
+from .supersede import READ_STUBS, supersede_reads
 from .trim import spill_name, trim_results
 
 __all__ = [
     "HEAL_NAMESPACE",
     "MARKS_SINCE",
     "OLD_REJECTION",
+    "READ_STUBS",
     "REFERENCE_FIELDS",
     "Applied",
     "Entry",
@@ -63,6 +65,7 @@ __all__ = [
     "rewrite_steps",
     "short_command",
     "spill_name",
+    "supersede_reads",
     "tool_calls",
     "trim_results",
     "write_spills",

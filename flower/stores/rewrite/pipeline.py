@@ -1,9 +1,10 @@
 """The rewrites in order, as one pure function, and the fail-open runner the stores use.
 
-Order: drop API errors, drop denials, neutralise interrupts, expire, trim, heal orphans. Drops come
-first so that what they remove is never counted as a result to keep; healing comes last so that added
-results are never counted either. Every step returns a history that holds the red lines on its own
-(pairs together, chain connected), which is what lets the runner skip a step that fails.
+Order: drop API errors, drop denials, neutralise interrupts, supersede reads, expire, trim, heal
+orphans. Drops come first so that what they remove is never counted as a result to keep; healing comes
+last so that added results are never counted either. Every step returns a history that holds the red
+lines on its own (pairs together, chain connected), which is what lets the runner skip a step that
+fails.
 
 The prompt cache (`CachePolicy`, `flower.stores.rewrite.loads.rewrite_point`): at a warm load the steps
 before healing run over the history as the last cold load saw it, with that load's time, and every
@@ -33,6 +34,7 @@ from .heal import heal_orphans
 from .loads import rewrite_point
 from .prune import drop_api_errors, drop_denials, neutralise_interrupts
 from .relink import drop_entries
+from .supersede import supersede_reads
 from .trim import trim_results
 
 __all__ = ["Applied", "RewriteStep", "apply_steps", "rewrite_history", "rewrite_steps"]
@@ -72,6 +74,8 @@ def rewrite_steps(
             steps.append(
                 ("neutralise_interrupts", lambda e, now, b: neutralise_interrupts(e, prune, branch=b))
             )
+        if prune.supersede_reads:
+            steps.append(("supersede_reads", lambda e, now, b: supersede_reads(e, prune, branch=b)))
     if ephemeral is not None:
         steps.append(
             ("expire_ephemeral", lambda e, now, b: expire_ephemeral(e, ephemeral, now=now, branch=b))
