@@ -28,6 +28,7 @@ from typing import Any
 
 from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
 from flower.stores.rewrite import LoadPoint, Rewritten, replayed, rewrite_history
+from flower.stores.rewrite.expire import entry_time
 
 TARGET = 10.0
 """The most a warm resume may re-send beyond a resume without flower, in % of the replayed history."""
@@ -49,9 +50,9 @@ CORPUS = _corpus()
 Load = Callable[[list[dict[str, Any]], LoadPoint], Rewritten]
 
 
-def _policies(trim: bool, batch: int = 1) -> dict[str, Any]:
+def _policies(trim: bool, batch: int = 1, supersede: bool = True) -> dict[str, Any]:
     return {
-        "prune": PrunePolicy(),
+        "prune": PrunePolicy(supersede_reads=supersede),
         "ephemeral": EphemeralPolicy(batch=batch),
         "trim": TrimPolicy() if trim else None,
         "spill_dir": SPILL if trim else None,
@@ -236,6 +237,79 @@ def _position(entries: list[dict[str, Any]], uuid: str) -> int:
     return table[uuid]
 
 
+LATER = 600.0
+"""A cold resume at the end of a session: ten minutes after its last entry."""
+END_RULES = {
+    "without superseded reads": {"supersede": False},
+    "default": {"supersede": True},
+}
+
+
+@dataclass
+class End:
+    """A cold resume ten minutes after the end of one session, under one rule."""
+
+    session: str
+    replayed: int
+    saved: int
+    reported: int
+    kinds: dict[str, int]
+
+
+def end_resumes(trim: bool, supersede: bool) -> list[End]:
+    """Every main session resumed cold ten minutes after its last entry: what the request loses."""
+    found = []
+    for session in CORPUS.sessions():
+        if session.subagent:
+            continue
+        stamps = [t for t in (entry_time(e) for e in session.entries) if t is not None]
+        out = rewrite_history(  # decided as at a cold resume, whatever the cache's lifetime
+            session.entries, now=max(stamps) + LATER, cache=None, **_policies(trim, supersede=supersede)
+        )
+        bare = sum(map(_size, units(session.entries)))
+        kinds: dict[str, int] = {}
+        for change in out.changes:
+            kinds[change.kind] = kinds.get(change.kind, 0) + change.chars_saved
+        reported = sum(c.chars_saved for c in out.changes)
+        found.append(End(session.name, bare, bare - sum(map(_size, units(out.entries))), reported, kinds))
+    return found
+
+
+def _print_end_resumes() -> None:
+    print("## What a cold resume saves\n")
+    print(
+        "Each main session resumed once, ten minutes after its last entry, every rewrite decided as at a "
+        "cold resume (three sessions used the 1-hour cache: for them it is what a resume an hour later "
+        "decides, before the idle hour's expiry): the replayed message contents, and what each rule takes "
+        "off them.\n"
+    )
+    table = {
+        (rule, trim): end_resumes(trim, **options)
+        for rule, options in END_RULES.items()
+        for trim in (False, True)
+    }
+    heads = " | ".join(f"{rule}, trim {'on' if trim else 'off'}" for rule, trim in table)
+    print(f"| session | replayed chars | {heads} |")
+    print("|---|---:|" + "---:|" * len(table))
+    first = next(iter(table.values()))
+    for index, end in enumerate(first):
+        cells = [_pct(ends[index].saved, ends[index].replayed) for ends in table.values()]
+        print(f"| {end.session} | {end.replayed:,} | " + " | ".join(cells) + " |")
+    totals = []
+    for ends in table.values():
+        saved, whole = sum(e.saved for e in ends), sum(e.replayed for e in ends)
+        totals.append(f"**{_pct(saved, whole)}** ({saved:,})")
+    print(f"| all {len(first)} | {sum(e.replayed for e in first):,} | " + " | ".join(totals) + " |")
+    off = sum(abs(e.reported - e.saved) for ends in table.values() for e in ends)
+    print(f"\n`LoadReport.chars_saved` minus the measured difference, over these resumes: {off} chars.")
+    by_kind: dict[str, int] = {}
+    for end in table[("default", True)]:
+        for kind, chars in end.kinds.items():
+            by_kind[kind] = by_kind.get(kind, 0) + chars
+    parts = ", ".join(f"{kind} {chars:,}" for kind, chars in sorted(by_kind.items(), key=lambda kv: -kv[1]))
+    print(f"Chars saved by kind (default, trim on): {parts}.\n")
+
+
 def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f} %" if whole else "-"
 
@@ -252,6 +326,7 @@ def main() -> None:
         raise SystemExit(reason)
     files = sorted(p.name for p in CORPUS.corpus_dir().glob("*.jsonl"))
     print(f"# bench_corpus: {len(files)} transcripts, every prompt of the main ones taken as a resume\n")
+    _print_end_resumes()
     results: dict[tuple[str, bool], Outcome] = {}
     for name, make in CANDIDATES.items():
         for trim in (False, True):

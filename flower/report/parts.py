@@ -113,6 +113,9 @@ class ResumeSummary:
     """Results of ephemeral commands replaced by a note."""
     trimmed: int = 0
     """Large results moved to files (only with a `TrimPolicy`)."""
+    superseded: int = 0
+    """Read results replaced because a later copy of the same file followed (`PrunePolicy`'s
+    `supersede_reads`)."""
     denials: int = 0
     """Denied calls dropped (call and result)."""
     api_errors: int = 0
