@@ -53,6 +53,16 @@ def written_by(t: Transcript, version: str) -> Transcript:
     return t
 
 
+def glanced_then_idle(count: int) -> Transcript:
+    """A prompt, `count` `git status` results, then ten minutes of idle (the next load is cold)."""
+    t = Transcript()
+    t.prompt("work")
+    for i in range(count):
+        t.run("git status", status(i), f"toolu_gs{i}")
+    t.pause(600)
+    return t
+
+
 def compact(request: RecordedRequest) -> int:
     return len(json.dumps(request.messages, ensure_ascii=False, separators=(",", ":")))
 
@@ -63,11 +73,7 @@ def compact(request: RecordedRequest) -> int:
 def compacted_after_a_cold_resume() -> tuple[Transcript, int]:
     """Six `git status` results, a resume ten minutes later (cold: it expires four), two more turns, a
     compaction, one turn after it; and the index of the resumed prompt."""
-    t = Transcript()
-    t.prompt("work")
-    for i in range(6):
-        t.run("git status", status(i), f"toolu_gs{i}")
-    t.pause(600)
+    t = glanced_then_idle(6)
     resumed = t.resume("go on")
     t.run("git status", status(6), "toolu_gs6")
     t.assistant({"type": "text", "text": "Done with that."})
@@ -129,11 +135,7 @@ def command_after_a_gap(*, marked: bool = False) -> tuple[Transcript, int, int]:
     two turns, fifteen minutes of idle, then `/review` as the CLI writes a prompt-type command (the
     command entry, its expansion as a meta entry) and its reply. Returns the transcript, the resumed
     prompt's index and the command's."""
-    t = Transcript()
-    t.prompt("work")
-    for i in range(10):
-        t.run("git status", status(i), f"toolu_gs{i}")
-    t.pause(600)
+    t = glanced_then_idle(10)
     resumed = t.prompt("go on")
     t.run("git status", status(10), "toolu_gs10")
     t.assistant({"type": "text", "text": "Clean."})
