@@ -1,6 +1,8 @@
 """Layer 4 on 18 real Claude Code sessions: growth, prompt-cache breaks between resumes, savings.
 
-Run from the repository root: `python benchmarks/bench_corpus.py`. The transcripts are read from
+Run from the repository root: `python benchmarks/bench_corpus.py` (`--cli` first resumes each main
+session ten minutes after its end through the real CLI on the scripted model, bare and through layer 4,
+trim off and on, and prints the requests' sizes: a few minutes). The transcripts are read from
 `FLOWER_REAL_TRANSCRIPTS`, else `../shared/real-transcripts` beside the repository (or beside the
 directory holding it); they are not part of it.
 
@@ -20,6 +22,7 @@ import argparse
 import importlib.util
 import json
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +31,7 @@ from typing import Any
 
 from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
 from flower.stores.rewrite import LoadPoint, Rewritten, replayed, rewrite_history
+from flower.stores.rewrite.expire import entry_time
 
 TARGET = 10.0
 """The most a warm resume may re-send beyond a resume without flower, in % of the replayed history."""
@@ -49,9 +53,9 @@ CORPUS = _corpus()
 Load = Callable[[list[dict[str, Any]], LoadPoint], Rewritten]
 
 
-def _policies(trim: bool, batch: int = 1) -> dict[str, Any]:
+def _policies(trim: bool, batch: int = 1, supersede: bool = True) -> dict[str, Any]:
     return {
-        "prune": PrunePolicy(),
+        "prune": PrunePolicy(supersede_reads=supersede),
         "ephemeral": EphemeralPolicy(batch=batch),
         "trim": TrimPolicy() if trim else None,
         "spill_dir": SPILL if trim else None,
@@ -236,6 +240,103 @@ def _position(entries: list[dict[str, Any]], uuid: str) -> int:
     return table[uuid]
 
 
+LATER = 600.0
+"""A cold resume at the end of a session: ten minutes after its last entry."""
+
+
+def end_resumes(trim: bool, supersede: bool) -> list[tuple[str, int, int, Counter[str]]]:
+    """Each main session resumed ten minutes after its end, every rewrite decided as at a cold resume:
+    `(session, replayed chars, chars the request lost, chars_saved by kind)`."""
+    found = []
+    for session in (s for s in CORPUS.sessions() if not s.subagent):
+        later = max(t for t in map(entry_time, session.entries) if t is not None) + LATER
+        out = rewrite_history(session.entries, now=later, cache=None, **_policies(trim, supersede=supersede))
+        kinds: Counter[str] = Counter()
+        for change in out.changes:
+            kinds[change.kind] += change.chars_saved
+        bare = sum(map(_size, units(session.entries)))
+        found.append((session.name, bare, bare - sum(map(_size, units(out.entries))), kinds))
+    return found
+
+
+def _print_end_resumes() -> None:
+    print(
+        "## What a cold resume saves\n\nEach main session resumed ten minutes after its last entry, every "
+        "rewrite decided as at a cold resume (for the three sessions on the 1-hour cache: what a resume an "
+        "hour later decides, before the idle hour's expiry); what each rule takes off the request.\n"
+    )
+    rules = {"without superseded reads": False, "default": True}
+    table = {(rule, trim): end_resumes(trim, on) for rule, on in rules.items() for trim in (False, True)}
+    heads = " | ".join(f"{rule}, trim {'on' if trim else 'off'}" for rule, trim in table)
+    print(f"| session | replayed chars | {heads} |\n|---|---:|" + "---:|" * len(table))
+    for row in zip(*table.values(), strict=True):
+        cells = " | ".join(_pct(saved, bare) for _, bare, saved, _ in row)
+        print(f"| {row[0][0]} | {row[0][1]:,} | {cells} |")
+    whole = sum(bare for _, bare, _, _ in table[("default", False)])
+    cells = " | ".join(
+        f"**{_pct(sum(e[2] for e in ends), whole)}** ({sum(e[2] for e in ends):,})" for ends in table.values()
+    )
+    print(f"| all | {whole:,} | {cells} |\n")
+    off = sum(abs(sum(e[3].values()) - e[2]) for ends in table.values() for e in ends)
+    kinds: Counter[str] = Counter()
+    for end in table[("default", True)]:
+        kinds.update(end[3])  # update, not +: it keeps a note's negative count
+    parts = ", ".join(f"{kind} {chars:,}" for kind, chars in kinds.most_common())
+    print(
+        f"`LoadReport.chars_saved` minus the measured difference: {off} chars. By kind (trim on): {parts}.\n"
+    )
+
+
+async def _resumed(session: Any, trim: bool | None, later: float, workspace: str) -> tuple[int, int, bool]:
+    """One end resume through the real CLI: its request's message chars, the report's chars_saved (0
+    bare: `trim` None), and whether the CLI accepted the history."""
+    from claude_agent_sdk import InMemorySessionStore
+    from claude_agent_sdk._internal.sessions import project_key_for_directory
+
+    from flower.stores import PruningSessionStore
+    from flower.testing import ScriptedModel
+
+    store: Any = InMemorySessionStore()
+    key: Any = {"project_key": project_key_for_directory(workspace), "session_id": session.session_id}
+    await store.append(key, session.entries)
+    for path in sorted(CORPUS.corpus_dir().glob(f"{session.name}--agent-*.jsonl")):
+        await store.append(
+            {**key, "subpath": f"subagents/{path.stem.split('--', 1)[1]}"}, CORPUS.load(path.stem).entries
+        )
+    if trim is not None:
+        store = PruningSessionStore(store, trim=trim, spill_dir=f"{workspace}/.flower/spill", cache=None)
+        store.clock = lambda: later
+    async with ScriptedModel(main=["RESUMED"]) as model:
+        run = await model.run("Go on.", cwd=workspace, session_store=store, resume=session.session_id)
+        sent = model.request("main", -1).messages
+    saved = store.last_report.chars_saved if trim is not None else 0
+    return len(json.dumps(sent, ensure_ascii=False, separators=(",", ":"))), saved, run.text == "RESUMED"
+
+
+async def _through_cli() -> None:
+    """The end resumes through the real CLI on the scripted model: bare, then through layer 4."""
+    import tempfile
+
+    print("## Through the CLI\n\n| session | bare request chars | trim off | trim on | accepted |")
+    print("|---|---:|---:|---:|---|")
+    bare_sum, saved_sums, reported_sums = 0, [0, 0], [0, 0]
+    for session in (s for s in CORPUS.sessions() if not s.subagent):
+        later = max(t for t in map(entry_time, session.entries) if t is not None) + LATER
+        with tempfile.TemporaryDirectory() as workspace:
+            runs = [await _resumed(session, trim, later, workspace) for trim in (None, False, True)]
+        bare = runs[0][0]
+        bare_sum += bare
+        for index, (size, reported, _) in enumerate(runs[1:]):
+            saved_sums[index] += bare - size
+            reported_sums[index] += reported
+        cells = " | ".join(_pct(bare - size, bare) for size, _, _ in runs[1:])
+        print(f"| {session.name} | {bare:,} | {cells} | {all(ok for _, _, ok in runs)} |")
+    cells = " | ".join(f"**{_pct(saved, bare_sum)}** ({saved:,})" for saved in saved_sums)
+    print(f"| all | {bare_sum:,} | {cells} | |")
+    off = [reported - saved for reported, saved in zip(reported_sums, saved_sums, strict=True)]
+    print(f"\n`LoadReport.chars_saved` minus the measured difference: {off[0]} chars (trim on: {off[1]}).\n")
+
+
 def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f} %" if whole else "-"
 
@@ -246,12 +347,18 @@ def _beyond(pair: Pair) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
-    parser.parse_args()
+    parser.add_argument("--cli", action="store_true", help="also resume each session through the real CLI")
+    args = parser.parse_args()
     reason = CORPUS.missing_reason()
     if reason:
         raise SystemExit(reason)
+    if args.cli:
+        import anyio
+
+        anyio.run(_through_cli)
     files = sorted(p.name for p in CORPUS.corpus_dir().glob("*.jsonl"))
     print(f"# bench_corpus: {len(files)} transcripts, every prompt of the main ones taken as a resume\n")
+    _print_end_resumes()
     results: dict[tuple[str, bool], Outcome] = {}
     for name, make in CANDIDATES.items():
         for trim in (False, True):

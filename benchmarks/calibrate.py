@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flower.stores._local import read_jsonl
+
 PIPE = re.compile(r"\|\s*(head|tail|grep|rg)\b")
 LOOKUP = re.compile(r"^\s*(grep|rg|cat|head|tail|sed\s+-n|find|ls|awk|wc)\b")
 REFUSED = ("has been denied", "doesn't want to proceed", "was rejected", "user rejected")
@@ -99,17 +101,8 @@ def _share(part: int, whole: int) -> float:
 
 
 def _entries(path: Path) -> Iterator[Mapping[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(entry, dict):
-                yield entry
+    """Every entry of the file, read as flower imports a CLI transcript (a damaged line is named)."""
+    yield from read_jsonl(path)
 
 
 def _blocks(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -43,6 +43,8 @@ def resume_line(resume: ResumeSummary) -> str:
     parts = [f"{resume.expired} expired"]
     if resume.trimmed:
         parts.append(f"{resume.trimmed} trimmed")
+    if resume.superseded:
+        parts.append(f"{resume.superseded} superseded reads")
     pruned = [
         (resume.denials, "denial"),
         (resume.api_errors, "API error"),

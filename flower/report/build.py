@@ -24,21 +24,20 @@ from .._errors import SpecError
 from .._run.sync import run_blocking
 from .._util.check import check_fields, checked
 from ..cost import price
-from ..handoff.document import HANDOFF_PROMPT, TAKEOVER_PROMPT
+from ..handoff.document import TAKEOVER_PROMPT
 from ..stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
-from ..stores.rewrite import resumes, rewrite_history, rewrite_point
 from ..usage import TokenUsage
 from ..wall.rules import WORKER_RULES
 from . import metrics as m
 from ._load import Loaded, SessionData, load_source, spills_of
 from .delegation import delegation
 from .economy import EconomyReport
+from .gaps import output_note, runs_note, subagent_runs
 from .parts import (
     ContextGrowth,
     Cost,
     Mandates,
     Reports,
-    ResumeSummary,
     Scripts,
     SessionSummary,
     Spills,
@@ -46,14 +45,13 @@ from .parts import (
     Tokens,
 )
 from .pricing import window_for
+from .resumed import HANDOFF, recomputed, resume_points
 from .windows import cli_windows
 
 __all__ = ["ReportOptions", "build_report", "build_report_sync", "compute_report", "main_models"]
 
 _TAKEOVER = TAKEOVER_PROMPT.split("{", 1)[0].strip()
-_HANDOFF = HANDOFF_PROMPT.split("{", 1)[0].strip()
 _GENERATION = re.compile(r"generation (\d+)")
-_SPILL_ROOT = "/nonexistent/flower-report"  # trim is recomputed, never written: any directory will do
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,10 +113,11 @@ def _sessions(loaded: Loaded, windows: Mapping[str, int]) -> list[SessionSummary
         successor, previous = _role(texts[0]) if texts else (False, None)
         predecessor = _predecessor(waiting, session.started) if successor else None
         generation = (previous + 1) if previous else ((predecessor.generation + 1) if predecessor else 1)
-        handed_off = any(text.lstrip().startswith(_HANDOFF) for text in texts)
+        handed_off = any(text.lstrip().startswith(HANDOFF) for text in texts)
         main_turns = m.turns(session.main)
         models = Counter(t.model for t in main_turns)
         model = models.most_common(1)[0][0] if models else ""
+        runs = subagent_runs(session.main, _workers(session))
         summary = SessionSummary(
             session_id=session.session_id,
             project_key=session.project_key,
@@ -127,9 +126,10 @@ def _sessions(loaded: Loaded, windows: Mapping[str, int]) -> list[SessionSummary
             predecessor=predecessor.session_id if predecessor else None,
             handed_off=handed_off,
             prompts=len(texts),
-            resumes=len(_resume_points(session.main, None)),
+            resumes=len(resume_points(session.main, None)),
             turns=len(main_turns),
-            subagent_runs=len(_workers(session)),
+            subagent_runs=runs.total,
+            subagent_runs_from_calls=runs.from_calls,
             compactions=sum(1 for e in session.main if e.get("subtype") == "compact_boundary"),
             model=model,
             window=windows.get(model) or window_for(model),
@@ -149,58 +149,6 @@ def _predecessor(waiting: list[tuple[str, SessionSummary]], started: str) -> Ses
     chosen = max(before, key=lambda item: item[0])
     waiting.remove(chosen)
     return chosen[1]
-
-
-def _resume_points(
-    entries: Sequence[m.Entry], cache: CachePolicy | None
-) -> list[tuple[int, int, float | None]]:
-    """`(ordinal, index, time)` of each prompt that started a new process, the handoff-writing prompt
-    (asked in the same process) left out."""
-    ordinals = {index: ordinal for ordinal, (index, _) in enumerate(m.prompts(entries), start=1)}
-    found = []
-    for point in resumes([dict(e) for e in entries], cache or CachePolicy()):
-        text = m.prompts(entries[point.index : point.index + 1])
-        if text and text[0][1].lstrip().startswith(_HANDOFF):
-            continue
-        found.append((ordinals.get(point.index, 0), point.index, point.time))
-    return found
-
-
-def _resumes(session: SessionData, options: ReportOptions, notes: list[str]) -> list[ResumeSummary]:
-    found = []
-    for ordinal, index, moment in _resume_points(session.main, options.cache):
-        history = [dict(e) for e in session.main[:index]]
-        try:
-            rewritten = rewrite_history(
-                history,
-                prune=PrunePolicy(keep_denials=options.keep_denials),
-                ephemeral=options.ephemeral,
-                trim=options.trim,
-                spill_dir=_SPILL_ROOT if options.trim is not None else None,
-                now=moment,
-                cache=options.cache,
-            )
-            warm = rewrite_point(history, moment, options.cache)[2]
-        except Exception as exc:  # a history the rewrites cannot read: say so, count nothing
-            notes.append(f"resume {ordinal} of {session.session_id}: not recomputed ({exc})")
-            continue
-        kinds = Counter(change.kind for change in rewritten.changes)
-        found.append(
-            ResumeSummary(
-                session_id=session.session_id,
-                prompt=ordinal,
-                after_turns=len(m.turns(history)),
-                warm=warm,
-                expired=kinds["expired"],
-                trimmed=kinds["trimmed"],
-                denials=kinds["denial"],
-                api_errors=kinds["api_error"],
-                interrupts=kinds["interrupt"],
-                orphans=kinds["orphan"],
-                chars_saved=sum(change.chars_saved for change in rewritten.changes),
-            )
-        )
-    return found
 
 
 def _spills(loaded: Loaded, results: Mapping[str, str]) -> Spills:
@@ -243,6 +191,7 @@ def _reports(entries: Sequence[Mapping[str, Any]]) -> Reports:
 
 
 def _cost(replies: Sequence[m.Message]) -> Cost:
+    """The replies priced by model; a lower bound when some output counts are (`Message.mid_stream`)."""
     by_model: dict[str, TokenUsage] = {}
     for reply in replies:
         by_model[reply.model] = by_model.get(reply.model, TokenUsage()) + reply.usage
@@ -252,7 +201,12 @@ def _cost(replies: Sequence[m.Message]) -> Cost:
         cost = price([usage], model=model)  # flower's one cost model, as StepResult.cost_usd
         unpriced.extend(cost.unpriced)
         priced.append((model, cost.total))
-    return Cost(usd=sum(c for _, c in priced), by_model=tuple(priced), unpriced=tuple(unpriced))
+    return Cost(
+        usd=sum(c for _, c in priced),
+        by_model=tuple(priced),
+        unpriced=tuple(unpriced),
+        lower_bound=any(reply.mid_stream for reply in replies),
+    )
 
 
 def _context(
@@ -313,7 +267,13 @@ def compute_report(
     results = {**m.result_texts(sub_entries), **m.result_texts(main_entries)}
     if not loaded.workbench:
         notes.append("no workbench beside the store: spills and its scripts/ were not read")
-    cost = _cost([*main_turns, *sub_turns, *compaction_turns])
+    replies = [*main_turns, *sub_turns, *compaction_turns]
+    cost = _cost(replies)
+    notes.extend(
+        note
+        for note in (output_note(replies), runs_note(sum(s.subagent_runs_from_calls for s in sessions)))
+        if note
+    )
     return EconomyReport(
         source=loaded.source,
         sessions=tuple(sessions),
@@ -340,12 +300,24 @@ def compute_report(
         ),
         spills=_spills(loaded, results),
         reports=_reports(sub_entries),
-        resumes=tuple(r for s in loaded.sessions for r in _resumes(s, options, notes)),
+        resumes=tuple(
+            r
+            for s in loaded.sessions
+            for r in recomputed(
+                s,
+                PrunePolicy(keep_denials=options.keep_denials),
+                options.ephemeral,
+                options.trim,
+                options.cache,
+                notes,
+            )
+        ),
         context=_context(sessions, options, windows),
         tokens=Tokens(
             main=sum((t.usage for t in main_turns), TokenUsage()),
             subagents=sum((t.usage for t in sub_turns), TokenUsage()),
             compaction=sum((t.usage for t in compaction_turns), TokenUsage()),
+            mid_stream=sum(1 for reply in replies if reply.mid_stream),
         ),
         cost=cost,
         delegation=delegation(

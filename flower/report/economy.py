@@ -58,7 +58,8 @@ class EconomyReport:
     """Calls the CLI itself refused before the tool ran (a `<tool_use_error>` result: an unknown tool,
     invalid input, a subagent's Write of a `REPORT*.md`): nothing happened, whatever the call said."""
     subagent_runs: int
-    """Subagent transcripts, over every session (the compaction worker's are not counted)."""
+    """Workers run, over every session: their transcripts (the compaction worker's are not counted), and
+    the Agent/Task calls whose transcript is missing (`SessionSummary.subagent_runs_from_calls`)."""
     compactions: int = 0
     """Compactions of the main thread, over every session."""
     api_errors: int
@@ -188,13 +189,18 @@ def _render(report: EconomyReport, width: int) -> str:
         f"  cache         hit rate {percent(tokens.hit_rate)} (main {percent(tokens.main_hit_rate)}, "
         f"subagents {percent(tokens.subagent_hit_rate)})"
     )
+    at_least = "≥ " if tokens.mid_stream else ""
+    hour = f" (1 h: {human(total.cache_creation_1h)})" if total.cache_creation_1h else ""
     lines.append(
         f"  tokens        input {human(total.input)}, cache read {human(total.cache_read)}, "
-        f"cache write {human(total.cache_creation)}, output {human(total.output)}"
+        f"cache write {human(total.cache_creation + total.cache_creation_1h)}{hour}, "
+        f"output {at_least}{human(total.output)}"
     )
     cost = report.cost
     unpriced = f"; unknown price for {', '.join(cost.unpriced)}" if cost.unpriced else ""
-    lines.append(f"  cost          ${cost.usd:,.2f} estimated from usage{unpriced}")
+    lines.append(
+        f"  cost          {'≥ ' if cost.lower_bound else ''}${cost.usd:,.2f} estimated from usage{unpriced}"
+    )
     lines.extend(delegation_lines(report.delegation))
     lines.append(f"  api errors    {report.api_errors}")
     lines.extend(f"  note          {note}" for note in report.notes)

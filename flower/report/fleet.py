@@ -63,6 +63,8 @@ class FleetSession:
     """The largest main-thread context of any reply (tokens)."""
     cost_usd: float
     """Estimated from the usage, as in `EconomyReport.cost`."""
+    cost_lower_bound: bool = False
+    """Some of its output counts were recorded mid-stream: the cost is a lower bound (`Cost.lower_bound`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,7 +116,7 @@ class FleetReport:
             lines.append(
                 f"  {s.session_id[:8]:<10}{started:<18}{_clip(s.project_key, 19, left=True):<20}"
                 f"{_clip(runners, 21):<22}{s.turns.main:>6}{s.turns.subagents:>5}{s.tool_calls.total:>6}"
-                f"{s.spills:>7}{s.resumes:>8}{human(s.peak_context):>9}{f'${s.cost_usd:,.2f}':>9}"
+                f"{s.spills:>7}{s.resumes:>8}{human(s.peak_context):>9}{_cost(s):>9}"
             )
         lines += [rule, "totals:", self.total.render_text(width=width)]
         return "\n".join(lines)
@@ -124,6 +126,10 @@ class FleetReport:
         from .plots import write_plots
 
         return write_plots(self.total, directory)
+
+
+def _cost(session: FleetSession) -> str:
+    return f"{'≥' if session.cost_lower_bound else ''}${session.cost_usd:,.2f}"
 
 
 def _clip(text: str, width: int, *, left: bool = False) -> str:
@@ -171,6 +177,7 @@ def compute_fleet(data: FleetData, options: ReportOptions, filters: dict[str, An
                 resumes=len(alone.resumes),
                 peak_context=alone.context.peak,
                 cost_usd=alone.cost.usd,
+                cost_lower_bound=alone.cost.lower_bound,
             )
         )
     notes = tuple(n for n in total.notes if not n.startswith("no workbench beside the store"))

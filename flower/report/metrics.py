@@ -4,7 +4,12 @@ An entry is one line of the CLI's transcript as the store holds it. What these f
 rely on, all measured with CLI 2.1.327:
 
 - the CLI writes one assistant entry per content block; the blocks of one API reply share `message.id`
-  and each entry repeats the reply's whole `usage`, so a reply (a *turn*) is counted once per id;
+  and each entry repeats the reply's usage, so a reply (a *turn*) is counted once per id;
+- an entry is written when its block ends, with the usage as it stood then: CLI 2.1.332 writes the
+  final count and the reply's `stop_reason` on each, but CLI 2.1.42 and earlier wrote the output count
+  of the start of the stream and no `stop_reason` (measured on real sessions of CLI 2.0.74 to 2.1.42:
+  "4" output tokens recorded for a reply of thousands). A reply none of whose entries has a
+  `stop_reason` has its output counted from its content instead, as a lower bound (`Message`);
 - a failed request leaves a `system` entry `subtype: "api_error"` per retry, and a synthetic assistant
   entry (`model: "<synthetic>"`, `isApiErrorMessage`) when retries run out: not a turn;
 - a denied call's result entry carries `toolDenialKind: "permission-rule"` (CLI 2.1.42 and earlier wrote
@@ -22,7 +27,9 @@ script counts live in `flower.report.scripts`, the growth of the context in `flo
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +41,7 @@ from .growth import least_squares_slope, pooled_slope, turns_to_wall
 from .scripts import ScriptActivity, script_activity
 
 __all__ = [
+    "OUTPUT_CHARS_PER_TOKEN",
     "RESTATE_WORDS",
     "Entry",
     "Message",
@@ -46,6 +54,7 @@ __all__ = [
     "least_squares_slope",
     "mandates",
     "messages",
+    "output_floor",
     "pooled_slope",
     "prompts",
     "refused_calls",
@@ -64,6 +73,11 @@ RESTATE_WORDS = 6
 """A mandate word counts as restating the rules when it lies in a run of this many consecutive words that
 also appear, in that order, in the rules (case and punctuation ignored)."""
 
+OUTPUT_CHARS_PER_TOKEN = 4
+"""Characters of visible output per output token for the lower bound of a mid-stream reply: real replies
+with a final count held 1.55 to 3.85 characters a token (text, thinking, tool inputs), so 4 stays
+under the truth."""
+
 _COMPACTION = "agent-acompact-"
 _WORD = re.compile(r"[\w'`/.-]+")
 
@@ -78,11 +92,41 @@ class Message:
     blocks: tuple[Mapping[str, Any], ...]
     synthetic: bool
     """A reply the CLI wrote itself (an API error after its retries), not the model's."""
+    mid_stream: bool = False
+    """No entry of the reply has a `stop_reason`: its usage was recorded while it streamed (CLI 2.1.42
+    and earlier), so `usage.output` is a lower bound: the larger of the recorded count and the visible
+    output (text, thinking, tool inputs) at `OUTPUT_CHARS_PER_TOKEN` characters a token."""
+    recorded_output: int = 0
+    """The output tokens the transcript recorded for the reply."""
 
 
 def usage_of(usage: object) -> TokenUsage:
-    """A `message.usage` mapping as a `TokenUsage` (missing or malformed counts are 0)."""
-    return TokenUsage.from_api(usage if isinstance(usage, Mapping) else None)
+    """A `message.usage` mapping as a `TokenUsage` (missing or malformed counts are 0); the writes to
+    the 1-hour cache (`cache_creation.ephemeral_1h_input_tokens`) go to `cache_creation_1h`."""
+    if not isinstance(usage, Mapping):
+        return TokenUsage()
+    counted = TokenUsage.from_api(usage)
+    split = usage.get("cache_creation")
+    hour = split.get("ephemeral_1h_input_tokens") if isinstance(split, Mapping) else None
+    if not isinstance(hour, int) or isinstance(hour, bool) or hour <= 0:
+        return counted
+    hour = min(hour, counted.cache_creation)
+    return dataclasses.replace(counted, cache_creation=counted.cache_creation - hour, cache_creation_1h=hour)
+
+
+def output_floor(blocks: Iterable[Mapping[str, Any]]) -> int:
+    """The fewest output tokens that can have produced these blocks: their visible characters (text,
+    thinking, tool inputs as compact JSON; not signatures) at `OUTPUT_CHARS_PER_TOKEN` a token."""
+    chars = 0
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "text":
+            chars += len(str(block.get("text", "")))
+        elif kind == "thinking":
+            chars += len(str(block.get("thinking", "")))
+        elif kind == "tool_use":
+            chars += len(json.dumps(block.get("input", {}), ensure_ascii=False, separators=(",", ":")))
+    return math.ceil(chars / OUTPUT_CHARS_PER_TOKEN)
 
 
 def _message(entry: Entry) -> Mapping[str, Any] | None:
@@ -106,22 +150,33 @@ def messages(entries: Iterable[Entry]) -> list[Message]:
         if message is None:
             continue
         key = message.get("id") or entry.get("uuid") or f"#{index}"
-        slot = merged.setdefault(str(key), {"model": "", "usage": None, "blocks": [], "synthetic": False})
+        slot = merged.setdefault(
+            str(key), {"model": "", "usage": None, "blocks": [], "synthetic": False, "stopped": False}
+        )
         slot["model"] = str(message.get("model") or slot["model"])
         if isinstance(message.get("usage"), Mapping):
             slot["usage"] = message["usage"]
         slot["blocks"].extend(_blocks(entry))
         slot["synthetic"] |= entry.get("isApiErrorMessage") is True or message.get("model") == "<synthetic>"
-    return [
-        Message(
-            id=key,
-            model=slot["model"],
-            usage=usage_of(slot["usage"]),
-            blocks=tuple(slot["blocks"]),
-            synthetic=slot["synthetic"],
-        )
-        for key, slot in merged.items()
-    ]
+        slot["stopped"] |= isinstance(message.get("stop_reason"), str) and bool(message["stop_reason"])
+    return [_merged(key, slot) for key, slot in merged.items()]
+
+
+def _merged(key: str, slot: Mapping[str, Any]) -> Message:
+    usage = usage_of(slot["usage"])
+    mid_stream = slot["usage"] is not None and not slot["stopped"] and not slot["synthetic"]
+    recorded = usage.output
+    if mid_stream:
+        usage = dataclasses.replace(usage, output=max(recorded, output_floor(slot["blocks"])))
+    return Message(
+        id=key,
+        model=slot["model"],
+        usage=usage,
+        blocks=tuple(slot["blocks"]),
+        synthetic=slot["synthetic"],
+        mid_stream=mid_stream,
+        recorded_output=recorded,
+    )
 
 
 def turns(entries: Iterable[Entry]) -> list[Message]:

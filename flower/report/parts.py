@@ -78,7 +78,11 @@ class SessionSummary:
     turns: int
     """Main-thread replies of the model."""
     subagent_runs: int
-    """Subagent transcripts stored under the session (the compaction worker's are not counted)."""
+    """Workers run: the subagent transcripts stored under the session (the compaction worker's are not
+    counted), and the main-thread Agent/Task calls whose worker's transcript is missing."""
+    subagent_runs_from_calls: int = 0
+    """Of `subagent_runs`, those counted from their calls alone (`flower.report.gaps`): their turns,
+    tokens and cost are not in the report."""
     compactions: int = 0
     """Compactions of the main thread (`compact_boundary` entries)."""
     model: str
@@ -109,6 +113,9 @@ class ResumeSummary:
     """Results of ephemeral commands replaced by a note."""
     trimmed: int = 0
     """Large results moved to files (only with a `TrimPolicy`)."""
+    superseded: int = 0
+    """Read results replaced because a later copy of the same file followed (`PrunePolicy`'s
+    `supersede_reads`)."""
     denials: int = 0
     """Denied calls dropped (call and result)."""
     api_errors: int = 0
@@ -221,6 +228,10 @@ class Tokens:
     """Over the subagents' replies."""
     compaction: TokenUsage = field(default_factory=TokenUsage)
     """Over the compaction worker's replies (`subagents/agent-acompact-*`)."""
+    mid_stream: int = 0
+    """Replies whose output count was recorded mid-stream (no `stop_reason`: CLI 2.1.42 and earlier),
+    counted from their content instead (`flower.report.metrics.Message`). When not 0, `output` is a
+    lower bound."""
 
     @property
     def hit_rate(self) -> float | None:
@@ -250,3 +261,5 @@ class Cost:
     """`(model, dollars)` per model seen."""
     unpriced: tuple[str, ...] = ()
     """Models the price table does not know (priced like the CLI's default model)."""
+    lower_bound: bool = False
+    """Some output tokens are a lower bound (`Tokens.mid_stream`), so the cost is one too."""

@@ -17,6 +17,7 @@ loads for a working directory longer than 200 characters.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -26,12 +27,24 @@ from claude_agent_sdk import SessionKey, SessionStore, SessionStoreEntry
 
 from .._errors import StoreError
 
-__all__ = ["Transcripts", "append_all", "config_dir", "find_transcript", "read_transcripts"]
+__all__ = [
+    "Transcripts",
+    "append_all",
+    "config_dir",
+    "find_transcript",
+    "read_jsonl",
+    "read_transcripts",
+]
+
+logger = logging.getLogger("flower.stores")
 
 CONFIG_ENV: Final = "CLAUDE_CONFIG_DIR"
 _BATCH_ENTRIES: Final = 500  # the SDK's import batches: 500 entries or 1 MiB of lines
 _BATCH_BYTES: Final = 1 << 20
 _LONG_KEY: Final = 200  # project keys longer than this end with a hash the CLI and the SDK compute apart
+_BOM: Final = b"\xef\xbb\xbf"
+_BLANK: Final = " \t\r"
+_DECODER: Final = json.JSONDecoder()
 
 Transcripts = list[tuple[SessionKey, list[SessionStoreEntry]]]
 """Store keys and their entries: the main transcript first, then each subagent's."""
@@ -108,20 +121,73 @@ async def append_all(store: SessionStore, transcripts: Transcripts) -> int:
 
 
 def _entries(path: Path) -> list[SessionStoreEntry]:
-    entries: list[SessionStoreEntry] = []
     try:
-        with path.open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines, 1):
-                line = line.rstrip("\n")
-                if not line.strip():
-                    continue
-                value: Any = json.loads(line)
-                if not isinstance(value, dict):
-                    raise ValueError(f"line {number} is not a JSON object")
-                entries.append(cast(SessionStoreEntry, value))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return cast(list[SessionStoreEntry], read_jsonl(path))
+    except OSError as exc:
         raise StoreError(f"cannot import the CLI's transcript {path}: {exc}") from exc
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every entry of a CLI transcript file, read as leniently as the CLI reads it, and a little more.
+
+    The CLI resumes a file with damaged lines: it skips what it cannot parse and goes on at the next
+    line, and of a line holding two entries (a lost newline) it keeps the first. This reader never
+    refuses what the CLI resumes, and it keeps *every* complete entry of a line, the second included:
+    both are entries the CLI wrote, and the chain of parents runs through them (dropping one cuts the
+    conversation there, and the CLI then replays only what follows). Each departure from one clean
+    entry per line is logged as a warning naming the file and the line: entries joined on a line, text
+    that is not JSON, a value that is not an object, bytes that are not UTF-8 (read as U+FFFD, as the
+    CLI does). An empty line is skipped silently. Only a file that cannot be opened or read raises
+    (`OSError`).
+    """
+    entries: list[dict[str, Any]] = []
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            line = raw.decode("utf-8", "replace")
+            logger.warning("%s line %d is not valid UTF-8; read with replacement characters", path, number)
+        entries.extend(_line_entries(line, f"{path} line {number}"))
     return entries
+
+
+def _line_entries(line: str, where: str) -> list[dict[str, Any]]:
+    """The JSON objects of one line, in order; what cannot be read is logged and skipped."""
+    found: list[dict[str, Any]] = []
+    values = 0
+    position, end = 0, len(line)
+    while True:
+        while position < end and line[position] in _BLANK:
+            position += 1
+        if position >= end:
+            break
+        try:
+            value, position = _DECODER.raw_decode(line, position)
+        except json.JSONDecodeError as exc:
+            logger.warning(
+                "%s: %d characters from column %d are not JSON (%s); skipped, as the CLI skips them",
+                where,
+                end - position,
+                position + 1,
+                exc.msg,
+            )
+            break
+        values += 1
+        if isinstance(value, dict):
+            found.append(value)
+        else:
+            logger.warning("%s holds a JSON %s, not an entry; skipped", where, type(value).__name__)
+    if values > 1:
+        logger.warning(
+            "%s holds %d entries (a newline is missing); each is kept, where the CLI reads only the first",
+            where,
+            values,
+        )
+    return found
 
 
 def _jsonl_files(directory: Path) -> Iterator[Path]:

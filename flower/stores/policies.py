@@ -185,6 +185,14 @@ class PrunePolicy:
         "Check the state before running it again.]"
     )
     """The text of the result given to a call left without one (no fields)."""
+    supersede_reads: bool = True
+    """Replace the result of a Read by `superseded_note` when a later Read of the whole file, or a later
+    Write of it, is in the replayed history (`flower.stores.rewrite.supersede_reads`)."""
+    superseded_note: str = (
+        "[older read of {path} dropped on resume: a later {by} of this file in this conversation holds "
+        "its newer content]"
+    )
+    """The text that replaces a superseded Read result. Fields: `{path}` and `{by}` ("Read" or "Write")."""
     denial_note: str | None = "[also refused earlier (not shown): {calls}]"
     """Appended to the result of the newest kept denial when older ones are dropped. Fields: `{calls}`
     (the dropped calls, oldest first and each once, as `rm -rf build` for Bash or `Write(src/a.py)`; at
@@ -197,7 +205,7 @@ class PrunePolicy:
             isinstance(kind, str) and kind for kind in self.denial_kinds
         ):
             raise SpecError("PrunePolicy.denial_kinds must be a tuple of non-empty str")
-        for name in ("drop_api_errors", "neutralise_interrupts", "heal_orphans"):
+        for name in ("drop_api_errors", "neutralise_interrupts", "heal_orphans", "supersede_reads"):
             if not isinstance(getattr(self, name), bool):
                 raise SpecError(f"PrunePolicy.{name} must be a bool")
         for name in ("interrupt_note", "orphan_note"):
@@ -206,6 +214,7 @@ class PrunePolicy:
                 raise SpecError(f"PrunePolicy.{name} must be a non-empty str")
         if self.denial_note is not None:
             _check_template("PrunePolicy", "denial_note", self.denial_note, calls="`ls`", count=1)
+        _check_template("PrunePolicy", "superseded_note", self.superseded_note, path="/a.py", by="Read")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -235,10 +244,12 @@ class CachePolicy:
             raise SpecError(f"CachePolicy.ttl must be None or a positive number of seconds, got {self.ttl!r}")
 
 
-ChangeKind = Literal["expired", "trimmed", "denial", "denial_note", "api_error", "interrupt", "orphan"]
-"""What a rewrite did: expired or trimmed a result, dropped a denied call (and named the dropped ones in
-the kept denial's result) or an API-error entry, neutralised an interrupted result, gave an orphan call a
-result."""
+ChangeKind = Literal[
+    "expired", "trimmed", "superseded", "denial", "denial_note", "api_error", "interrupt", "orphan"
+]
+"""What a rewrite did: expired or trimmed a result, replaced a Read a later copy of its file superseded,
+dropped a denied call (and named the dropped ones in the kept denial's result) or an API-error entry,
+neutralised an interrupted result, gave an orphan call a result."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -246,7 +257,8 @@ class Change:
     """One thing a load rewrote."""
 
     kind: ChangeKind
-    """What was done: `expired`, `trimmed`, `denial`, `denial_note`, `api_error`, `interrupt` or `orphan`."""
+    """What was done: `expired`, `trimmed`, `superseded`, `denial`, `denial_note`, `api_error`, `interrupt`
+    or `orphan`."""
     uuid: str | None
     """The entry changed, dropped (`api_error`) or added (`orphan`)."""
     tool_use_id: str | None = None
@@ -255,8 +267,8 @@ class Change:
     """Characters of the replayed JSON (`message.content`) saved; negative when text was added; 0 for
     an API-error entry, which the CLI does not replay anyway."""
     detail: str = ""
-    """The command (`expired`), the file written (`trimmed`), the tool's name (`denial`), the note
-    (`denial_note`), or the size of an API-error entry."""
+    """The command (`expired`), the file written (`trimmed`), the file read (`superseded`), the tool's
+    name (`denial`), the note (`denial_note`), or the size of an API-error entry."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -328,11 +340,20 @@ class LoadReport:
         return f"{where}: {imported}{done}; {self.chars_saved} chars saved{warm}{failed}"
 
 
-_KIND_ORDER: tuple[ChangeKind, ...] = ("expired", "trimmed", "denial", "api_error", "interrupt", "orphan")
+_KIND_ORDER: tuple[ChangeKind, ...] = (
+    "expired",
+    "trimmed",
+    "superseded",
+    "denial",
+    "api_error",
+    "interrupt",
+    "orphan",
+)
 """The kinds `summary()` counts (a `denial_note` goes with the denials it names)."""
 _KIND_WORDS: dict[ChangeKind, str] = {
     "expired": "expired",
     "trimmed": "trimmed",
+    "superseded": "superseded reads",
     "denial": "denials dropped",
     "api_error": "API errors dropped",
     "interrupt": "interrupts neutralised",

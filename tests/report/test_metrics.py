@@ -140,3 +140,51 @@ def test_prices_and_windows_per_model() -> None:
     assert window_for("claude-sonnet-4-6") == 200_000 and window_for("claude-haiku-4-5") == 200_000
     assert window_for("claude-opus-5-5") == 1_000_000 and window_for("claude-sonnet-4-5[1m]") == 1_000_000
     assert window_for("fake-model-x") == 1_000_000
+
+
+def test_a_reply_recorded_mid_stream_is_counted_from_its_content() -> None:
+    """The shape of CLI 2.1.42 and earlier: the output count of the start of the stream and no
+    `stop_reason` on any entry of the reply. A reply with one is taken as recorded."""
+    t = Transcript()
+    t.prompt("Go")
+    streamed = with_usage(
+        t.assistant({"type": "text", "text": "x" * 4000}, t.bash("ls", "a")), output_tokens=1
+    )
+    for entry in streamed:
+        del entry["message"]["stop_reason"]
+    t.result("a", "a.txt")
+    with_usage(t.assistant({"type": "text", "text": "y" * 4000}), output_tokens=3)
+
+    first, second = m.turns(t.entries)
+
+    floor = m.output_floor(first.blocks)
+    assert floor == (4000 + len('{"command":"ls","description":"ls"}') + 3) // 4
+    assert (first.mid_stream, first.recorded_output, first.usage.output) == (True, 1, floor)
+    assert (second.mid_stream, second.usage.output) == (False, 3), "a stop_reason: the count is final"
+
+
+def test_one_hour_cache_writes_are_told_apart() -> None:
+    usage = m.usage_of(
+        {
+            "input_tokens": 5,
+            "cache_creation_input_tokens": 1000,
+            "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 1000},
+        }
+    )
+    assert (usage.cache_creation, usage.cache_creation_1h, usage.context) == (0, 1000, 1005)
+
+
+def test_subagent_runs_are_counted_from_calls_whose_transcript_is_missing() -> None:
+    from flower.report.gaps import Runs, subagent_runs
+
+    t = Transcript()
+    t.prompt("Go")
+    for ident, agent in (("t1", "a1"), ("t2", "a2"), ("t3", None)):
+        t.assistant(t.call("Task", {"prompt": "Do it.", "subagent_type": "x"}, ident))
+        t.result(ident, "done")["toolUseResult"] = {"status": "completed", "agentId": agent} if agent else {}
+    t.assistant(t.call("Task", {"prompt": "Again.", "subagent_type": "x"}, "t4"))
+    t.result("t4", "The user doesn't want to proceed with this tool use.", is_error=True)
+
+    assert subagent_runs(t.entries, ["subagents/agent-a1"]) == Runs(transcripts=1, from_calls=2)
+    assert subagent_runs(t.entries, ["subagents/agent-a1", "subagents/agent-b9"]) == Runs(1 + 1, 1)
+    assert subagent_runs(t.entries, []).total == 3, "a refused call ran no worker"

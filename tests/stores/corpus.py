@@ -8,18 +8,16 @@ with that reason when it is absent. Used by the corpus tests and by `benchmarks/
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flower.stores._local import read_jsonl
 from flower.stores.rewrite import LoadPoint, load_points
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = "FLOWER_REAL_TRANSCRIPTS"
-_NOISE = ("<command-", "<local-command-", "<bash-input>", "<bash-stdout>", "<bash-stderr>")
-"""Prompts the CLI writes for a slash command or a `!` shell line: nobody resumes a session with one."""
 
 
 def corpus_dir() -> Path:
@@ -58,21 +56,13 @@ class Session:
 
     def resume_points(self) -> list[LoadPoint]:
         """The prompts a user could have resumed the session with (every one, as if each were a new
-        process; the CLI's own slash-command and shell lines left out)."""
-        points = []
-        for point in load_points(self.entries):
-            content = self.entries[point.index]["message"]["content"]
-            text = content if isinstance(content, str) else str(content[0].get("text", ""))
-            if not text.lstrip().startswith(_NOISE):
-                points.append(point)
-        return points
+        process; the CLI's own slash-command and shell lines left out: nobody resumes a session with one)."""
+        return [point for point in load_points(self.entries) if not point.command]
 
 
 def load(name: str) -> Session:
     """One file of the corpus, by name (without `.jsonl`)."""
-    path = corpus_dir() / f"{name}.jsonl"
-    with path.open(encoding="utf-8") as handle:
-        return Session(name, [json.loads(line) for line in handle if line.strip()])
+    return Session(name, read_jsonl(corpus_dir() / f"{name}.jsonl"))
 
 
 def sessions() -> list[Session]:

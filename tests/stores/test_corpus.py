@@ -136,7 +136,7 @@ def test_a_second_pass_changes_nothing(rewritten: tuple[corpus.Session, Rewritte
 
 
 def test_the_corpus_has_what_the_rewrites_act_on() -> None:
-    """Across the corpus: denials, interrupts, API errors and expiries all happen, and none grows."""
+    """Across the corpus: denials, interrupts, API errors, expiries and superseded reads all happen."""
     kinds: dict[str, int] = {}
     for name in NAMES:
         for change in rewrite(corpus.load(name).entries).changes:
@@ -144,6 +144,7 @@ def test_the_corpus_has_what_the_rewrites_act_on() -> None:
     assert kinds.get("denial") == 1 and kinds.get("denial_note") == 1
     assert kinds.get("interrupt") == 3 and kinds.get("api_error", 0) >= 1  # en-37's is before its /clear
     assert kinds.get("expired", 0) >= 10 and kinds.get("trimmed", 0) >= 10
+    assert kinds.get("superseded", 0) >= 5, "files read again, then read whole or written"
 
 
 # -- old-format refusals ------------------------------------------------------------------------------
@@ -229,3 +230,19 @@ def test_a_warm_resume_sends_the_cached_prefix_unchanged() -> None:
             added = [e.get("message") for e in session.entries[first.index : second.index]]
             assert [e.get("message") for e in now.entries[len(sent.entries) :]] == added, where
     assert warm >= 30
+
+
+def test_every_load_saves_what_it_reports() -> None:
+    """Every prompt of every session taken as a load, cold or warm (a warm one repeats the last cold
+    load, over the branch that load saw): `chars_saved` is what the branch replayed now lost."""
+    loads = warm = 0
+    for name in NAMES:
+        session = corpus.load(name)
+        for point in session.resume_points():
+            history = session.entries[: point.index]
+            out = rewrite(history, now=point.time, cache=CachePolicy())
+            before, after = content_chars(on_branch(history)), content_chars(on_branch(out.entries))
+            assert before - after == sum(c.chars_saved for c in out.changes), f"{name} at {point.index}"
+            loads += 1
+            warm += not point.cold
+    assert loads >= 50 and warm >= 30

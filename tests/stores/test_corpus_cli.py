@@ -29,8 +29,9 @@ pytestmark = [
     pytest.mark.skipif(corpus.missing_reason() is not None, reason=str(corpus.missing_reason())),
 ]
 
-LARGEST = ["sp-fa812bfe", "en-b0-apierr-compact", "en-e9-interrupts"]
+LARGEST = ["sp-fa812bfe", "en-b0-apierr-compact", "en-e9-interrupts", "en-37-rejections"]
 LATER = 600.0  # resumed ten minutes after the last entry: the prompt cache has expired
+HOUR_LATER = 4200.0  # the same for a session on the 1-hour cache (en-e9): 70 minutes
 RESIDUE = ("STOP what you are doing and wait for the user", "API Error: 500")
 
 
@@ -47,6 +48,18 @@ async def stored(session: corpus.Session, workspace: Path) -> tuple[InMemorySess
 
 def last_time(session: corpus.Session) -> float:
     return max(point for point in (_time(e) for e in session.entries) if point is not None)
+
+
+def cold_after(session: corpus.Session) -> float:
+    """When a resume finds the cache expired: ten minutes after the end, seventy on the 1-hour cache
+    (the CLI's usage shows 1-hour writes; it recorded no `promptCacheRequested` then)."""
+
+    def one_hour(entry: dict[str, Any]) -> bool:
+        usage = (entry.get("message") or {}).get("usage") or {}
+        return bool((usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens"))
+
+    hour = any(one_hour(e) for e in session.entries if e.get("type") == "assistant")
+    return last_time(session) + (HOUR_LATER if hour else LATER)
 
 
 def _time(entry: dict[str, Any]) -> float | None:
@@ -85,7 +98,7 @@ async def test_a_large_real_session_resumes_through_layer_4(
     spill = workspace / ".flower" / "spill"
     trim = TrimPolicy(keep_recent=10, min_chars=4000)
     store = PruningSessionStore(raw, trim=trim, spill_dir=spill)
-    now = last_time(session) + LATER
+    now = cold_after(session)
     store.clock = lambda: now
     expected = rewrite_history(
         session.entries,
@@ -113,9 +126,12 @@ async def test_a_large_real_session_resumes_through_layer_4(
         (c.kind, c.tool_use_id) for c in expected.changes
     ]
     assert report.chars_saved == sum(c.chars_saved for c in expected.changes)
-    if name == "en-e9-interrupts":  # an old-format interrupt, and four stale `git log`/`git diff`
-        assert len(report.of_kind("interrupt")) == 1 and len(report.expired) == 4
+    if name == "en-e9-interrupts":  # an old-format interrupt, and after an idle hour every stale result
+        assert len(report.of_kind("interrupt")) == 1 and len(report.expired) == 8
         assert request.count(PrunePolicy().interrupt_note) == 1
+    if name == "en-37-rejections":  # files read again: the older copies go
+        assert len(report.of_kind("superseded")) == 2
+        assert request.count("dropped on resume: a later") == len(report.of_kind("superseded"))
     for change in report.trimmed:
         assert Path(change.detail).read_text(encoding="utf-8"), "a pointer names a file the agent can Read"
 

@@ -110,14 +110,24 @@ async def test_a_failed_import_is_undone_and_raised(tmp_path: Path) -> None:
     assert await inner.load(KEY) is None  # deleted again: the next resume is not half a session
 
 
-async def test_an_unreadable_transcript_stores_nothing(tmp_path: Path) -> None:
-    main = local_session(tmp_path / "cfg")
-    main.write_text(main.read_text() + "{not json\n")
+async def test_damaged_lines_are_read_as_the_cli_reads_them_and_named(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The CLI resumes a file with a damaged line, so the import never refuses one: text that is not
+    JSON is skipped, two entries joined on one line are both kept, and each line is named."""
+    main = local_session(tmp_path / "cfg", lines=4)
+    lines = main.read_text().splitlines()
+    main.write_text("\n".join([lines[0], lines[1] + lines[2], "{not json", lines[3], "[1, 2]", ""]))
     inner = Counting()
     store = PruningSessionStore(inner, config_dir=tmp_path / "cfg")
-    with pytest.raises(StoreError, match=r"cannot import the CLI's transcript .*\.jsonl"):
-        await store.load(KEY)
-    assert inner.appends == 0
+    caplog.set_level(logging.WARNING, logger="flower.stores")
+
+    loaded = await store.load(KEY)
+
+    assert [e["uuid"] for e in loaded or []] == ["u0", "u1", "u2", "u3"]
+    assert f"{main} line 2 holds 2 entries" in caplog.text and "the CLI reads only the first" in caplog.text
+    assert f"{main} line 3: 9 characters from column 1 are not JSON" in caplog.text
+    assert f"{main} line 5 holds a JSON list, not an entry" in caplog.text
 
 
 async def test_the_config_dir_defaults_to_the_environment(
@@ -173,3 +183,40 @@ async def test_sqlite_underneath(tmp_path: Path) -> None:
     local_session(tmp_path / "cfg")
     async with PruningSessionStore(SqliteSessionStore(tmp_path / "s.db"), config_dir=tmp_path / "cfg") as s:
         assert len(await s.load(KEY) or []) == 3
+
+
+@pytest.mark.cli
+async def test_a_session_the_cli_resumes_with_two_entries_on_a_line_is_resumed_whole(
+    scripted_model: ScriptedModel, workspace: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A lost newline joins a result entry to the line before it. The CLI resumes the file but reads
+    only the first entry of that line: the chain breaks there and the request loses what came before.
+    flower imports the file without refusing it, keeps both entries and names the line."""
+    scripted_model.script("main", [bash("echo FIRST-OUT"), bash("echo SECOND-OUT"), "done"])
+    run = await scripted_model.run("go", cwd=workspace, tools=["Bash"])
+    assert run.session_id
+    key: SessionKey = {"project_key": project_key_for_directory(workspace), "session_id": run.session_id}
+    path = find_transcript(Path(scripted_model.config_dir), key["project_key"], run.session_id)
+    assert path is not None
+    lines = path.read_text(encoding="utf-8").splitlines()
+    result = next(i for i, line in enumerate(lines) if '"tool_result"' in line and "SECOND-OUT" in line)
+    lines[result - 1 : result + 1] = [lines[result - 1] + lines[result]]
+    damaged = "\n".join(lines) + "\n"
+    path.write_text(damaged, encoding="utf-8")
+
+    scripted_model.script("main", ["BARE"])
+    bare_run = await scripted_model.run("Where were we?", cwd=workspace, resume=run.session_id)
+    bare = scripted_model.request("main", -1)
+    path.write_text(damaged, encoding="utf-8")  # as it was before that resume appended to it
+    caplog.set_level(logging.WARNING, logger="flower.stores")
+    store = PruningSessionStore(InMemorySessionStore(), config_dir=scripted_model.config_dir)
+    scripted_model.script("main", ["FLOWER"])
+    flower_run = await scripted_model.run(
+        "Where were we?", cwd=workspace, session_store=store, resume=run.session_id
+    )
+
+    assert bare_run.text == "BARE" and "SECOND-OUT" not in bare, "the CLI resumes it, without that entry"
+    assert flower_run.text == "FLOWER", "never refused"
+    flower = scripted_model.request("main", -1)
+    assert [r.text.strip() for r in flower.tool_results] == ["FIRST-OUT", "SECOND-OUT"], "the whole chain"
+    assert f"{path} line {result} holds 2 entries" in caplog.text

@@ -106,10 +106,17 @@ class Transcript:
         """One API message: one entry per block (as the CLI writes it), or all blocks in one entry."""
         message_id = f"msg_{self._count:06d}"
         groups = [list(blocks)] if merged else [[block] for block in blocks]
+        stop = "tool_use" if any(block.get("type") == "tool_use" for block in blocks) else "end_turn"
         made = []
         for group in groups:
             entry = self._base("assistant", self._tip)
-            entry["message"] = {"id": message_id, "role": "assistant", "model": "claude-x", "content": group}
+            entry["message"] = {
+                "id": message_id,
+                "role": "assistant",
+                "model": "claude-x",
+                "content": group,
+                "stop_reason": stop,  # CLI 2.1.332 writes the reply's stop reason (and final usage) on each
+            }
             self._add(entry)
             for block in group:
                 if block.get("type") == "tool_use":

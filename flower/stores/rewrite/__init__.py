@@ -29,15 +29,18 @@ from .denials import OLD_REJECTION, denial_kind, tool_calls
 from .expire import expire_ephemeral, short_command
 from .files import write_spills
 from .heal import HEAL_NAMESPACE, heal_orphans
-from .loads import LoadPoint, is_prompt, load_points, resumes, rewrite_point
+from .loads import MARKS_SINCE, LoadPoint, is_command, is_prompt, load_points, resumes, rewrite_point
 from .pipeline import Applied, apply_steps, rewrite_history, rewrite_steps
 from .prune import drop_api_errors, drop_denials, neutralise_interrupts
 from .relink import REFERENCE_FIELDS, drop_entries
+from .supersede import READ_STUBS, supersede_reads
 from .trim import spill_name, trim_results
 
 __all__ = [
     "HEAL_NAMESPACE",
+    "MARKS_SINCE",
     "OLD_REJECTION",
+    "READ_STUBS",
     "REFERENCE_FIELDS",
     "Applied",
     "Entry",
@@ -51,6 +54,7 @@ __all__ = [
     "drop_entries",
     "expire_ephemeral",
     "heal_orphans",
+    "is_command",
     "is_prompt",
     "load_points",
     "neutralise_interrupts",
@@ -61,6 +65,7 @@ __all__ = [
     "rewrite_steps",
     "short_command",
     "spill_name",
+    "supersede_reads",
     "tool_calls",
     "trim_results",
     "write_spills",

@@ -39,6 +39,7 @@ __all__ = [
     "result_text",
     "with_blocks",
     "with_result_text",
+    "with_tool_use_result",
 ]
 
 Entry: TypeAlias = dict[str, Any]
@@ -137,6 +138,37 @@ def with_blocks(entry: Entry, blocks: list[Any]) -> Entry:
     message["content"] = blocks
     new["message"] = message
     return new
+
+
+def with_tool_use_result(entry: Entry, body: str, text: str) -> Entry:
+    """The entry with its `toolUseResult` made to say `text` where it repeats the old result `body`.
+
+    The CLI keeps a copy of each result beside the message, in `toolUseResult`: a str for an error
+    (`"Error: " + the result`), a dict for a tool's output. It does not send that field on resume
+    today, but a rewritten body or instruction left whole there is one field away from the model. Two
+    shapes are rewritten: a str that holds the body, and a Bash output (`stdout`, `stderr`) whose parts
+    are both in the body. Any other dict is left as it is: the CLI rebuilds state from some of them on
+    resume (the files a Read saw, for the next Edit). Returns `entry` itself when nothing changes.
+    """
+    value = entry.get("toolUseResult")
+    if not body or text == body:
+        return entry
+    if isinstance(value, str) and body in value:
+        new: Any = value.replace(body, text)
+    elif (
+        isinstance(value, dict)
+        and isinstance(value.get("stdout"), str)
+        and isinstance(value.get("stderr"), str)
+        and value["stdout"] in body
+        and value["stderr"] in body
+        and (value["stdout"] or value["stderr"])
+    ):
+        new = {**value, "stdout": text, "stderr": ""}
+    else:
+        return entry
+    copy = dict(entry)
+    copy["toolUseResult"] = new
+    return copy
 
 
 def filled(template: str, text: str) -> bool:

@@ -36,6 +36,7 @@ from ._transcript import (
     result_text,
     with_blocks,
     with_result_text,
+    with_tool_use_result,
 )
 from .denials import tool_calls
 
@@ -160,7 +161,7 @@ def expire_ephemeral(
         if saved <= 0 or len(note) >= len(body):
             continue  # never longer: the body is as short as the note
         blocks[index] = new
-        out[position] = with_blocks(entry, blocks)
+        out[position] = with_tool_use_result(with_blocks(entry, blocks), body, note)
         changes.append(
             Change(
                 kind="expired",

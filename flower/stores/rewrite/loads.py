@@ -11,12 +11,21 @@ cold load is found in the history itself (`rewrite_point`), so no state is kept 
 Where a load happened: a resumed process starts with a prompt. The CLI marks such a prompt (measured
 with 2.1.332: a `mode` entry follows its first reply, never a prompt of a fresh or continuing process;
 CLI 2.1.42 and earlier wrote a `SessionStart:resume` hook progress entry before it, when a SessionStart
-hook was set). When a transcript carries such marks, only marked prompts count as loads; without any,
-every prompt could have been one.
+hook was set). When a transcript carries such marks, only marked prompts count as loads. Without any,
+a prompt written by a CLI that marks every resumed process (2.1.327 and later) was no load; one
+written by an older CLI could have been, unless it is one of the CLI's own command lines (`is_command`:
+a slash command, a `!` shell line or their output), which nobody resumes a session with.
+
+The cache's lifetime is the one the CLI asked for on its replies (`promptCacheRequested`), else the one
+their usage shows it wrote (`cache_creation.ephemeral_1h_input_tokens`: one hour; CLI 2.1.42 and
+earlier recorded no `promptCacheRequested`, and sessions on a subscription used the 1-hour cache), else
+`CachePolicy.ttl`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,12 +34,21 @@ from ..policies import CachePolicy
 from ._transcript import Entry
 from .expire import entry_time
 
-__all__ = ["LoadPoint", "is_prompt", "load_points", "resumes", "rewrite_point"]
+__all__ = ["MARKS_SINCE", "LoadPoint", "is_command", "is_prompt", "load_points", "resumes", "rewrite_point"]
 
 _INTERRUPTED = "[Request interrupted by user"
 _MESSAGES = ("user", "assistant")
 _LIFETIMES = {"5m": 300.0, "1h": 3600.0}
 """`promptCacheRequested` on the CLI's assistant entries -> seconds (measured: "5m" by default)."""
+_COMMAND = re.compile(
+    r"\s*(?:<(command-name|command-message|command-args|local-command-stdout|local-command-stderr"
+    r"|bash-input|bash-stdout|bash-stderr)>.*?</\1>\s*)+",
+    re.DOTALL,
+)
+"""The CLI's own lines: a slash command (`<command-name>`, `<command-message>`, `<command-args>`), a
+local command's output, a `!` shell line and its output; the text is made of these elements only."""
+MARKS_SINCE = (2, 1, 327)
+"""The first CLI version measured to mark every resumed process (a `mode` entry after its first reply)."""
 
 
 def is_prompt(entry: Entry) -> bool:
@@ -54,6 +72,26 @@ def is_prompt(entry: Entry) -> bool:
             str(b.get("text", "")) for b in content if isinstance(b, Mapping) and b.get("type") == "text"
         )
     return isinstance(content, str) and not content.startswith(_INTERRUPTED)
+
+
+def is_command(entry: Entry) -> bool:
+    """A prompt the CLI wrote for a slash command or a `!` shell line, or for their output: its text
+    (a str, or the first text block) is made only of the CLI's own command elements."""
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if isinstance(content, list):
+        first = next((b for b in content if isinstance(b, Mapping) and b.get("type") == "text"), None)
+        content = first.get("text") if first is not None else None
+    return isinstance(content, str) and _COMMAND.fullmatch(content) is not None
+
+
+def _marks_resumes(entry: Entry) -> bool:
+    """The entry was written by a CLI that marks every resumed process (`MARKS_SINCE` or later)."""
+    version = entry.get("version")
+    if not isinstance(version, str):
+        return False
+    parts = re.match(r"(\d+)\.(\d+)\.(\d+)", version)
+    return parts is not None and tuple(int(p) for p in parts.groups()) >= MARKS_SINCE
 
 
 def _request(entry: Entry) -> bool:
@@ -90,6 +128,10 @@ class LoadPoint:
     """The cache lifetime that applied to the last request before it."""
     marked: bool
     """The CLI marked this prompt as the start of a resumed process."""
+    command: bool = False
+    """A slash command, a `!` shell line or their output (`is_command`), not a typed prompt."""
+    marking: bool = False
+    """Written by a CLI that marks every resumed process (`MARKS_SINCE`): unmarked, it was no load."""
 
     @property
     def cold(self) -> bool:
@@ -97,12 +139,26 @@ class LoadPoint:
         return self.idle is not None and self.lifetime is not None and self.idle >= self.lifetime
 
 
-def _lifetime(entry: Entry | None, cache: CachePolicy) -> float | None:
-    if entry is not None:
-        requested = entry.get("promptCacheRequested")
-        if isinstance(requested, str) and requested in _LIFETIMES:
-            return _LIFETIMES[requested]
-    return cache.ttl
+def _told(entry: Entry) -> float | None:
+    """The cache lifetime an assistant entry tells: the one the CLI asked for, else the one its usage
+    shows written (1 hour when any 1-hour write, 5 minutes when only 5-minute ones), else None."""
+    requested = entry.get("promptCacheRequested")
+    if isinstance(requested, str) and requested in _LIFETIMES:
+        return _LIFETIMES[requested]
+    message = entry.get("message")
+    usage = message.get("usage") if isinstance(message, Mapping) else None
+    written = usage.get("cache_creation") if isinstance(usage, Mapping) else None
+    if not isinstance(written, Mapping):
+        return None
+    if _positive(written.get("ephemeral_1h_input_tokens")):
+        return _LIFETIMES["1h"]  # the longer when both: a load judged warm only saves less
+    if _positive(written.get("ephemeral_5m_input_tokens")):
+        return _LIFETIMES["5m"]
+    return None
+
+
+def _positive(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
 
 
 def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> list[LoadPoint]:
@@ -116,7 +172,7 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
     cache = cache if cache is not None else CachePolicy()
     points: list[LoadPoint] = []
     last_message: Entry | None = None
-    last_reply: Entry | None = None
+    lifetime: float | None = None  # the last one a reply told
     queued: float | None = None  # the earliest queue operation since the last message
     hooked = False  # a SessionStart:resume hook ran since the last prompt
     for index, entry in enumerate(entries):
@@ -124,8 +180,7 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
             continue
         kind = entry.get("type")
         if kind == "mode" and points and not points[-1].marked:
-            previous = points[-1]
-            points[-1] = LoadPoint(previous.index, previous.time, previous.idle, previous.lifetime, True)
+            points[-1] = dataclasses.replace(points[-1], marked=True)
         elif kind == "queue-operation" and queued is None:
             queued = entry_time(entry)
         hooked = hooked or _resume_hook(entry)
@@ -135,12 +190,22 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
                 when = min(stamps) if stamps else None
                 before = entry_time(last_message)
                 idle = when - before if when is not None and before is not None else None
-                points.append(LoadPoint(index, when, idle, _lifetime(last_reply, cache), hooked))
+                points.append(
+                    LoadPoint(
+                        index,
+                        when,
+                        idle,
+                        lifetime if lifetime is not None else cache.ttl,
+                        hooked,
+                        command=is_command(entry),
+                        marking=_marks_resumes(entry),
+                    )
+                )
             hooked = False
         if _request(entry):
             last_message, queued = entry, None
             if kind == "assistant":
-                last_reply = entry
+                lifetime = _told(entry) or lifetime
     return points
 
 
@@ -156,26 +221,28 @@ def rewrite_point(
 
     A load with no `cache`, no `now`, or no timestamped message, or one the cache's lifetime after the
     last message, is cold: `(len(entries), now, False)`. A warm load goes back to the last cold load:
-    the last marked prompt (or any prompt, when the CLI marked none) the lifetime or more after the
-    message before it; `(0, None, True)` when there was none (nothing was ever rewritten).
+    the last marked prompt the lifetime or more after the message before it. When the CLI marked none,
+    the last such prompt written by a CLI older than `MARKS_SINCE` that is not a command line
+    (`is_command`). `(0, None, True)` when there was none (nothing was ever rewritten).
     """
     if cache is None or cache.ttl is None or now is None:
         return len(entries), now, False
     last: Entry | None = None
-    last_reply: Entry | None = None
+    told: float | None = None
     for entry in reversed(entries):
         if isinstance(entry, dict) and _request(entry) and entry_time(entry) is not None:
             last = last or entry
-            if entry.get("type") == "assistant":
-                last_reply = entry
+            if entry.get("type") == "assistant" and (told := _told(entry)) is not None:
                 break
     moment = entry_time(last) if last is not None else None
-    lifetime = _lifetime(last_reply, cache)
+    lifetime = told if told is not None else cache.ttl
     if moment is None or lifetime is None or now - moment >= lifetime:
         return len(entries), now, False
     points = load_points(entries, cache)
     if any(point.marked for point in points):
         points = [point for point in points if point.marked]
+    else:  # a live process went on: a command after a pause, or any prompt of a CLI that marks resumes
+        points = [point for point in points if not point.command and not point.marking]
     for point in reversed(points):
         if point.cold:
             return point.index, point.time, True

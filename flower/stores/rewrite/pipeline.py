@@ -1,9 +1,10 @@
 """The rewrites in order, as one pure function, and the fail-open runner the stores use.
 
-Order: drop API errors, drop denials, neutralise interrupts, expire, trim, heal orphans. Drops come
-first so that what they remove is never counted as a result to keep; healing comes last so that added
-results are never counted either. Every step returns a history that holds the red lines on its own
-(pairs together, chain connected), which is what lets the runner skip a step that fails.
+Order: drop API errors, drop denials, neutralise interrupts, supersede reads, expire, trim, heal
+orphans. Drops come first so that what they remove is never counted as a result to keep; healing comes
+last so that added results are never counted either. Every step returns a history that holds the red
+lines on its own (pairs together, chain connected), which is what lets the runner skip a step that
+fails.
 
 The prompt cache (`CachePolicy`, `flower.stores.rewrite.loads.rewrite_point`): at a warm load the steps
 before healing run over the history as the last cold load saw it, with that load's time, and every
@@ -26,13 +27,14 @@ from typing import Any, TypeAlias
 
 from ..._errors import SpecError
 from ..policies import CachePolicy, Change, EphemeralPolicy, PrunePolicy, TrimPolicy
-from ._transcript import Entry, Rewritten, Spill, check_entries
-from .branch import branch_uuids
+from ._transcript import Entry, Rewritten, Spill, check_entries, content_blocks
+from .branch import branch_uuids, replayed
 from .expire import expire_ephemeral
 from .heal import heal_orphans
 from .loads import rewrite_point
 from .prune import drop_api_errors, drop_denials, neutralise_interrupts
 from .relink import drop_entries
+from .supersede import supersede_reads
 from .trim import trim_results
 
 __all__ = ["Applied", "RewriteStep", "apply_steps", "rewrite_history", "rewrite_steps"]
@@ -72,6 +74,8 @@ def rewrite_steps(
             steps.append(
                 ("neutralise_interrupts", lambda e, now, b: neutralise_interrupts(e, prune, branch=b))
             )
+        if prune.supersede_reads:
+            steps.append(("supersede_reads", lambda e, now, b: supersede_reads(e, prune, branch=b)))
     if ephemeral is not None:
         steps.append(
             ("expire_ephemeral", lambda e, now, b: expire_ephemeral(e, ephemeral, now=now, branch=b))
@@ -115,8 +119,8 @@ def rewrite_history(
             spills.setdefault(spill.name, spill)
         return result.entries
 
-    current, _ = _staged(current, steps, now, cache, run)
-    return Rewritten(current, tuple(changes), tuple(spills.values()))
+    current, _, counted = _staged(current, steps, now, cache, run)
+    return Rewritten(current, _counted(changes, counted), tuple(spills.values()))
 
 
 Runner: TypeAlias = Callable[[str, RewriteStep, list[Entry], float | None, Branch], list[Entry]]
@@ -128,10 +132,13 @@ def _staged(
     now: float | None,
     cache: CachePolicy | None,
     run: Runner,
-) -> tuple[list[Entry], bool]:
+) -> tuple[list[Entry], bool, frozenset[str] | None]:
     """Run the steps over the part of the history a load may rewrite, then heal over all of it.
 
-    Returns the history and whether the load was warm.
+    Returns the history, whether the load was warm, and what a change must touch to be counted (None:
+    every change). A warm load repeats the last cold load's rewrites over the branch *that* load
+    replayed; a compaction, a `/clear` or a rewind written since takes those entries off what the CLI
+    replays now, and their changes save nothing: only the ids `_replayed_ids` gives count then.
     """
     point, moment, warm = rewrite_point(entries, now, cache)
     head, tail = entries[:point], entries[point:]
@@ -144,7 +151,35 @@ def _staged(
     for name, step in steps:
         if name in _EVERYWHERE:
             current = run(name, step, current, now, None)
-    return current, warm
+    return current, warm, (_replayed_ids(entries) if tail else None)
+
+
+def _replayed_ids(entries: list[Entry]) -> frozenset[str]:
+    """The uuids of the entries the CLI replays now, and the ids of the calls and results they hold."""
+    ids: set[str] = set()
+    for index in replayed(entries):
+        entry = entries[index]
+        if isinstance(entry.get("uuid"), str):
+            ids.add(entry["uuid"])
+        for block in content_blocks(entry) or ():
+            if isinstance(block, dict):
+                ident = block.get("id") if block.get("type") == "tool_use" else block.get("tool_use_id")
+                if isinstance(ident, str):
+                    ids.add(ident)
+    return frozenset(ids)
+
+
+def _counted(changes: Sequence[Change], counted: frozenset[str] | None) -> tuple[Change, ...]:
+    """The changes to what the CLI replays: to an entry on its branch (`uuid`), or to a call it holds
+    (a dropped denial leaves no entry to name); an orphan's answer is added to the branch, so it counts."""
+    if counted is None:
+        return tuple(changes)
+    return tuple(
+        change
+        for change in changes
+        if change.kind == "orphan"
+        or (change.uuid if change.uuid is not None else change.tool_use_id) in counted
+    )
 
 
 def _join(head: list[Entry], rewritten: list[Entry], tail: list[Entry]) -> list[Entry]:
@@ -215,8 +250,8 @@ def apply_steps(
         return result.entries
 
     try:
-        current, warm = _staged(current, steps, now, cache, run)
+        current, warm, counted = _staged(current, steps, now, cache, run)
     except Exception as exc:  # the staging itself (reading times, relinking): keep the history as stored
         logger.exception("flower.stores: the history is returned unrewritten")
         return Applied(current, (), (f"history: {type(exc).__name__}: {exc}",), time.perf_counter() - started)
-    return Applied(current, tuple(changes), tuple(errors), time.perf_counter() - started, warm)
+    return Applied(current, _counted(changes, counted), tuple(errors), time.perf_counter() - started, warm)

@@ -46,6 +46,7 @@ from ._transcript import (
     result_text,
     with_blocks,
     with_result_text,
+    with_tool_use_result,
 )
 from .branch import on_branch
 from .denials import denial_kind, tool_calls
@@ -266,12 +267,13 @@ def neutralise_interrupts(
         if position not in scope:
             continue
         blocks = list(content_blocks(entry) or ())
-        touched = False
+        bodies: list[str] = []
         for index, block in iter_blocks(entry, "tool_result"):
-            if result_text(block) in (None, policy.interrupt_note):
+            body = result_text(block)
+            if body is None or body == policy.interrupt_note:
                 continue
             blocks[index] = with_result_text(block, policy.interrupt_note)
-            touched = True
+            bodies.append(body)
             tool_use_id = block.get("tool_use_id")
             changes.append(
                 Change(
@@ -281,6 +283,9 @@ def neutralise_interrupts(
                     chars_saved=block_size(block) - block_size(blocks[index]),
                 )
             )
-        if touched:
-            out[position] = with_blocks(entry, blocks)
+        if bodies:
+            new = with_blocks(entry, blocks)
+            for body in bodies:  # CLI 2.1.42 and earlier: "Error: " + the "STOP what you are doing…" text
+                new = with_tool_use_result(new, body, policy.interrupt_note)
+            out[position] = new
     return Rewritten(out, tuple(changes)) if changes else Rewritten(entries)

@@ -36,6 +36,7 @@ from ._transcript import (
     result_text,
     with_blocks,
     with_result_text,
+    with_tool_use_result,
 )
 
 __all__ = ["spill_name", "trim_results"]
@@ -89,7 +90,7 @@ def trim_results(
             continue  # never longer: a pointer as long as the body saves nothing
         spills.setdefault(name, Spill(name, text))
         blocks[index] = new
-        out[position] = with_blocks(entry, blocks)
+        out[position] = with_tool_use_result(with_blocks(entry, blocks), text, pointer)
         tool_use_id = old.get("tool_use_id")
         changes.append(
             Change(

@@ -1,0 +1,123 @@
+"""Superseded reads: an older Read result goes when a later whole Read, or a Write, of the file follows."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from claude_agent_sdk import InMemorySessionStore
+
+from flower.stores import PrunePolicy, PruningSessionStore
+from flower.stores.rewrite import READ_STUBS, supersede_reads
+from flower.testing import ScriptedModel, bash, read, tool_use
+
+from .transcripts import Transcript, results, text
+
+FILE = "/projects/demo/src/app.py"
+BODY = "".join(f"line {i} of the application, long enough to matter\n" for i in range(40))
+
+
+def read_result(
+    t: Transcript, ident: str, *, start: int = 1, lines: int = 40, total: int = 40, **call: Any
+) -> None:
+    """A Read call and its result, with the record the CLI keeps (`toolUseResult.file`)."""
+    t.assistant(t.call("Read", {"file_path": FILE, **call}, ident))
+    shown = "".join(
+        f"{start + n:>6}\t{line}\n" for n, line in enumerate(BODY.splitlines()[start - 1 : start - 1 + lines])
+    )
+    entry = t.result(ident, shown)
+    record = {"filePath": FILE, "content": BODY, "numLines": lines, "startLine": start, "totalLines": total}
+    entry["toolUseResult"] = {"type": "text", "file": record}
+
+
+def superseded(t: Transcript) -> set[str]:
+    return {c.tool_use_id or "" for c in supersede_reads(t.entries).changes}
+
+
+def test_a_later_whole_read_or_write_supersedes_an_older_read() -> None:
+    t = Transcript()
+    t.prompt("look")
+    read_result(t, "r1")
+    read_result(t, "r2", offset=10, limit=5, start=10, lines=5)  # a window: it supersedes nothing
+    read_result(t, "r3")
+    out = supersede_reads(t.entries)
+    assert {c.tool_use_id for c in out.changes} == {"r1", "r2"}
+    found = results(out.entries)
+    assert text(found["r1"]) == PrunePolicy().superseded_note.format(path=FILE, by="Read")
+    assert text(found["r3"]).startswith("     1\tline 0"), "the newest copy stays whole"
+    assert out.entries[2]["toolUseResult"] == t.entries[2]["toolUseResult"], "the CLI's record stays whole"
+    assert [c.chars_saved > 0 for c in out.changes] == [True, True]
+
+    t.assistant(t.call("Write", {"file_path": FILE, "content": BODY}, "w1"))
+    t.result("w1", f"The file {FILE} has been updated.")
+    assert superseded(t) == {"r1", "r2", "r3"}, "a Write holds the whole file in its input"
+
+
+def test_what_does_not_supersede() -> None:
+    t = Transcript()
+    t.prompt("look")
+    read_result(t, "r1")
+    t.assistant(t.call("Edit", {"file_path": FILE, "old_string": "line 1", "new_string": "line one"}, "e1"))
+    t.result("e1", "The file has been updated. Here's a snippet: ...")
+    read_result(t, "r2", start=1, lines=30, total=40)  # cut at a limit: not the whole file
+    t.assistant(t.call("Read", {"file_path": FILE}, "r3"))
+    t.result("r3", "File does not exist.", is_error=True)
+    t.assistant(t.call("Write", {"file_path": "/elsewhere.py", "content": "x"}, "w1"))
+    t.result("w1", "File created successfully at: /elsewhere.py")
+    assert superseded(t) == set()
+    for stub in READ_STUBS:  # CLI 2.1.332's answer to a re-read: the older result is the only copy
+        stubbed = Transcript()
+        stubbed.prompt("look")
+        read_result(stubbed, "r1")
+        read_result(stubbed, "r2")
+        stubbed.entries[-1]["message"]["content"][0]["content"] = stub + " Refer to that earlier tool_result."
+        assert superseded(stubbed) == set(), stub
+
+
+def test_a_short_read_keeps_its_body_and_the_policy_can_turn_it_off() -> None:
+    t = Transcript()
+    t.prompt("look")
+    t.assistant(t.call("Read", {"file_path": "/a"}, "r1"))
+    t.result("r1", "     1\tx")["toolUseResult"] = {
+        "type": "text",
+        "file": {"content": "x", "numLines": 1, "startLine": 1, "totalLines": 1},
+    }
+    t.assistant(t.call("Read", {"file_path": "/a"}, "r2"))
+    t.result("r2", "     1\tx")["toolUseResult"] = {
+        "type": "text",
+        "file": {"content": "x", "numLines": 1, "startLine": 1, "totalLines": 1},
+    }
+    assert superseded(t) == set(), "never longer: the note would not be shorter"
+    assert PrunePolicy().supersede_reads and not PrunePolicy(supersede_reads=False).supersede_reads
+
+
+@pytest.mark.cli
+async def test_a_resume_with_a_superseded_read_accepts_an_edit(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """The real CLI reads a file twice; resumed cold through flower, the model sees the older copy as a
+    note and the newer whole; an Edit of the file then works (the CLI knows the file was read)."""
+    target = workspace / "app.py"
+    target.write_text(BODY, encoding="utf-8")
+    raw = InMemorySessionStore()
+    scripted_model.script("main", [read(str(target)), bash("echo between"), read(str(target)), "Read."])
+    first = await scripted_model.run("Read app.py.", cwd=workspace, session_store=raw)
+    assert first.session_id
+    store = PruningSessionStore(raw)
+    store.clock = lambda: time.time() + 600  # the cache has expired: the load decides
+    edit = tool_use("Edit", file_path=str(target), old_string="line 3 of", new_string="line three of")
+    scripted_model.script("main", [edit, "Edited."])
+
+    run = await scripted_model.run(
+        "Rename line 3.", cwd=workspace, session_store=store, resume=first.session_id
+    )
+
+    assert run.error is None and run.text == "Edited."
+    resumed, after = scripted_model.requests("main")[-2:]
+    reads = [r for r in resumed.tool_results if r.tool_name == "Read"]
+    assert [r.text.startswith("[older read of") for r in reads] == [True, False]
+    assert store.last_report is not None and len(store.last_report.of_kind("superseded")) == 1
+    edited = after.tool_results[-1]
+    assert not edited.is_error and "line three of" in target.read_text(encoding="utf-8")
