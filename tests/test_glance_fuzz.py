@@ -38,7 +38,7 @@ HARMFUL = {
     "rm x": ("bash", "zsh", "bash/real", "zsh/real"),
     "ls > out": ("bash", "zsh", "bash/real", "zsh/real"),
     "sort -o out f": ("bash", "zsh"),
-    "cd /": ("bash", "zsh"),
+    "pushd /": ("bash", "zsh"),
     "ls#;ls": ("bash",),
     "eval ls": ("bash", "zsh"),
     "ls && touch ../y": ("bash", "zsh", "bash/real", "zsh/real"),
