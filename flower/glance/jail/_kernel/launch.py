@@ -73,7 +73,17 @@ def main(argv: list[str]) -> int:
         return run_macos(options)
     if not sys.platform.startswith("linux"):
         return refuse(f"no jail on {sys.platform}")
-    return _run(options)
+    try:
+        return _run(options)
+    except _Stopped as stopped:
+        os.write(2, f"glance jail: the launcher failed ({stopped}); the command was stopped.\n".encode())
+        return EXIT_REFUSED
+    except Exception as error:
+        return refuse(f"the launcher could not start ({error})")
+
+
+class _Stopped(Exception):
+    """The relay failed after the command started; the command was killed."""
 
 
 def _run(options: Options) -> int:
@@ -94,9 +104,9 @@ def _run(options: Options) -> int:
         os._exit(EXIT_REFUSED)
     try:
         return _supervise(options, pid, ours, theirs, (out_r, out_w, err_r, err_w), merged, started)
-    except BaseException:
+    except BaseException as error:
         kill_group(pid)  # the relay failed: the command must not run on unsupervised
-        raise
+        raise _Stopped(str(error)) from error
 
 
 def _supervise(options: Options, pid: int, ours: socket.socket, theirs: socket.socket,
