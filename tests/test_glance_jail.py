@@ -134,22 +134,19 @@ ATTACKS_LONG = {  # system calls made one by one: the strace test shows the kern
 }
 
 
-def _no_effect(world: World, shell: str, command: str) -> None:
+def _cases(short: dict[str, str], long: dict[str, str]) -> list[object]:
+    """The commands as test parameters, the `long` ones marked so that the default run leaves them out."""
+    return [pytest.param(command, id=name) for name, command in short.items()] + [
+        pytest.param(command, id=name, marks=pytest.mark.long) for name, command in long.items()
+    ]
+
+
+@pytest.mark.parametrize("command", _cases(ATTACKS, ATTACKS_LONG))
+def test_an_attack_has_no_effect(world: World, shell: str, command: str) -> None:
     _needs(command, shell)
     ran = world.run(command, shell=shell)
     assert ran.effects == [], f"{command!r} under {shell}: {ran.effects}\n{ran.out}"
     assert ran.rc not in (REFUSED, -9), ran.out  # it really ran, inside the jail, and the launcher lived
-
-
-@pytest.mark.parametrize("command", ATTACKS.values(), ids=ATTACKS.keys())
-def test_an_attack_has_no_effect(world: World, shell: str, command: str) -> None:
-    _no_effect(world, shell, command)
-
-
-@pytest.mark.long
-@pytest.mark.parametrize("command", ATTACKS_LONG.values(), ids=ATTACKS_LONG.keys())
-def test_more_attacks_have_no_effect(world: World, shell: str, command: str) -> None:
-    _no_effect(world, shell, command)
 
 
 ENDLESS = {
@@ -171,23 +168,13 @@ ENDLESS_LONG = {
 }
 
 
-def _ended_by_the_jail(world: World, shell: str, command: str) -> None:
+@pytest.mark.parametrize("command", _cases(ENDLESS, ENDLESS_LONG))
+def test_an_endless_command_is_ended_by_the_jail(world: World, shell: str, command: str) -> None:
     ran = world.run(command, shell=shell, wall=1)
     assert ran.effects == [], f"{command!r} under {shell}: {ran.effects}"
     assert ran.rc != 0, ran.out[-500:]  # ended by a limit (time, output, processes) or refused, never done
     assert len(ran.raw) < 24_000 + 1024
     assert ran.maxrss_mib < 600, f"peak resident memory {ran.maxrss_mib:.0f} MiB"
-
-
-@pytest.mark.parametrize("command", ENDLESS.values(), ids=ENDLESS.keys())
-def test_an_endless_command_is_ended_by_the_jail(world: World, shell: str, command: str) -> None:
-    _ended_by_the_jail(world, shell, command)
-
-
-@pytest.mark.long
-@pytest.mark.parametrize("command", ENDLESS_LONG.values(), ids=ENDLESS_LONG.keys())
-def test_more_endless_commands_are_ended_by_the_jail(world: World, shell: str, command: str) -> None:
-    _ended_by_the_jail(world, shell, command)
 
 
 BOMBS = {  # the shell or program may fail and go on: what matters is that memory and output stay bounded
