@@ -76,14 +76,25 @@ def _ansi_c_char(char: str) -> str:
     return char
 
 
-def judge(run: Run) -> None:
+_PIPE_PATH = re.compile(r"/dev/fd/[0-9]+|/proc/self/fd/[0-9]+")
+"""What a process substitution `<(…)` becomes: bash passes `/dev/fd/63`, zsh `/proc/self/fd/11`."""
+
+
+def judge(run: Run, command: str = "") -> None:
     """Add a problem for each program run that is off the whitelist or that glance refuses on its own.
 
     Standard input is about terminating, which the real pass observes, so the re-check feeds /dev/null.
     `[ … ]` is re-checked as `test …`: the shell's `[` may get no `]` (`[ x\\ ]`), and then it fails.
+    When `command` holds a process substitution, the pipe it became is re-checked as a plain file name
+    (glance refuses `/dev/fd/63` written out, and accepts `<(…)`, whose value can only be read).
     """
-    for verb, args in run.records:
-        shown = shlex.join([verb.removeprefix("?"), *args]).encode("utf-8", "backslashreplace").decode()
+    substituted = "<(" in command
+    for verb, given in run.records:
+        args = [
+            f"pipe{index}" if substituted and _PIPE_PATH.fullmatch(arg) else arg
+            for index, arg in enumerate(given)
+        ]
+        shown = shlex.join([verb.removeprefix("?"), *given]).encode("utf-8", "backslashreplace").decode()
         words = args[: -1 if args[-1:] == ["]"] else None] if verb == "[" else args
         alone = " ".join(["test" if verb == "[" else verb, *map(_quote, words), "</dev/null"])
         if verb == "cd" and len(args) == 1:  # a builtin, a stub here: `cd DIR && …` is a glance
@@ -134,7 +145,7 @@ def fuzz(
         list(pool.map(one, jobs_list))
     for case in accepted:
         for run in case.runs.values():
-            judge(run)
+            judge(run, case.command)
     return Summary(cases, seed, usable, accepted, time.perf_counter() - start)
 
 
