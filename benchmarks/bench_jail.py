@@ -49,9 +49,8 @@ def main() -> None:
         raise SystemExit(f"no glance jail on this machine: {support.reason}")
     shells = [path for path in (shutil.which("bash"), shutil.which("zsh")) if path]
     load = os.getloadavg()[0]
-    print(
-        f"{runs} runs each; {os.cpu_count()} CPUs, load {load:.1f}; {support.describe()}; Python {sys.version.split()[0]}"
-    )
+    python = sys.version.split()[0]
+    print(f"{runs} runs each; {os.cpu_count()} CPUs, load {load:.1f}; {support.describe()}; Python {python}")
     print("\n| command | shell | plain: median ms (p90) | jailed: median ms (p90) | overhead ms |")
     print("|---|---|---:|---:|---:|")
     baseline = median_ms([sys.executable, "-I", "-S", "-c", "pass"], runs)[0]
