@@ -192,3 +192,14 @@ def test_the_users_bash_rules_hold_for_the_command_as_written(project: Path, tmp
     assert glance_run("ls -la", cwd=str(project), rules=rules).allowed
     only_project = BashRules(setting_sources=("project",), cwd=str(project), config_dir=str(config))
     assert glance_run("git diff HEAD", cwd=str(project), rules=only_project).allowed  # user file not loaded
+
+
+def test_process_substitutions_nest_as_deep_as_the_rest() -> None:
+    """`<(…)` inside `<(…)`: checked to the same depth as other nesting, then refused (never a crash)."""
+
+    def nested(depth: int) -> str:
+        return "cat " + "<(cat " * depth + "f" + ")" * depth
+
+    assert glance_verdict(nested(99)).ephemeral
+    assert "levels deep" in glance_verdict(nested(101)).reason
+    assert "levels deep" in glance_verdict(nested(1_400)).reason

@@ -65,6 +65,8 @@ class Walk:
         self.cwds: list[Cwd] = [cwd]
         """The directories the next command may run in (more than one after a list with a `cd`)."""
         self.start = cwd
+        self.substitutions = 0
+        """How many process substitutions `<(…)` enclose the part being checked."""
 
     def sequence(self, node: Node) -> None:
         """The program: statements separated by `;` or newlines; a trailing `&` is a background job."""
@@ -186,11 +188,15 @@ class Walk:
             return self.words.word(node)
         if node.children[0].type != "<(" or node.children[-1].type != ")":
             raise Refusal("an output process substitution `>(…)` runs a command that receives output")
+        self.substitutions += 1
+        if self.substitutions > MAX_NESTING:
+            raise Refusal(f"the command nests more than {MAX_NESTING} levels deep")
         cwds = list(self.cwds)  # a `cd` inside runs in a subshell
         for child in node.children[1:-1]:
             if child.type not in (";", "comment"):
-                self.statement(child, fed=False, tail=None, depth=1)
+                self.statement(child, fed=False, tail=None, depth=self.substitutions)
         self.cwds = cwds
+        self.substitutions -= 1
         return Word(None, UNKNOWN, "/dev/fd/", "/dev/fd/63")
 
     def change_directory(self, nodes: list[Node], facts: _Tail, fed: bool, cd: bool) -> None:
