@@ -466,11 +466,12 @@ EPHEMERAL = [c for c, ok, _ in ACCEPTED if ok]
 # (a `cd` passes only in a list joined by `&&` alone).
 JOINABLE = [c for c in EPHEMERAL if "#" not in c and "\n" not in c and not c.startswith(("!", "cd "))]
 # Refused because of what they are, whatever comes before or after them: not empty, not a comment
-# only, not cut short (`ls |` followed by a newline and a glance is a complete pipeline).
+# only, not cut short (`ls |` followed by a newline and a glance is a complete pipeline), not a lone `cd`
+# (`cd src && ls` is a glance).
 HARMFUL = [
     c
     for c, ok, _ in REFUSED
-    if not ok and c.strip() and not c.startswith("#") and not c.endswith(("|", "&&", "||"))
+    if not ok and c.strip() and not c.startswith(("#", "cd ")) and not c.endswith(("|", "&&", "||"))
 ]
 # Refused only because nothing feeds their standard input; after a pipe they are fine.
 READS_TERMINAL = {"cat", "grep foo", "sort", "rg foo", "git cat-file --batch"}
