@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ApiError",
     "Event",
+    "GlanceWarning",
     "HandoffDone",
     "HandoffWarning",
     "Result",
@@ -252,6 +253,23 @@ class TracingWarning:
     """What failed, for a person."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class GlanceWarning:
+    """This machine gives glances no jail: the coordinator runs only glance's core commands itself.
+
+    Sent once per process, in the run whose coordinator first meets it (and logged on `flower.glance`).
+    The run goes on: other commands are refused with the reason, and the coordinator delegates them.
+    `flower doctor` shows what the jail probe found.
+    """
+
+    agent: str | None = None
+    """Always None: glances are the main thread's."""
+    message: str
+    """The warning, for a person."""
+    reason: str
+    """Why there is no jail (the probe's finding: the kernel has no Landlock, the launcher failed...)."""
+
+
 Event: TypeAlias = (
     Text
     | ToolCall
@@ -266,5 +284,6 @@ Event: TypeAlias = (
     | WorkbenchWarning
     | VersionWarning
     | TracingWarning
+    | GlanceWarning
 )
 """Any event `Runtime.run(on_event=...)` may receive, or `Runtime.stream()` may yield."""

@@ -52,6 +52,7 @@ from ._run.layers import (
     layer_store,
 )
 from ._util.check import checked
+from .glance import BashRules
 from .handoff.compact import CompactPolicy
 from .options import merge_hooks
 from .spill._chain import chain_spill
@@ -303,7 +304,12 @@ def _wall(
         own = COORDINATOR_TOOLS
     if "Agent" not in own:
         raise SpecError(f"{_OWNER}: own_tools must include 'Agent' for a coordinator, got {list(own)}")
-    guard = delegate_guard(artifacts=wb.artifacts if wb is not None else None, glance=glance, allowed=own)
+    guard = delegate_guard(
+        artifacts=wb.artifacts if wb is not None else None,
+        glance=glance,
+        allowed=own,
+        rules=BashRules.from_options(options),
+    )
     return {"PreToolUse": [HookMatcher(matcher=None, hooks=[guard])]}
 
 

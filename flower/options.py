@@ -11,6 +11,7 @@ What it settles, each for a reason measured with CLI 2.1.327:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from claude_agent_sdk.types import HookEvent, SessionStore
 from ._errors import SpecError
 from ._util.check import checked
 from .agents import AgentSpec
+from .glance import BashRules
 from .handoff.compact import CompactPolicy
 from .wall._deny_chain import chain_denials
 from .wall.delegate import delegate_guard
@@ -111,8 +113,16 @@ def build_options(
     if fork and not resume:
         raise SpecError("fork=True needs resume=<session id> (a fork starts from an existing session)")
     wall: dict[HookEvent, list[HookMatcher]] = {}
+    cli_env = _env(spec, spec.compact or compact, env)
     if spec.delegate_only:
-        guard = delegate_guard(artifacts=artifacts, glance=spec.glance, allowed=spec.tools)
+        rules = BashRules(
+            disallowed=tuple(spec.options.get("disallowed_tools") or ()),
+            settings=spec.options.get("settings"),
+            setting_sources=spec.setting_sources,
+            cwd=None if cwd is None else str(cwd),
+            config_dir={**os.environ, **cli_env}.get("CLAUDE_CONFIG_DIR"),
+        )
+        guard = delegate_guard(artifacts=artifacts, glance=spec.glance, allowed=spec.tools, rules=rules)
         wall["PreToolUse"] = [HookMatcher(matcher=None, hooks=[guard])]
     # of several denials the model reads only the last to end: when the wall and one of the spec's own
     # hooks both deny a call, each gives both reasons
@@ -130,7 +140,7 @@ def build_options(
         allowed_tools=list(tools),
         agents={name: _definition(w) for name, w in spec.workers.items()} or None,
         hooks=merge_hooks(wall, mandate, hooks, own) or None,
-        env=_env(spec, spec.compact or compact, env),
+        env=cli_env,
         setting_sources=None if spec.setting_sources is None else list(spec.setting_sources),
         model=None if spec.model == "inherit" else spec.model,
         effort=spec.effort,

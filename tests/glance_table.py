@@ -6,6 +6,8 @@ Each row is (command, ephemeral, why). A non-empty `why` marks an adversarial ro
 
 from __future__ import annotations
 
+import os
+
 SEED = 'git status -s && echo "--- LOG ---" && git log --oneline -3'
 
 ACCEPTED: list[tuple[str, bool, str]] = [
@@ -165,6 +167,18 @@ ACCEPTED: list[tuple[str, bool, str]] = [
     ("git config user.name", True, ""),
     ("git show HEAD~1:README.md", True, ""),
     ("cat /proc/meminfo", True, ""),
+    # the jail makes these harmless; the parser still checks what runs inside them
+    ("cd src && git log --oneline -3", True, ""),
+    ("cd src && ls && cd tests && wc -l *.py", True, ""),
+    ("python3 --version", True, ""),
+    ("node --version", True, ""),
+    ("diff <(sort a) <(sort b)", True, ""),
+    ("diff <(ls) <(ls a)", True, ""),
+    ("awk 'BEGIN { print 1 }'", True, ""),
+    ("printf '%s\\n' 'a[1]' b", True, ""),
+    ("printf '%d %5.2f\\n' 3 2.5", True, ""),
+    ("echo x{1..10}", True, ""),
+    ("[ -t 1 ] && echo tty", True, ""),
 ]
 
 REFUSED: list[tuple[str, bool, str]] = [
@@ -289,7 +303,9 @@ REFUSED: list[tuple[str, bool, str]] = [
     ('echo "$(<f)"', False, "substitution reading a file"),
     ("cat <(rm x)", False, "process substitution"),
     ("ls | tee >(rm x)", False, "output process substitution"),
-    ("diff <(ls) <(ls a)", False, "process substitution in diff"),
+    ("diff <(ls) >(ls a)", False, "output process substitution in diff"),
+    ("diff <(rm x) a", False, "a mutation inside a process substitution"),
+    ("cat <(cat)", False, "a process substitution that reads the terminal"),
     ("echo ${X:=rm}", False, "expansion that assigns"),
     ("echo ${X:-$(rm y)}", False, "substitution nested in an expansion"),
     ("echo $((i++))", False, "arithmetic with a side effect"),
@@ -385,17 +401,77 @@ REFUSED: list[tuple[str, bool, str]] = [
     ("free -s 1", False, "repeats forever"),
 ]
 
-CASES = ACCEPTED + REFUSED
+# Each example of the third audit, one class after another: every one had a verified effect when glance
+# accepted it.
+AUDIT: list[tuple[str, bool, str]] = [
+    ("echo $#HOME['$(touch X)']", False, "zsh subscript after $#"),
+    ("echo $+HOME['$(touch X)']", False, "zsh subscript after $+"),
+    ("echo $^HOME['$(touch X)']", False, "zsh subscript after $^"),
+    ("echo $=HOME['$(touch X)']", False, "zsh subscript after $="),
+    ("echo $~HOME['$(touch X)']", False, "zsh subscript after $~"),
+    ("echo \"$#HOME['$(touch X)']\"", False, "zsh subscript after $# in double quotes"),
+    ("echo $?['$(touch X)']", False, "zsh subscript after a special parameter"),
+    ("printf %d PATH=10 && git status", False, "zsh printf assigns PATH by arithmetic"),
+    ("[ -t PATH=10 ] ; ls", False, "zsh test -t assigns PATH by arithmetic"),
+    ("printf '%d\\n' EUID=65534 && whoami", False, "zsh printf changes the identity by arithmetic"),
+    ("printf '%*s' 'path[$(touch X)]' x", False, "zsh printf width argument is arithmetic"),
+    ("printf %n x", False, "printf %n assigns a variable"),
+    ('printf %d "$X"', False, "zsh printf numeric argument known only at run time"),
+    ("echo $((PATH=10))", False, "arithmetic expansion assigns"),
+    ("((PATH=10)) && ls", False, "arithmetic command assigns"),
+    ("let PATH=10", False, "let assigns"),
+    (
+        'awk \'BEGIN{SYMTAB["AR" "GV"][1]="/inet/tcp/0/127.0.0.1/9"}{print}\' README.md',
+        False,
+        "gawk SYMTAB reaches ARGV",
+    ),
+    ("awk '{ PROCINFO[\"x\"] = 1; print }' f", False, "gawk PROCINFO"),
+    ('awk \'BEGIN { print "x" > "/inet/tcp/0/127.0.0.1/9" }\'', False, "gawk network file in the program"),
+    ("awk -v ARGC=5 1 f", False, "awk -v changes which files are read"),
+    ("awk '{print}'", False, "awk reads standard input"),
+    ("awk 1", False, "awk with a pattern reads standard input"),
+    ("awk 1 ''", False, "awk skips an empty operand and reads standard input"),
+    ("awk 'END { print NR }'", False, "awk END reads standard input"),
+    ("git check-ignore --st", False, "abbreviation of --stdin"),
+    ("cat 3<README.md", False, "input on descriptor 3: cat reads the terminal"),
+    ("grep -f - X", False, "grep reads patterns from standard input"),
+    ("cmp FILE", False, "cmp compares with standard input"),
+    ("date --fil=-", False, "abbreviation of --file=-"),
+    ("file -f-", False, "file reads names from standard input"),
+    ("du -X -", False, "du reads exclusions from standard input"),
+    ("diff --from-file=-", False, "diff compares with standard input"),
+    ("git blame --contents -", False, "git blame reads standard input"),
+    ("echo x{1..100000000}", False, "brace expansion bomb"),
+    ("echo {a-z}{a-z}{a-z}", False, "zsh BRACE_CCL expansion bomb"),
+    ("ls -d /**/zzz", False, "zsh recursive glob from /"),
+    ("ls /sys/*/*/*/*", False, "deep glob"),
+    ("grep -R TODO .", False, "follows a link to /dev/zero in the project"),
+    ("du -sL .", False, "follows a link in the project"),
+    ("find -L .", False, "follows a link in the project"),
+    ("diff -l a b", False, "diff -l runs pr"),
+    *(
+        [
+            ("cat /var/run/../dev/zero", False, "a link resolved as text"),
+            ("grep -r x /var/run/..", False, "a link that leads to / resolved as text"),
+        ]
+        if os.path.realpath("/var/run") == "/run"
+        else []
+    ),
+]
+
+CASES = ACCEPTED + REFUSED + AUDIT
 
 EPHEMERAL = [c for c, ok, _ in ACCEPTED if ok]
-# Joined with an operator, these stay one command each: no comment, newline or leading `!`.
-JOINABLE = [c for c in EPHEMERAL if "#" not in c and "\n" not in c and not c.startswith("!")]
+# Joined with an operator, these stay one command each: no comment, newline or leading `!`, and no `cd`
+# (a `cd` passes only in a list joined by `&&` alone).
+JOINABLE = [c for c in EPHEMERAL if "#" not in c and "\n" not in c and not c.startswith(("!", "cd "))]
 # Refused because of what they are, whatever comes before or after them: not empty, not a comment
-# only, not cut short (`ls |` followed by a newline and a glance is a complete pipeline).
+# only, not cut short (`ls |` followed by a newline and a glance is a complete pipeline), not a lone `cd`
+# (`cd src && ls` is a glance).
 HARMFUL = [
     c
     for c, ok, _ in REFUSED
-    if not ok and c.strip() and not c.startswith("#") and not c.endswith(("|", "&&", "||"))
+    if not ok and c.strip() and not c.startswith(("#", "cd ")) and not c.endswith(("|", "&&", "||"))
 ]
 # Refused only because nothing feeds their standard input; after a pipe they are fine.
 READS_TERMINAL = {"cat", "grep foo", "sort", "rg foo", "git cat-file --batch"}

@@ -38,7 +38,7 @@ HARMFUL = {
     "rm x": ("bash", "zsh", "bash/real", "zsh/real"),
     "ls > out": ("bash", "zsh", "bash/real", "zsh/real"),
     "sort -o out f": ("bash", "zsh"),
-    "cd /": ("bash", "zsh"),
+    "pushd /": ("bash", "zsh"),
     "ls#;ls": ("bash",),
     "eval ls": ("bash", "zsh"),
     "ls && touch ../y": ("bash", "zsh", "bash/real", "zsh/real"),
@@ -103,3 +103,14 @@ def test_bytes_that_are_not_utf8_are_judged_by_the_rest() -> None:
     writes = fuzz_glance.Run(records=[("sort", ["-o", "\udcc3"])])
     fuzz_glance.judge(writes)
     assert writes.problems
+
+
+def test_a_process_substitution_is_judged_as_the_pipe_it_is() -> None:
+    """`<(…)` reaches the program as `/dev/fd/63` (bash) or `/proc/self/fd/11` (zsh): only a pipe to read."""
+    for path in ("/dev/fd/63", "/proc/self/fd/11"):
+        piped = fuzz_glance.Run(records=[("jq", [path, "remote"])])
+        fuzz_glance.judge(piped, "jq <(which x) remote")
+        assert piped.problems == [], piped.problems
+        written = fuzz_glance.Run(records=[("cat", [path])])
+        fuzz_glance.judge(written, f"cat {path}")  # written out, it is a device path: refused
+        assert written.problems

@@ -77,7 +77,6 @@ GIT_ELSEWHERE = [
     "git -c safe.bareRepository=all status",
     "git --config-env=core.fsmonitor=HOOK status",
     "GIT_DIR=sub git status",
-    "cd sub && git status",
     "git --exec-path=./bin status",
 ]
 

@@ -12,7 +12,7 @@ import pytest
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher, InMemorySessionStore
 
 from flower import CompactPolicy, PruningSessionStore, SpecError, SqliteSessionStore, TrimPolicy, Workbench
-from flower.glance import glance_verdict
+from flower.glance import glance_run
 from flower.instrument import instrument
 from flower.workbench._index_context import INDEX_CONTEXT, index_context_hooks
 
@@ -218,10 +218,10 @@ async def test_the_wall_allows_the_main_thread_the_tools_the_app_gave_it(ws: Pat
     )  # hands-on: never the main thread
     assert await decide(new, {"tool_name": "Write", "tool_input": {}, "agent_id": "a1"}) == {}
     assert await decide(new, {"tool_name": "mcp__notes__add", "tool_input": {}}) == {}
-    assert await decide(new, {"tool_name": "Bash", "tool_input": {"command": "ls"}}) == {}
+    assert not denied(await decide(new, {"tool_name": "Bash", "tool_input": {"command": "ls"}}))
     glance = await decide(new, {"tool_name": "Bash", "tool_input": {"command": "git status"}})
-    rewritten = glance["hookSpecificOutput"]["updatedInput"]["command"]  # allowed, git hardened
-    assert rewritten == glance_verdict("git status").command != "git status"
+    rewritten = glance["hookSpecificOutput"]["updatedInput"]["command"]  # allowed: jailed, git hardened
+    assert rewritten == glance_run("git status", cwd=None).command != "git status"
     reason = (await decide(new, {"tool_name": "Write", "tool_input": {}}))["hookSpecificOutput"]
     assert str(ws / ".flower" / "artifacts") in reason["permissionDecisionReason"]
 

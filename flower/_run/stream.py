@@ -24,6 +24,7 @@ from claude_agent_sdk.types import TERMINAL_TASK_STATUSES
 
 from .._util.content import refused_by_cli, text_of
 from ..events import ApiError, Event, Result, SubagentFinished, SubagentStarted, Text, ToolCall, ToolResult
+from ..glance import take_warnings
 from ..usage import UsageMeter
 from ..versions import version_warnings
 from .reach import UNREACHABLE_AFTER, is_unreachable, retry_message
@@ -120,6 +121,8 @@ class Tracker:
     async def feed(self, message: Message) -> None:
         while self._later:
             await self.emit(self._later.pop(0))
+        for jailless in take_warnings():  # the coordinator met no glance jail (once per process)
+            await self.emit(jailless)
         session = getattr(message, "session_id", None)
         if isinstance(session, str) and session:
             self.session_id = session

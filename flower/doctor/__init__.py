@@ -1,7 +1,8 @@
 """`flower doctor`: what is installed, and whether the CLI still behaves the way flower relies on.
 
 `diagnose()` gathers the versions (flower, Python, the SDK, the CLI) against the tested ranges, the path
-of the CLI the SDK will start, where credentials would come from (names only, never values), and runs
+of the CLI the SDK will start, where credentials would come from (names only, never values), whether
+this machine gives glances a jail (a trial command run through the launcher), and runs
 the offline self-check: two short scripted runs through the real CLI, one pass or fail per fact. It needs
 no network and no API key, and takes a few seconds.
 
@@ -28,6 +29,7 @@ import claude_agent_sdk
 
 from .._run.credentials import credential_sources
 from .._version import __version__
+from ..glance import jail_support
 from ..versions import TESTED_CLI, TESTED_PARSER, TESTED_SDK, VersionRange, installed_version
 from ._selfcheck import Check, self_check
 
@@ -52,6 +54,9 @@ class Diagnosis:
     """The CLI the SDK starts by default: the one bundled with it, else `claude` on the PATH."""
     credentials: tuple[str, ...]
     """Where credentials were found: variable names or the login file, never the values."""
+    jail: str = ""
+    """The glance jail this machine gives (`JailSupport.describe()`): its mechanism, or why there is none
+    (then the coordinator runs only glance's core commands itself)."""
     checks: tuple[Check, ...]
     """The self-check, one `Check` per fact (empty when it was skipped)."""
     duration_s: float
@@ -71,6 +76,7 @@ class Diagnosis:
             f"  Claude Code CLI   {self.cli or 'not found'}  {_verdict(TESTED_CLI, self.cli)}",
             f"  tree-sitter-bash  {self.parser}  {_verdict(TESTED_PARSER, self.parser)}",
             f"  CLI path          {self.cli_path or 'none: install the SDK with its bundled CLI'}",
+            f"  glance jail       {self.jail or 'not probed'}",
             "  credentials       "
             + (
                 "; ".join(self.credentials)
@@ -128,6 +134,7 @@ async def diagnose(*, self_check_run: bool = True) -> Diagnosis:
     started = time.monotonic()
     path = cli_path()
     version = await anyio.to_thread.run_sync(_cli_version, path)
+    jail = await anyio.to_thread.run_sync(jail_support)
     checks = await self_check() if self_check_run and version is not None else []
     return Diagnosis(
         flower=__version__,
@@ -137,6 +144,7 @@ async def diagnose(*, self_check_run: bool = True) -> Diagnosis:
         cli=version,
         cli_path=path,
         credentials=tuple(credential_sources(dict(os.environ))),
+        jail=jail.describe(),
         checks=tuple(checks),
         duration_s=time.monotonic() - started,
     )

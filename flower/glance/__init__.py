@@ -5,11 +5,17 @@ a loss. So the coordinator may run a Bash command itself when it is *ephemeral*:
 terminating, and with a result that can go stale. The same predicate decides which command results
 expire from the history on resume: one table, one answer.
 
-A command passes only if it is read-only under bash and under zsh (the Bash tool runs the user's
-shell, zsh on macOS). Models write compounds (`git status -s && echo "--- LOG ---" && git log -3`), so
-the command is parsed with tree-sitter-bash, a real shell grammar, and every simple command in it must
-pass the verb table; anything not understood is refused. The verdict never raises: whatever the input,
-it is an answer, reached in bounded time.
+Two lines of defence:
+
+1. **The parser.** A command passes only if it is read-only under bash and under zsh (the Bash tool
+   runs the user's shell, zsh on macOS). Models write compounds (`git status -s && git log -3`), so the
+   command is parsed with tree-sitter-bash, a real shell grammar, and every simple command in it must
+   pass the verb table; anything not understood is refused, with a reason the model can act on. The
+   verdict never raises: whatever the input, it is an answer, reached in bounded time.
+2. **The jail** (`flower.glance.jail`). What the parser accepts runs, through the wall's PreToolUse hook,
+   inside a confinement the kernel enforces: no write, no network, no signal outside, no identity
+   change, and bounded time, memory, processes and output. Where there is none, only the core commands
+   pass (`glance_run`), and a `GlanceWarning` says so once per process.
 
 Example::
 
@@ -17,79 +23,27 @@ Example::
     True
     >>> glance_verdict("git status && rm -rf x").reason
     '`rm` is not a read-only command'
+    >>> glance_run("git status", cwd=".").jailed
+    True
 """
 
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass
+from ._deny import BashRules
+from ._verdict import GlanceVerdict, glance_verdict, is_ephemeral
+from ._wall import GlanceRun, glance_run, take_warnings
+from .jail import JailLimits, JailSupport, jail_command, jail_support
 
-from flower._util.check import checked
-
-from ._git import HARDENING
-from ._source import parse
-from ._verb import Refusal
-from ._walk import Walk
-
-__all__ = ["GlanceVerdict", "glance_verdict", "is_ephemeral"]
-
-logger = logging.getLogger("flower.glance")
-
-_HARDENING = (" " + " ".join(HARDENING)).encode()
-
-
-@dataclass(frozen=True)
-class GlanceVerdict:
-    """The answer for one command, with the reason in one English sentence (usable in a deny message)."""
-
-    ephemeral: bool
-    """Whether the command is a glance: the coordinator may run it, and its result expires on resume."""
-    reason: str
-    """Why not (the first refusal met), or a short confirmation when it is ephemeral."""
-    segments: tuple[str, ...]
-    """The simple commands checked, in order; after a refusal, those met up to the refused part."""
-    command: str = ""
-    """What to run for a glance: the command itself, with git's read-only options inserted after each
-    `git` (`git --no-optional-locks -c core.fsmonitor= … status`), so that git writes nothing, runs no
-    hook and fetches nothing. Empty when the command is refused."""
-
-
-@checked
-def is_ephemeral(command: str) -> bool:
-    """Whether `command` is read-only, quick, terminating, and has a result that can go stale."""
-    return glance_verdict(command).ephemeral
-
-
-@checked
-def glance_verdict(command: str) -> GlanceVerdict:
-    """Parse `command` once and check every part of it; anything not understood is refused.
-
-    Never raises for a `str`: an internal error is a refusal too. A value that is not a `str` raises
-    `SpecError` (a `TypeError`) naming `command`, as every public callable does; it never passes.
-    """
-    if not isinstance(command, str):
-        return GlanceVerdict(False, f"the command is not a str but {type(command).__name__}", ())
-    walk: Walk | None = None
-    try:
-        root, source = parse(command)
-        walk = Walk(source)
-        walk.sequence(root)
-        if not walk.segments:
-            raise Refusal("the command holds no command, only comments")
-        return GlanceVerdict(
-            True, "every part is a read-only command", tuple(walk.segments), _run(command, walk)
-        )
-    except Refusal as refusal:
-        return GlanceVerdict(False, refusal.reason, tuple(walk.segments) if walk else ())
-    except Exception:  # fail closed: a bug in glance refuses the command, it never lets it through
-        logger.exception("glance could not decide on a command; refusing it")
-        return GlanceVerdict(False, "glance could not decide on this command (internal error)", ())
-
-
-def _run(command: str, walk: Walk) -> str:
-    """`command` with the hardening options after each `git` name that does not have them yet."""
-    text = command.encode("utf-8")  # the walk's byte offsets are the command's: fix-ups keep lengths
-    for offset in sorted(walk.git_names, reverse=True):
-        if not text.startswith(_HARDENING, offset):
-            text = text[:offset] + _HARDENING + text[offset:]
-    return text.decode("utf-8")
+__all__ = [
+    "BashRules",
+    "GlanceRun",
+    "GlanceVerdict",
+    "JailLimits",
+    "JailSupport",
+    "glance_run",
+    "glance_verdict",
+    "is_ephemeral",
+    "jail_command",
+    "jail_support",
+    "take_warnings",
+]

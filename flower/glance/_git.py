@@ -55,7 +55,16 @@ _GIT_SETTINGS = frozenset(HARDENING[2::2])
 _GIT_DENY = ("output", "ext-diff", "textconv", "show-signature", "open-files-in-pager")
 _GIT_PLAIN = names("""status log show diff rev-parse ls-files blame describe show-ref cat-file ls-tree
     grep rev-list merge-base for-each-ref count-objects check-ignore shortlog version""")
-_GIT_READS_STDIN = ("--stdin", "--batch", "--parseopt", "--exclude-existing")
+_GIT_READS_STDIN = (
+    "stdin",
+    "stdin-packs",
+    "batch",
+    "batch-check",
+    "batch-command",
+    "parseopt",
+    "exclude-existing",
+)
+"""Options that read standard input; git's option parser takes unique abbreviations (`--st`)."""
 _GIT_LIST_VALUES = names("contains no-contains merged no-merged points-at sort format")
 _GIT_LIST_FLAGS = names("""list all remotes verbose show-current ignore-case color no-color column
     no-column abbrev no-abbrev omit-empty quiet""")
@@ -106,7 +115,7 @@ def git(name: str, args: Sequence[Arg]) -> bool:
     if sub in _GIT_PLAIN:
         if sub == "shortlog" and not operands(rest):
             return True  # with no revision and stdin not a terminal, shortlog reads a log from stdin
-        return any(arg.startswith(_GIT_READS_STDIN) for arg in rest)
+        return _reads_stdin(rest)
     if sub in ("branch", "tag"):
         _git_list_form(sub, rest)
     elif sub == "remote":
@@ -185,6 +194,19 @@ def _git_config(rest: Sequence[str]) -> None:
     # `git config KEY` reads, `git config KEY VALUE` writes; a key has a dot, a subcommand (`edit`) none.
     if not action and not (len(keys) == 1 and "." in keys[0]):
         raise Refusal("`git config` writes, but with one key alone, `--get`, `--get-regexp` or `--list`")
+
+
+def _reads_stdin(rest: Sequence[str]) -> bool:
+    """`--stdin` and its abbreviations, `--batch`..., `git blame --contents -`, a lone `-`."""
+    for i, arg in enumerate(rest):
+        if arg == "-":
+            return True
+        name, eq, value = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
+        if name and any(option.startswith(name) for option in _GIT_READS_STDIN):
+            return True
+        if name and "contents".startswith(name) and (value == "-" if eq else rest[i + 1 : i + 2] == ["-"]):
+            return True
+    return False
 
 
 def _operand(word: Pattern) -> bool:

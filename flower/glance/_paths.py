@@ -6,17 +6,24 @@ lead back to any device, and gawk connects when a file operand is `/inet/tcp/…
 and `$X/dev/zero` or `/d?v/zero`, where a part known only at run time could be empty or match `dev`.
 
 A path is checked as a template: its literal text, with `UNKNOWN` standing for each part known only at
-run time (a variable, a glob character, a brace expansion, a leading `~`). `..` is resolved as text;
-what a symbolic link inside the project points to cannot be known from the command (see the docs).
+run time (a variable, a glob character, a brace expansion, a leading `~`), read from the directory the
+command runs in when that is known (`cd sub && cat x` reads `sub/x`). `..` is resolved as text, and
+then, for an absolute path, by the file system too: symbolic links and `..` followed the way the kernel
+follows them (`/var/run` is a link to `/run`, so `/var/run/../dev/zero` is `/dev/zero`), up to the first
+part known only at run time. A path known in full is looked at: a named pipe, a device or a socket
+(`data -> /dev/zero`, a FIFO under an ordinary name) is refused. Nothing is opened: `realpath` and
+`stat` only read directory entries.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 
 from ._verb import names
 
-__all__ = ["UNKNOWN", "path_refusal", "reaches_root"]
+__all__ = ["UNKNOWN", "join", "path_refusal", "reaches_root", "resolve"]
 
 UNKNOWN = "\0"
 """Stands for a part of a word that is known only at run time."""
@@ -44,24 +51,72 @@ _PROCESS = re.compile(r"self|thread-self|[0-9]+")
 _SHORT_VALUE_START = frozenset("/.~" + UNKNOWN)
 
 
-def path_refusal(template: str) -> str:
-    """Why the argument `template` must not be read, or ''.
+def path_refusal(template: str, cwd: str | None = None) -> str:
+    """Why the argument `template`, read from the directory `cwd` (None: unknown), must not be read, or ''.
 
     Besides the whole argument, the value of an option is checked: after the first `=`
     (`--file=/dev/zero`, `if=/dev/zero`) and after any letter of a short cluster (`-f/dev/zero`).
     """
-    if "/" not in template:
+    if "/" not in template and cwd is None:
         return ""  # one component: it is not under `/` (and `..` or a run-time part alone names no file)
     for candidate in _candidates(template):
-        reason = _special(candidate)
+        path = join(cwd, candidate)
+        reason = _special(path)
+        real = resolve(path)
+        if not reason and real is not None:
+            reason = _special(real) or _special_file(real)
         if reason:
             return reason
     return ""
 
 
-def reaches_root(template: str) -> bool:
+def reaches_root(template: str, cwd: str | None = None) -> bool:
     """Whether the path may be `/` itself (`/`, `/.`, `..`, `$X`): a recursive read there meets /proc."""
-    return _resolve(template, check=False)[1]
+    path = join(cwd, template)
+    real = resolve(path)
+    return _resolve(path, check=False)[1] or (real is not None and _resolve(real, check=False)[1])
+
+
+def join(cwd: str | None, template: str) -> str:
+    """`template` read from the directory `cwd` (a path, or None when unknown)."""
+    if cwd is None or template.startswith(("/", UNKNOWN, "~")):
+        return template
+    return cwd.rstrip("/") + "/" + template
+
+
+def resolve(template: str) -> str | None:
+    """An absolute `template` with its leading literal parts resolved by the file system, or None.
+
+    The parts after the first one known only at run time stay text. None when the template is not
+    absolute, or when resolving fails (a loop of links, a name too long): the text checks still apply.
+    """
+    if not template.startswith("/"):
+        return None
+    parts = template.split("/")
+    known = next((i for i, part in enumerate(parts) if UNKNOWN in part), len(parts))
+    try:
+        real = os.path.realpath("/".join(parts[:known]) or "/")
+    except (OSError, ValueError):
+        return None
+    rest = "/".join(parts[known:])
+    return real if not rest else real.rstrip("/") + "/" + rest
+
+
+def _special_file(path: str) -> str:
+    """Why the file at `path` (absolute, resolved) must not be read: a pipe, device or socket; or ''."""
+    if UNKNOWN in path or path == "/dev/null":
+        return ""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return ""
+    if stat.S_ISFIFO(mode):
+        return f"a named pipe (`{path}`), which waits for a writer"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return f"a device file (`{path}`)"
+    if stat.S_ISSOCK(mode):
+        return f"a socket (`{path}`)"
+    return ""
 
 
 def _candidates(template: str) -> list[str]:

@@ -12,12 +12,12 @@ jq) and the `RULES` table; git is in `_git`, sed and awk in `_scripts`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from ._git import git
 from ._scripts import awk, sed
-from ._verb import Arg, Pattern, Refusal, Rule, Verb, denied_option, names, opaque_refusal, operands
+from ._shell_rules import SHELL_RULES
+from ._verb import Arg, Refusal, Rule, Verb, denied_option, names, opaque_refusal, operands
 
 __all__ = [
     "INTERACTIVE",
@@ -25,12 +25,13 @@ __all__ = [
     "PATTERN_RULES",
     "RULES",
     "WRAPPERS",
+    "follows_links",
     "reads_recursively",
     "verb_rule",
 ]
 
 WRAPPERS = names("""xargs exec eval nice nohup timeout sudo su doas builtin time watch
-    stdbuf ionice chroot unbuffer script bash sh zsh dash ksh fish csh tcsh python python3 node perl
+    stdbuf ionice chroot unbuffer script bash sh zsh dash ksh fish csh tcsh perl
     ruby php lua source busybox setsid flock parallel strace ltrace taskset chrt runuser pkexec coproc""")
 """Verbs that run another command: whatever they run escapes the whitelist."""
 
@@ -52,14 +53,14 @@ def _search(verb: Verb, recursive: frozenset[str]) -> Rule:
     """grep and rg: the first operand is the pattern unless `-e`/`-f` gave it."""
 
     def rule(name: str, args: Sequence[Arg]) -> bool:
-        verb(name, args)
+        by_option = verb(name, args) and verb.option_reads_stdin(args)  # `-f -`: patterns from stdin
         flags = {a.partition("=")[0] for a in args if a and a.startswith("-")}
         shorts = {f"-{c}" for a in args if a and a.startswith("-") and a[1:2] != "-" for c in a[1:]}
         given = bool({"-e", "-f", "--regexp", "--file", "--files", "--type-list"} & (flags | shorts))
-        files = operands(args, verb.short_values, verb.long_values)[0 if given else 1 :]
+        files = operands(args, verb.shorts, verb.longs)[0 if given else 1 :]
         if recursive & (flags | shorts) or "--directories=recurse" in args:
-            return "-" in files
-        return verb.reads_stdin(files)
+            return by_option or "-" in files
+        return by_option or verb.reads_stdin(files)
 
     return rule
 
@@ -92,84 +93,15 @@ def _find(name: str, args: Sequence[Arg]) -> bool:
 _FIND_ACTIONS = names("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls -files0-from")
 
 
-def _date(name: str, args: Sequence[Arg]) -> bool:
-    _DATE(name, [a for a in args if not (a or "").startswith("-I")])  # `-I[FMT]`: the rest is FMT
-    for arg in operands(args, "dfr", {"date", "file", "reference"}):
-        if not (arg or "").startswith("+"):
-            raise Refusal("`date` with an operand that is not a `+FORMAT` sets the clock")
-    return "-" in args or "--file=-" in args  # `date -f -` reads dates from standard input
+def _cmp(name: str, args: Sequence[Arg]) -> bool:
+    """`cmp FILE` compares FILE with standard input."""
+    reads = _CMP(name, args)
+    return reads or len(operands(args, _CMP.shorts, _CMP.longs)) < 2
 
 
-_DATE = Verb(deny_short="s", deny_long=("set",))
-
-
-_TEST_EVALUATES = frozenset({"-v", "-R"})
-"""`test -v 'a[$(cmd)]'` evaluates the subscript, running `cmd`: bash does arithmetic on it."""
-_TEST_INTEGERS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
-_INTEGER = re.compile(r"[ \t]*[-+]?[0-9]+[ \t]*")
-
-
-def _test(name: str, args: Sequence[Arg]) -> bool:
-    if None in args:  # a run-time value could be `-v` in operator position
-        raise opaque_refusal(name)
-    words = [a for a in args if a is not None]
-    if _TEST_EVALUATES.intersection(words):
-        raise Refusal(f"`{name} -v` evaluates an array subscript, which can run a command")
-    for i, word in enumerate(words):
-        if word in _TEST_INTEGERS and not all(
-            _INTEGER.fullmatch(side) for side in words[max(i - 1, 0) : i] + words[i + 1 : i + 2]
-        ):
-            raise Refusal(f"`{name} {word}` with an operand that is not a plain integer")
-    return False
-
-
-def _printf(name: str, args: Sequence[Arg]) -> bool:
-    if args and (args[0] is None or isinstance(args[0], Pattern)):
-        raise Refusal("`printf` with a format known only at run time")
-    if args and (args[0] or "").startswith("-v"):
-        raise Refusal("`printf -v` assigns a shell variable")
-    if any(arg is not None and "[" in arg for arg in args[1:]):
-        # zsh evaluates numeric arguments as arithmetic: `printf %d 'path[$(cmd)]'` runs `cmd`; a glob
-        # that matches nothing stays as it is with NO_NOMATCH, so its text counts too.
-        raise Refusal("`printf` with a `[` in an argument, which zsh can evaluate as a subscript")
-    return False
-
-
-_HOSTNAME_FLAGS = names("-s -I --short --all-ip-addresses")
-
-
-def _hostname(name: str, args: Sequence[Arg]) -> bool:
-    # The other display options (-f, -d, -i, -a, -A) look the name up, which can reach the network.
-    if any(arg not in _HOSTNAME_FLAGS for arg in args):
-        raise Refusal(
-            "`hostname` with an operand sets the name; -f, -d, -i, -a, -A look it up on the network"
-        )
-    return False
-
-
-def _ulimit(name: str, args: Sequence[Arg]) -> bool:
-    # `ulimit -n` shows a limit; with a value (`ulimit -n 10`) it sets one.
-    if not all(arg is not None and re.fullmatch(r"-[A-Za-z]+", arg) for arg in args):
-        raise Refusal("`ulimit` with a value sets a limit; only its flags (`ulimit -a`) show them")
-    return False
-
-
-def _command(name: str, args: Sequence[Arg]) -> bool:
-    # `command -v NAME` tells where NAME comes from; any other form runs NAME.
-    if (
-        len(args) < 2
-        or args[0] not in ("-v", "-V")
-        or not all(arg is not None and re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*", arg) for arg in args[1:])
-    ):
-        raise Refusal("`command` runs another command; only `command -v NAME` looks it up")
-    return False
-
-
-def _env(name: str, args: Sequence[Arg]) -> bool:
-    # `env` prints the environment; with an operand it runs a command (or `NAME=VALUE` assigns first).
-    if any(arg not in ("-0", "--null") for arg in args):
-        raise Refusal("`env` with an argument runs another command; only `env` and `env -0` print")
-    return False
+_CMP = Verb(
+    short_values="inI", long_values=frozenset({"ignore-initial", "bytes"}), stdin="dash", opaque_ok=True
+)
 
 
 def _jq(name: str, args: Sequence[Arg]) -> bool:
@@ -197,12 +129,14 @@ def _jq(name: str, args: Sequence[Arg]) -> bool:
     if found and "input" in (found[0][0] or "input") and not from_file:
         null_input = False  # `input` and `inputs` read standard input even with -n
     files = [a for a, is_positional in found[0 if from_file else 1 :] if not is_positional]
-    return not null_input and (not files or "-" in files)
+    # a `-` anywhere may be standard input (a file operand, `-f -`, `--slurpfile NAME -`)
+    return "-" in args or (not null_input and not files)
 
 
 _SUMS = "md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum"
 
 RULES: dict[str, Rule] = {
+    **SHELL_RULES,
     **dict.fromkeys(
         names("ls pwd whoami id uname nproc arch true false echo uptime printenv groups"), _PLAIN
     ),
@@ -210,15 +144,18 @@ RULES: dict[str, Rule] = {
     # zsh's `stat` builtin (zsh/stat) assigns an array with -A or -H: a run-time `-A` must not get in.
     "stat": Verb(deny_short="AH"),
     "df": Verb(deny_long=("sync",)),
-    "du": Verb(deny_long=("files0-from",), opaque_ok=True),
+    "du": Verb(
+        deny_long=("files0-from",),
+        short_values="BdtX",
+        long_values=frozenset({"block-size", "max-depth", "threshold", "time-style", "exclude"}),
+        stdin="dash",
+        stdin_values=("-X", "--exclude-from"),
+        opaque_ok=True,
+    ),
     "free": Verb(deny_short="sc", deny_long=("seconds", "count")),
-    "env": _env,
-    "ulimit": _ulimit,
-    "command": _command,
     **dict.fromkeys(names("lscpu locale"), _PLAIN),
     "od": Verb(short_values="AjNSstw", stdin="default", opaque_ok=True),
     "hexdump": Verb(short_values="efns", stdin="default", opaque_ok=True),
-    **dict.fromkeys(names("test ["), _test),
     **dict.fromkeys(names("cat rev"), _FILTER),
     # `--files0-from=F` and `-c F` read the files that F names: any path, devices included. A glob can
     # still expand to such a name: like a symbolic link, that only changes what is read.
@@ -232,13 +169,26 @@ RULES: dict[str, Rule] = {
     "tail": _tail,
     "tac": Verb(short_values="s", long_values=frozenset({"separator"}), stdin="default", opaque_ok=True),
     # `file -z` runs decompressors.
-    "file": Verb(deny_short="CzZ", deny_long=("compile", "uncompress", "uncompress-noreport"), stdin="dash"),
+    "file": Verb(
+        deny_short="CzZ",
+        deny_long=("compile", "uncompress", "uncompress-noreport"),
+        short_values="emFP",
+        long_values=frozenset({"exclude", "exclude-quiet", "magic-file", "separator", "parameter"}),
+        stdin="dash",
+        stdin_values=("-f", "--files-from"),
+    ),
     "tree": Verb(deny_short="oR", deny_long=("output", "fromfile")),
     "find": _find,
     **dict.fromkeys(
         names("grep egrep fgrep"),
         _search(
-            Verb(short_values="efmABCdD", long_values=_GREP_VALUES, stdin="default", opaque_ok=True),
+            Verb(
+                short_values="emABCdD",
+                long_values=_GREP_VALUES - {"file", "exclude-from"},
+                stdin="default",
+                stdin_values=("-f", "--file", "--exclude-from"),
+                opaque_ok=True,
+            ),
             frozenset({"-r", "-R", "--recursive", "--dereference-recursive"}),
         ),
     ),
@@ -246,9 +196,10 @@ RULES: dict[str, Rule] = {
         Verb(
             deny_short="z",
             deny_long=("pre", "pre-glob", "search-zip", "hostname-bin"),
-            short_values="efgtTABCmMjrEd",
-            long_values=_RG_VALUES,
+            short_values="egtTABCmMjrEd",
+            long_values=_RG_VALUES - {"file", "ignore-file"},
             stdin="default",
+            stdin_values=("-f", "--file", "--ignore-file"),
         ),
         frozenset(),
     ),
@@ -275,11 +226,22 @@ RULES: dict[str, Rule] = {
     "tr": Verb(stdin="always", opaque_ok=True),
     "nl": Verb(short_values="bdfhilnsvw", stdin="default", opaque_ok=True),
     "column": Verb(short_values="csoNRHWEOrl", stdin="default", opaque_ok=True),
-    "printf": _printf,
-    "date": _date,
-    "hostname": _hostname,
     "jq": _jq,
-    **dict.fromkeys(names("diff cmp comm"), Verb(stdin="dash", opaque_ok=True)),
+    # `diff -l` pipes its output through `pr`; `--from-file=-` and `-X -` read standard input
+    "diff": Verb(
+        deny_short="l",
+        deny_long=("paginate",),
+        short_values="CUDFIS",
+        long_values=names("""context unified ifdef show-function-line label ignore-matching-lines
+            starting-file exclude line-format old-line-format new-line-format unchanged-line-format
+            old-group-format new-group-format changed-group-format unchanged-group-format tabsize
+            width color palette horizon-lines"""),
+        stdin="dash",
+        stdin_values=("-X", "--exclude-from", "--from-file", "--to-file"),
+        opaque_ok=True,
+    ),
+    "cmp": _cmp,
+    "comm": Verb(stdin="dash", opaque_ok=True),
     "sed": sed,
     "awk": awk,
     "git": git,
@@ -307,6 +269,19 @@ def reads_recursively(name: str, args: Sequence[Arg]) -> bool:
     if name == "diff":
         return bool(denied_option(args, "r", ("recursive",), ()))
     return False
+
+
+def follows_links(name: str, args: Sequence[Arg]) -> str:
+    """The option that makes a recursive verb follow symbolic links while it walks, or ''."""
+    if name in ("grep", "egrep", "fgrep"):
+        return denied_option(args, "R", ("dereference-recursive",), ())
+    if name == "find":
+        return next((arg for arg in args if arg in ("-L", "-follow")), "")
+    found = {"rg": ("L", ("follow",)), "du": ("L", ("dereference",)), "ls": ("L", ("dereference",))}
+    if name in found:
+        short, long = found[name]
+        return denied_option(args, short, long, ())
+    return denied_option(args, "l", (), ()) if name == "tree" else ""
 
 
 def verb_rule(name: str) -> Rule:

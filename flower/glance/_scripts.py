@@ -46,6 +46,11 @@ def sed(name: str, args: Sequence[Arg]) -> bool:
     return not files or "-" in files
 
 
+_AWK_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=.*", re.S)
+_AWK_SPECIAL = names("ARGV ARGC ARGIND SYMTAB PROCINFO FUNCTAB ENVIRON FILENAME BINMODE")
+"""gawk variables that change which files are read or reach any variable by name (`SYMTAB["ARGV"]`)."""
+
+
 def awk(name: str, args: Sequence[Arg]) -> bool:
     if None in args:
         raise opaque_refusal(name)
@@ -54,11 +59,25 @@ def awk(name: str, args: Sequence[Arg]) -> bool:
     for item in items:
         if isinstance(item, Option) and item.name not in ("-F", "-v"):
             raise Refusal(f"`awk {item.word}` is not allowed (only -F and -v)")
+        assigned = _AWK_ASSIGNMENT.match(item.value or "") if isinstance(item, Option) else None
+        if (
+            item
+            and isinstance(item, Option)
+            and item.name == "-v"
+            and (assigned is None or assigned.group(1) in _AWK_SPECIAL)
+        ):
+            raise Refusal(f"`awk {item.word}` assigns a variable that changes which files are read")
     found = [str(item) for item in items if not isinstance(item, Option)]
     if not found:
         raise Refusal("`awk` without a program")
     begin_only = _check_awk_program(found[0])
-    files = [w for w in found[1:] if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w, re.S)]
+    files = []
+    for word in found[1:]:
+        assigned = _AWK_ASSIGNMENT.fullmatch(word)
+        if assigned and assigned.group(1) in _AWK_SPECIAL:
+            raise Refusal(f"awk operand `{word}` assigns a variable that changes which files are read")
+        if not assigned and word:  # awk skips an empty operand, and reads stdin when no file is left
+            files.append(word)
     return (not files and not begin_only) or "-" in files
 
 
@@ -181,16 +200,21 @@ def _check_sed_script(s: str) -> None:
 def _check_awk_program(program: str) -> bool:
     """Refuse an awk program that can run a command or write a file; return whether it is BEGIN-only.
 
-    Refused: `system`, `getline`, `@` (gawk directives and indirect calls), `ARGV`/`ARGC` (which files
-    are read), a `|` that is not `||`, and `>` as print redirection. With no `/` in the program there
-    are no regex literals, so strings can be skipped exactly; otherwise any `>` after a `print` is
-    refused, string or not.
+    Refused: `system`, `getline`, `@` (gawk directives and indirect calls), `ARGV`, `ARGC`, `SYMTAB`,
+    `PROCINFO`... (which files are read: `SYMTAB["AR" "GV"][1]` is `ARGV[1]`), `/inet` (gawk's network
+    files), a `|` that is not `||`, and `>` as print redirection. With no `/` in the program there are no
+    regex literals, so strings can be skipped exactly; otherwise any `>` after a `print` is refused,
+    string or not, and the program counts as reading its input. BEGIN-only means: every block at the
+    top is a `BEGIN { … }` (`1`, `{print}`, `END {…}` and a pattern all read the input).
     """
     for word in ("system", "getline", "@"):
         if word in program:
             raise Refusal(f"awk `{word}` can run a command or read one")
-    if "ARGV" in program or "ARGC" in program:  # `ARGV[1]="/inet/tcp/…"` makes awk open that instead
-        raise Refusal("awk `ARGV`/`ARGC` can change which files are read (a device, a gawk network file)")
+    for word in sorted(_AWK_SPECIAL - {"ENVIRON", "FILENAME", "BINMODE"}):
+        if word in program:  # `ARGV[1]="/inet/tcp/…"`, or `SYMTAB["AR" "GV"]`, makes awk open that instead
+            raise Refusal(f"awk `{word}` can change which files are read (a device, a gawk network file)")
+    if "/inet" in program:
+        raise Refusal("awk `/inet…`: a gawk network special file connects")
     if "|" in program.replace("||", ""):
         raise Refusal("awk `|` pipes to or from a command")
     if "/" in program:
@@ -200,7 +224,8 @@ def _check_awk_program(program: str) -> bool:
         return False
     depth = braces = 0
     print_depth: int | None = None
-    top_words: set[str] = set()
+    begin_only = True
+    pending: list[str] = []  # what stands before the next top-level block
     i = 0
     while i < len(program):
         c = program[i]
@@ -208,6 +233,7 @@ def _check_awk_program(program: str) -> bool:
             end = re.compile(r'"(?:[^"\\\n]|\\.)*"', re.S).match(program, i)
             if end is None:
                 raise Refusal("awk program with an unterminated string")
+            pending += [] if braces else ["string"]
             i = end.end()
             continue
         if c == "#":
@@ -217,16 +243,21 @@ def _check_awk_program(program: str) -> bool:
         name = re.compile(r"[A-Za-z_]\w*").match(program, i)
         if name:
             if braces == 0:
-                top_words.add(name.group())
+                pending.append(name.group())
             if name.group() in ("print", "printf"):
                 print_depth = depth
             i = name.end()
             continue
         depth += (c == "(") - (c == ")")
+        if braces == 0 and c == "{":
+            begin_only &= pending == ["BEGIN"]
+            pending = []
+        elif braces == 0 and c not in "} \t\n;":
+            pending.append(c)  # a pattern (`1`, `$1 > 0`): the program reads input
         braces += (c == "{") - (c == "}")
         if c in "{};":
             print_depth = None
         elif c == ">" and print_depth == depth:
             raise Refusal("awk `print >` writes a file")
         i += 1 + (c == "\\")
-    return top_words <= {"BEGIN"}
+    return begin_only and not pending

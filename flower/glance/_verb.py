@@ -177,7 +177,11 @@ class Verb:
     long_values: frozenset[str] = frozenset()
     """Options that take a separate value; used only to count operands, never to skip a check."""
     stdin: Literal["never", "dash", "default", "always"] = "never"
-    """`default`: reads stdin without a file operand; `dash`: only for a `-` operand."""
+    """`default`: reads stdin without a file operand; `dash`: only for a `-` operand; `never`: it does not
+    open its operands (`-` is a name)."""
+    stdin_values: tuple[str, ...] = ()
+    """Options whose value names a file to read, `-` meaning standard input (`-f`, `--file`): `grep -f -`,
+    `date --fil=-` (an abbreviation), `file -f-` read standard input."""
     opaque_ok: bool = False
     """Whether no argument value can make it write or run anything, so `$VAR` and globs may pass.
 
@@ -192,10 +196,32 @@ class Verb:
         bad = denied_option(args, self.deny_short, self.deny_long, self.keep_long)
         if bad:
             raise Refusal(f"option `{bad}` of `{name}` writes a file, runs a program or never ends")
-        found = operands(args, self.short_values, self.long_values)
+        found = operands(args, self.shorts, self.longs)
         if self.max_operands is not None and len(found) > self.max_operands:
             raise Refusal(f"`{name}` with more than {self.max_operands} file argument writes a file")
-        return self.reads_stdin(found)
+        return self.option_reads_stdin(args) or self.reads_stdin(found)
+
+    @property
+    def shorts(self) -> str:
+        """Every short option that takes a value."""
+        return self.short_values + "".join(o[1] for o in self.stdin_values if len(o) == 2)
+
+    @property
+    def longs(self) -> frozenset[str]:
+        """Every long option that takes a value."""
+        return self.long_values | {o[2:] for o in self.stdin_values if o.startswith("--")}
+
+    def option_reads_stdin(self, args: Sequence[Arg]) -> bool:
+        """Whether an option of `stdin_values` (or an abbreviation of a long one) is given `-`."""
+        for item in parse_options(args, short_values=self.shorts, long_values=self.longs):
+            if not isinstance(item, Option) or item.value != "-":
+                continue
+            if item.name in self.stdin_values or any(
+                item.name.startswith("--") and len(item.name) > 2 and o.startswith(item.name)
+                for o in self.stdin_values
+            ):
+                return True
+        return False
 
     def _allowed(self, arg: Arg) -> bool:
         """Whether an argument known only at run time cannot become an option this verb refuses.

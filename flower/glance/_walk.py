@@ -1,10 +1,14 @@
 """The structural walk of glance: from a tree-sitter-bash tree to the simple commands it runs.
 
-`Walk` accepts only sequences, `&&`/`||` lists, pipelines, `!`, `[ … ]` and simple commands with
-harmless redirections. For each simple command it works out the words (`_words`), refuses paths that
-must not be read (`_paths`), then asks the verb table (`_rules`), knowing whether standard input is a
-pipe, a file or the terminal. Anything else raises `Refusal`. Lists are walked without recursion, and
-other nesting is bounded, so that no command can exhaust the Python stack.
+`Walk` accepts only sequences, `&&`/`||` lists, pipelines, `!`, `[ … ]`, simple commands with
+harmless redirections, and process substitutions `<(…)` whose commands pass the same way. For each
+simple command it works out the words (`_words`), refuses paths that must not be read (`_paths`), then
+asks the verb table (`_rules`), knowing whether standard input is a pipe, a file or the terminal.
+Anything else raises `Refusal`. Lists are walked without recursion, and other nesting is bounded, so
+that no command can exhaust the Python stack.
+
+It follows the directory: `cd DIR` is accepted in a list joined by `&&` only (so that what follows runs
+in DIR or not at all), and later paths are read from DIR; after the list, from either directory.
 """
 
 from __future__ import annotations
@@ -16,11 +20,14 @@ from itertools import pairwise
 
 import tree_sitter
 
-from ._paths import path_refusal, reaches_root
-from ._rules import NAMES_ONLY, PATTERN_RULES, reads_recursively, verb_rule
+from ._paths import UNKNOWN, join, path_refusal, reaches_root, resolve
+from ._rules import NAMES_ONLY, PATTERN_RULES, follows_links, reads_recursively, verb_rule
 from ._source import Source
 from ._verb import Arg, Refusal
 from ._words import Word, Words, syntax_refusal
+
+Cwd = str | None
+"""The directory a command runs in: a path (absolute when the hook knows it), or None when unknown."""
 
 __all__ = ["MAX_NESTING", "Node", "Walk"]
 
@@ -47,7 +54,7 @@ class _Tail:
 class Walk:
     """Walks the syntax tree of `source`; raises `Refusal` at the first part that is not a glance."""
 
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, cwd: Cwd = None) -> None:
         self.source = source.parsed
         self.text = source.slice
         self.offset = source.at
@@ -55,6 +62,11 @@ class Walk:
         self.segments: list[str] = []
         self.git_names: list[int] = []
         """Offsets in the command's bytes just after the name of each `git`, where hardening options go."""
+        self.cwds: list[Cwd] = [cwd]
+        """The directories the next command may run in (more than one after a list with a `cd`)."""
+        self.start = cwd
+        self.substitutions = 0
+        """How many process substitutions `<(…)` enclose the part being checked."""
 
     def sequence(self, node: Node) -> None:
         """The program: statements separated by `;` or newlines; a trailing `&` is a background job."""
@@ -65,23 +77,33 @@ class Walk:
                 raise Refusal("a background job (`&`)")
             self.statement(child, fed=False, tail=None, depth=0)
 
-    def statement(self, node: Node, fed: bool, tail: _Tail | None, depth: int) -> None:
+    def statement(self, node: Node, fed: bool, tail: _Tail | None, depth: int, cd: bool = False) -> None:
         """Check one statement.
 
         `fed`: the leftmost command of `node` follows a pipe. `tail`: what redirections do to its
         rightmost command. Both are stated by position because tree-sitter-bash nests `a | b && c`
         as `a | (b && c)`: the grouping is not bash's, but the order of commands and operators is.
+        `cd`: `node` may be a `cd` (a part of a list joined by `&&` only).
         """
         if depth > MAX_NESTING:
             raise Refusal(f"the command nests more than {MAX_NESTING} levels deep")
         kind = node.type
         if kind == "command":
-            self.command(node, fed, tail)
+            self.command(node, fed, tail, cd)
         elif kind == "list":
-            parts = _flat_list(node)
+            parts, operators = _flat_list(node)
+            before = list(self.cwds)
+            joined = all(operator == "&&" for operator in operators)
             for i, part in enumerate(parts):
                 last = i == len(parts) - 1
-                self.statement(part, fed=fed and i == 0, tail=tail if last else None, depth=depth + 1)
+                self.statement(
+                    part,
+                    fed=fed and i == 0,
+                    tail=tail if last else None,
+                    depth=depth + 1,
+                    cd=joined and not last,
+                )
+            self.cwds = list(dict.fromkeys([*before, *self.cwds]))  # `cd` may have failed
         elif kind == "pipeline":
             # `|&` is `2>&1 |`: it only joins stderr to the pipe.
             parts = [c for c in node.children if c.type not in ("|", "|&", "comment")]
@@ -126,7 +148,7 @@ class Walk:
         if refusals:  # a refused redirection is the reason, even if the command is refused without it
             raise refusals[0]
 
-    def command(self, node: Node, fed: bool, tail: _Tail | None) -> None:
+    def command(self, node: Node, fed: bool, tail: _Tail | None, cd: bool = False) -> None:
         self.segments.append(self.text(node.start_byte, node.end_byte))
         facts = _Tail() if tail is None else tail
         name_node: Node | None = None
@@ -144,14 +166,91 @@ class Walk:
                 raise syntax_refusal(child.type)
         _check_split(name_node, nodes, self.text)
         name = _command_name(name_node, self.text)
+        if name == "cd":
+            self.change_directory(nodes, facts, fed, cd)
+            return
         rule = verb_rule(name)
-        words = [self.words.word(word) for word in [*nodes, *facts.extra]]
+        words = [self.argument(word) for word in [*nodes, *facts.extra]]
         args = [word.arg(name in PATTERN_RULES) for word in words]
-        _check_paths(name, words, args)
+        self.check_paths(name, words, args)
         if name == "git" and name_node is not None:
             self.git_names.append(self.offset(name_node.end_byte))
         if rule(name, args) and not (fed or facts.input):
             raise Refusal(f"`{name}` would read the terminal here: nothing is piped or redirected into it")
+
+    def argument(self, node: Node) -> Word:
+        """A word of a command; a process substitution `<(…)` is checked as the commands it runs.
+
+        Its value is a `/dev/fd/N` path known only at run time, which can only be read: it goes to a
+        rule as a file name (`diff <(sort a) <(sort b)`), never as an option.
+        """
+        if node.type != "process_substitution":
+            return self.words.word(node)
+        if node.children[0].type != "<(" or node.children[-1].type != ")":
+            raise Refusal("an output process substitution `>(…)` runs a command that receives output")
+        self.substitutions += 1
+        if self.substitutions > MAX_NESTING:
+            raise Refusal(f"the command nests more than {MAX_NESTING} levels deep")
+        cwds = list(self.cwds)  # a `cd` inside runs in a subshell
+        for child in node.children[1:-1]:
+            if child.type not in (";", "comment"):
+                self.statement(child, fed=False, tail=None, depth=self.substitutions)
+        self.cwds = cwds
+        self.substitutions -= 1
+        return Word(None, UNKNOWN, "/dev/fd/", "/dev/fd/63")
+
+    def change_directory(self, nodes: list[Node], facts: _Tail, fed: bool, cd: bool) -> None:
+        """`cd DIR` in a list joined by `&&`: DIR must be literal, and not a device or /proc directory.
+
+        The jail runs the command in a shell of its own, so the directory never carries over to the
+        next call (unlike the Bash tool's own `cd`): alone, or before `;`, a `cd` would mislead.
+        """
+        if not cd or fed or facts.extra:
+            raise Refusal(
+                "`cd` only as `cd DIR && command`: the directory does not carry over to the next call"
+            )
+        words = [self.words.word(node) for node in nodes]
+        target = words[0].value if len(words) == 1 else None
+        if target is None or target.startswith(("-", "+", "~")) or not target:
+            raise Refusal("`cd` needs one directory written out in full (not `-`, `~`, `$VAR` or a glob)")
+        for cwd in self.cwds:
+            reason = path_refusal(target if "/" in target else target + "/", cwd)
+            if reason:
+                raise Refusal(f"`cd` would go to {reason}")
+        self.cwds = [_directory(cwd, target) for cwd in self.cwds]
+
+    def path_refusal(self, template: str) -> str:
+        """Why `template` must not be read from any directory the command may run in, or ''."""
+        return next((reason for cwd in self.cwds if (reason := path_refusal(template, cwd))), "")
+
+    def check_paths(self, name: str, words: list[Word], args: list[Arg]) -> None:
+        """Refuse devices and the like in any argument, and a recursive read that may start at `/`.
+
+        A verb that never opens its arguments may name a device (`ls -l /dev/tty`), not list from `/`.
+        """
+        if any(word.recursive for word in words) and self.cwds != [self.start]:
+            raise Refusal(
+                "a recursive glob (`**`) after a `cd`: it may walk a tree outside the working directory"
+            )
+        for word in [w for w in words if w.recursive or name not in NAMES_ONLY]:  # `**` walks, whatever reads
+            reason = self.path_refusal(word.template)
+            if reason:
+                raise Refusal(f"`{name}` would read {reason}")
+        if not reads_recursively(name, args):
+            return
+        link = follows_links(name, args)
+        if link:
+            raise Refusal(
+                f"`{name} {link}` follows symbolic links while walking: a link in the project may lead to "
+                "a device or a named pipe"
+            )
+        for word in words:
+            if not word.template.startswith("-") and any(
+                reaches_root(word.root_template, cwd) for cwd in self.cwds
+            ):
+                raise Refusal(
+                    f"`{name}` would walk the whole tree from `/` (through /proc and /dev, for minutes)"
+                )
 
     def redirect(self, node: Node, facts: _Tail) -> None:
         """Only fd duplication onto 0-2, `/dev/null` and reading a file with `<` are allowed.
@@ -165,6 +264,15 @@ class Walk:
             raise Refusal("a `{name}` redirection assigns a file descriptor to a shell variable")
         operator = next((child.type for child in node.children if not child.is_named), "")
         targets = [child for child in node.children if child.is_named and child.type != "file_descriptor"]
+        descriptor = next((c for c in node.children if c.type == "file_descriptor"), None)
+        if (
+            operator == "<"
+            and descriptor is not None
+            and self.text(descriptor.start_byte, descriptor.end_byte) != "0"
+        ):
+            raise Refusal(
+                "input redirected to a descriptor other than 0 (`3<file`): the command never reads it"
+            )
         if not targets:
             if operator in (">&-", "<&-"):
                 return
@@ -184,7 +292,7 @@ class Walk:
             facts.input |= operator == "<"
         elif operator in (">&", "<&") and target in _STANDARD_FDS:
             pass
-        elif operator == "<" and target is not None and not path_refusal(word.template):
+        elif operator == "<" and target is not None and not self.path_refusal(word.template):
             facts.input = True  # reading a file is read-only
         elif operator in (">&", "<&") and target is not None and target.isdigit():
             raise Refusal("a redirection to or from a descriptor other than 0, 1 and 2 (the shell's own)")
@@ -216,9 +324,11 @@ class Walk:
         return args
 
 
-def _flat_list(node: Node) -> list[Node]:
-    """The parts of a `&&`/`||` list, in order; the grammar nests long lists one level per operator."""
+def _flat_list(node: Node) -> tuple[list[Node], list[str]]:
+    """The parts of a `&&`/`||` list and the operators between them, in order; the grammar nests long
+    lists one level per operator."""
     parts: list[Node] = []
+    operators: list[str] = []
     stack = [node]
     while stack:
         current = stack.pop()
@@ -227,25 +337,15 @@ def _flat_list(node: Node) -> list[Node]:
             continue
         if any(not c.is_named and c.type not in ("&&", "||") for c in current.children):
             raise Refusal("a list joined by something other than `&&` or `||`")
+        operators += [c.type for c in current.children if c.type in ("&&", "||")]
         stack.extend(reversed([c for c in current.children if c.is_named and c.type != "comment"]))
-    return parts
+    return parts, operators
 
 
-def _check_paths(name: str, words: list[Word], args: list[Arg]) -> None:
-    """Refuse devices and the like in any argument, and a recursive read that may start at `/`.
-
-    A verb that never opens its arguments may name a device (`ls -l /dev/tty`), not list from `/`.
-    """
-    for word in () if name in NAMES_ONLY else words:
-        reason = path_refusal(word.template)
-        if reason:
-            raise Refusal(f"`{name}` would read {reason}")
-    if reads_recursively(name, args):
-        for word in words:
-            if not word.template.startswith("-") and reaches_root(word.root_template):
-                raise Refusal(
-                    f"`{name}` would walk the whole tree from `/` (through /proc and /dev, for minutes)"
-                )
+def _directory(cwd: Cwd, target: str) -> str:
+    """The directory `cd target` goes to from `cwd`: resolved by the file system when absolute."""
+    path = join(cwd, target)
+    return resolve(path) or path
 
 
 def _command_name(node: Node | None, text: Callable[[int, int], str]) -> str:

@@ -6,6 +6,8 @@ word is refused outright when either shell could run a command while expanding i
 - command, process and arithmetic substitution (`$(…)`, `` `…` ``, `<(…)`, `$((…))`, `$[…]`), and
   `${…}` with anything but a name inside (`${X:=v}` assigns, `${(e)X}` evaluates, `${a[…]}` subscripts);
 - `$name[…]`: zsh reads it as a subscript, and evaluates a `$(…)` inside it, even quoted;
+- a subscript after any parameter, however zsh spells the expansion (`$#name[…]`, `$+name[…]`,
+  `$^name[…]`, `$=name[…]`, `$~name[…]`, `$?[…]`), quoted or not;
 - `~[…]`: a zsh dynamic directory name calls a shell function;
 - `'a''b'`: with RC_QUOTES zsh reads `''` inside single quotes as a quote, bash as nothing;
 - a `$'…'` escape that the two read differently (octal, `\\u`, `\\c`, a NUL).
@@ -14,6 +16,12 @@ The value of `$'…'` is decoded, so `cat $'/dev/zero'` is checked as the path i
 
 Other zsh readings only change the value: a leading `=` (EQUALS: `=ls` is the path of `ls`) makes it
 known only at run time; `^`, `~` and `#` (EXTENDED_GLOB) and `{x}` (BRACE_CCL) make it a `Pattern`.
+
+A word must also stay small once expanded: a brace expansion of more than `MAX_EXPANSION` words
+(`x{1..100000000}`, `{a-z}{a-z}{a-z}` under BRACE_CCL), a glob with patterns in more than
+`MAX_GLOB_DEPTH` components (`/sys/*/*/*/*`) and zsh's recursive glob `**` anywhere but below the
+working directory (`/**/x`, `../**`, `$X/**`; `***` follows links) are refused: the shell builds them in
+memory or walks a whole tree before the command starts.
 """
 
 from __future__ import annotations
@@ -27,7 +35,12 @@ from ._paths import UNKNOWN
 from ._source import Source
 from ._verb import Arg, Pattern, Refusal
 
-__all__ = ["Word", "Words", "syntax_refusal"]
+__all__ = ["MAX_EXPANSION", "MAX_GLOB_DEPTH", "Word", "Words", "syntax_refusal"]
+
+MAX_EXPANSION = 1_000
+"""Words a brace expansion may become, at most (the product of its groups' sizes)."""
+MAX_GLOB_DEPTH = 3
+"""Path components of one word that may hold glob characters."""
 
 Node = tree_sitter.Node
 
@@ -76,6 +89,8 @@ class Word:
     """The template that `reaches_root` checks when it differs from `template`: a glob character there
     stands for a name (a glob yields names, never `/`), except in a component with a `.` (`.*` may be
     `..`). `None`: the same as `template`."""
+    recursive: bool = False
+    """A zsh recursive glob (`src/**/*.py`): it walks the tree below the working directory."""
 
     @property
     def root_template(self) -> str:
@@ -118,9 +133,31 @@ class Words:
             text = self._text(node)
             if _PLAIN_WORD.fullmatch(text):
                 return Word(text, text)  # the common case: nothing to remove or expand
+        self._check_subscripts(node)
         pieces: list[tuple[str, int]] = []
+        self._ranges: list[int] = []
         self._collect(node, pieces)
-        return _evaluate(pieces)
+        return _evaluate(pieces, self._ranges)
+
+    def _check_subscripts(self, node: Node) -> None:
+        """Refuse a `[` right after a parameter, in any of zsh's spellings, outside single quotes.
+
+        zsh evaluates the subscript (and a `$(…)` inside it, even single-quoted) after `$name`, and
+        after `$#name`, `$+name`, `$^name`, `$=name`, `$~name` and their combinations, and after special
+        parameters (`$?[…]`, `$$[…]`, `$*[…]`): the text is checked rather than the grammar's nodes, which
+        read `$#` as a parameter of its own and `HOME[` as a literal.
+        """
+        text = bytearray(self.source[node.start_byte : node.end_byte])
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type in ("raw_string", "ansi_c_string"):  # no expansion inside single quotes
+                start, end = current.start_byte - node.start_byte, current.end_byte - node.start_byte
+                text[start:end] = b"'" * (end - start)
+            else:
+                stack.extend(current.children)
+        if _SUBSCRIPT.search(_BACKSLASHED.sub(b"__", bytes(text))):
+            raise Refusal("a `[` after a parameter (`$#name[…]`, `$+name[…]`…): zsh evaluates the subscript")
 
     def _after(self, node: Node) -> bytes:
         return self.source[node.end_byte : node.end_byte + 1]
@@ -167,6 +204,7 @@ class Words:
         elif kind == "ansi_c_string":
             pieces.append((_ansi_c(self._text(node)[2:-1]), _QUOTED))
         elif kind == "brace_expression":
+            self._ranges.append(_range_size(self._text(node)))
             pieces.append(("", _UNKNOWN))
         elif kind == "$":
             pieces.append(("$", _LITERAL))
@@ -184,8 +222,92 @@ def _check_name(name: str) -> None:
         raise Refusal(f"`${name}` holds text the command itself wrote (`echo /dev/zero; cat $_`)")
 
 
-def _evaluate(pieces: list[tuple[str, int]]) -> Word:
+_SUBSCRIPT = re.compile(rb"\$[#+^=~]*(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[-?$!#*@_])\[")
+_BACKSLASHED = re.compile(rb"\\.", re.S)
+_RANGE = re.compile(r"\{(-?[0-9]+|[^{}.])\.\.(-?[0-9]+|[^{}.])(?:\.\.(-?[0-9]+))?\}")
+_INNERMOST = re.compile(r"\{[^{}]*\}")
+
+
+def _range_size(text: str) -> int:
+    """How many words a brace range (`{1..9}`, `{a..z}`, `{1..9..2}`) becomes; unreadable: too many."""
+    match = _RANGE.fullmatch(text)
+    if match is None:
+        return MAX_EXPANSION + 1
+    first, last, step = match.groups()
+    if len(first) == 1 and len(last) == 1 and not (first.isdigit() and last.isdigit()):
+        span = abs(ord(last) - ord(first))
+    elif first.lstrip("-").isdigit() and last.lstrip("-").isdigit():
+        span = abs(int(last) - int(first))
+    else:
+        return MAX_EXPANSION + 1
+    return span // max(1, abs(int(step or 1))) + 1
+
+
+def _expansion_size(bare: str, ranges: list[int]) -> int:
+    """An upper bound of the words a word's brace expansion becomes, under bash and zsh's BRACE_CCL.
+
+    The innermost groups are sized and replaced until none is left: `{a,b}` is 2, `{a..z}` 26, and a
+    group without a comma, `{ab}`, as many characters as zsh's BRACE_CCL may make of it (a range `a-z`
+    counts its span).
+    """
+    size = 1
+    for count in ranges:
+        size *= count
+    while size <= MAX_EXPANSION and (group := _INNERMOST.search(bare)):
+        inner = group.group()[1:-1]
+        if "," in inner:
+            size *= inner.count(",") + 1
+        elif ".." in inner:
+            size *= _range_size(group.group())
+        else:
+            size *= min(256, len(inner) + sum(abs(ord(b) - ord(a)) for a, b in _pairs(inner)))
+        bare = bare[: group.start()] + "x" + bare[group.end() :]
+    return size
+
+
+def _pairs(text: str) -> list[tuple[str, str]]:
+    """The `a-z` ranges of a BRACE_CCL group."""
+    return [(text[i - 1], text[i + 1]) for i in range(1, len(text) - 1) if text[i] == "-"]
+
+
+def _check_glob_depth(bare: str, pieces: list[tuple[str, int]]) -> bool:
+    """Refuse a glob that walks too much; return whether it is a recursive glob below the directory."""
+    if "**" in bare:
+        _check_recursive(pieces)
+    deep = sum(bool(_GLOB.intersection(part)) for part in bare.split("/"))
+    if deep > MAX_GLOB_DEPTH:
+        raise Refusal(
+            f"a glob with patterns in more than {MAX_GLOB_DEPTH} path components walks a large tree"
+        )
+    return "**" in bare
+
+
+def _check_recursive(pieces: list[tuple[str, int]]) -> None:
+    """`**` passes only below the working directory: after literal components that do not climb."""
+    text = "".join(piece if kind != _UNKNOWN else UNKNOWN for piece, kind in pieces)
+    marked = "".join(piece if kind == _LITERAL else "\1" * max(1, len(piece)) for piece, kind in pieces)
+    at = marked.find("**")
+    if marked.startswith("***", at):
+        raise Refusal("zsh's `***` glob follows symbolic links through the whole tree")
+    before, shape = text[:at], marked[:at]
+    parts = list(zip(before.split("/")[:-1], shape.split("/")[:-1], strict=True))
+    if (
+        before.startswith(("/", "~"))
+        or UNKNOWN in before
+        or any(part == ".." or ("." in part and _GLOB.intersection(glob)) for part, glob in parts)
+    ):
+        raise Refusal(
+            "a recursive glob (`**`) that may start outside the working directory walks a whole tree"
+        )
+
+
+def _evaluate(pieces: list[tuple[str, int]], ranges: list[int]) -> Word:
     bare = "".join(text if kind == _LITERAL else "\1" * len(text) for text, kind in pieces)
+    if ranges or "{" in bare:
+        size = _expansion_size(bare, ranges)
+        if size > MAX_EXPANSION:
+            raise Refusal(f"a brace expansion of more than {MAX_EXPANSION:,} words (`x{{1..100000000}}`)")
+    recursive = bool(_GLOB.intersection(bare)) and _check_glob_depth(bare, pieces)
     literal = "".join(text for text, kind in pieces if kind != _UNKNOWN)
     template = "".join(_template(text, kind) for text, kind in pieces)
     unknown = any(kind == _UNKNOWN for _, kind in pieces)
@@ -203,7 +325,7 @@ def _evaluate(pieces: list[tuple[str, int]]) -> Word:
         return Word(literal, template)
     expands = bool(_GLOB.intersection(bare) or _BRACE_EXPANSION.search(bare))
     walk = None if braces or not _GLOB.intersection(bare) else _glob_walk(pieces)
-    return Word(None if expands else literal, template, literal[: min(special)], literal, walk)
+    return Word(None if expands else literal, template, literal[: min(special)], literal, walk, recursive)
 
 
 def _glob_walk(pieces: list[tuple[str, int]]) -> str | None:

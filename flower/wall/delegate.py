@@ -2,10 +2,11 @@
 
 A PreToolUse hook. A call from the main thread (its hook input has no `agent_id`) is refused unless the
 tool is one of the coordinator's own, an MCP tool, or one the CLI adds for its own protocol (`CLI_TOOLS`:
-`StructuredOutput`, `ToolSearch`...); Bash passes only when `is_ephemeral(command)` holds (glance), and
-runs as `glance_verdict(command).command`: a git glance with git's read-only options (`updatedInput`). The
-refusal shows the way: delegate with the Agent tool, goal and acceptance criteria in the mandate, long
-outputs in the workbench's `artifacts/`, only paths and conclusions back. Subagent calls always pass.
+`StructuredOutput`, `ToolSearch`...); Bash passes only when `glance_run` accepts it (glance: the parser,
+the user's `Bash(...)` deny rules, and the jail, or the core commands where there is no jail), and runs as
+`glance_run(...).command` (`updatedInput`): inside the jail, git with its read-only options. The refusal
+shows the way: delegate with the Agent tool, goal and acceptance criteria in the mandate, long outputs in
+the workbench's `artifacts/`, only paths and conclusions back. Subagent calls always pass.
 
 It fails closed: if deciding raises, the call is refused and the error logged.
 """
@@ -22,7 +23,7 @@ from claude_agent_sdk.types import HookCallback, HookJSONOutput
 
 from .._errors import SpecError
 from .._util.check import checked
-from ..glance import glance_verdict
+from ..glance import BashRules, glance_run
 from ._tools import CLI_TOOLS, COORDINATOR_TOOLS, HANDS_ON, check_tools, is_mcp_tool
 
 __all__ = ["DELEGATE_REASON", "delegate_guard"]
@@ -50,7 +51,7 @@ def _deny(reason: str) -> HookJSONOutput:
 
 
 def _run_as(tool_input: Mapping[str, Any], command: str) -> HookJSONOutput:
-    """Let the call through with `command` in place of the model's (git hardened); permissions unchanged."""
+    """Let the call through with `command` in place of the model's (jailed); permissions unchanged."""
     return {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -66,6 +67,7 @@ def delegate_guard(
     glance: bool = True,
     allowed: Iterable[str] = COORDINATOR_TOOLS,
     reason: str = DELEGATE_REASON,
+    rules: BashRules | None = None,
 ) -> HookCallback:
     """Build the PreToolUse hook of the delegation wall; install it with matcher `None` (every tool).
 
@@ -74,6 +76,8 @@ def delegate_guard(
     - `allowed`: the main thread's own tools (hands-on tools are refused whatever this says; MCP tools
       pass, since they were given to this agent on purpose, and so do the CLI's own protocol tools,
       `flower.CLI_TOOLS`, which the CLI adds itself and which never do hands-on work).
+    - `rules`: where the user's `Bash(...)` permission rules are (`BashRules.from_options`): a glance runs
+      rewritten, so the CLI no longer matches them; the guard matches the model's command instead.
     """
     own = frozenset(check_tools(allowed, owner="delegate_guard: allowed")) - HANDS_ON
     where = f"`{Path(artifacts)}`" if artifacts is not None else _NO_ARTIFACTS
@@ -96,8 +100,9 @@ def delegate_guard(
             command = tool_input.get("command")
             if not isinstance(command, str):
                 return refuse("run a Bash call without a command")
-            verdict = glance_verdict(command)
-            if verdict.ephemeral:
+            cwd = data.get("cwd")
+            verdict = glance_run(command, cwd=cwd if isinstance(cwd, str) else None, rules=rules)
+            if verdict.allowed:
                 return {} if verdict.command == command else _run_as(tool_input, verdict.command)
             shown = command if len(command) <= 120 else command[:117] + "..."
             return refuse(f"run `{shown}` itself, as it is not a read-only glance ({verdict.reason})")

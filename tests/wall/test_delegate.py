@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 import pytest
 
 from flower import CLI_TOOLS, delegate_guard, glance_verdict, is_ephemeral
+from flower.glance import BashRules, jail_command, jail_support
 from tests.glance_table import CASES as GLANCE_CASES
 
 
@@ -65,19 +68,35 @@ def test_one_predicate_decides_glance_and_expiry() -> None:
         assert (not denied(decide(guard, bash(command)))) == is_ephemeral(command), command
 
 
-def test_a_git_glance_runs_hardened_and_other_glances_as_they_are() -> None:
+@pytest.mark.skipif(not jail_support().available, reason=f"no glance jail here: {jail_support().reason}")
+def test_a_glance_runs_in_the_jail_with_git_hardened(tmp_path: Path) -> None:
     guard = delegate_guard()
-    data = bash("git status -s && ls", description="look")
+    data = bash("git status -s && ls", description="look", cwd=str(tmp_path))
     result = decide(guard, data)
+    hardened = glance_verdict("git status -s && ls").command
     assert result == {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
-            "updatedInput": {"command": glance_verdict("git status -s && ls").command, "description": "look"},
+            "updatedInput": {"command": jail_command(hardened), "description": "look"},
         }
     }
     assert "permissionDecision" not in result["hookSpecificOutput"]  # the app's permissions still apply
-    assert result["hookSpecificOutput"]["updatedInput"]["command"].startswith("git --no-optional-locks -c ")
-    assert decide(guard, bash("ls -la")) == {}
+    assert hardened.startswith("git --no-optional-locks -c ")
+
+
+def test_a_users_bash_deny_rule_holds_for_the_command_the_model_wrote(tmp_path: Path) -> None:
+    """The jailed command no longer matches a rule written for the model's; the wall matches it instead."""
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text('{"permissions": {"deny": ["Bash(git log:*)"]}}')
+    rules = BashRules(disallowed=("Bash(cat:*)",), setting_sources=("project",), cwd=str(tmp_path))
+    guard = delegate_guard(rules=rules)
+    for command in ("git log -3", "git status && git log", "cat README.md"):
+        result = decide(guard, bash(command, cwd=str(tmp_path)))
+        assert denied(result), command
+        assert "permission rule `Bash(" in result["hookSpecificOutput"]["permissionDecisionReason"]
+    assert not denied(decide(guard, bash("git status", cwd=str(tmp_path))))
+    (tmp_path / ".claude" / "settings.json").write_text("{not json")  # unreadable: fail closed
+    assert denied(decide(guard, bash("git status", cwd=str(tmp_path))))
 
 
 def test_bad_arguments() -> None:

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flower.glance import glance_verdict, is_ephemeral
+from flower.glance import JailLimits, glance_run, glance_verdict, is_ephemeral
 from flower.glance._rules import RULES
 
 from .generate import Generator
@@ -76,47 +76,76 @@ def _ansi_c_char(char: str) -> str:
     return char
 
 
-def judge(run: Run) -> None:
+_PIPE_PATH = re.compile(r"/dev/fd/[0-9]+|/proc/self/fd/[0-9]+")
+"""What a process substitution `<(…)` becomes: bash passes `/dev/fd/63`, zsh `/proc/self/fd/11`."""
+
+
+def judge(run: Run, command: str = "") -> None:
     """Add a problem for each program run that is off the whitelist or that glance refuses on its own.
 
     Standard input is about terminating, which the real pass observes, so the re-check feeds /dev/null.
     `[ … ]` is re-checked as `test …`: the shell's `[` may get no `]` (`[ x\\ ]`), and then it fails.
+    When `command` holds a process substitution, the pipe it became is re-checked as a plain file name
+    (glance refuses `/dev/fd/63` written out, and accepts `<(…)`, whose value can only be read).
     """
-    for verb, args in run.records:
-        shown = shlex.join([verb.removeprefix("?"), *args]).encode("utf-8", "backslashreplace").decode()
+    substituted = "<(" in command
+    for verb, given in run.records:
+        args = [
+            f"pipe{index}" if substituted and _PIPE_PATH.fullmatch(arg) else arg
+            for index, arg in enumerate(given)
+        ]
+        shown = shlex.join([verb.removeprefix("?"), *given]).encode("utf-8", "backslashreplace").decode()
         words = args[: -1 if args[-1:] == ["]"] else None] if verb == "[" else args
         alone = " ".join(["test" if verb == "[" else verb, *map(_quote, words), "</dev/null"])
+        if verb == "cd" and len(args) == 1:  # a builtin, a stub here: `cd DIR && …` is a glance
+            alone = f"cd {_quote(args[0])} && true"
         if verb.startswith("?"):
             run.problems.append(f"tried to run `{shown}`: the shell found no such program")
-        elif verb not in RULES:
+        elif verb not in RULES and verb != "cd":
             run.problems.append(f"ran `{shown}`: not a whitelisted verb")
         elif not is_ephemeral(alone):
             run.problems.append(f"ran `{shown}`, refused alone: {glance_verdict(alone).reason}")
 
 
-def fuzz(
-    cases: int, seed: int, jobs: int = 2, shells: Sequence[str] = SHELLS, real_timeout: float = 2.0
-) -> Summary:
-    """Generate `cases` commands from `seed`, run what glance accepts (as the wall would run it), judge it.
+REAL_TIMEOUT = JailLimits().wall_seconds + 10
+"""A real run still going this long after it started was not ended by the jail's own time limit."""
 
-    The command run is `glance_verdict(command).command`: git hardened as the delegation wall runs it.
+
+def fuzz(
+    cases: int, seed: int, jobs: int = 2, shells: Sequence[str] = SHELLS, real_timeout: float = REAL_TIMEOUT
+) -> Summary:
+    """Generate `cases` commands from `seed`, run what glance accepts (as the wall runs it), judge it.
+
+    A command is accepted when the wall accepts it in the working copy (`glance_run`, with the file
+    system looked at). The stub pass runs what the parser accepted, `glance_verdict(command).command`
+    (git hardened), to see which programs the shells start; the real pass runs exactly what the wall
+    hands the CLI, `glance_run(command, cwd=...).command`: that command inside the jail.
     """
     start, generator = time.perf_counter(), Generator(random.Random(seed))
     batch = [Case(generator.command()) for _ in range(cases)]
-    accepted = [case for case in batch if is_ephemeral(case.command)]
     with tempfile.TemporaryDirectory(prefix="fuzz-glance-") as root, ThreadPoolExecutor(jobs) as pool:
         sandbox = Sandbox(Path(root), real_timeout=real_timeout)
+        where = str(sandbox.template)
+        accepted = [
+            case
+            for case in batch
+            if is_ephemeral(case.command) and glance_run(case.command, cwd=where).allowed
+        ]
         usable = tuple(shell for shell in shells if sandbox.available(shell))
         jobs_list = [(i, case, shell) for i, case in enumerate(accepted) for shell in usable]
 
         def one(job: tuple[int, Case, str]) -> None:
             index, case, shell = job
-            case.runs[shell] = sandbox.run(index, glance_verdict(case.command).command, shell)
+            if shell.endswith("/real"):
+                command = glance_run(case.command, cwd=where).command
+            else:
+                command = glance_verdict(case.command).command
+            case.runs[shell] = sandbox.run(index, command, shell)
 
         list(pool.map(one, jobs_list))
     for case in accepted:
         for run in case.runs.values():
-            judge(run)
+            judge(run, case.command)
     return Summary(cases, seed, usable, accepted, time.perf_counter() - start)
 
 
@@ -151,7 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="shells run in parallel")
     parser.add_argument("--shells", default=",".join(SHELLS), help=f"comma-separated, of {', '.join(SHELLS)}")
-    parser.add_argument("--timeout", type=float, default=2.0, help="seconds before a real run counts as hung")
+    parser.add_argument(
+        "--timeout", type=float, default=REAL_TIMEOUT, help="seconds before a real run counts as hung"
+    )
     options = parser.parse_args(argv)
     shells = [shell for shell in options.shells.split(",") if shell]
     unknown = sorted(set(shells) - set(SHELLS))

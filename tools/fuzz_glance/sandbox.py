@@ -6,10 +6,12 @@ names a program off the whitelist (so that git running it is seen). Two passes, 
 
 - stubs: bash and zsh with every builtin disabled and a stub program for every name, so that whatever
   the shell would run is logged with its arguments (a stub writes its name and argv to a log);
-- real: builtins enabled and the real programs of the whitelisted verbs, stubs for every other name, so
+- real: what the delegation wall hands the CLI, the command inside the glance jail (`glance_run`),
+  with builtins enabled and the real programs of the whitelisted verbs, stubs for every other name, so
   that what only a real builtin or program does shows: zsh's `printf` evaluating a subscript, a read
-  of a device that never ends (a run that does not end in the real pass's timeout, 2 s by default),
-  and, under strace when it is installed, any IPv4 or IPv6 socket call (gawk's `/inet/…`, a lookup).
+  of a device that never ends (a run the jail did not end within its own limits), and, under strace
+  when it is installed, any successful IPv4 or IPv6 socket call (gawk's `/inet/…`, a lookup). The
+  jail's refusals (`= -1 EACCES`) are not effects; a run ended by the jail's limits is not a hang.
 
 zsh runs twice: with its default options, and with the options that change how words expand
 (`ZSH_OPTIONS`). An environment as bare as `env -i` leaves it, standard input from /dev/null.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import shutil
 import signal
@@ -131,6 +134,8 @@ class Sandbox:
         trace = self.root / "tmp" / f"{case.name}.trace"
         if real and self.programs["strace"]:
             argv = [str(self.programs["strace"]), *_TRACE, "-o", str(trace), *argv]
+        if real:
+            env["SHELL"] = str(self.programs[base.split("+")[0]])  # the launcher runs the CLI's shell
         done, held = os.pipe()  # every process the shell starts holds `held`: EOF when the last one ends
         with subprocess.Popen(
             argv, cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=held, stderr=held,
@@ -145,7 +150,7 @@ class Sandbox:
         result = Run()
         if output is None:
             result.problems.append(f"still running after {timeout:g} s")
-        result.problems += _network(trace)
+        result.problems += _network(trace.parent, trace.name)
         result.syntax_error = b"syntax error" in (output or b"") or b"parse error" in (output or b"")
         for entry in sorted(log.iterdir(), key=lambda path: path.stat().st_mtime_ns):
             text = entry.read_bytes().decode("utf-8", "surrogateescape").replace(str(home), "~")
@@ -160,17 +165,20 @@ class Sandbox:
         return result
 
 
-_TRACE = ["-f", "--seccomp-bpf", "-qq", "-e", "trace=connect,bind,sendto,sendmsg", "-e", "signal=none"]
-"""strace options: the socket calls of every process, each stopping only the process that makes it."""
+_TRACE = ["-ff", "-qq", "-e", "trace=socket,connect,bind,sendto,sendmsg", "-e", "signal=none"]
+"""strace options: the socket calls of every process, one trace file per process (no split lines)."""
+_SUCCEEDED = re.compile(r"\)\s+= [0-9]+")
 
 
-def _network(trace: Path) -> list[str]:
-    """A problem for each of the first IPv4 or IPv6 socket calls in `trace` (a local socket is no network)."""
-    if not trace.exists():
-        return []
-    calls = [line for line in trace.read_text(errors="replace").splitlines() if "AF_INET" in line]
-    trace.unlink()
-    return [f"reached the network: {call.partition(' ')[2][:160]}" for call in calls[:3]]
+def _network(directory: Path, prefix: str) -> list[str]:
+    """A problem for each of the first IPv4 or IPv6 socket calls that succeeded (a refusal by the jail,
+    `= -1 EACCES`, is no effect; a local socket is no network)."""
+    calls = []
+    for trace in sorted(directory.glob(prefix + "*")):
+        lines = trace.read_text(errors="replace").splitlines()
+        trace.unlink()
+        calls += [line for line in lines if "AF_INET" in line and _SUCCEEDED.search(line)]
+    return [f"reached the network: {call[:160]}" for call in calls[:3]]
 
 
 def _drained(fd: int, deadline: float) -> bytes | None:

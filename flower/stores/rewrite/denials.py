@@ -64,7 +64,8 @@ def denial_kind(entry: Entry, calls: Mapping[str, Mapping[str, Any]] | None = No
     sentences = {f"Permission to use {name} has been denied."}
     if isinstance(command, str):
         sentences.add(f"Permission to use {name} with command {command} has been denied.")
-    return "permission-rule" if text in sentences else None
+    # the first line: the newest kept denial carries the prune's note on the lines after it
+    return "permission-rule" if text.partition("\n")[0] in sentences else None
 
 
 def tool_calls(entries: Any) -> dict[str, Mapping[str, Any]]:

@@ -1,0 +1,245 @@
+"""The launcher: run one shell command inside the jail, relay its output, end it at the limits.
+
+    python -I -S .../run.py [--wall S] [--cpu S] [--data BYTES] [--memory BYTES] [--processes N]
+                            [--threads N] [--output BYTES] [--shell PATH] [--abi N] --b64 COMMAND
+
+(`COMMAND` in URL-safe base64.)
+
+On Linux the launcher forks. The child starts a session of its own (one `killpg` then reaches every
+process the command starts: seccomp refuses `setsid`/`setpgid` after this), confines itself
+(`confine.py`), passes the counter filter's descriptor back over a socket pair, closes every other
+descriptor and execs `<shell> -c <command>` with standard input from /dev/null and standard output and
+error into a pipe (one pipe when the launcher's two streams are the same file, as the CLI gives them, so
+that the interleaving is the command's). On macOS, `macos.py` does the same with `sandbox-exec`.
+
+The launcher stays outside the jail, relays the output (`common.supervise`) and answers each process
+creation, failing with EAGAIN the processes past `--processes` and the threads past `--threads` (a
+thread shares its process's memory limit, so it gets a budget of its own). It is the command's child
+subreaper, so every process the command starts stays below it, and it sums their anonymous memory
+(`--memory`: each process is held to `--data` by RLIMIT_DATA, but 128 of them would not be). It exits
+with the shell's status, 124 after the time limit, 137 over the memory budget, 141 after cutting the
+output, and 125 when the jail could not be set up: then the command did not run at all.
+
+Only the standard library and ctypes: it runs before any site-packages are importable.
+"""
+
+from __future__ import annotations
+
+import _socket as socket  # not `socket`: it imports `enum` (see common.py)
+import fcntl
+import os
+import struct
+import sys
+import time
+
+from .common import (
+    EXIT_REFUSED,
+    Options,
+    environment,
+    kill_group,
+    parse,
+    refuse,
+    same_file,
+    shell_argv,
+    stop_on_signals,
+    supervise,
+)
+from .confine import JailError, Limits, confine, prctl
+from .tables import NR
+
+TYPE_CHECKING = False  # not `typing`: importing it costs the launcher milliseconds at every glance
+
+if TYPE_CHECKING:
+    import signal
+else:  # `signal` imports `enum`, which costs the launcher 10-20 ms at every glance
+    import _signal as signal
+
+__all__ = ["main"]
+
+_NOTIF_RECV, _NOTIF_SEND = 0xC0502100, 0xC0182101  # SECCOMP_IOCTL_NOTIF_RECV/SEND (x86_64 and aarch64)
+_NOTIF_SIZE, _FLAG_CONTINUE, _EAGAIN = 80, 1, 11
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
+_CLONE, _CLONE_THREAD = NR.get("clone", -1), 0x00010000
+
+
+def main(argv: list[str]) -> int:
+    try:
+        options = parse(argv)
+    except (ValueError, KeyError, TypeError, OSError) as error:
+        return refuse(f"bad launcher arguments ({error})")
+    if sys.platform == "darwin":
+        from .macos import run_macos
+
+        return run_macos(options)
+    if not sys.platform.startswith("linux"):
+        return refuse(f"no jail on {sys.platform}")
+    try:
+        return _run(options)
+    except _Stopped as stopped:
+        os.write(2, f"glance jail: the launcher failed ({stopped}); the command was stopped.\n".encode())
+        return EXIT_REFUSED
+    except Exception as error:
+        return refuse(f"the launcher could not start ({error})")
+
+
+class _Stopped(Exception):
+    """The relay failed after the command started; the command was killed."""
+
+
+def _run(options: Options) -> int:
+    merged = same_file(1, 2)
+    out_r, out_w = os.pipe()
+    err_r, err_w = (out_r, out_w) if merged else os.pipe()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM, 0)
+    argv, env, launcher = shell_argv(options.shell, options.command), environment(), os.getpid()
+    prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphans of the command come back to us, not to init
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # the child: confine, hand the counter back, exec; any failure ends it before exec
+        try:
+            ours.close()
+            _child(argv, env, options, launcher, out_w, err_w, theirs)
+        except BaseException as error:
+            os.write(2, f"glance jail: {error}; the command was not run.\n".encode())
+        os._exit(EXIT_REFUSED)
+    try:
+        return _supervise(options, pid, ours, theirs, (out_r, out_w, err_r, err_w), merged, started)
+    except BaseException as error:
+        kill_group(pid)  # the relay failed: the command must not run on unsupervised
+        raise _Stopped(str(error)) from error
+
+
+def _supervise(options: Options, pid: int, ours: socket.socket, theirs: socket.socket,
+               fds: tuple[int, int, int, int], merged: bool, started: float) -> int:  # fmt: skip
+    out_r, out_w, err_r, err_w = fds
+    theirs.close()
+    for fd in {out_w, err_w}:
+        os.close(fd)
+    stop_on_signals(pid)
+    listener = _receive(ours, options.limits)  # None: the child failed before exec and says why on the pipe
+    pidfd = os.pidfd_open(pid)
+    counts = {False: 0, True: 0}  # processes, threads
+    budgets = {False: options.limits.processes, True: options.limits.threads}
+
+    def count() -> bool:
+        assert listener is not None
+        _answer(listener, counts, budgets)
+        return True
+
+    def memory() -> int:
+        return _memory(pid) if counts[False] else -1  # one process alone is bounded by RLIMIT_DATA
+
+    watch = {pidfd: lambda: False, **({listener: count} if listener is not None else {})}
+    return supervise(pid, sorted({out_r, err_r}), None if merged else err_r, options.limits, started,
+                     watch=watch, tick=None, memory=memory)  # fmt: skip
+
+
+def _child(argv: list[str], env: dict[str, str], options: Options, launcher: int, out: int, err: int,
+           back: socket.socket) -> None:  # fmt: skip
+    os.setsid()
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the shell dies with the launcher
+    if os.getppid() != launcher:
+        raise JailError("the launcher ended before the command started")
+    for number in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)  # Python ignores SIGPIPE and SIGXFSZ; exec would keep that
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    listener = confine(options.limits, pgid=os.getpid(), max_abi=options.max_abi)
+    back.sendmsg([b"L"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", listener))])
+    os.closerange(3, 1 << 30)
+    os.execve(argv[0], argv, env)
+
+
+def _receive(back: socket.socket, limits: Limits) -> int | None:
+    back.settimeout(max(0.1, limits.wall_seconds))
+    fds: list[int] = []
+    try:
+        _, ancillary, _, _ = back.recvmsg(1, socket.CMSG_SPACE(4))
+        fds = [struct.unpack("i", data[:4])[0] for level, kind, data in ancillary
+               if (level, kind) == (socket.SOL_SOCKET, socket.SCM_RIGHTS)]  # fmt: skip
+    except OSError:
+        pass
+    back.close()
+    return fds[0] if fds else None
+
+
+def _answer(listener: int, counts: dict[bool, int], budgets: dict[bool, int]) -> None:
+    """Receive one process or thread creation; let it go on while under its budget, else fail it (EAGAIN).
+
+    `struct seccomp_notif`: id (u64), pid (u32), flags (u32), then `struct seccomp_data`: nr (s32),
+    arch (u32), instruction pointer (u64), args (6 x u64); `clone`'s flags are args[0].
+    """
+    request = bytearray(_NOTIF_SIZE)
+    try:
+        fcntl.ioctl(listener, _NOTIF_RECV, request, True)
+    except OSError:
+        return  # the process was killed while waiting
+    ident, _pid, _flags, number = struct.unpack_from("=QIIi", request)
+    thread = number == _CLONE and bool(struct.unpack_from("=Q", request, 32)[0] & _CLONE_THREAD)
+    counts[thread] += 1
+    allow = counts[thread] <= budgets[thread]
+    reply = struct.pack("=QqiI", ident, 0, 0 if allow else -_EAGAIN, _FLAG_CONTINUE if allow else 0)
+    try:  # noqa: SIM105 - contextlib costs the launcher an import
+        fcntl.ioctl(listener, _NOTIF_SEND, reply)
+    except OSError:
+        pass
+
+
+def _memory(group: int) -> int:
+    """Bytes of anonymous memory (heap, stacks, private writable maps) held by the command's processes."""
+    return sum(_anonymous(pid) for pid in _processes(group))
+
+
+def _processes(group: int) -> list[int]:
+    """The command's processes: the launcher's descendants (it is their subreaper), else its group's."""
+    me = os.getpid()
+    if not os.path.exists(f"/proc/{me}/task/{me}/children"):  # a kernel without CONFIG_PROC_CHILDREN
+        return _group_members(group)
+    found: list[int] = []
+    parents = [me]
+    while parents:
+        parent = parents.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:  # it just ended
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", "rb") as file:
+                    children = [int(word) for word in file.read().split()]
+            except OSError:
+                continue
+            found += children
+            parents += children
+    return found
+
+
+def _group_members(group: int) -> list[int]:
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as file:
+                    fields = file.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == group:
+                members.append(int(entry))
+    return members
+
+
+def _anonymous(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as file:
+            for line in file:
+                if line.startswith(b"RssAnon:"):
+                    return int(line.split()[1]) << 10
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
