@@ -27,6 +27,7 @@ from .runtime import Runtime
 from .spill import SpillPolicy, spill_guard, spill_hooks
 from .stores import (
     CachePolicy,
+    DeliveryPolicy,
     EphemeralPolicy,
     Lease,
     LoadReport,
@@ -62,6 +63,7 @@ __all__ = [
     "CachePolicy",
     "CompactPolicy",
     "CredentialsError",
+    "DeliveryPolicy",
     "EconomyReport",
     "EphemeralPolicy",
     "FlowerError",

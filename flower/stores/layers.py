@@ -13,6 +13,10 @@ A session that predates the store (the CLI's local transcript exists, the inner 
 it) is imported into the inner store at its first load, subagents included, so the store holds the whole
 session before the CLI replays it (`flower.stores._local`).
 
+While a Runtime's run writes a session, it routes that session's appends elsewhere (`routes`: the
+workspace's outbox, which delivers them to the inner store) and learns how many lines each load gives
+the SDK to copy for a resume.
+
 Each load produces a `LoadReport`: kept as `last_report` (for the main transcript) and passed to
 `on_report`. A rewrite that fails is skipped and logged, never raised: the history is then returned with
 the other rewrites only, or as stored. A load within the prompt cache's lifetime repeats what the last
@@ -31,7 +35,7 @@ import os
 import time
 import types
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Self, cast
+from typing import Any, ClassVar, Protocol, Self, cast
 
 import anyio
 from claude_agent_sdk import (
@@ -61,6 +65,16 @@ logger = logging.getLogger("flower.stores")
 _OPTIONAL = ("list_sessions", "list_session_summaries", "delete", "list_subkeys")
 
 ReportCallback = Callable[[LoadReport], object]
+
+
+class Route(Protocol):
+    """Where the appends of one session go while a run writes it (the Runtime's outbox)."""
+
+    async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None: ...
+
+    def loaded(self, subpath: str, lines: int) -> None:
+        """A load handed the SDK `lines` transcript lines to copy for a resume ('' is the main one)."""
+
 
 _DEFAULT_CACHE = CachePolicy()
 
@@ -154,6 +168,8 @@ class _RewritingStore(SessionStore):
         is imported from at its first load; None: the environment's `CLAUDE_CONFIG_DIR`, else
         `~/.claude`. Set it when the CLI runs with another one (`options.env`)."""
         self._importing: dict[tuple[str, str], anyio.Event] = {}
+        self.routes: dict[str, Route] = {}
+        """session id -> where its appends go while a run writes it; other sessions' go to `inner`."""
 
     @property
     def inner(self) -> SessionStore:
@@ -204,6 +220,13 @@ class _RewritingStore(SessionStore):
         )
         if report.subpath is None:
             self.last_report = report
+        route = self.routes.get(report.session_id)
+        if route is not None:  # a resume writes what load returns, less a subagent's metadata entries
+            subpath = report.subpath or ""
+            route.loaded(
+                subpath,
+                sum(1 for e in applied.entries if not (subpath and e.get("type") == "agent_metadata")),
+            )
         if report.changes or report.errors or report.imported:
             logger.info("flower.stores: %s", report.summary())
         if self._on_report is not None:
@@ -266,8 +289,13 @@ class _RewritingStore(SessionStore):
     # -- pass-through ---------------------------------------------------------------------------------
 
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
-        """Forwarded unchanged: the inner store keeps every original entry."""
-        await self._inner.append(key, entries)
+        """Forwarded unchanged (through the route of a session a run writes): the inner store keeps every
+        original entry."""
+        route = self.routes.get(key.get("session_id", "")) if isinstance(key, dict) else None
+        if route is not None:
+            await route.append(key, entries)
+        else:
+            await self._inner.append(key, entries)
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         """Forwarded to the inner store."""

@@ -23,7 +23,7 @@ from typing import Final
 
 import anyio
 
-from .._bench_files import LocalFile, read_file, read_manifest, restore_file, scan
+from .._bench_files import LocalFile, check_relative, read_file, read_manifest, restore_file, scan
 from .._relocate import Moves
 from ..lease import runner_name
 from . import _files as files
@@ -139,13 +139,23 @@ def _batches(
 async def restore(
     conns: Connections, att: Attachment, session_id: str, limit: int
 ) -> tuple[list[str], list[str], list[files.Place]]:
-    """Write the session's missing files into the workbench; (restored, kept local, places elsewhere)."""
+    """Write the session's missing files into the workbench; (restored, kept local, places elsewhere).
+
+    A stored path is checked before anything is opened (one that could leave the workbench, or the spill
+    manifest, is refused); a file that cannot be written is skipped with a warning naming it, and the
+    restore goes on with the next one.
+    """
     restored: list[str] = []
     kept: list[str] = []
     async with att.lock, conns.connection("restoring workbench files") as conn:
         stored = await files.session_files(conn, conns.schema, session_id)
         where = (await files.places(conn, conns.schema, [session_id])).get(session_id, [])
         for item in stored:
+            if check_relative(item.path) is None:
+                logger.warning(
+                    "flower.stores: refused to restore %r: not a workbench file that travels", item.path
+                )
+                continue
             local = await anyio.to_thread.run_sync(read_file, att.workbench, item.path, max(limit, item.size))
             if local is not None:
                 if local[1] != item.sha256:
@@ -154,7 +164,13 @@ async def restore(
             data = await files.blob(conn, conns.schema, item.sha256)
             if data is None:
                 continue
-            outcome = await anyio.to_thread.run_sync(_write, att.workbench, item, data)
+            try:
+                outcome = await anyio.to_thread.run_sync(_write, att.workbench, item, data)
+            except OSError as exc:
+                logger.warning(
+                    "flower.stores: could not restore %s of session %s: %s", item.path, session_id, exc
+                )
+                continue
             if outcome == "restored":
                 restored.append(item.path)
                 att.stored[item.path] = (*_stat(att.workbench / item.path), item.sha256)
