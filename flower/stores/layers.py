@@ -35,7 +35,7 @@ import os
 import time
 import types
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Protocol, Self, cast
+from typing import Any, ClassVar, Self, cast
 
 import anyio
 from claude_agent_sdk import (
@@ -52,6 +52,7 @@ from .._util.check import checked
 from ._local import append_all, find_transcript, read_transcripts
 from ._local import config_dir as cli_config_dir
 from ._open import open_store
+from .outbox import Route
 from .policies import CachePolicy, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
 from .postgres.store import PostgresSessionStore
 from .rewrite import Applied, Entry, Spill, apply_steps, rewrite_steps, write_spills
@@ -65,15 +66,6 @@ logger = logging.getLogger("flower.stores")
 _OPTIONAL = ("list_sessions", "list_session_summaries", "delete", "list_subkeys")
 
 ReportCallback = Callable[[LoadReport], object]
-
-
-class Route(Protocol):
-    """Where the appends of one session go while a run writes it (the Runtime's outbox)."""
-
-    async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None: ...
-
-    def loaded(self, subpath: str, lines: int) -> None:
-        """A load handed the SDK `lines` transcript lines to copy for a resume ('' is the main one)."""
 
 
 _DEFAULT_CACHE = CachePolicy()

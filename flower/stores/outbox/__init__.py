@@ -11,6 +11,7 @@ Split by concern: the file (`_file`), delivery (`deliver`), the local transcript
 """
 
 from ._file import Outbox, Record, Row
+from ._route import Route
 from .deliver import Deliverer, DeliveryPolicy
 
-__all__ = ["Deliverer", "DeliveryPolicy", "Outbox", "Record", "Row"]
+__all__ = ["Deliverer", "DeliveryPolicy", "Outbox", "Record", "Route", "Row"]

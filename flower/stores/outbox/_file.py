@@ -21,17 +21,16 @@ import json
 import os
 import secrets
 import sqlite3
-import threading
 import time
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from claude_agent_sdk import SessionKey, SessionStoreEntry
 
 from ..._errors import StoreError
-from ..sqlite._db_file import explain, prepare_file
+from ..sqlite._db_file import immediate, prepare_file
+from ..sqlite._locked import LockedConnection
 
 __all__ = ["Outbox", "Record", "Row"]
 
@@ -108,46 +107,22 @@ def _key(project_key: str, session_id: str, subpath: str) -> SessionKey:
     return cast(SessionKey, key)
 
 
-class Outbox:
+class Outbox(LockedConnection):
     """One outbox file (see the module docstring). The constructor does no I/O."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = os.path.abspath(os.fspath(path))
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
+        super().__init__(os.path.abspath(os.fspath(path)), busy_timeout=30.0)
         self.id = ""
         """This outbox's own id: part of the idempotency key of an entry without a uuid."""
 
     def __repr__(self) -> str:
         return f"Outbox({self.path!r})"
 
-    @contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            try:
-                if self._conn is None:
-                    self._conn = self._open()
-                yield self._conn
-            except StoreError:
-                raise
-            except (sqlite3.Error, OSError, ValueError) as exc:
-                raise explain(self.path, exc) from exc
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-
     def _open(self) -> sqlite3.Connection:
         prepare_file(self.path)
-        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(
+            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+        )
         try:
             found = conn.execute("PRAGMA application_id").fetchone()[0]
             if found not in (0, _APPLICATION_ID):
@@ -157,8 +132,7 @@ class Outbox:
             if conn.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
                 raise StoreError(f"{self.path}: cannot switch the outbox to WAL mode", path=self.path)
             conn.execute("PRAGMA synchronous=NORMAL")  # with WAL: a commit survives a killed process
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(conn):
                 if conn.execute("PRAGMA application_id").fetchone()[0] == 0:
                     if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
                         raise StoreError(f"{self.path} is a database of another application", path=self.path)
@@ -175,10 +149,6 @@ class Outbox:
                         path=self.path,
                     )
                 self.id = str(conn.execute("SELECT value FROM meta WHERE key = 'id'").fetchone()[0])
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
         except BaseException:
             conn.close()
             raise
@@ -188,12 +158,6 @@ class Outbox:
         """Create or check the file now (`StoreError` naming it when it cannot be used)."""
         with self._connection():
             pass
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
 
     # -- the rows ------------------------------------------------------------------------------------
 

@@ -202,6 +202,7 @@ class PostgresSessionStore(AsyncClosing, SessionStore):
         expect = check_epoch(if_epoch, "PostgresSessionStore.lease")
         return hold_lease(self._conns, session_id, wait, self._holdings, expect)
 
+    @checked
     def holding(self, session_id: str) -> Holding | None:
         """The lease of `session_id` this store holds now, or None (appends of a held session are fenced)."""
         return self._holdings.get(session_id)

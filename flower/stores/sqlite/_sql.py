@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -25,9 +24,10 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import SessionKey
 
-from ..._errors import FlowerError, StoreError
+from ..._errors import StoreError
 from . import _schema
-from ._db_file import explain, prepare_file
+from ._db_file import immediate, prepare_file
+from ._locked import LockedConnection
 from ._schema import APPLICATION_ID, SCHEMA_VERSION
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "Database"]
@@ -50,36 +50,8 @@ def _check_key(key: Any, *, subpath: bool = True) -> None:
         raise StoreError(f"session key field 'subpath' must be a str, got {key['subpath']!r}")
 
 
-class Database:
+class Database(LockedConnection):
     """One SQLite file holding session transcripts (blocking; see the module docstring)."""
-
-    def __init__(self, path: str, *, busy_timeout: float) -> None:
-        self.path = path
-        self.busy_timeout = busy_timeout
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-
-    # -- connection --------------------------------------------------------------------------------
-
-    @contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            try:
-                if self._conn is None:
-                    self._conn = self._open()
-                yield self._conn
-            except FlowerError:
-                raise
-            except (sqlite3.Error, OSError, ValueError, RecursionError) as exc:
-                # every failure names the file and its cause (_db_file.explain), the original chained
-                raise explain(self.path, exc, busy_timeout=self.busy_timeout) from exc
-
-    def close(self) -> None:
-        """Close the connection; the next call opens it again."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
 
     def _open(self) -> sqlite3.Connection:
         memory = self.path == ":memory:"
@@ -114,11 +86,11 @@ class Database:
                 path=self.path,
             )
         if application_id == 0:
-            with self._transaction(conn):  # two processes creating the file: one creates, one sees it
+            with immediate(conn):  # two processes creating the file: one creates, one sees it
                 _schema.create(conn, self.path)
         if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             try:
-                with self._transaction(conn):  # an older layout is migrated in place, once
+                with immediate(conn):  # an older layout is migrated in place, once
                     _schema.migrate(conn, self.path)
             except sqlite3.OperationalError as exc:
                 if getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_READONLY:
@@ -129,29 +101,6 @@ class Database:
             if str(mode).lower() != "wal":
                 raise StoreError(f"{self.path}: cannot switch to WAL mode (got {mode!r})", path=self.path)
         conn.execute("PRAGMA synchronous=NORMAL")  # with WAL: safe against a killed process
-
-    @staticmethod
-    @contextmanager
-    def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:

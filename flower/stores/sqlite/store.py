@@ -147,6 +147,7 @@ class SqliteSessionStore(AsyncClosing, SessionStore):
                 if self._holdings.get(session_id) is holding:
                     del self._holdings[session_id]
 
+    @checked
     def holding(self, session_id: str) -> Holding | None:
         """The lease of `session_id` this store holds now, or None (appends of a held session are fenced)."""
         return self._holdings.get(session_id)
