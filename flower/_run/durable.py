@@ -197,33 +197,9 @@ class DurableRun:
 
     async def started(self, session_id: str, *, resumed: bool, fork_of: str | None, config_dir: str) -> None:
         """The run writes `session_id` from now on: route it into the outbox, record it, tell the caller."""
-        if session_id not in self.sessions and self.outbox is not None:
-            holding = self.keeper.holding(session_id)
-            try:
-                if await anyio.to_thread.run_sync(self.outbox.count, self.target, {session_id}):
-                    # rows no recovery could deliver before this run took the session: not under its lease
-                    moved = await anyio.to_thread.run_sync(
-                        self.outbox.fence, self.target, session_id, "left before a run took the session again"
-                    )
-                    logger.warning(
-                        "flower: %d undelivered entries of %s set aside in the outbox", moved, session_id
-                    )
-                await anyio.to_thread.run_sync(
-                    lambda: self.outbox.begin(  # type: ignore[union-attr]
-                        self.target,
-                        session_id,
-                        epoch=holding.epoch if holding is not None else 0,
-                        config_dir=config_dir,
-                        resumed=resumed,
-                    )
-                )
-            except StoreError as exc:
-                await self.say(
-                    f"the outbox failed ({exc}): the run's entries go straight to the store", 0, False
-                )
-                self.outbox = None
-            else:
-                self.layer.routes[session_id] = _Route(self, session_id)
+        if session_id not in self.sessions:
+            if self.outbox is not None:
+                await self._record(session_id, resumed=resumed, config_dir=config_dir)
             self.sessions.add(session_id)
             self.keeper.watch(session_id)
         if resumed:  # this run holds the session: any copy a killed resume of it left is stale
@@ -234,6 +210,30 @@ class DurableRun:
                 )
         self.current = session_id
         await self.tracker.emit(SessionStarted(session_id=session_id, resumed=resumed, fork_of=fork_of))
+
+    async def _record(self, session_id: str, *, resumed: bool, config_dir: str) -> None:
+        """Record the session in the outbox and route its appends there (a failing outbox: straight on)."""
+        assert self.outbox is not None
+        outbox, holding = self.outbox, self.keeper.holding(session_id)
+        try:
+            if await anyio.to_thread.run_sync(outbox.count, self.target, {session_id}):
+                # rows no recovery could deliver before this run took the session: not under its lease
+                reason = "left before a run took the session again"
+                moved = await anyio.to_thread.run_sync(outbox.fence, self.target, session_id, reason)
+                logger.warning(
+                    "flower: %d undelivered entries of %s set aside in the outbox", moved, session_id
+                )
+            epoch = holding.epoch if holding is not None else 0
+            await anyio.to_thread.run_sync(
+                lambda: outbox.begin(
+                    self.target, session_id, epoch=epoch, config_dir=config_dir, resumed=resumed
+                )
+            )
+        except StoreError as exc:
+            await self.say(f"the outbox failed ({exc}): the run's entries go straight to the store", 0, False)
+            self.outbox = None
+        else:
+            self.layer.routes[session_id] = _Route(self, session_id)
 
     # -- the run --------------------------------------------------------------------------------------
 

@@ -1,11 +1,15 @@
 """A Runtime in a process of its own, on the scripted model, for the tests that kill it or its database.
 
-`python -m tests.durability.runner STORE SCHEMA WORKSPACE MODE STEPS SLEEP [--subagent] [--drain S]`
+`python -m tests.durability.runner STORE SCHEMA WORKSPACE MODE STEPS SLEEP [--subagent] [--drain S]
+[--linger S] [--config DIR]`
 
 - STORE: a SQLite path or a `postgresql://` DSN (SCHEMA is its schema; `-` for SQLite).
 - MODE: `start`, or `resume:<session id>`.
 - STEPS Bash calls of the main thread, each `echo <tag>-k; sleep SLEEP`; with `--subagent`, the main
-  thread then delegates to a worker that runs two Bash calls; then the main thread answers.
+  thread then delegates to a worker that runs two Bash calls; then the main thread answers (`--linger`:
+  that answer comes S seconds late, so a kill after the last tool result still lands mid-run).
+- `--config DIR`: the CLI's config directory (its local transcript stays there after the run); by
+  default the scripted model's own, removed when the runner ends normally.
 
 Prints JSON lines: `config` (the CLI's config directory, where its local transcript goes), `session`
 (from `SessionStarted`), `tool_result` (k, the agent, the text's start), `warning` (a `StoreWarning`),
@@ -23,7 +27,7 @@ import anyio
 
 from flower import AgentSpec, DeliveryPolicy, PostgresSessionStore, Runtime, worker
 from flower.events import Event, SessionStarted, StoreWarning, ToolResult
-from flower.testing import ScriptedModel, agent, bash
+from flower.testing import ScriptedModel, agent, bash, reply
 
 
 def say(**fields: object) -> None:
@@ -37,14 +41,16 @@ def spec() -> AgentSpec:
     )
 
 
-def scripts(mode: str, steps: int, sleep: float, subagent: bool) -> tuple[list[object], list[object]]:
+def scripts(
+    mode: str, steps: int, sleep: float, subagent: bool, linger: float = 0.0
+) -> tuple[list[object], list[object]]:
     tag = "step" if mode == "start" else "more"
     main: list[object] = [bash(f"echo {tag}-{k}; sleep {sleep}") for k in range(1, steps + 1)]
     helper: list[object] = []
     if subagent:
         main.append(agent("helper", f"Run the {tag} checks."))
         helper = [bash(f"echo {tag}-sub-1; sleep {sleep}"), bash(f"echo {tag}-sub-2"), "checked"]
-    main.append("all steps done" if mode == "start" else "resumed fine")
+    main.append(reply("all steps done" if mode == "start" else "resumed fine", delay=linger))
     return main, helper
 
 
@@ -52,11 +58,13 @@ async def main(argv: list[str]) -> None:
     store_arg, schema, workspace, mode, steps, sleep = argv[:6]
     subagent = "--subagent" in argv
     drain = float(argv[argv.index("--drain") + 1]) if "--drain" in argv else 30.0
+    linger = float(argv[argv.index("--linger") + 1]) if "--linger" in argv else 0.0
+    config = argv[argv.index("--config") + 1] if "--config" in argv else None
     os.makedirs(workspace, exist_ok=True)
     store: object = store_arg
     if store_arg.startswith("postgres"):
         store = PostgresSessionStore(store_arg, schema=schema, runner=f"runner-{os.getpid()}")
-    main_script, helper_script = scripts(mode.split(":")[0], int(steps), float(sleep), subagent)
+    main_script, helper_script = scripts(mode.split(":")[0], int(steps), float(sleep), subagent, linger)
     resume = mode.split(":", 1)[1] if mode.startswith("resume:") else None
     counts = {"n": 0}
 
@@ -72,12 +80,13 @@ async def main(argv: list[str]) -> None:
             say(ev="warning", message=event.message[:300], pending=event.pending, resolved=event.resolved)
 
     async with ScriptedModel(main=main_script, agents={"helper": helper_script}, strict=False) as model:
-        say(ev="config", config_dir=model.config_dir, pid=os.getpid())
+        say(ev="config", config_dir=config or model.config_dir, pid=os.getpid())
         rt = Runtime(
             workspace,
             store=store,  # type: ignore[arg-type]
             configure=model.attach,
             delivery=DeliveryPolicy(drain_timeout=drain),
+            env={"CLAUDE_CONFIG_DIR": config} if config else None,
         )
         try:
             result = await rt.run(

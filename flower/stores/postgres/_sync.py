@@ -77,7 +77,7 @@ class Attachment:
 async def publish(conns: Connections, att: Attachment, session_id: str, limit: int) -> None:
     """Send what is new in the workbench and record the session's files, place and spill rows."""
     async with att.lock:
-        listed = await anyio.to_thread.run_sync(scan, att.workbench)
+        listed, (lines, offset) = await anyio.to_thread.run_sync(_look, att.workbench, att.manifest_offset)
         known = att.recorded.setdefault(session_id, {})
         pending: list[tuple[LocalFile, str, bytes | None]] = []
         for item in listed:
@@ -98,7 +98,8 @@ async def publish(conns: Connections, att: Attachment, session_id: str, limit: i
                 continue
             data, digest = read
             pending.append((item, digest, data))
-        lines, offset = await anyio.to_thread.run_sync(read_manifest, att.workbench, att.manifest_offset)
+        if not pending and not lines and session_id in att.placed:
+            return  # nothing new: no round trip (every append of a run comes here first)
         async with conns.connection("publishing workbench files") as conn:
             for batch in _batches(pending):
                 sent = {digest: data for _, digest, data in batch if data is not None}
@@ -119,6 +120,11 @@ async def publish(conns: Connections, att: Attachment, session_id: str, limit: i
             if lines:
                 await files.add_spill_rows(conn, conns.schema, lines)
         att.manifest_offset = offset
+
+
+def _look(root: Path, offset: int) -> tuple[list[LocalFile], tuple[list[str], int]]:
+    """The workbench's files and the manifest's new lines, in one trip to a worker thread."""
+    return scan(root), read_manifest(root, offset)
 
 
 def _batches(
