@@ -4,7 +4,8 @@ Run from the repository root:
 
     python benchmarks/bench_durability.py kills [--trials 15] [--seed 26]   # per store: SQLite, PostgreSQL
     python benchmarks/bench_durability.py restarts [--cycles 10] [--seed 26]
-    python benchmarks/bench_durability.py                                    # both
+    python benchmarks/bench_durability.py latency [--runs 3]               # per store
+    python benchmarks/bench_durability.py                                    # all three
 
 Every trial drives the real CLI on the scripted model in a runner process of its own
 (`tests/durability/runner.py`), against a real store: SQLite in a temp directory, PostgreSQL on a
@@ -21,6 +22,10 @@ owns its cluster, since it stops it).
 - restarts: 4 Bash calls; after a random tool result PostgreSQL is stopped with `pg_ctl stop -m immediate`
   for 1 to 4 s, then started again (crash recovery). Each run must end with a StepResult, `ok=True`,
   nothing the CLI wrote missing from the store, and the session resumed from another workspace.
+
+- latency: in one process, 6 Bash calls per run; for each tool result, the time from the SDK handing it
+  over (the `ToolResult` event) until its line is in the CLI's local transcript, and until it is in the
+  store: the store's delay after the CLI wrote the line is the window a kill can lose.
 
 Prints one markdown table per campaign, then the per-trial rows.
 """
@@ -157,6 +162,117 @@ def restarts(cycles: int, seed: int) -> list[dict[str, Any]]:
     return rows
 
 
+async def latency_run(kind: str, dsn: str, root: Path, number: int) -> list[tuple[float, float]]:
+    """(event -> local file, event -> store) in seconds, for each tool result of one run."""
+    import anyio
+    import asyncpg
+
+    from flower import PostgresSessionStore, Runtime, SqliteSessionStore, worker
+    from flower.events import ToolResult
+    from flower.testing import ScriptedModel, bash
+
+    workspace = root / f"latency-{kind}-{number}"
+    workspace.mkdir(parents=True)
+    schema = f"latency_{uuid.uuid4().hex[:8]}"
+    store: Any = PostgresSessionStore(dsn, schema=schema) if kind == "postgresql" else str(workspace / "s.db")
+    found: list[tuple[float, float]] = []
+    script = [bash(f"echo call-{k}; sleep 0.4") for k in range(6)] + ["done"]
+    async with ScriptedModel(main=script) as model:
+        rt = Runtime(workspace, store=store, configure=model.attach)
+        reader = SqliteSessionStore(workspace / "s.db") if kind == "sqlite" else await asyncpg.connect(dsn)
+
+        async def present_in_store(tool_use_id: str) -> bool:
+            needle = f'"tool_use_id":"{tool_use_id}"'
+            if kind == "sqlite":
+                return any(
+                    needle in str(row) for row in await anyio.to_thread.run_sync(_sqlite_rows, reader.path)
+                )
+            try:
+                return bool(
+                    await reader.fetchval(
+                        f"SELECT count(*) FROM {schema}.entries WHERE payload LIKE $1", f"%{needle}%"
+                    )
+                )
+            except asyncpg.UndefinedTableError:
+                return False
+
+        def present_in_file(tool_use_id: str) -> bool:
+            files = list(Path(model.config_dir).glob("projects/*/*.jsonl"))
+            return bool(files) and any(
+                tool_use_id in line and "tool_result" in line for line in files[0].open()
+            )
+
+        async def watch(tool_use_id: str, started: float) -> None:
+            file_at = store_at = 0.0
+            while not (file_at and store_at):
+                now = time.monotonic() - started
+                file_at = file_at or (now if present_in_file(tool_use_id) else 0.0)
+                store_at = store_at or (now if await present_in_store(tool_use_id) else 0.0)
+                await anyio.sleep(0.005)
+            found.append((file_at, store_at))
+
+        async with anyio.create_task_group() as group:
+
+            def on_event(event: object) -> None:
+                if isinstance(event, ToolResult):
+                    group.start_soon(watch, event.tool_use_id, time.monotonic())
+
+            await rt.run(
+                worker("Runs commands.", "You run commands.", tools=["Bash"]), "Go.", on_event=on_event
+            )
+        if kind == "postgresql":
+            await reader.close()
+            await store.aclose()
+        await rt.store.aclose()
+    return found
+
+
+def _sqlite_rows(path: str) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        return [payload for (payload,) in conn.execute("SELECT payload FROM entries")]
+
+
+def latency(runs: int) -> list[dict[str, Any]]:
+    import anyio
+
+    cluster = postgres.start(durable=True)
+    if isinstance(cluster, str):
+        raise SystemExit(f"bench_durability latency needs PostgreSQL binaries ({cluster})")
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="flower-latency-") as root:
+            for kind in ("sqlite", "postgresql"):
+                samples = [
+                    s for n in range(runs) for s in anyio.run(latency_run, kind, cluster.dsn, Path(root), n)
+                ]
+                rows.append({"store": kind, "samples": samples})
+                print({"store": kind, "samples": samples}, flush=True)
+    finally:
+        cluster.stop()
+    return rows
+
+
+def latency_table(rows: list[dict[str, Any]]) -> str:
+    def stats(values: list[float]) -> str:
+        ordered = sorted(values)
+        pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
+        return f"{pick(0.5):.3f} | {pick(0.9):.3f} | {ordered[-1]:.3f}"
+
+    lines = [
+        "| store | tool results | SDK -> CLI's file p50 s | p90 | max "
+        "| CLI's file -> store p50 s | p90 | max |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        samples = row["samples"]
+        written = stats([file_at for file_at, _ in samples])
+        stored = stats([max(0.0, store_at - file_at) for file_at, store_at in samples])
+        lines.append(f"| {row['store']} | {len(samples)} | {written} | {stored} |")
+    return "\n".join(lines)
+
+
 def kill_table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| store | kills | with a subagent | lines the CLI wrote | lost, written > 1 s before the kill "
@@ -196,9 +312,10 @@ def restart_table(rows: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("campaign", nargs="?", choices=["kills", "restarts", "all"], default="all")
+    parser.add_argument("campaign", nargs="?", choices=["kills", "restarts", "latency", "all"], default="all")
     parser.add_argument("--trials", type=int, default=15, help="kills per store")
     parser.add_argument("--cycles", type=int, default=10, help="PostgreSQL stop/restart cycles")
+    parser.add_argument("--runs", type=int, default=3, help="latency runs per store")
     parser.add_argument("--seed", type=int, default=26)
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped campaign still stops its cluster
@@ -208,6 +325,8 @@ def main() -> None:
     tables = []
     if args.campaign in ("kills", "all"):
         tables.append(("kill -9 of the runner's process group", kill_table(kills(args.trials, args.seed))))
+    if args.campaign in ("latency", "all"):
+        tables.append(("From the SDK to the store, per tool result", latency_table(latency(args.runs))))
     if args.campaign in ("restarts", "all"):
         tables.append(
             (
