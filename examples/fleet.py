@@ -76,12 +76,9 @@ async def main(dsn: str) -> None:
         async with anyio.create_task_group() as group:
             group.start_soon(on_b)
             await holding.wait()
-            try:
-                await runtime("machine-c").run(lead, "Me too.", resume=first.session_id)
-            except LeaseError as refused:
-                runner = (
-                    str(refused.holder).split(" pid")[0].split(" on ")[0]
-                )  # "machine-b on <host> pid <n>"
+            refused = await runtime("machine-c").run(lead, "Me too.", resume=first.session_id)
+            if isinstance(refused.cause, LeaseError):  # "machine-b on <host> pid <n>"
+                runner = str(refused.cause.holder).split(" pid")[0].split(" on ")[0]
                 print(f"machine C: refused, the session is leased by {runner}")
             go_on.set()
 

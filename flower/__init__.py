@@ -27,6 +27,7 @@ from .runtime import Runtime
 from .spill import SpillPolicy, spill_guard, spill_hooks
 from .stores import (
     CachePolicy,
+    DeliveryPolicy,
     EphemeralPolicy,
     Lease,
     LoadReport,
@@ -63,6 +64,7 @@ __all__ = [
     "CachePolicy",
     "CompactPolicy",
     "CredentialsError",
+    "DeliveryPolicy",
     "EconomyReport",
     "EphemeralPolicy",
     "FlowerError",

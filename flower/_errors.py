@@ -6,7 +6,7 @@ The tree is shallow; each class carries the data a caller needs to branch withou
     ├── CredentialsError     no API key, token or login for the CLI
     ├── SpecError            an argument, AgentSpec or policy is invalid (also a ValueError and a TypeError)
     ├── StoreError           a session store cannot be opened or used (corrupt or foreign file, bad entry)
-    │   └── LeaseError           another runner holds the session's lease
+    │   └── LeaseError           another runner holds the session's lease (or took it over)
     ├── WorkbenchError       the workbench cannot be created or its index written (also an OSError)
     └── ScriptError          flower.testing: the scripted model met something its script did not plan
         ├── UnexpectedRequest    a request arrived that no script step answers
@@ -93,18 +93,30 @@ class StoreError(FlowerError):
 
 
 class LeaseError(StoreError):
-    """Another runner holds the lease of the session, and it was not released within the timeout.
+    """Another runner holds the lease of the session, and it was not released within the timeout; or
+    another runner took the session over since this one leased it (`taken_over`).
 
     `session_id` is the session, `holder` who holds it (runner name, host and pid, as the holder wrote
     them), or None when the holder could not be named.
     """
 
-    def __init__(self, message: str, *, session_id: str, holder: str | None, path: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        session_id: str,
+        holder: str | None,
+        path: str | None = None,
+        taken_over: bool = False,
+    ) -> None:
         super().__init__(message, path=path)
         self.session_id = session_id
         """The session whose lease is held."""
         self.holder = holder
         """Who holds it: runner name, host and pid; None when unknown."""
+        self.taken_over = taken_over
+        """True when this runner had the lease and another took the session since: the store refuses this
+        runner's writes to it (fencing), and its run stops."""
 
 
 class WorkbenchError(FlowerError, OSError):

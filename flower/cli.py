@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 
 from ._errors import FlowerError, SpecError
+from ._util.secrets import redact
 from ._version import __version__
 
 __all__ = ["main"]
@@ -203,8 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         return _COMMANDS[args.command](args)
-    except (FlowerError, ImportError, OSError) as exc:
-        print(f"flower {args.command}: error: {exc}", file=sys.stderr)
+    except (FlowerError, ImportError, OSError) as exc:  # a DSN in the message never shows its password
+        print(f"flower {args.command}: error: {redact(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"flower {args.command}: interrupted", file=sys.stderr)

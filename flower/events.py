@@ -27,7 +27,9 @@ __all__ = [
     "HandoffDone",
     "HandoffWarning",
     "Result",
+    "SessionStarted",
     "StoreReport",
+    "StoreWarning",
     "SubagentFinished",
     "SubagentStarted",
     "Text",
@@ -204,6 +206,44 @@ class StoreReport:
 
 
 @dataclass(frozen=True, kw_only=True)
+class SessionStarted:
+    """The run's session is known, before its CLI starts: a process that dies can be resumed by this id.
+
+    Sent for the session a run starts, resumes or forks, then for each one a handoff starts.
+    """
+
+    agent: str | None = None
+    """Always None: sessions are the main thread's."""
+    session_id: str
+    """The session the run writes from now on (`Runtime.run(..., resume=session_id)` continues it)."""
+    resumed: bool
+    """The run continues a session that existed (`resume=`, not a fork)."""
+    fork_of: str | None = None
+    """The session a fork copies (`fork=True`), else None."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoreWarning:
+    """The session store did not take the run's entries, or the lease of its session was lost; or, with
+    `resolved=True`, it took them again (or the lease is back).
+
+    The entries wait in the workspace's outbox meanwhile and the run goes on; what is still waiting when
+    the run ends makes its `StepResult` fail, with the count (see docs/fleet.md, Durability).
+    """
+
+    agent: str | None = None
+    """Always None."""
+    message: str
+    """What failed and why, or what recovered."""
+    store: str
+    """The store (its path, or its DSN without password)."""
+    pending: int
+    """Entries waiting in the outbox for the store."""
+    resolved: bool = False
+    """The store takes the entries again (or the lease was taken back)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class VersionWarning:
     """The installed SDK or the running CLI is outside the versions flower was tested with.
 
@@ -285,5 +325,7 @@ Event: TypeAlias = (
     | VersionWarning
     | TracingWarning
     | GlanceWarning
+    | SessionStarted
+    | StoreWarning
 )
 """Any event `Runtime.run(on_event=...)` may receive, or `Runtime.stream()` may yield."""

@@ -8,7 +8,8 @@ agents) that keeps its code and does not adopt `Runtime`. One call returns a cop
   given again before a prompt when it changed (a long-lived client cannot change its system prompt);
 - layer 3: spill, on the main thread and in subagents, and the cap on subagents' reports;
 - layer 4: a `PruningSessionStore` over the app's own `session_store`, or over SQLite at
-  `<workspace>/.flower/sessions.db`;
+  `<workspace>/.flower/sessions.db`, mirrored line by line as the CLI writes (`session_store_flush=
+  "eager"`: a killed app loses at most the tool call in flight);
 - the compaction policy, when one is given.
 
 Nothing of the app's options is dropped: its hooks run beside flower's, and every other field is kept as
@@ -183,6 +184,7 @@ def instrument(
         system_prompt=_with_block(options.system_prompt, block),
         hooks=hooks,
         session_store=layer,
+        session_store_flush="eager",
         env=env,
         add_dirs=_add_dirs(options.add_dirs, cwd, wb.root if wb is not None else root / FLOWER_DIR),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._errors import StoreError
 from .usage import StepUsage
 
 __all__ = ["StepResult"]
@@ -46,3 +47,7 @@ class StepResult:
     structured_output: Any = None
     """With `output_format` in the spec's options: the main thread's structured result (parsed JSON, as
     the CLI gives it in its last result); None otherwise."""
+    cause: StoreError | None = None
+    """The store's exception when a store failure ended or spoiled the run (`error` says it in words): a
+    `LeaseError` when another runner holds the session or took it over, else a `StoreError` (the store
+    unreachable, read-only, entries left undelivered)."""

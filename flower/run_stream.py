@@ -30,7 +30,7 @@ from types import TracebackType
 import anyio
 
 from ._errors import SpecError
-from .events import Event
+from .events import Event, SessionStarted
 from .result import StepResult
 
 __all__ = ["RunStream"]
@@ -60,6 +60,12 @@ class RunStream:
     def result(self) -> StepResult | None:
         """The run's `StepResult` once the iteration has ended (None before, or after an early exit)."""
         return self._outcome.result
+
+    @property
+    def session_id(self) -> str | None:
+        """The session the run writes, as soon as it is known (a `SessionStarted` event went by), before
+        its first tool call: a process that dies can resume it. None before."""
+        return self._outcome.session_id
 
     @property
     def done(self) -> bool:
@@ -94,6 +100,7 @@ class RunStream:
 
 class _Outcome:
     result: StepResult | None = None
+    session_id: str | None = None
 
 
 async def _iterate(
@@ -123,6 +130,8 @@ async def _iterate(
     task = loop.create_task(produce())
     try:
         async for event in receive:
+            if isinstance(event, SessionStarted):
+                outcome.session_id = event.session_id
             yield event
         outcome.result = await task
     finally:

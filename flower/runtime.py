@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 from claude_agent_sdk import (
@@ -30,7 +31,8 @@ from claude_agent_sdk.types import SessionStore
 
 from ._errors import SpecError
 from ._run.credentials import require_credentials
-from ._run.fleet import Holds, attach_workbench, release_loop
+from ._run.durable import DurableRun
+from ._run.fleet import attach_workbench, release_loop
 from ._run.layers import (
     check_inner_store,
     check_keep_denials,
@@ -56,12 +58,16 @@ from .run_stream import RunStream
 from .spill._chain import chain_spill
 from .spill.policy import SpillPolicy
 from .stores import EphemeralPolicy, LoadReport, TrimPolicy
-from .stores._local import CONFIG_ENV
+from .stores._local import CONFIG_ENV, config_dir
 from .stores.lease import check_timeout
+from .stores.outbox import DeliveryPolicy
 from .tracing._hook import start_run
 from .tracing.policy import TracingPolicy, cli_env, resolve_tracing
 from .workbench._in_run import block_or_warning, preface_or_warning
 from .workbench.bench import Workbench
+
+if TYPE_CHECKING:  # OpenTelemetry is imported only when a run is traced
+    from .tracing._live import LiveRun
 
 __all__ = ["Runtime"]
 
@@ -92,8 +98,12 @@ class Runtime:
       ever modified; a session that predates the store is imported at its first resume.
     - `lease_timeout`: every session a run resumes or starts is leased in the store for the run (see
       `flower.fleet`); a session another runner holds is waited for this many seconds (default: not at
-      all), then `run()` raises `LeaseError` naming the holder. A Postgres store also carries the
-      workbench's files, restored before a resume on another machine.
+      all), then the run fails (`ok=False`) with the `LeaseError` naming the holder as its `cause`. A
+      Postgres store also carries the workbench's files, restored before a resume on another machine.
+    - `delivery`: every transcript line goes to the workspace's outbox as the CLI writes it, and on to
+      the store within about a second, in order and exactly once; while the store is unreachable the
+      run goes on and `StoreWarning` events say so (`DeliveryPolicy`: backoff, and how long the end of a
+      run waits for the store). See docs/fleet.md, Durability.
     - `env`: extra environment for the CLI.
     - `configure`: a last word on the SDK options of every session, e.g. `ScriptedModel.attach` to run
       offline against flower's scripted model.
@@ -118,6 +128,7 @@ class Runtime:
         keep_denials: int = 1,
         store: SessionStore | str | os.PathLike[str] | None = None,
         lease_timeout: float = 0.0,
+        delivery: DeliveryPolicy | None = None,
         env: Mapping[str, str] | None = None,
         configure: Configure | None = None,
         check_credentials: bool = True,
@@ -159,6 +170,10 @@ class Runtime:
         """Layer 4: every session's transcript, rewritten on resume."""
         self.lease_timeout = check_timeout(lease_timeout, "Runtime", "lease_timeout")
         """Seconds a run waits for a session another runner holds (0: it does not wait)."""
+        if delivery is not None and not isinstance(delivery, DeliveryPolicy):
+            raise SpecError(f"Runtime: delivery must be a DeliveryPolicy or None, got {delivery!r:.80}")
+        self.delivery: DeliveryPolicy = delivery or DeliveryPolicy()
+        """How the runs' transcript entries reach the store through the outbox."""
         self._listening: dict[str, Tracker] = {}  # resumed session id -> the run that resumes it
         self._blocks: dict[str, str] = {}  # session id -> the workbench block its system prompt holds
         self.env: dict[str, str] = dict(env or {})
@@ -207,6 +222,8 @@ class Runtime:
             env={**cli_env(self.tracing), **self.env},
             append=block or "",
         )
+        # every transcript line is handed to the store as the CLI writes it, not at the end of the turn
+        options = dataclasses.replace(options, session_store_flush="eager")
         if wb is not None and not wb.inside_workspace:
             options = dataclasses.replace(options, add_dirs=[*options.add_dirs, wb.root])
         if self.configure is not None:
@@ -229,12 +246,14 @@ class Runtime:
     ) -> StepResult:
         """Run `spec` on `prompt` (or continue session `resume`) until the CLI is done.
 
-        Failures of the run itself (API errors after retries, a crashed CLI, an API it cannot reach, a
-        session the store cannot load) come back as `StepResult(ok=False, error=...)`; a workbench that
-        cannot be written is a `WorkbenchWarning` event, and the run goes on without its index; invalid
-        arguments raise `SpecError`; a missing CLI raises the SDK's `CLINotFoundError`; a session another
-        runner holds past `lease_timeout` raises `LeaseError` (nothing was run); cancellation propagates,
-        after the CLI is shut down.
+        Failures of the run itself (API errors after retries, a crashed CLI, an API it cannot reach) come
+        back as `StepResult(ok=False, error=...)`, and so does every failure of the store, with the
+        exception as `cause`: a session another runner holds past `lease_timeout` or takes over mid-run
+        (`LeaseError`), a store that cannot be reached or written at the start, at a resume or at the
+        end (entries left in the outbox, with their count); a workbench that cannot be written is a
+        `WorkbenchWarning` event, and the run goes on without its index; invalid arguments raise
+        `SpecError`; a missing CLI raises the SDK's `CLINotFoundError`; cancellation propagates, after the
+        CLI is shut down. The session's id comes first, as a `SessionStarted` event.
         """
         self._check_run(spec, prompt, resume, "run")
         if on_event is not None and not callable(on_event):
@@ -272,17 +291,35 @@ class Runtime:
     async def _execute(
         self, spec: AgentSpec, prompt: str, resume: str | None, fork: bool, on_event: EventHandler | None
     ) -> StepResult:
-        """The one run behind `run()` and `stream()`: the session's lease held around it."""
+        """The one run behind `run()` and `stream()`: its sessions leased and made durable around it."""
         workspace = self._check_workspace()
         attach_workbench(self.store, workspace, spill_dir(self.workbench, workspace).parent)
-        holds = Holds(self.store, cwd=workspace, timeout=self.lease_timeout)
+        live = await start_run(self.tracing, spec.name, self.store, self.env)
+        tracker = Tracker(live.listen(on_event) if live is not None else on_event)
+        step = Step(task=prompt, tracker=tracker, policy=self.handoff, workbench=self.workbench)
+        durable = DurableRun(
+            self.store, workspace, tracker, lease_timeout=self.lease_timeout, policy=self.delivery
+        )
+        started = time.monotonic()
         try:
-            if resume:  # leased (unless forked) and its files restored before the preface reads the index
-                await holds.hold(resume, lease=not fork)
-            return await self._run(spec, prompt, resume=resume, fork=fork, on_event=on_event, holds=holds)
+            await durable.open()  # what earlier runs here left is delivered first
+            # leased (unless forked) and its files restored before the preface reads the index
+            if not resume or await durable.hold(resume, lease=not fork):
+                await durable.run(
+                    lambda: self._run(
+                        spec, prompt, resume=resume, fork=fork, step=step, durable=durable, live=live
+                    )
+                )
+        except BaseException as exc:
+            if live is not None:
+                live.abandon(f"{type(exc).__name__}: {exc}")
+            raise
         finally:
-            with anyio.CancelScope(shield=True):
-                await holds.aclose()
+            await durable.close()  # after the drain: the records end, the leases go
+        result = self._result(spec, step, durable, resume, time.monotonic() - started)
+        if live is not None:
+            await live.finish(result, tracker.emit)
+        return result
 
     async def _run(
         self,
@@ -291,12 +328,12 @@ class Runtime:
         *,
         resume: str | None,
         fork: bool,
-        on_event: EventHandler | None,
-        holds: Holds,
-    ) -> StepResult:
-        """The run loop: events go to `on_event`."""
-        live = await start_run(self.tracing, spec.name, self.store, self.env)
-        tracker = Tracker(live.listen(on_event) if live is not None else on_event)
+        step: Step,
+        durable: DurableRun,
+        live: LiveRun | None,
+    ) -> None:
+        """The run loop: events go to the step's tracker."""
+        tracker = step.tracker
         if resume and self.workbench is not None:
             # a resumed session keeps the system prompt it started with (measured): a changed index goes
             # in front of the prompt instead, only when it changed
@@ -306,7 +343,7 @@ class Runtime:
             )
             if warning is not None:
                 await tracker.emit(warning)
-        step = Step(task=prompt, tracker=tracker, policy=self.handoff, workbench=self.workbench)
+            step.task = prompt
 
         async def options_for(resume_now: str | None, fork_now: bool) -> ClaudeAgentOptions:
             # the refresh before each session: a new session gets the current index in its system prompt;
@@ -317,17 +354,22 @@ class Runtime:
             options = self.options(spec, resume=resume_now, fork=fork_now, block=block or "")
             # a session that predates the store is imported from where this CLI keeps its transcripts
             self.store.config_dir = options.env.get(CONFIG_ENV) or None
-            if (not resume_now or fork_now) and options.session_id is None:
-                # a new session: its id is chosen and leased here, before anyone could resume it
-                options = dataclasses.replace(options, session_id=await holds.new_session())
             if self.check_credentials:
                 require_credentials(options.env)
+            cli_config = str(config_dir(options.env))
+            if not resume_now or fork_now:
+                # a new session: its id is chosen and leased here, before anyone could resume it
+                session_id = await durable.new_session(options.session_id)
+                options = dataclasses.replace(options, session_id=session_id)
+                fork_of = resume_now if fork_now else None
+                await durable.started(session_id, resumed=False, fork_of=fork_of, config_dir=cli_config)
+            else:
+                await durable.started(resume_now, resumed=True, fork_of=None, config_dir=cli_config)
             if block is not None:
                 blocks.append(block)
             return options
 
         blocks: list[str] = []
-        started = time.monotonic()
         if resume:
             self._listening[resume] = tracker
         try:
@@ -345,7 +387,12 @@ class Runtime:
             self._blocks[tracker.session_id] = blocks[-1]
         if tracker.pending_tasks:
             logger.warning("the CLI ended with %d subagent(s) not reported finished", tracker.pending_tasks)
-        result = step.result(time.monotonic() - started)
+
+    def _result(
+        self, spec: AgentSpec, step: Step, durable: DurableRun, resume: str | None, duration: float
+    ) -> StepResult:
+        """The step's result, failed with the cause when the store spoiled the run; logged and kept."""
+        result = durable.outcome(step.result(duration), resume)
         logger.info(
             "run of %s ended: ok=%s session=%s turns=%d cost=$%.4f in %.1f s%s",
             spec.name,
@@ -356,8 +403,6 @@ class Runtime:
             result.duration_s,
             f" ({result.error})" if result.error else "",
         )
-        if live is not None:
-            await live.finish(result, tracker.emit)
         self.results.append(result)
         return result
 

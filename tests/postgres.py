@@ -52,11 +52,22 @@ class Cluster:
             command = ["runuser", "-u", "postgres", "--", *command]
         subprocess.run(command, check=True, capture_output=True, timeout=120)
 
+    options: str = ""
+
     def stop(self) -> None:
         try:
             self._run("pg_ctl", "-D", str(self.directory / "data"), "-m", "immediate", "-w", "stop")
         finally:
             shutil.rmtree(self.directory, ignore_errors=True)
+
+    def halt(self, mode: str = "immediate") -> None:
+        """Stop the server (`-m immediate`: as if it crashed), keeping its data for `resume()`."""
+        self._run("pg_ctl", "-D", str(self.directory / "data"), "-m", mode, "-w", "stop")
+
+    def resume(self) -> None:
+        """Start the server again on the same port and data (crash recovery first, after `-m immediate`)."""
+        data, log = str(self.directory / "data"), str(self.directory / "log")
+        self._run("pg_ctl", "-D", data, "-l", log, "-o", self.options, "-w", "start")
 
 
 def start(*, durable: bool = False) -> Cluster | str:
@@ -76,6 +87,7 @@ def start(*, durable: bool = False) -> Cluster | str:
         f"-c listen_addresses=127.0.0.1 -c port={cluster.port} -c unix_socket_directories={directory} "
         f"-c fsync={'on' if durable else 'off'} -c max_connections=200"
     )
+    cluster.options = options
     try:
         cluster._run("initdb", "-D", str(directory / "data"), "-U", "postgres", "--auth=trust", "--no-sync")
         cluster._run(

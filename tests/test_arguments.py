@@ -61,6 +61,7 @@ VALID: dict[str, Callable[[Path], Call]] = {
     "AgentSpec": lambda tmp: ((), {"instructions": "Do it."}),
     "CachePolicy": lambda tmp: ((), {}),
     "CompactPolicy": lambda tmp: ((), {}),
+    "DeliveryPolicy": lambda tmp: ((), {}),
     "EphemeralPolicy": lambda tmp: ((), {}),
     "Handoff": lambda tmp: ((), {"doing": "Counting.", "next": "Count more."}),
     "HandoffPolicy": lambda tmp: ((), {}),
@@ -136,11 +137,13 @@ METHODS: dict[str, Callable[[Path], Call]] = {
     "LoadReport.of_kind": lambda tmp: (("expired",), {}),
     "PostgresSessionStore.attach_workbench": lambda tmp: ((tmp, tmp / ".flower"), {}),
     "PostgresSessionStore.follow": lambda tmp: (("s",), {"cwd": tmp}),
+    "PostgresSessionStore.holding": lambda tmp: (("s",), {}),
     "PostgresSessionStore.lease": lambda tmp: (("s",), {}),
     "Runtime.options": lambda tmp: ((_spec(),), {}),
     "Runtime.run": lambda tmp: ((_spec(), "Start."), {}),
     "Runtime.run_sync": lambda tmp: ((_spec(), "Start."), {}),
     "Runtime.stream": lambda tmp: ((_spec(), "Start."), {}),
+    "SqliteSessionStore.holding": lambda tmp: (("s",), {}),
     "SqliteSessionStore.lease": lambda tmp: (("s",), {}),
     "TokenUsage.minus": lambda tmp: ((flower.TokenUsage(),), {}),
     "Workbench.contains": lambda tmp: ((tmp / "x",), {}),
@@ -148,8 +151,9 @@ METHODS: dict[str, Callable[[Path], Call]] = {
 }
 """A valid call of every public method that takes arguments (the store protocol's aside, see below)."""
 
-PROTOCOL = frozenset(name for name in dir(SessionStore) if not name.startswith("_"))
-"""The SDK's `SessionStore` methods: the SDK calls them, and a bad key or entry is a `StoreError`."""
+PROTOCOL = frozenset(name for name in dir(SessionStore) if not name.startswith("_")) | {"append_keyed"}
+"""The SDK's `SessionStore` methods, and the outbox's append beside them: the SDK (or the outbox) calls
+them, and a bad key or entry is a `StoreError`."""
 
 
 def _public_callables() -> dict[str, Any]:

@@ -17,6 +17,7 @@ MODULES = [
     "flower.report",
     "flower.spill",
     "flower.stores",
+    "flower.stores.outbox",
     "flower.stores.rewrite",
     "flower.testing",
     "flower.versions",

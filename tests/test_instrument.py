@@ -16,8 +16,9 @@ from flower.glance import glance_run
 from flower.instrument import instrument
 from flower.workbench._index_context import INDEX_CONTEXT, index_context_hooks
 
-CHANGED = {"cwd", "system_prompt", "hooks", "session_store", "env", "add_dirs"}
-"""The only fields instrument() may touch; every other one must come back as the app set it."""
+CHANGED = {"cwd", "system_prompt", "hooks", "session_store", "session_store_flush", "env", "add_dirs"}
+"""The only fields instrument() may touch; every other one must come back as the app set it (the store's
+flush mode goes with the store flower puts there: every line as it is written)."""
 FRESH = INDEX_CONTEXT.split("{block}")[0].strip()
 
 

@@ -7,5 +7,7 @@
 - `layers`: flower's layers as SDK pieces (the spill, index and report hooks over one workbench, and the
   layer-4 store), built the same way for `Runtime` and `instrument()`;
 - `fleet`: the sessions a run leases, and the workbench files a shared store carries;
+- `durable`, `keeper`, `recover`: every transcript line through the workspace's outbox to the store, the
+  leases kept (or the run stopped), and what earlier runs in the workspace left delivered first;
 - `sync`: the blocking forms (`run_sync`), refused clearly inside a running event loop.
 """

@@ -58,13 +58,22 @@ class Holds:
         self._stack = AsyncExitStack()
 
     async def hold(
-        self, session_id: str, *, lease: bool = True, timeout: float | None = None
+        self,
+        session_id: str,
+        *,
+        lease: bool = True,
+        timeout: float | None = None,
+        if_epoch: int | None = None,
     ) -> Lease | None:
-        """Lease `session_id` (unless `lease=False`) and restore its files; held until `aclose()`."""
+        """Lease `session_id` (unless `lease=False`; with `if_epoch`, only if nobody leased it since that
+        epoch) and restore its files; held until `aclose()`."""
         held: Lease | None = None
         if lease and callable(getattr(self.store, "lease", None)):
             wait = self.timeout if timeout is None else timeout
-            held = await self._stack.enter_async_context(self.store.lease(session_id, timeout=wait))
+            conditional = {} if if_epoch is None else {"if_epoch": if_epoch}
+            held = await self._stack.enter_async_context(
+                self.store.lease(session_id, timeout=wait, **conditional)
+            )
         if callable(getattr(self.store, "follow", None)):
             followed: Lease = await self._stack.enter_async_context(
                 self.store.follow(session_id, cwd=self.cwd)
@@ -88,6 +97,14 @@ class Holds:
             logger.warning("flower: the new session %s runs without a lease: %s", session_id, exc)
         return session_id
 
+    def leases_store(self) -> bool:
+        """Whether the store has leases (flower's stores do; an SDK or app store may not)."""
+        return callable(getattr(self.store, "lease", None))
+
     async def aclose(self) -> None:
-        """Send the workbench's new files and release every lease, last taken first."""
-        await self._stack.aclose()
+        """Send the workbench's new files and release every lease, last taken first; never raises a store
+        failure (it is logged: the leases end with their connections or processes anyway)."""
+        try:
+            await self._stack.aclose()
+        except StoreError as exc:
+            logger.warning("flower: releasing the run's sessions: %s", exc)

@@ -81,6 +81,7 @@ class Tracker:
         self.answered = False  # the API answered at least once in this step
         self.unreachable_retries = 0  # retries in a row for no response (or refused credentials)
         self.unreachable_status: int | None = None
+        self.mirror_errors: list[str] = []  # batches the SDK dropped after its store failed (mirror_error)
 
     @property
     def unreachable(self) -> bool:
@@ -143,6 +144,12 @@ class Tracker:
                 self._ended[message.task_id] = status
         elif isinstance(message, SystemMessage) and message.subtype == "api_retry":
             await self._retry(message.data)
+        elif isinstance(message, SystemMessage) and message.subtype == "mirror_error":
+            # the SDK could not hand a batch to the store and dropped it: the run's store failed
+            self.mirror_errors.append(str(getattr(message, "error", "") or message.data.get("error", "")))
+            logger.warning(
+                "the SDK dropped transcript entries its store did not take: %s", self.mirror_errors[-1]
+            )
         elif isinstance(message, SystemMessage) and message.subtype == "init":
             for warning in version_warnings(message.data.get("claude_code_version")):
                 await self.emit(warning)

@@ -8,6 +8,8 @@
   stale command results, trims large ones to files, and prunes denied calls, API errors, interruption
   residue and orphan calls.
 - The policies that tune them, and the `LoadReport` each load produces.
+- `DeliveryPolicy`: how a run's entries go through the workspace's outbox to the store
+  (`flower.stores.outbox`).
 
 The pure rewrites live in `flower.stores.rewrite`. See docs/stores.md.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from .layers import PruningSessionStore, TrimmingSessionStore
 from .lease import Lease
+from .outbox import DeliveryPolicy
 from .policies import CachePolicy, Change, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
 from .postgres.store import PostgresSessionStore
 from .sqlite.store import SqliteSessionStore
@@ -23,6 +26,7 @@ from .sqlite.store import SqliteSessionStore
 __all__ = [
     "CachePolicy",
     "Change",
+    "DeliveryPolicy",
     "EphemeralPolicy",
     "Lease",
     "LoadReport",

@@ -25,7 +25,7 @@ from typing import Final, Literal
 
 from ..spill._files import MANIFEST
 
-__all__ = ["SYNCED", "LocalFile", "read_file", "read_manifest", "restore_file", "scan"]
+__all__ = ["SYNCED", "LocalFile", "check_relative", "read_file", "read_manifest", "restore_file", "scan"]
 
 SYNCED: Final = ("scripts", "artifacts", "notes", "spill")
 _SKIP: Final = frozenset({f"spill/{MANIFEST}"})
@@ -109,12 +109,13 @@ def read_manifest(root: Path, offset: int) -> tuple[list[str], int]:
 
 
 def check_relative(relative: str) -> PurePosixPath | None:
-    """`relative` as a path inside one of the synced directories, or None when it could leave them."""
+    """`relative` as a path inside one of the synced directories, or None when it could leave them or
+    names a file that never travels (the spill manifest)."""
     if not isinstance(relative, str) or not relative or "\x00" in relative or "\\" in relative:
         return None
     path = PurePosixPath(relative)
     parts = path.parts
-    if path.is_absolute() or len(parts) < 2 or parts[0] not in SYNCED:
+    if path.is_absolute() or len(parts) < 2 or parts[0] not in SYNCED or relative in _SKIP:
         return None
     if any(part in ("", ".", "..") or part.startswith(".") for part in parts):
         return None

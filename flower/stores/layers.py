@@ -13,6 +13,10 @@ A session that predates the store (the CLI's local transcript exists, the inner 
 it) is imported into the inner store at its first load, subagents included, so the store holds the whole
 session before the CLI replays it (`flower.stores._local`).
 
+While a Runtime's run writes a session, it routes that session's appends elsewhere (`routes`: the
+workspace's outbox, which delivers them to the inner store) and learns how many lines each load gives
+the SDK to copy for a resume.
+
 Each load produces a `LoadReport`: kept as `last_report` (for the main transcript) and passed to
 `on_report`. A rewrite that fails is skipped and logged, never raised: the history is then returned with
 the other rewrites only, or as stored. A load within the prompt cache's lifetime repeats what the last
@@ -48,6 +52,7 @@ from .._util.check import checked
 from ._local import append_all, find_transcript, read_transcripts
 from ._local import config_dir as cli_config_dir
 from ._open import open_store
+from .outbox import Route
 from .policies import CachePolicy, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
 from .postgres.store import PostgresSessionStore
 from .rewrite import Applied, Entry, Spill, apply_steps, rewrite_steps, write_spills
@@ -61,6 +66,7 @@ logger = logging.getLogger("flower.stores")
 _OPTIONAL = ("list_sessions", "list_session_summaries", "delete", "list_subkeys")
 
 ReportCallback = Callable[[LoadReport], object]
+
 
 _DEFAULT_CACHE = CachePolicy()
 
@@ -157,6 +163,8 @@ class _RewritingStore(SessionStore):
         self.taps: list[Callable[[SessionKey, list[SessionStoreEntry]], None]] = []
         """Called with each `append()`'s key and entries, before the inner store keeps them (tracing reads
         a run this way, `flower.tracing`); a tap that raises is logged, the append goes on."""
+        self.routes: dict[str, Route] = {}
+        """session id -> where its appends go while a run writes it; other sessions' go to `inner`."""
 
     @property
     def inner(self) -> SessionStore:
@@ -207,6 +215,13 @@ class _RewritingStore(SessionStore):
         )
         if report.subpath is None:
             self.last_report = report
+        route = self.routes.get(report.session_id)
+        if route is not None:  # a resume writes what load returns, less a subagent's metadata entries
+            subpath = report.subpath or ""
+            route.loaded(
+                subpath,
+                sum(1 for e in applied.entries if not (subpath and e.get("type") == "agent_metadata")),
+            )
         if report.changes or report.errors or report.imported:
             logger.info("flower.stores: %s", report.summary())
         if self._on_report is not None:
@@ -269,13 +284,18 @@ class _RewritingStore(SessionStore):
     # -- pass-through ---------------------------------------------------------------------------------
 
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
-        """Forwarded unchanged: the inner store keeps every original entry (the `taps` see them first)."""
+        """Forwarded unchanged (through the route of a session a run writes): the inner store keeps every
+        original entry (the `taps` see them first)."""
         for tap in tuple(self.taps):
             try:
                 tap(key, entries)
             except Exception:
                 logger.exception("flower.stores: a tap failed on an append; the append goes on")
-        await self._inner.append(key, entries)
+        route = self.routes.get(key.get("session_id", "")) if isinstance(key, dict) else None
+        if route is not None:
+            await route.append(key, entries)
+        else:
+            await self._inner.append(key, entries)
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         """Forwarded to the inner store."""

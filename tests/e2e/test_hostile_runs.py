@@ -194,7 +194,10 @@ def test_a_run_on_a_read_only_or_full_disk_ends_with_a_result(
     prepare = "(MOUNT / 'ws').mkdir()\n" + ("" if disk == "read-only" else fill)
     model = {"MODEL_ENV": json.dumps(scripted_model.env())}
     result = on_tmpfs(tmp_path / "mnt", prepare, RUN_IN_CHILD, read_only=disk == "read-only", env=model)
-    assert result["ok"] and result["text"] == "Done on a hostile disk.", result  # raised OSError before
+    assert result["text"] == "Done on a hostile disk.", result  # raised OSError before
+    # the store on that disk took nothing: a failed run that says so (it said ok=True before)
+    assert not result["ok"] and "sessions.db" in result["error"], result
+    assert ("read-only" if disk == "read-only" else "disk is full") in result["error"], result
     (warning,) = result["warnings"]
     reason = "Read-only file system" if disk == "read-only" else "No space left on device"
     assert reason in warning and "starts without the workbench index" in warning

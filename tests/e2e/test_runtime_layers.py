@@ -85,7 +85,8 @@ async def test_layers_can_be_turned_off(scripted_model: ScriptedModel, workspace
     assert "z" * 5000 in scripted_model.request("main", 1).tool_results[0].text
     assert "Workbench" not in scripted_model.request("main", 0).system_text
     left = {p.name for p in (workspace / ".flower").iterdir()}
-    assert left <= {"sessions.db", "sessions.db-wal", "sessions.db-shm", "sessions.db-leases", ".gitignore"}
+    databases = {f"{name}.db{suffix}" for name in ("sessions", "outbox") for suffix in ("", "-wal", "-shm")}
+    assert left <= {*databases, "sessions.db-leases", ".gitignore"}, "the store and the outbox only"
     assert Runtime(workspace, spill_threshold=SpillPolicy(threshold=100, head=10, tail=0)).spill.head == 10
 
 

@@ -10,7 +10,15 @@ import anyio
 import pytest
 
 from flower import Runtime, SpecError, coordinator, worker
-from flower.events import Event, Result, SubagentFinished, SubagentStarted, ToolCall, ToolResult
+from flower.events import (
+    Event,
+    Result,
+    SessionStarted,
+    SubagentFinished,
+    SubagentStarted,
+    ToolCall,
+    ToolResult,
+)
 from flower.testing import ScriptedModel, agent, bash, reply
 from tests.e2e.test_runtime import cli_processes
 
@@ -32,12 +40,17 @@ async def test_stream_yields_the_runs_events_and_then_holds_its_result(
     rt = Runtime(workspace, configure=scripted_model.attach)
     script(scripted_model)
     stream = rt.stream(LEAD, "Start.")
-    assert stream.result is None and not stream.done
+    assert stream.result is None and not stream.done and stream.session_id is None
 
-    events: list[Event] = [event async for event in stream]
+    events: list[Event] = []
+    async for event in stream:
+        if isinstance(event, ToolCall):  # the session's id is known before the first tool call
+            assert stream.session_id is not None and isinstance(events[0], SessionStarted)
+        events.append(event)
 
     result = stream.result
     assert result is not None and stream.done and result.ok and result.text == "data.txt has 3 lines."
+    assert stream.session_id == result.session_id
     assert rt.results == [result]
     kinds = [type(e) for e in events]
     assert kinds.index(SubagentStarted) < kinds.index(SubagentFinished) < kinds.index(Result)

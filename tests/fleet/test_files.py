@@ -108,3 +108,34 @@ async def test_files_are_sent_before_the_entries_that_point_to_them_and_only_onc
     assert await count(postgres_dsn, f"SELECT count(*) FROM {schema}.blobs") == 1, "one blob per content"
     assert await count(postgres_dsn, f"SELECT count(*) FROM {schema}.files") == 2
     await store.aclose()
+
+
+async def test_restore_checks_each_path_first_and_goes_on_past_a_file_it_cannot_write(
+    tmp_path: Path, postgres_dsn: str, pg_schema: Callable[[], str], caplog: pytest.LogCaptureFixture
+) -> None:
+    schema = pg_schema()
+    a_root, b_root = tmp_path / "a" / ".flower", tmp_path / "b" / ".flower"
+    (a_root / "scripts").mkdir(parents=True)
+    (a_root / "scripts" / "z.sh").write_text("echo last\n")
+    b_root.mkdir(parents=True)
+    (tmp_path / "b" / "secret.txt").write_text("never read by a restore")
+    store = PostgresSessionStore(postgres_dsn, schema=schema)
+    store.attach_workbench(a_root.parent, a_root)
+    key = {"project_key": project_key_for_directory(a_root.parent), "session_id": SESSION}
+    await store.append(key, [{"type": "user", "uuid": "1"}])  # publishes scripts/z.sh
+    conn = await asyncpg.connect(postgres_dsn)
+    try:  # forged rows: the manifest, a path out of the workbench, a name too long for the file system
+        blob = await conn.fetchval(f"SELECT sha256 FROM {schema}.files WHERE path = 'scripts/z.sh'")
+        for path in ("spill/INDEX.jsonl", "notes/../../secret.txt", "notes/" + "n" * 300 + ".md"):
+            await conn.execute(f"INSERT INTO {schema}.files VALUES ($1, $2, $3, 384, 0)", SESSION, path, blob)
+    finally:
+        await conn.close()
+    store.attach_workbench(b_root.parent, b_root)
+    async with store.follow(SESSION, cwd=b_root.parent) as lease:
+        assert lease.restored == ("scripts/z.sh",), "the restore went on past the name too long"
+        assert lease.kept == (), "a forged path was never opened, so never compared"
+    assert not (b_root / "spill" / "INDEX.jsonl").exists()
+    assert (tmp_path / "b" / "secret.txt").read_text() == "never read by a restore"
+    warned = caplog.text
+    assert "spill/INDEX.jsonl" in warned and "secret.txt" in warned and "n" * 300 in warned
+    await store.aclose()

@@ -125,13 +125,14 @@ async def test_a_session_resumes_on_another_machine_with_its_files_and_never_for
     async with anyio.create_task_group() as group:
         group.start_soon(resume_on_b)
         await holding.wait()
-        with pytest.raises(LeaseError) as refused:  # a concurrent resume is refused, naming the holder
-            await rt_c.run(LEAD, "Me too.", resume=session)
+        refused = await rt_c.run(LEAD, "Me too.", resume=session)  # refused, naming the holder
         group.start_soon(resume_queued)  # another one queues behind machine B
         await waiting_for_a_lease(postgres_dsn, schema, session)
         go_on.set()
 
-    assert refused.value.session_id == session and "machine-b" in (refused.value.holder or "")
+    assert not refused.ok and isinstance(refused.cause, LeaseError), refused.error
+    assert refused.cause.session_id == session and "machine-b" in (refused.cause.holder or "")
+    assert refused.session_id == session and "machine-b" in str(refused.error)
     b_result, queued = results["b"], results["queued"]
     assert b_result.ok and b_result.text == "Found it: test_checkout FAILED.", b_result.error  # type: ignore[attr-defined]
     read_back = scripted_model.request("main", 3).tool_results[-1]
@@ -186,10 +187,11 @@ async def test_two_runtimes_on_one_sqlite_store_never_write_one_session_at_once(
     async with anyio.create_task_group() as group:
         group.start_soon(resume)
         await holding.wait()
-        with pytest.raises(LeaseError, match=f"session {first.session_id} is leased by .* pid"):
-            await Runtime(workspace, configure=scripted_model.attach).run(
-                LEAD, "Me too.", resume=first.session_id
-            )
+        refused = await Runtime(workspace, configure=scripted_model.attach).run(
+            LEAD, "Me too.", resume=first.session_id
+        )
+        assert not refused.ok and isinstance(refused.cause, LeaseError)
+        assert re.search(f"session {first.session_id} is leased by .* pid", str(refused.error))
         go_on.set()
     after = await Runtime(workspace, configure=scripted_model.attach).run(
         LEAD, "And now?", resume=first.session_id

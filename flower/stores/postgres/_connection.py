@@ -3,11 +3,11 @@
 - asyncpg is imported when a store is built: without it, `StoreError` names the extra to install.
 - A store built from a DSN opens its own pool on first use, one per event loop (an asyncpg pool belongs
   to the loop that created it, and `anyio.run` makes a new loop per call); a store given a pool uses it.
-- The schema is created on first use, under a transaction-level advisory lock, so several runners
-  starting at once create it once. Its version is kept in `<schema>.meta`: a newer version than this
-  library reads, or a schema that holds tables but no flower mark, raises `StoreError`.
+- The schema is created (or an older layout migrated) on first use, under a transaction-level advisory
+  lock, so several runners starting at once create it once (`_schema`).
 - Every driver or network failure is raised as `StoreError`, the driver's exception chained, the DSN's
-  password never shown.
+  password never shown (in any of its forms: `flower._util.secrets`). A DSN that cannot be parsed is a
+  `StoreError` naming the problem; a timeout names the setting that expired and its value.
 """
 
 from __future__ import annotations
@@ -20,84 +20,25 @@ import weakref
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from ..._errors import SpecError, StoreError
+from ..._util.secrets import redact
+from ._schema import SCHEMA_VERSION, ensure_schema
 
-__all__ = ["SCHEMA_VERSION", "Connections", "advisory_key", "asyncpg_module", "is_dsn", "redact"]
-
-SCHEMA_VERSION: Final = 1
-"""The layout this library reads and writes (kept in `<schema>.meta` under `schema_version`)."""
+__all__ = [
+    "SCHEMA_VERSION",
+    "Connections",
+    "advisory_key",
+    "asyncpg_module",
+    "check_dsn",
+    "is_dsn",
+    "redact",
+]
 
 _IDENT: Final = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _SCHEMES: Final = ("postgresql://", "postgres://")
 _EXTRA: Final = "pip install 'flower-context[postgres]'"
-
-_TABLES: Final = """
-CREATE TABLE {s}.meta (
-    key text PRIMARY KEY,
-    value text NOT NULL
-);
-CREATE TABLE {s}.transcripts (
-    id bigserial PRIMARY KEY,
-    project_key text NOT NULL,
-    session_id text NOT NULL,
-    subpath text NOT NULL,                 -- '' for the main transcript
-    mtime bigint NOT NULL,                 -- storage write time, epoch ms
-    UNIQUE (project_key, session_id, subpath)
-);
-CREATE INDEX transcripts_by_session ON {s}.transcripts (session_id);
-CREATE TABLE {s}.entries (
-    id bigserial PRIMARY KEY,              -- insertion order: the order load() returns
-    transcript bigint NOT NULL REFERENCES {s}.transcripts (id) ON DELETE CASCADE,
-    uuid text,                             -- the idempotency key, when the entry has one
-    payload text NOT NULL                  -- the entry as JSON (ASCII), kept byte for byte
-);
-CREATE INDEX entries_by_transcript ON {s}.entries (transcript, id);
-CREATE UNIQUE INDEX entries_by_uuid ON {s}.entries (transcript, uuid) WHERE uuid IS NOT NULL;
-CREATE TABLE {s}.summaries (
-    project_key text NOT NULL,
-    session_id text NOT NULL,
-    mtime bigint NOT NULL,
-    data text NOT NULL,                    -- fold_session_summary's opaque state, verbatim
-    PRIMARY KEY (project_key, session_id)
-);
-CREATE TABLE {s}.leases (
-    session_id text PRIMARY KEY,
-    holder text NOT NULL,                  -- runner name, host and pid
-    backend_pid integer NOT NULL,          -- the server process of the holder's lease connection
-    since timestamptz NOT NULL
-);
-CREATE TABLE {s}.blobs (
-    sha256 text PRIMARY KEY,
-    size bigint NOT NULL,
-    data bytea NOT NULL
-);
-CREATE TABLE {s}.files (
-    session_id text NOT NULL,
-    path text NOT NULL,                    -- relative to the workbench root
-    sha256 text NOT NULL REFERENCES {s}.blobs (sha256),
-    mode integer NOT NULL,
-    mtime bigint NOT NULL,                 -- when it was recorded, epoch ms
-    PRIMARY KEY (session_id, path)
-);
-CREATE TABLE {s}.places (
-    session_id text NOT NULL,
-    project_key text NOT NULL,
-    workspace text NOT NULL,
-    workbench text NOT NULL,
-    runner text NOT NULL,
-    first_seen bigint NOT NULL,
-    last_seen bigint NOT NULL,
-    PRIMARY KEY (session_id, workspace, workbench)
-);
-CREATE TABLE {s}.spills (
-    digest text PRIMARY KEY,               -- sha256 of the manifest line
-    session_id text,
-    row_json text NOT NULL
-);
-CREATE INDEX spills_by_session ON {s}.spills (session_id)
-"""
 
 
 def is_dsn(value: object) -> bool:
@@ -105,16 +46,17 @@ def is_dsn(value: object) -> bool:
     return isinstance(value, str) and value.startswith(_SCHEMES)
 
 
-def redact(dsn: str) -> str:
-    """The DSN with its password replaced by `***` (for messages and reprs)."""
+def check_dsn(dsn: str) -> str:
+    """`dsn` when it parses as a PostgreSQL URI; else `StoreError` naming the problem (password hidden)."""
     try:
         parts = urlsplit(dsn)
-        if parts.password is None:
-            return dsn
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-        return urlunsplit(parts._replace(netloc=netloc))
-    except ValueError:
-        return "postgresql://…"
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+        parse_qsl(parts.query, strict_parsing=bool(parts.query))
+    except ValueError as exc:
+        raise StoreError(f"malformed PostgreSQL DSN {redact(dsn)}: {redact(str(exc))}") from None
+    if not parts.hostname and "host=" not in parts.query:
+        raise StoreError(f"malformed PostgreSQL DSN {redact(dsn)}: it names no host")
+    return dsn
 
 
 def asyncpg_module() -> Any:
@@ -150,7 +92,7 @@ class Connections:
         self.runner = runner
         """The runner name in leases and places (None: `$FLOWER_RUNNER` or the host name)."""
         self.schema = check_schema_name(schema)
-        self.dsn: str | None = source if isinstance(source, str) else None
+        self.dsn: str | None = check_dsn(source) if isinstance(source, str) else None
         self._given: Any = None if isinstance(source, str) else source
         self.connect_timeout = connect_timeout
         self.max_size = max_size
@@ -165,10 +107,19 @@ class Connections:
         """The DSN without its password, or a description of the pool."""
         return redact(self.dsn) if self.dsn is not None else f"pool {type(self._given).__name__}"
 
-    def error(self, what: str, exc: BaseException) -> StoreError:
-        """A `StoreError` for a failure of `what` (to raise `from exc`)."""
-        detail = str(exc).strip() or type(exc).__name__
-        return StoreError(f"PostgreSQL session store {self.label} (schema {self.schema}): {what}: {detail}")
+    def error(self, what: str, exc: BaseException, *, waiting: str = "") -> StoreError:
+        """A `StoreError` for a failure of `what` (to raise `from exc`); `waiting` says what a timeout
+        waited for."""
+        if isinstance(exc, TimeoutError) and not str(exc).strip():
+            what_came = waiting or "the server did not answer"
+            detail = f"{what_came} within connect_timeout ({self.connect_timeout:g} s)"
+        elif isinstance(exc, ValueError) and not isinstance(exc, StoreError):
+            detail = f"malformed PostgreSQL DSN: {exc}"  # the driver's parser refused it
+        else:
+            detail = str(exc).strip() or type(exc).__name__
+        return StoreError(
+            f"PostgreSQL session store {self.label} (schema {self.schema}): {what}: {redact(detail)}"
+        )
 
     async def _pool(self) -> Any:
         if self._given is not None:
@@ -176,9 +127,12 @@ class Connections:
         loop = asyncio.get_running_loop()
         pool = self._pools.get(loop)
         if pool is None:
-            pool = await self.asyncpg.create_pool(
-                self.dsn, min_size=0, max_size=self.max_size, timeout=self.connect_timeout
-            )
+            try:
+                pool = await self.asyncpg.create_pool(
+                    self.dsn, min_size=0, max_size=self.max_size, timeout=self.connect_timeout
+                )
+            except ValueError as exc:  # the driver's DSN parser (asyncpg's ClientConfigurationError too)
+                raise self.error("opening the connection pool", exc) from exc
             self._pools[loop] = pool
         return pool
 
@@ -188,32 +142,41 @@ class Connections:
         return (TimeoutError, OSError, self.asyncpg.PostgresError, self.asyncpg.InterfaceError)
 
     @contextmanager
-    def translated(self, what: str) -> Iterator[None]:
+    def translated(self, what: str, waiting: str = "") -> Iterator[None]:
         """Driver and network failures inside the block raised as `StoreError` (the cause chained)."""
         try:
             yield
         except StoreError:
             raise
         except self.failures as exc:
-            raise self.error(what, exc) from exc
+            raise self.error(what, exc, waiting=waiting) from exc
 
     @asynccontextmanager
     async def connection(self, what: str) -> AsyncIterator[Any]:
         """A pooled connection on a ready schema; any driver or network failure becomes `StoreError`."""
-        with self.translated(what):
+        waiting = f"no connection came (a new one, or a free one of the pool_size={self.max_size} pool)"
+        with self.translated(what, waiting):
             pool = await self._pool()
-            async with pool.acquire() as conn:
+            conn = await pool.acquire(timeout=self.connect_timeout)
+        try:
+            with self.translated(what):
                 if not self._created:
                     await self._create(conn)
                 yield conn
+        finally:
+            with contextlib.suppress(Exception):
+                await pool.release(conn)
 
     async def connect(self, what: str) -> Any:
         """A connection of its own (a lease holds one for as long as it lasts), on a ready schema."""
-        with self.translated(what):
+        with self.translated(what, "the connection was not made"):
             if self.dsn is not None:
-                conn = await self.asyncpg.connect(self.dsn, timeout=self.connect_timeout)
+                try:
+                    conn = await self.asyncpg.connect(self.dsn, timeout=self.connect_timeout)
+                except ValueError as exc:
+                    raise self.error(what, exc) from exc
             else:
-                conn = await self._given.acquire()
+                conn = await self._given.acquire(timeout=self.connect_timeout)
             try:
                 if not self._created:
                     await self._create(conn)
@@ -249,35 +212,8 @@ class Connections:
         async with lock:
             if self._created:
                 return
-            s = self.schema
             async with conn.transaction():
-                # several runners starting at once: one creates, the others wait and then see it
-                await conn.execute("SELECT pg_advisory_xact_lock($1)", advisory_key("schema", s))
-                tables = await conn.fetch(
-                    "SELECT table_name FROM information_schema.tables WHERE table_schema = $1", s
-                )
-                names = {row["table_name"] for row in tables}
-                if not names:
-                    await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {s}")
-                    await conn.execute(_TABLES.format(s=s))
-                    await conn.execute(
-                        f"INSERT INTO {s}.meta (key, value) VALUES ('schema_version', $1)",
-                        str(SCHEMA_VERSION),
-                    )
-                elif "meta" not in names:
-                    raise StoreError(
-                        f"PostgreSQL schema {s} at {self.label} holds tables of another application "
-                        f"({', '.join(sorted(names)[:5])}); give flower a schema of its own (schema=...)"
-                    )
-                else:
-                    version = await conn.fetchval(f"SELECT value FROM {s}.meta WHERE key = 'schema_version'")
-                    if version is None or not str(version).isdigit() or int(version) != SCHEMA_VERSION:
-                        newer = (
-                            version is not None and str(version).isdigit() and int(version) > SCHEMA_VERSION
-                        )
-                        why = "a newer flower wrote it: upgrade flower-context" if newer else "unknown layout"
-                        raise StoreError(
-                            f"PostgreSQL schema {s} at {self.label} holds a flower session store of schema "
-                            f"version {version}; this version reads {SCHEMA_VERSION} ({why})"
-                        )
+                # several runners starting at once: one creates (or migrates), the others wait, then see it
+                await conn.execute("SELECT pg_advisory_xact_lock($1)", advisory_key("schema", self.schema))
+                await ensure_schema(conn, self.schema, self.label)
             self._created = True

@@ -23,7 +23,7 @@ from typing import Final
 
 import anyio
 
-from .._bench_files import LocalFile, read_file, read_manifest, restore_file, scan
+from .._bench_files import LocalFile, check_relative, read_file, read_manifest, restore_file, scan
 from .._relocate import Moves
 from ..lease import runner_name
 from . import _files as files
@@ -77,7 +77,7 @@ class Attachment:
 async def publish(conns: Connections, att: Attachment, session_id: str, limit: int) -> None:
     """Send what is new in the workbench and record the session's files, place and spill rows."""
     async with att.lock:
-        listed = await anyio.to_thread.run_sync(scan, att.workbench)
+        listed, (lines, offset) = await anyio.to_thread.run_sync(_look, att.workbench, att.manifest_offset)
         known = att.recorded.setdefault(session_id, {})
         pending: list[tuple[LocalFile, str, bytes | None]] = []
         for item in listed:
@@ -98,7 +98,8 @@ async def publish(conns: Connections, att: Attachment, session_id: str, limit: i
                 continue
             data, digest = read
             pending.append((item, digest, data))
-        lines, offset = await anyio.to_thread.run_sync(read_manifest, att.workbench, att.manifest_offset)
+        if not pending and not lines and session_id in att.placed:
+            return  # nothing new: no round trip (every append of a run comes here first)
         async with conns.connection("publishing workbench files") as conn:
             for batch in _batches(pending):
                 sent = {digest: data for _, digest, data in batch if data is not None}
@@ -121,6 +122,11 @@ async def publish(conns: Connections, att: Attachment, session_id: str, limit: i
         att.manifest_offset = offset
 
 
+def _look(root: Path, offset: int) -> tuple[list[LocalFile], tuple[list[str], int]]:
+    """The workbench's files and the manifest's new lines, in one trip to a worker thread."""
+    return scan(root), read_manifest(root, offset)
+
+
 def _batches(
     pending: list[tuple[LocalFile, str, bytes | None]],
 ) -> list[list[tuple[LocalFile, str, bytes | None]]]:
@@ -139,13 +145,23 @@ def _batches(
 async def restore(
     conns: Connections, att: Attachment, session_id: str, limit: int
 ) -> tuple[list[str], list[str], list[files.Place]]:
-    """Write the session's missing files into the workbench; (restored, kept local, places elsewhere)."""
+    """Write the session's missing files into the workbench; (restored, kept local, places elsewhere).
+
+    A stored path is checked before anything is opened (one that could leave the workbench, or the spill
+    manifest, is refused); a file that cannot be written is skipped with a warning naming it, and the
+    restore goes on with the next one.
+    """
     restored: list[str] = []
     kept: list[str] = []
     async with att.lock, conns.connection("restoring workbench files") as conn:
         stored = await files.session_files(conn, conns.schema, session_id)
         where = (await files.places(conn, conns.schema, [session_id])).get(session_id, [])
         for item in stored:
+            if check_relative(item.path) is None:
+                logger.warning(
+                    "flower.stores: refused to restore %r: not a workbench file that travels", item.path
+                )
+                continue
             local = await anyio.to_thread.run_sync(read_file, att.workbench, item.path, max(limit, item.size))
             if local is not None:
                 if local[1] != item.sha256:
@@ -154,7 +170,13 @@ async def restore(
             data = await files.blob(conn, conns.schema, item.sha256)
             if data is None:
                 continue
-            outcome = await anyio.to_thread.run_sync(_write, att.workbench, item, data)
+            try:
+                outcome = await anyio.to_thread.run_sync(_write, att.workbench, item, data)
+            except OSError as exc:
+                logger.warning(
+                    "flower.stores: could not restore %s of session %s: %s", item.path, session_id, exc
+                )
+                continue
             if outcome == "restored":
                 restored.append(item.path)
                 att.stored[item.path] = (*_stat(att.workbench / item.path), item.sha256)

@@ -3,7 +3,9 @@
 The entries are kept as the JSON text flower serialises them to (ASCII, compact), so a load returns
 exactly what was appended, byte for byte once serialised again; a `jsonb` column would reorder keys.
 An append is one transaction: the transcript row is upserted first, which locks it, so two appends to
-one transcript run one after the other and the summary fold never loses an update.
+one transcript run one after the other and the summary fold never loses an update. An append of a
+session this runner holds the lease of first checks the lease's epoch in the same transaction (`FOR
+SHARE`: a concurrent acquisition's update of the row waits for the append), and refuses a stale one.
 """
 
 from __future__ import annotations
@@ -21,8 +23,19 @@ from claude_agent_sdk import (
 )
 
 from ..._errors import StoreError
+from ..lease import fenced
 
-__all__ = ["Row", "append", "delete", "list_sessions", "list_subkeys", "load", "rows_of", "summaries"]
+__all__ = [
+    "Row",
+    "append",
+    "delete",
+    "keyed_rows",
+    "list_sessions",
+    "list_subkeys",
+    "load",
+    "rows_of",
+    "summaries",
+]
 
 Row = tuple[str | None, str, SessionStoreEntry]
 """(uuid or None, payload, the entry)."""
@@ -57,7 +70,37 @@ def rows_of(entries: Sequence[Any], label: str) -> list[Row]:
     return rows
 
 
-async def append(conn: Any, s: str, key: SessionKey, rows: list[Row]) -> None:
+def keyed_rows(rows: Sequence[tuple[str, str]], label: str) -> list[Row]:
+    """Rows from `(idempotency key, payload)` pairs (the outbox's), without keys repeated within them."""
+    found: list[Row] = []
+    seen: set[str] = set()
+    for index, (dedupe, payload) in enumerate(rows):
+        if dedupe in seen:
+            continue
+        seen.add(dedupe)
+        try:
+            entry = json.loads(payload)
+        except ValueError as exc:
+            raise StoreError(f"{label}: row {index} is not a JSON entry: {exc}") from exc
+        if not isinstance(entry, dict):
+            raise StoreError(f"{label}: row {index} is a {type(entry).__name__}, not a dict")
+        found.append((dedupe, payload, cast(SessionStoreEntry, entry)))
+    return found
+
+
+async def _check_epoch(conn: Any, s: str, session_id: str, epoch: int, where: str) -> None:
+    row = await conn.fetchrow(
+        f"SELECT epoch, holder FROM {s}.leases WHERE session_id = $1 FOR SHARE", session_id
+    )
+    if row is None or int(row["epoch"]) != epoch:
+        current = int(row["epoch"]) if row is not None else None
+        raise fenced(session_id, epoch, current, row["holder"] if row is not None else None, where)
+
+
+async def append(
+    conn: Any, s: str, key: SessionKey, rows: list[Row], *, epoch: int | None = None, where: str = ""
+) -> None:
+    """Append `rows` to the transcript of `key`; with `epoch`, only while the session's lease has it."""
     subpath = subpath_of(key)
     # one statement: upserting the transcript row locks it (appends to one transcript queue there), then
     # the batch is inserted in order; a subagent's append is that statement alone (atomic by itself)
@@ -77,11 +120,15 @@ async def append(conn: Any, s: str, key: SessionKey, rows: list[Row]) -> None:
         [uuid for uuid, _, _ in rows],
         [payload for _, payload, _ in rows],
     )
-    if subpath:
+    if subpath and epoch is None:
         await conn.fetchrow(statement, *args)
         return
     async with conn.transaction():
+        if epoch is not None:
+            await _check_epoch(conn, s, key["session_id"], epoch, where)
         now, inserted = await conn.fetchrow(statement, *args)
+        if subpath:
+            return
         new = set(inserted)
         fresh = [entry for uuid, _, entry in rows if uuid is None or uuid in new]
         await _fold(conn, s, key, fresh, now)

@@ -9,10 +9,11 @@ Many runners on many machines share one store: any of them can resume any sessio
   than this library reads, a schema of another application, or a server it cannot reach raises
   `StoreError` with the driver's exception chained.
 - Session leases (`lease()`): an advisory lock per session, released by the server when the holder's
-  connection ends.
+  connection ends, with an epoch every append of the holder checks (fencing, see `flower.stores.lease`).
 - Files follow the session: a workbench attached for a working directory (`attach_workbench`) is
   published with every append, and `follow()` restores a session's files into the local workbench and
-  serves its history moved to this place (another project key, other absolute paths).
+  serves its history moved to this place (another project key, other absolute paths). A file upload that
+  fails never costs the entries: it is logged, and the next append or the end of the lease sends again.
 
 Needs the `postgres` extra (`pip install 'flower-context[postgres]'`, which installs asyncpg) and an
 asyncio event loop. The constructor does no I/O.
@@ -20,11 +21,10 @@ asyncio event loop. The constructor does no I/O.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -42,9 +42,10 @@ from claude_agent_sdk import (
 
 from ..._errors import SpecError, StoreError
 from ..._util.check import checked
+from ..._util.secrets import redact
 from .._closing import AsyncClosing
 from .._relocate import Moves, relocate
-from ..lease import Lease, check_timeout, holder_name
+from ..lease import Holding, Lease, check_epoch, check_timeout, holder_name
 from ..sqlite._sql import _check_key
 from . import _transcripts as sql
 from ._connection import Connections, is_dsn
@@ -88,7 +89,8 @@ class PostgresSessionStore(AsyncClosing, SessionStore):
         host name)."""
         if not is_dsn(dsn) and not callable(getattr(dsn, "acquire", None)):
             raise SpecError(
-                f"PostgresSessionStore: dsn must be a postgresql:// DSN or an asyncpg pool, got {dsn!r:.80}"
+                "PostgresSessionStore: dsn must be a postgresql:// DSN or an asyncpg pool, got "
+                f"{redact(repr(dsn)):.80}"
             )
         for name, value in (("connect_timeout", connect_timeout), ("pool_size", pool_size)):
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
@@ -107,6 +109,7 @@ class PostgresSessionStore(AsyncClosing, SessionStore):
         self._attached: dict[str, Attachment] = {}
         self._homes: dict[str, tuple[str, str]] = {}  # session -> (local project key, home project key)
         self._moves: dict[str, Moves] = {}  # session -> path moves applied to what load() returns
+        self._holdings: dict[str, Holding] = {}  # session -> the lease this store holds, while it does
 
     @property
     def schema(self) -> str:
@@ -167,49 +170,70 @@ class PostgresSessionStore(AsyncClosing, SessionStore):
         me = holder_name(self._conns.runner)
         try:
             yield Lease(session_id, me, self.label, restored=tuple(restored), kept=tuple(kept))
-        except BaseException:
-            if attachment is not None:  # what the failed run wrote still travels, if it can
-                with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-                    await publish(self._conns, attachment, session_id, self.max_file_bytes)
-            raise
-        else:
-            if attachment is not None:
-                await publish(self._conns, attachment, session_id, self.max_file_bytes)
         finally:
+            if attachment is not None:  # what the run wrote travels, if it can; never at the run's cost
+                with anyio.CancelScope(shield=True):
+                    await self._publish(attachment, session_id)
             self._homes.pop(session_id, None)
             self._moves.pop(session_id, None)
 
-    def lease(self, session_id: str, *, timeout: float = 0.0) -> AbstractAsyncContextManager[Lease]:
+    async def _publish(self, attachment: Attachment, session_id: str) -> None:
+        """Send the workbench's new files; a failure is logged (the next append or lease end retries)."""
+        try:
+            await publish(self._conns, attachment, session_id, self.max_file_bytes)
+        except (StoreError, OSError) as exc:
+            logger.warning("flower.stores: workbench files of session %s not sent yet: %s", session_id, exc)
+
+    def lease(
+        self, session_id: str, *, timeout: float = 0.0, if_epoch: int | None = None
+    ) -> AbstractAsyncContextManager[Lease]:
         """Hold the lease of `session_id` for the `async with` block (see `flower.stores.lease`).
 
         Another runner holding it: wait up to `timeout` seconds (default: do not wait; `math.inf`: as
-        long as it takes), then `LeaseError` naming the session and the holder.
+        long as it takes), then `LeaseError` naming the session and the holder. With `if_epoch`, the
+        lease is taken only if nobody leased the session since that epoch (0: never leased), else
+        `LeaseError`: how the outbox delivers what a dead runner left without forking the session.
         """
         if not isinstance(session_id, str) or not session_id:
             raise SpecError(
                 f"PostgresSessionStore.lease: session_id must be a non-empty str, got {session_id!r}"
             )
-        return hold_lease(self._conns, session_id, check_timeout(timeout, "PostgresSessionStore.lease"))
+        wait = check_timeout(timeout, "PostgresSessionStore.lease")
+        expect = check_epoch(if_epoch, "PostgresSessionStore.lease")
+        return hold_lease(self._conns, session_id, wait, self._holdings, expect)
+
+    @checked
+    def holding(self, session_id: str) -> Holding | None:
+        """The lease of `session_id` this store holds now, or None (appends of a held session are fenced)."""
+        return self._holdings.get(session_id)
 
     # -- the protocol --------------------------------------------------------------------------------
 
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
         """Store a batch in order, skipping uuids already stored; atomic. Sends the workbench's new
-        files first when one is attached for the key's project."""
-        stored = self._key(key)
+        files first when one is attached for the key's project (a failure there is only logged). A
+        session this store holds the lease of is fenced: `LeaseError` once another runner took it over."""
         if not isinstance(entries, list | tuple):
             raise StoreError(f"append() takes a list of entries, got {type(entries).__name__}")
-        if not entries:
-            return
-        rows = sql.rows_of(entries, self.label)
+        if entries:
+            await self._append(key, sql.rows_of(entries, self.label))
+
+    async def append_keyed(self, key: SessionKey, rows: Sequence[tuple[str, str]]) -> None:
+        """Store `(idempotency key, entry JSON)` rows in order, skipping keys already stored; atomic and
+        fenced as `append()`. The outbox's delivery: an entry without a uuid gets a key of its own, so a
+        batch sent again after a lost reply lands once."""
+        if rows:
+            await self._append(key, sql.keyed_rows(rows, self.label))
+
+    async def _append(self, key: SessionKey, rows: list[sql.Row]) -> None:
+        stored = self._key(key)
         attachment = self._attached.get(key["project_key"])
         if attachment is not None:
-            try:
-                await publish(self._conns, attachment, key["session_id"], self.max_file_bytes)
-            except OSError as exc:  # a file problem never costs the entries
-                logger.warning("flower.stores: workbench files not sent: %s", exc)
+            await self._publish(attachment, key["session_id"])
+        holding = self._holdings.get(key["session_id"])
+        epoch = holding.epoch if holding is not None else None
         async with self._conns.connection("append") as conn:
-            await sql.append(conn, self.schema, stored, rows)
+            await sql.append(conn, self.schema, stored, rows, epoch=epoch, where=self.label)
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         """Every entry of the transcript in append order; `None` for a key never written."""

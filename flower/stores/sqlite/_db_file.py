@@ -5,6 +5,7 @@
   a symlink included (an agent that can write in the workspace could plant one to send every transcript
   elsewhere, and a FIFO would block the open). SQLite itself opens its `-wal` and `-shm` files with
   `O_NOFOLLOW` (measured with SQLite 3.40: a symlink there fails with "unable to open database file").
+- `immediate()` wraps statements in one `BEGIN IMMEDIATE` transaction (rolled back on any exception).
 - `explain()` turns whatever a store call raised (an `sqlite3.Error`, an `OSError`, a stored payload that
   is not JSON, an entry nested too deep) into one `StoreError` that names the file and the cause; the
   original is chained by the caller (`raise explain(...) from exc`).
@@ -17,12 +18,14 @@ import json
 import os
 import sqlite3
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Final
 
 from ..._errors import StoreError
 from ..._util.private_dirs import make_private_dirs
 
-__all__ = ["explain", "prepare_file"]
+__all__ = ["explain", "immediate", "prepare_file"]
 
 _KINDS: Final = (
     (stat.S_ISLNK, "is a symbolic link; flower does not follow one (give the real path of the database)"),
@@ -31,6 +34,20 @@ _KINDS: Final = (
 _CREATE: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
 _ACCESS: Final = (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_PERM)
 _SIDE_FILES: Final = ("-wal", "-shm", "-journal")
+
+
+@contextmanager
+def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction: `BEGIN IMMEDIATE` (the write lock taken at once, waiting up to the busy
+    timeout), `COMMIT` at the end of the block, `ROLLBACK` on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def prepare_file(path: str) -> None:

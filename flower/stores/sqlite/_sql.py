@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -25,43 +24,13 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import SessionKey
 
-from ..._errors import FlowerError, StoreError
-from ._db_file import explain, prepare_file
+from ..._errors import StoreError
+from . import _schema
+from ._db_file import immediate, prepare_file
+from ._locked import LockedConnection
+from ._schema import APPLICATION_ID, SCHEMA_VERSION
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "Database"]
-
-APPLICATION_ID = 0x666C7772  # "flwr": marks the file as a flower session store (sqlite header, offset 68)
-SCHEMA_VERSION = 1
-
-_SCHEMA = """
-CREATE TABLE transcripts (
-    id INTEGER PRIMARY KEY,
-    project_key TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    subpath TEXT NOT NULL,               -- '' for the main transcript
-    mtime INTEGER NOT NULL,              -- storage write time, epoch ms
-    UNIQUE (project_key, session_id, subpath)
-);
-CREATE TABLE entries (
-    id INTEGER PRIMARY KEY,              -- commit order: the order load() returns
-    transcript INTEGER NOT NULL,
-    uuid TEXT,                           -- the idempotency key, when the entry has one
-    payload TEXT NOT NULL                -- the entry as JSON
-);
-CREATE INDEX entries_by_transcript ON entries (transcript, id);
-CREATE UNIQUE INDEX entries_by_uuid ON entries (transcript, uuid) WHERE uuid IS NOT NULL;
-CREATE TABLE summaries (
-    project_key TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    mtime INTEGER NOT NULL,
-    data TEXT NOT NULL,                  -- fold_session_summary's opaque state, verbatim
-    PRIMARY KEY (project_key, session_id)
-);
-CREATE TABLE clock (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    last_ms INTEGER NOT NULL             -- mtimes are strictly increasing across processes
-);
-"""
 
 _CHUNK = 500  # bound variables per statement, well under SQLite's limit
 
@@ -81,36 +50,8 @@ def _check_key(key: Any, *, subpath: bool = True) -> None:
         raise StoreError(f"session key field 'subpath' must be a str, got {key['subpath']!r}")
 
 
-class Database:
+class Database(LockedConnection):
     """One SQLite file holding session transcripts (blocking; see the module docstring)."""
-
-    def __init__(self, path: str, *, busy_timeout: float) -> None:
-        self.path = path
-        self.busy_timeout = busy_timeout
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-
-    # -- connection --------------------------------------------------------------------------------
-
-    @contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            try:
-                if self._conn is None:
-                    self._conn = self._open()
-                yield self._conn
-            except FlowerError:
-                raise
-            except (sqlite3.Error, OSError, ValueError, RecursionError) as exc:
-                # every failure names the file and its cause (_db_file.explain), the original chained
-                raise explain(self.path, exc, busy_timeout=self.busy_timeout) from exc
-
-    def close(self) -> None:
-        """Close the connection; the next call opens it again."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
 
     def _open(self) -> sqlite3.Connection:
         memory = self.path == ":memory:"
@@ -145,54 +86,21 @@ class Database:
                 path=self.path,
             )
         if application_id == 0:
-            conn.execute("BEGIN IMMEDIATE")  # two processes creating the file: one creates, one sees it
+            with immediate(conn):  # two processes creating the file: one creates, one sees it
+                _schema.create(conn, self.path)
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             try:
-                self._create(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version != SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path} holds a flower session store of schema {version}; "
-                f"this version reads schema {SCHEMA_VERSION}",
-                path=self.path,
-            )
+                with immediate(conn):  # an older layout is migrated in place, once
+                    _schema.migrate(conn, self.path)
+            except sqlite3.OperationalError as exc:
+                if getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_READONLY:
+                    raise
+                # a file that cannot be written is read as it is; its first write says why it fails
         if not memory:
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise StoreError(f"{self.path}: cannot switch to WAL mode (got {mode!r})", path=self.path)
         conn.execute("PRAGMA synchronous=NORMAL")  # with WAL: safe against a killed process
-
-    def _create(self, conn: sqlite3.Connection) -> None:
-        application_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        if application_id == APPLICATION_ID:
-            return  # another process initialised it first
-        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if tables:
-            raise StoreError(
-                f"{self.path} is a SQLite database of another application (it has tables but no flower mark)",
-                path=self.path,
-            )
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                conn.execute(statement)
-        conn.execute("INSERT INTO clock (id, last_ms) VALUES (1, 0)")
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -213,17 +121,39 @@ class Database:
 
     # -- the store calls ---------------------------------------------------------------------------
 
-    def append(self, key: SessionKey, entries: Sequence[SessionStoreEntry]) -> None:
+    def append(self, key: SessionKey, entries: Sequence[SessionStoreEntry], epoch: int | None = None) -> None:
         _check_key(key)
         if not isinstance(entries, list | tuple):
             raise StoreError(
                 f"append() takes a list of entries, got {type(entries).__name__}", path=self.path
             )
-        if not entries:
-            return
-        rows = [self._row(index, entry) for index, entry in enumerate(entries)]
+        if entries:
+            self._append(key, [self._row(index, entry) for index, entry in enumerate(entries)], epoch)
+
+    def append_keyed(
+        self, key: SessionKey, rows: Sequence[tuple[str, str]], epoch: int | None = None
+    ) -> None:
+        """Append `(idempotency key, entry JSON)` rows: the key takes the uuid's place."""
+        _check_key(key)
+        if rows:
+            self._append(
+                key,
+                [self._keyed(index, dedupe, payload) for index, (dedupe, payload) in enumerate(rows)],
+                epoch,
+            )
+
+    def take_epoch(self, session_id: str, holder: str, if_epoch: int | None) -> int:
+        """Draw a new lease epoch for `session_id` (only while it is `if_epoch`, when given)."""
+        with self._write() as conn:
+            return _schema.take_epoch(conn, session_id, holder, if_epoch, self.path)
+
+    def _append(
+        self, key: SessionKey, rows: list[tuple[str | None, str, SessionStoreEntry]], epoch: int | None
+    ) -> None:
         subpath = _subpath(key)
         with self._write() as conn:
+            if epoch is not None:
+                _schema.check_epoch(conn, key["session_id"], epoch, self.path)
             now = self._tick(conn)
             conn.execute(
                 "INSERT INTO transcripts (project_key, session_id, subpath, mtime) VALUES (?, ?, ?, ?) "
@@ -253,6 +183,15 @@ class Database:
             ) from exc
         uuid = entry.get("uuid")
         return (uuid if isinstance(uuid, str) else None), payload, cast(SessionStoreEntry, entry)
+
+    def _keyed(self, index: int, dedupe: str, payload: str) -> tuple[str | None, str, SessionStoreEntry]:
+        try:
+            entry = json.loads(payload)
+        except ValueError as exc:
+            raise StoreError(f"session store {self.path}: row {index} is not a JSON entry: {exc}") from exc
+        if not isinstance(entry, dict):
+            raise StoreError(f"row {index} is a {type(entry).__name__}, not a dict", path=self.path)
+        return dedupe, payload, cast(SessionStoreEntry, entry)
 
     @staticmethod
     def _unseen(

@@ -10,14 +10,18 @@ the SDK's `run_session_store_conformance`.
 - Safe with several processes on one file: WAL mode, one transaction per call, a busy timeout.
 - Honest about the file: a path that is a directory, a file that is not SQLite, or another
   application's database raises `StoreError` at first use, naming the path.
+- Leases (`lease()`): a `flock` per session, and an epoch in the database that every append of the
+  holder checks (fencing, see `flower.stores.lease`). A file of an older layout is migrated in place.
 
 The constructor does no I/O; the file (and its directory, 0700) is created at the first call.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import anyio
 from claude_agent_sdk import (
@@ -32,7 +36,7 @@ from claude_agent_sdk import (
 from ..._errors import SpecError, StoreError
 from ..._util.check import checked
 from .._closing import AsyncClosing
-from ..lease import Lease, check_timeout
+from ..lease import Holding, Lease, check_epoch, check_timeout
 from ._flock import FileLeases
 from ._sql import Database
 
@@ -63,6 +67,7 @@ class SqliteSessionStore(AsyncClosing, SessionStore):
             raise SpecError(f"busy_timeout must be a number of seconds >= 0, got {busy_timeout!r}")
         self._db = Database(text, busy_timeout=float(busy_timeout))
         self._leases = FileLeases(text)
+        self._holdings: dict[str, Holding] = {}  # session -> the lease this store holds, while it does
 
     @property
     def path(self) -> str:
@@ -73,8 +78,19 @@ class SqliteSessionStore(AsyncClosing, SessionStore):
         return f"SqliteSessionStore({self.path!r})"
 
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
-        """Store a batch of transcript entries, in order, skipping uuids already stored; atomic."""
-        await anyio.to_thread.run_sync(self._db.append, key, entries)
+        """Store a batch of transcript entries, in order, skipping uuids already stored; atomic. A session
+        this store holds the lease of is fenced: `LeaseError` once another runner took it over."""
+        await anyio.to_thread.run_sync(self._db.append, key, entries, self._epoch(key))
+
+    async def append_keyed(self, key: SessionKey, rows: Sequence[tuple[str, str]]) -> None:
+        """Store `(idempotency key, entry JSON)` rows in order, skipping keys already stored; atomic and
+        fenced as `append()`. The outbox's delivery: an entry without a uuid gets a key of its own, so a
+        batch sent again after a lost reply lands once."""
+        await anyio.to_thread.run_sync(self._db.append_keyed, key, rows, self._epoch(key))
+
+    def _epoch(self, key: SessionKey) -> int | None:
+        holding = self._holdings.get(key.get("session_id", "")) if isinstance(key, dict) else None
+        return holding.epoch if holding is not None else None
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         """Every entry of the transcript, in append order; `None` for a key never written."""
@@ -102,18 +118,39 @@ class SqliteSessionStore(AsyncClosing, SessionStore):
             raise StoreError(f"list_subkeys needs a key with project_key and session_id, got {key!r:.120}")
         return await anyio.to_thread.run_sync(self._db.list_subkeys, key["project_key"], key["session_id"])
 
-    def lease(self, session_id: str, *, timeout: float = 0.0) -> AbstractAsyncContextManager[Lease]:
+    def lease(
+        self, session_id: str, *, timeout: float = 0.0, if_epoch: int | None = None
+    ) -> AbstractAsyncContextManager[Lease]:
         """Hold the lease of `session_id` for the `async with` block (see `flower.stores.lease`).
 
         Another process (or store) holding it: wait up to `timeout` seconds (default: do not wait), then
         `LeaseError` naming the session and the holder. The lock files live in `<path>-leases/`; the
-        operating system releases a lock when its process ends.
+        operating system releases a lock when its process ends. With `if_epoch`, the lease is taken only
+        if nobody leased the session since that epoch (0: never leased), else `LeaseError`.
         """
         if not isinstance(session_id, str) or not session_id:
             raise SpecError(
                 f"SqliteSessionStore.lease: session_id must be a non-empty str, got {session_id!r}"
             )
-        return self._leases.lease(session_id, check_timeout(timeout, "SqliteSessionStore.lease"))
+        wait = check_timeout(timeout, "SqliteSessionStore.lease")
+        return self._lease(session_id, wait, check_epoch(if_epoch, "SqliteSessionStore.lease"))
+
+    @asynccontextmanager
+    async def _lease(self, session_id: str, timeout: float, if_epoch: int | None) -> AsyncIterator[Lease]:
+        async with self._leases.lease(session_id, timeout) as held:
+            epoch = await anyio.to_thread.run_sync(self._db.take_epoch, session_id, held.holder, if_epoch)
+            holding = _SqliteHolding(self._db, session_id, held.holder, epoch)
+            self._holdings[session_id] = holding
+            try:
+                yield dataclasses.replace(held, epoch=epoch)
+            finally:
+                if self._holdings.get(session_id) is holding:
+                    del self._holdings[session_id]
+
+    @checked
+    def holding(self, session_id: str) -> Holding | None:
+        """The lease of `session_id` this store holds now, or None (appends of a held session are fenced)."""
+        return self._holdings.get(session_id)
 
     async def integrity_check(self) -> str:
         """SQLite's own check of the file: `"ok"` when it is sound."""
@@ -126,6 +163,22 @@ class SqliteSessionStore(AsyncClosing, SessionStore):
     async def aclose(self) -> None:
         """Release the connection; a later call opens it again."""
         await anyio.to_thread.run_sync(self._db.close)
+
+
+class _SqliteHolding(Holding):
+    """A SQLite lease: the `flock` stays with the process, so it is never lost; its epoch can be overtaken
+    by a runner that took the lock all the same (a lock file deleted under its holder)."""
+
+    def __init__(self, db: Database, session_id: str, holder: str, epoch: int) -> None:
+        super().__init__(session_id, epoch)
+        self._db = db
+        self._holder = holder
+
+    async def reacquire(self) -> None:
+        self.epoch = await anyio.to_thread.run_sync(
+            self._db.take_epoch, self.session_id, self._holder, self.epoch
+        )
+        self.lost = anyio.Event()
 
 
 def _check_project(project_key: object) -> None:

@@ -1,0 +1,77 @@
+"""`kill -9` of a runner's whole process group, for real: at most the call in flight is lost, another runner
+resumes the session at once, and the next start on the same machine recovers what the store lacks.
+
+The campaign (30 kills at random points, both stores) is `benchmarks/bench_durability.py`; these are two.
+"""
+
+from __future__ import annotations
+
+import glob
+import random
+import sqlite3
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import pytest
+
+from flower.stores.outbox.reconcile import mirrored
+from tests.durability.harness import Runner, loss, stored_results
+
+pytestmark = pytest.mark.cli
+
+
+def resume_dirs(session: str) -> list[str]:
+    return glob.glob(f"{tempfile.gettempdir()}/claude-resume-*/projects/*/{session}.jsonl")
+
+
+async def test_a_killed_postgres_runner_loses_at_most_the_call_in_flight_and_resumes_elsewhere(
+    tmp_path: Path, postgres_dsn: str, pg_schema: Callable[[], str]
+) -> None:
+    schema = pg_schema()
+    a = tmp_path / "a" / "repo"
+    killed = Runner.start(postgres_dsn, schema, a, "start", 3, 0.4, subagent=True, linger=2)
+    config, session = killed.follow()  # the session's id comes before its first tool call
+    killed.kill_at_random(6, 0.4, random.Random(26))
+    lost = await anyio.to_thread.run_sync(
+        loss, postgres_dsn, schema, config, session, killed.seen, killed.killed_at
+    )
+    assert lost.written > 0 and lost.beyond == 0, lost  # nothing written over a second before the kill
+
+    written = await anyio.to_thread.run_sync(stored_results, postgres_dsn, schema, config, session)
+    other = Runner.start(postgres_dsn, schema, tmp_path / "b" / "repo", f"resume:{session}", 1, 0)
+    result = await anyio.to_thread.run_sync(other.finish)
+    assert result["ok"], result
+    seen = [text.split("\n")[0] for text in result["seen"] if text.startswith("step-")]
+    steps = [text for text in written if text.startswith("step-")]  # an Agent's result is reframed
+    assert steps and seen == steps, "the model saw every result the store had"
+
+
+async def test_a_killed_resume_is_reconciled_and_its_copy_removed_at_the_next_start(tmp_path: Path) -> None:
+    store, workspace = str(tmp_path / "sessions.db"), tmp_path / "repo"
+    first = Runner.start(store, "-", workspace, "start", 1, 0)
+    done = await anyio.to_thread.run_sync(first.finish)
+    assert done["ok"], done
+    session = done["session_id"]
+
+    killed = Runner.start(store, "-", workspace, f"resume:{session}", 4, 0.4)
+    killed.until(lambda e: e["ev"] == "tool_result" and e["n"] >= 2)
+    killed.kill()
+    (copy,) = resume_dirs(session)  # the SDK's copy of the session, with the CLI's credentials beside it
+    written = {e["uuid"] for e in mirrored(Path(copy)) if isinstance(e.get("uuid"), str)}
+    with sqlite3.connect(store) as conn:  # a store that lost its last commits (restored from a backup...)
+        lost = {u for (u,) in conn.execute("SELECT uuid FROM entries ORDER BY id DESC LIMIT 3")}
+        conn.execute("DELETE FROM entries WHERE id IN (SELECT id FROM entries ORDER BY id DESC LIMIT 3)")
+    assert lost & written
+
+    again = Runner.start(store, "-", workspace, f"resume:{session}", 0, 0)
+    result = await anyio.to_thread.run_sync(again.finish)
+    assert result["ok"], result
+    assert not resume_dirs(session) and not Path(copy).exists(), "the killed run's copy is gone"
+    with sqlite3.connect(store) as conn:
+        stored = {u for (u,) in conn.execute("SELECT uuid FROM entries WHERE uuid IS NOT NULL")}
+    assert written <= stored, "every line the killed CLI wrote is back in the store"
+    results = [e["text"].split("\n")[0] for e in killed.events if e["ev"] == "tool_result"]
+    seen = [text.split("\n")[0] for text in result["seen"]]
+    assert seen[0] == "step-1" and seen[1 : len(results)] == results[:-1], (seen, results)
