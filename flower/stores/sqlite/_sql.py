@@ -13,6 +13,7 @@ import json
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
@@ -89,6 +90,7 @@ class Database:
         self.busy_timeout = busy_timeout
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._finalizer: weakref.finalize[[], Database] | None = None
 
     # -- connection --------------------------------------------------------------------------------
 
@@ -98,6 +100,9 @@ class Database:
             try:
                 if self._conn is None:
                     self._conn = self._open()
+                    # the safety net of a store nobody closed: the connection closes with this object, or
+                    # at exit, without the ResourceWarning Python 3.13+ gives an unclosed connection
+                    self._finalizer = weakref.finalize(self, self._conn.close)
                 yield self._conn
             except FlowerError:
                 raise
@@ -108,6 +113,9 @@ class Database:
     def close(self) -> None:
         """Close the connection; the next call opens it again."""
         with self._lock:
+            if self._finalizer is not None:
+                self._finalizer.detach()
+                self._finalizer = None
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
