@@ -260,3 +260,66 @@ def test_the_getting_started_script_runs(tmp_path: Path) -> None:
     assert "SubagentStarted analyst" in done.stdout
     assert "True src/ has 2 TODOs." in done.stdout
     assert "the analyst's grep printed: src/app.py:2" in done.stdout
+
+
+def block_after(page: Path, marker: str) -> str:
+    """The code block after `<!-- marker -->` on `page`, as written."""
+    found = re.search(rf"<!-- {re.escape(marker)} -->\n```python\n(.*?)```", page.read_text("utf-8"), re.S)
+    assert found, f"{page.relative_to(ROOT)} lost its tested block (the one after <!-- {marker} -->)"
+    return found.group(1)
+
+
+def outside_env(home: Path) -> dict[str, str]:
+    """The environment of a user's own project: no pytest options, no credentials, an empty home."""
+    drop = ("PYTEST_", "ANTHROPIC_", "CLAUDE_", "FLOWER_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    return {**env, "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
+
+
+@pytest.mark.cli
+def test_the_first_test_of_the_testing_page_passes_in_an_empty_project(tmp_path: Path) -> None:
+    project = tmp_path / "project"  # no pyproject.toml, no conftest.py, no pytest.ini: nothing but the test
+    project.mkdir()
+    test = project / "test_first.py"
+    test.write_text(block_after(ROOT / "docs" / "testing.md", "docs-test: test_first.py"), encoding="utf-8")
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", test.name],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=project,
+        env=outside_env(tmp_path),
+    )
+
+    assert done.returncode == 0 and "1 passed" in done.stdout, f"{done.stdout}\n{done.stderr}"
+    assert f"rootdir: {project}" in done.stdout  # the repository's configuration played no part
+
+
+def test_the_readmes_first_coordinator_says_what_it_needs(tmp_path: Path) -> None:
+    script = tmp_path / "first.py"
+    script.write_text(block_after(ROOT / "README.md", "readme-test: first-coordinator"), encoding="utf-8")
+
+    def run() -> str:
+        done = subprocess.run(
+            [sys.executable, str(script)],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+            cwd=tmp_path,
+            env=outside_env(tmp_path),
+        )
+        assert done.returncode == 1 and not done.stdout, done.stdout
+        return done.stderr.strip().splitlines()[-1]
+
+    repo = tmp_path / "repo"
+    assert run() == (
+        f"flower._errors.SpecError: Runtime: workspace {repo} does not exist: create it, or give the "
+        "directory the agents should work in"
+    )
+    repo.mkdir()
+    assert run().startswith(
+        "flower._errors.CredentialsError: no credentials for the Claude Code CLI: set ANTHROPIC_API_KEY"
+    )
