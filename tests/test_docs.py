@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -24,6 +25,7 @@ PUBLIC_MODULES = [
     "flower.glance",
     "flower.handoff",
     "flower.hooks",
+    "flower.progress",
     "flower.report",
     "flower.report.growth",
     "flower.report.metrics",
@@ -200,6 +202,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "-m",
             "mkdocs",
             "build",
+            "-q",
             "--strict",
             "-f",
             str(ROOT / "mkdocs.yml"),
@@ -211,9 +214,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=300,
         check=False,
         cwd=work,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},  # the theme's end-of-life notice: see the README
     )
     assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
+    assert not done.stderr.strip(), f"the docs build is not quiet:\n{done.stderr}"  # -q: nothing on success
     return site
 
 
@@ -240,6 +244,49 @@ def test_the_site_works_offline_with_search_and_an_edit_link(site: Path) -> None
     assert '<span class="kn">from</span>' in home, "the home page's code is not highlighted by Pygments"
     assert "/edit/main/docs/index.md" in home, "the edit link does not point at the main branch"
     assert (site / "search" / "search_index.json").is_file(), "the site has no search index"
+
+
+HTML_LINK = re.compile(r'\b(?:href|src)="([^"]*)"')
+
+
+def broken_links(site: Path) -> list[str]:
+    """Every link or asset of the built pages that a browser could not open from files (`file://`): a
+    relative target that is not a file (a directory, or nothing), or a root-absolute one. 404.html is left
+    out: a server shows it for a missing address at any depth, so its links start at the site's root."""
+    found = []
+    for page in sorted(site.rglob("*.html")):
+        if page.name == "404.html" and page.parent == site:
+            continue
+        for url in HTML_LINK.findall(page.read_text(encoding="utf-8")):
+            parts = urlsplit(url)
+            if parts.scheme or url.startswith(("#", "//")):
+                continue
+            where = f"{page.relative_to(site)}: {url}"
+            if url.startswith("/"):
+                found.append(f"{where} (root-absolute)")
+            elif parts.path and not (page.parent / unquote(parts.path)).is_file():
+                found.append(f"{where} (not a file)")
+    return found
+
+
+def test_the_built_sites_links_open_from_files(site: Path) -> None:
+    found = broken_links(site)
+    assert not found, "links of the built site that do not open from files:\n" + "\n".join(found[:40])
+    assert (site / "getting-started.html").is_file()
+
+
+def test_the_link_check_catches_what_it_should(tmp_path: Path) -> None:
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "index.html").write_text(
+        '<a href="guide/">dir</a><a href="gone.html#x">gone</a><img src="/logo.png">'
+        '<a href="index.html#top">ok</a><a href="https://x.org/">web</a><a href="#local">anchor</a>'
+    )
+    (tmp_path / "404.html").write_text('<a href="/index.html">served at any depth</a>')
+    assert broken_links(tmp_path) == [
+        "index.html: guide/ (not a file)",
+        "index.html: gone.html#x (not a file)",
+        "index.html: /logo.png (root-absolute)",
+    ]
 
 
 @pytest.mark.cli
