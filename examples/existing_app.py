@@ -30,6 +30,7 @@ from claude_agent_sdk import (
 )
 
 from flower import instrument
+from flower.progress import Heartbeat
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash, read, tool_use
 
 # -- the app, as its author wrote it (plain SDK) ------------------------------------------------------
@@ -132,4 +133,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # a line on stderr at once, then one whenever the run has been silent for 15 s
+    with Heartbeat(f"{Path(__file__).name}: {__doc__.splitlines()[0]}"):
+        main()

@@ -25,6 +25,7 @@ import anyio
 
 from flower import LeaseError, PostgresSessionStore, Runtime, coordinator, worker
 from flower.events import Event, ToolCall
+from flower.progress import Heartbeat
 from flower.report import build_fleet_report
 from flower.testing import RecordedRequest, ScriptedModel, ToolUse, bash, read
 
@@ -108,4 +109,6 @@ if __name__ == "__main__":
         sys.exit(
             "give a PostgreSQL DSN: FLOWER_POSTGRES_DSN=postgresql://user@host/db python examples/fleet.py"
         )
-    anyio.run(main, dsn)
+    # a line on stderr at once, then one whenever the run has been silent for 15 s
+    with Heartbeat(f"{Path(__file__).name}: {__doc__.splitlines()[0]}"):
+        anyio.run(main, dsn)

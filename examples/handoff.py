@@ -25,6 +25,7 @@ from pathlib import Path
 
 from flower import HandoffPolicy, Runtime, coordinator, worker
 from flower.events import Event, HandoffDone, HandoffWarning
+from flower.progress import Heartbeat
 from flower.testing import RecordedRequest, Reply, ScriptedModel, Usage, bash, read, reply
 
 reader = worker("Reads and summarises long documents.", "You summarise; one line per document.")
@@ -139,4 +140,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # a line on stderr at once, then one whenever the run has been silent for 15 s
+    with Heartbeat(f"{Path(__file__).name}: {__doc__.splitlines()[0]}"):
+        main()

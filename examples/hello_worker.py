@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from flower import Runtime, coordinator, worker
+from flower.progress import Heartbeat
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash
 
 analyst = worker(
@@ -83,4 +84,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # a line on stderr at once, then one whenever the run has been silent for 15 s
+    with Heartbeat(f"{Path(__file__).name}: {__doc__.splitlines()[0]}"):
+        main()

@@ -31,6 +31,7 @@ from pathlib import Path
 from flower import Runtime, coordinator, worker
 from flower.demo.pause import pass_time
 from flower.events import Event, StoreReport, Text
+from flower.progress import Heartbeat
 from flower.stores import LoadReport
 from flower.testing import RecordedRequest, Reply, ScriptedModel, agent, bash, reply, tool_use
 
@@ -158,4 +159,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # a line on stderr at once, then one whenever the run has been silent for 15 s
+    with Heartbeat(f"{Path(__file__).name}: {__doc__.splitlines()[0]}"):
+        main()

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from flower import Runtime, coordinator, worker
 from flower.events import Event, SubagentFinished, SubagentStarted, ToolCall
+from flower.progress import Heartbeat
 from flower.testing import RecordedRequest, ScriptedModel, ToolUse, agent, bash, read, tool_use
 
 scout = worker(
@@ -208,4 +209,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # a line on stderr at once, then one whenever the run has been silent for 15 s
+    with Heartbeat(f"{Path(__file__).name}: {__doc__.splitlines()[0]}"):
+        main()

@@ -218,11 +218,17 @@ def coordinator(
     Always `delegate_only=True` (not overridable): its hands-on calls are refused by `delegate_guard`.
     With `glance=True` it may run read-only Bash commands itself (a subagent costs ~4.3k tokens; an `ls`
     is not worth that). `mandate_line` starts every mandate (None: mandates go out as written); the
-    planning tools (`TaskCreate`...) are opt-in through `tools`.
+    planning tools (`TaskCreate`...) are opt-in through `tools`. `workers` may be empty only with
+    `builtin_agents=True` (the coordinator then delegates to the CLI's own agents).
     """
     if not isinstance(name, str) or not name.strip():
         raise SpecError("coordinator: name must be a non-empty string")
     named = _named_workers(name, workers)
+    if not named and not builtin_agents:
+        raise SpecError(
+            f"coordinator {name!r}: workers is empty, and a coordinator only delegates: give it at least "
+            "one worker(), or builtin_agents=True to delegate to the CLI's own agents (general-purpose...)"
+        )
     own = [*tools, "Bash"] if glance else list(tools)
     if "Agent" not in check_tools(own, owner=f"coordinator {name!r}") and named:
         raise SpecError(f"coordinator {name!r}: it has workers but no Agent tool to delegate with")

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 import anyio
 
 from ._errors import FlowerError, SpecError
 from ._util.secrets import redact
 from ._version import __version__
+from .progress import Heartbeat
 
 __all__ = ["main"]
 
@@ -89,6 +91,8 @@ def _report(args: argparse.Namespace) -> int:
     from .report import EconomyReport, ReportOptions, build_report
     from .stores.postgres._connection import is_dsn
 
+    _plots_possible(args.plots)
+
     if is_dsn(args.source):
         if args.otlp is not None:
             raise SpecError(
@@ -141,6 +145,14 @@ def _export(args: argparse.Namespace) -> None:
     )
 
 
+def _plots_possible(directory: Path | None) -> None:
+    """Plots asked for and matplotlib missing: the `ImportError` naming the extra, before any work."""
+    if directory is not None:
+        from .report.plots import require_matplotlib
+
+        require_matplotlib()
+
+
 def _fleet(args: argparse.Namespace) -> int:
     from .report import ReportOptions
     from .report.fleet import FleetReport, build_fleet_report
@@ -165,29 +177,47 @@ def _fleet(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    if args.live:
-        from .demo.live import run_live
+    _plots_possible(args.plots)
+    what = (
+        "a small real task against the API" if args.live else "the main job, offline, with flower and without"
+    )
+    with Heartbeat(f"flower demo: starting {what} (the real Claude Code CLI; 1-3 minutes)") as beat:
+        # the progress goes to stderr with --json (the result alone to stdout), else to stdout, line by line
+        out = _printer(beat, sys.stderr if args.json else sys.stdout)
+        if args.live:
+            from .demo.live import run_live
 
-        result, _ = anyio.run(lambda: run_live(budget=args.budget, model=args.model, keep=args.keep))
-        return 0 if result.ok else 1
-    from .demo import run_demo
+            result, _ = anyio.run(
+                lambda: run_live(out=out, budget=args.budget, model=args.model, keep=args.keep)
+            )
+            return 0 if result.ok else 1
+        from .demo import run_demo
 
-    if args.json:  # the progress goes to stderr, the result alone to stdout
-        outcome = anyio.run(lambda: run_demo(out=_to_stderr, keep=args.keep, plots=args.plots))
+        outcome = anyio.run(lambda: run_demo(out=out, keep=args.keep, plots=args.plots))
+    if args.json:
         print(outcome.to_json())
-    else:
-        outcome = anyio.run(lambda: run_demo(keep=args.keep, plots=args.plots))
     return 0 if outcome.ok else 1
 
 
-def _to_stderr(line: str) -> None:
-    print(line, file=sys.stderr)
+def _printer(beat: Heartbeat, stream: TextIO) -> Callable[[str], None]:
+    """Print a line now (even through a pipe); a heading names the step the heartbeat reports."""
+
+    def out(line: str) -> None:
+        print(line, file=stream, flush=True)
+        if line[:1].isalpha():
+            beat.step(line.split(":")[0])
+        else:
+            beat()
+
+    return out
 
 
 def _doctor(args: argparse.Namespace) -> int:
     from .doctor import diagnose
 
-    diagnosis = anyio.run(lambda: diagnose(self_check_run=not args.no_self_check))
+    check = "" if args.no_self_check else ", then an offline self-check through the real CLI (10-60 s)"
+    with Heartbeat(f"flower doctor: checking the installation{check}") as beat:
+        diagnosis = anyio.run(lambda: diagnose(self_check_run=not args.no_self_check, progress=beat))
     print(diagnosis.render_text())
     return 0 if diagnosis.ok else 1
 

@@ -59,6 +59,7 @@ from .options import merge_hooks
 from .spill._chain import chain_spill
 from .spill.policy import SpillPolicy
 from .stores import EphemeralPolicy, PruningSessionStore, TrimPolicy
+from .stores._adopt import adopt_hooks
 from .stores._local import CONFIG_ENV
 from .tracing._hook import tap_store
 from .tracing.policy import TracingPolicy, cli_env, resolve_tracing
@@ -172,10 +173,12 @@ def instrument(
         else:
             wb.refresh()
     index = index_context_hooks(wb, initial=block) if wb is not None else {}
+    index = merge_hooks(index, adopt_hooks(layer))
     layers, app_hooks = chain_spill(layer_hooks(wb, root, spill, limit), options.hooks, spill)
     wall, app_hooks = chain_denials(wall, app_hooks)  # both reasons reach the model when both deny
     hooks = merge_hooks(wall, mandate, layers, index, app_hooks) or None
     cwd = options.cwd if options.cwd is not None else root
+    _check_cwd(cwd)
     attach_workbench(layer, cwd, wb.root if wb is not None else root / FLOWER_DIR)
     tap_store(policy, layer, env)
     return dataclasses.replace(
@@ -199,6 +202,14 @@ def _workspace(workspace: object) -> Path:
     if not path.is_dir():
         raise SpecError(f"{_OWNER}: workspace {path} is not a directory")
     return path.resolve()
+
+
+def _check_cwd(cwd: str | os.PathLike[str]) -> None:
+    """The CLI starts in `cwd`: one that is not a directory would fail only when the app runs a query."""
+    path = Path(cwd).expanduser()
+    if not path.is_dir():
+        what = "is not a directory" if path.exists() else "does not exist"
+        raise SpecError(f"{_OWNER}: options.cwd {path} {what}; the CLI starts there (create it first)")
 
 
 def _store(

@@ -10,6 +10,10 @@ Example::
 It iterates the CLI's stream to its very end: with background subagents one run yields several results,
 and the run is finished only when none is pending. Whatever ends the run (success, an error result, an
 exception in the caller, a cancellation), the CLI process is shut down before `run()` returns or raises.
+
+The store's connections are closed when the last run in progress ends (they reopen at the next one), and
+by `aclose()` or the end of an `async with Runtime(...) as rt:` block; a SQLite connection left open
+anyway is closed with its store or at exit.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import TracebackType
+from typing import TYPE_CHECKING, Self
 
 import anyio
 from claude_agent_sdk import (
@@ -111,7 +116,8 @@ class Runtime:
     - `tracing`: OpenTelemetry spans and metrics of each run (`flower.tracing`): `True`, a
       `TracingPolicy`, `False`, or None (the default) to follow the standard `OTEL_*` variables.
 
-    The constructor does no I/O; problems with the workspace are reported by `run()`.
+    The constructor checks that the workspace is a directory (`SpecError` naming it) and creates nothing;
+    the workbench and the store are created by the first run.
     """
 
     @checked
@@ -142,6 +148,7 @@ class Runtime:
             raise SpecError("Runtime: configure must be a callable(options) -> options")
         self.workspace = Path(workspace).expanduser().absolute()
         """The directory the agents work in (absolute; the CLI's `cwd`)."""
+        self._check_workspace()  # a cheap stat: a wrong path is refused here, not when the run starts
         self.workbench: Workbench | None = check_workbench(workbench, self.workspace, "Runtime")
         """Layer 2: the workbench (`<workspace>/.flower` by default), or None when off."""
         self.spill: SpillPolicy = check_spill(spill_threshold, "Runtime")
@@ -186,10 +193,35 @@ class Runtime:
         """Every StepResult this runtime returned, in order."""
         self.tracing: TracingPolicy | None = resolve_tracing(tracing, "Runtime")
         """What each run sends to OpenTelemetry, or None when tracing is off."""
+        self._active = 0  # runs in progress: the last one to end closes the store's connections
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the store's connections (a SQLite file's, a PostgreSQL pool); a later run reopens them.
+
+        A run already does this when it ends and no other run of this runtime is in progress; call it (or
+        use `async with Runtime(...) as rt:`) after using `rt.store` yourself. Never raises: a store that
+        fails to close is logged.
+        """
+        with anyio.CancelScope(shield=True):
+            try:
+                await release_loop(self.store)
+            except Exception as exc:  # closing must not turn a finished run into a failure
+                logger.warning("flower: closing the store %r failed: %s", self.store.inner, exc)
 
     def _check_workspace(self) -> Path:
         if not self.workspace.exists():
-            raise SpecError(f"Runtime: workspace {self.workspace} does not exist")
+            raise SpecError(
+                f"Runtime: workspace {self.workspace} does not exist: create it, or give the directory the "
+                "agents should work in"
+            )
         if not self.workspace.is_dir():
             raise SpecError(f"Runtime: workspace {self.workspace} is not a directory")
         return self.workspace.resolve()
@@ -258,7 +290,7 @@ class Runtime:
         self._check_run(spec, prompt, resume, "run")
         if on_event is not None and not callable(on_event):
             raise SpecError("Runtime.run: on_event must be callable")
-        return await self._execute(spec, prompt, resume, fork, on_event)
+        return await self._counted(spec, prompt, resume, fork, on_event)
 
     @checked
     def stream(
@@ -276,7 +308,7 @@ class Runtime:
             print(stream.result.text)
         """
         self._check_run(spec, prompt, resume, "stream")
-        return RunStream(lambda emit: self._execute(spec, prompt, resume, fork, emit))
+        return RunStream(lambda emit: self._counted(spec, prompt, resume, fork, emit))
 
     def _check_run(self, spec: object, prompt: object, resume: object, method: str) -> None:
         if not isinstance(spec, AgentSpec):
@@ -287,6 +319,18 @@ class Runtime:
             raise SpecError(f"Runtime.{method}: prompt must be a non-empty string")
         if resume is not None and (not isinstance(resume, str) or not resume.strip()):
             raise SpecError(f"Runtime.{method}: resume must be a session id (a str), got {resume!r}")
+
+    async def _counted(
+        self, spec: AgentSpec, prompt: str, resume: str | None, fork: bool, on_event: EventHandler | None
+    ) -> StepResult:
+        """`_execute`, counted: when the last run in progress ends, the store's connections close."""
+        self._active += 1
+        try:
+            return await self._execute(spec, prompt, resume, fork, on_event)
+        finally:
+            self._active -= 1
+            if not self._active:
+                await self.aclose()
 
     async def _execute(
         self, spec: AgentSpec, prompt: str, resume: str | None, fork: bool, on_event: EventHandler | None
@@ -428,11 +472,7 @@ class Runtime:
         `await rt.run(...)`.
         """
 
-        async def run() -> StepResult:
-            try:
-                return await self.run(spec, prompt, resume=resume, fork=fork, on_event=on_event)
-            finally:  # the store's connections belong to this event loop, which ends here
-                with anyio.CancelScope(shield=True):
-                    await release_loop(self.store)
+        async def run() -> StepResult:  # the run closes the store's connections: its event loop ends here
+            return await self.run(spec, prompt, resume=resume, fork=fork, on_event=on_event)
 
         return run_blocking(run, "Runtime.run_sync", "await rt.run(...)")

@@ -64,8 +64,12 @@ def test_specs_are_immutable() -> None:
         (lambda: coordinator("c", "x", {"a": worker("d", "x")}, tools=["Read"]), "no Agent tool"),
         (lambda: coordinator("c", "x", {"Explore": ANALYST}, builtin_agents=True), "built-in agent"),
         (lambda: coordinator("c", "x", {"a": coordinator("b", "y", {"w": ANALYST})}), "nest"),
-        (lambda: coordinator("c", "x", {}, options={"cwd": "/"}), "set by flower"),
-        (lambda: coordinator("c", "x", {}, options={"nope": 1}), "unknown ClaudeAgentOptions field"),
+        (lambda: coordinator("c", "x", {"a": ANALYST}, options={"cwd": "/"}), "set by flower"),
+        (
+            lambda: coordinator("c", "x", {"a": ANALYST}, options={"nope": 1}),
+            "unknown ClaudeAgentOptions field",
+        ),
+        (lambda: coordinator("c", "x", {}), r"coordinator 'c': workers is empty.*builtin_agents=True"),
         (lambda: AgentSpec(instructions="x", glance=True), "glance"),
         (lambda: CompactPolicy(mode="sometimes"), "mode"),  # type: ignore[arg-type]
     ],
@@ -73,6 +77,12 @@ def test_specs_are_immutable() -> None:
 def test_invalid_specs_fail_with_a_clear_message(build, message: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(SpecError, match=message):
         build()
+
+
+def test_a_coordinator_without_workers_delegates_to_the_clis_own_agents() -> None:
+    alone = coordinator("c", "x", {}, builtin_agents=True)  # the CLI's general-purpose agent and the rest
+    assert alone.workers == {} and "Agent" in alone.tools
+    assert "CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS" not in build_options(alone).env
 
 
 def test_build_options_for_a_coordinator() -> None:
@@ -111,9 +121,9 @@ def test_build_options_for_a_coordinator() -> None:
 
 
 def test_the_spec_compact_policy_wins_and_conflicts_are_named() -> None:
-    c = coordinator("c", "x", {}, compact=CompactPolicy(mode="auto"))
+    c = coordinator("c", "x", {"a": ANALYST}, compact=CompactPolicy(mode="auto"))
     assert "DISABLE_AUTO_COMPACT" not in build_options(c, compact=CompactPolicy(mode="no_summary")).env
-    clash = coordinator("c", "x", {}, options={"env": {"DISABLE_COMPACT": "0"}})
+    clash = coordinator("c", "x", {"a": ANALYST}, options={"env": {"DISABLE_COMPACT": "0"}})
     with pytest.raises(SpecError, match="DISABLE_COMPACT"):
         build_options(clash, compact=CompactPolicy(mode="off"))
 

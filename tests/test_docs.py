@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -25,6 +26,7 @@ PUBLIC_MODULES = [
     "flower.glance",
     "flower.handoff",
     "flower.hooks",
+    "flower.progress",
     "flower.report",
     "flower.report.growth",
     "flower.report.metrics",
@@ -203,6 +205,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "-m",
             "mkdocs",
             "build",
+            "-q",
             "--strict",
             "-f",
             str(ROOT / "mkdocs.yml"),
@@ -214,9 +217,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=300,
         check=False,
         cwd=work,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},  # the theme's end-of-life notice: see the README
     )
     assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
+    assert not done.stderr.strip(), f"the docs build is not quiet:\n{done.stderr}"  # -q: nothing on success
     return site
 
 
@@ -243,6 +247,49 @@ def test_the_site_works_offline_with_search_and_an_edit_link(site: Path) -> None
     assert '<span class="kn">from</span>' in home, "the home page's code is not highlighted by Pygments"
     assert "/edit/main/docs/index.md" in home, "the edit link does not point at the main branch"
     assert (site / "search" / "search_index.json").is_file(), "the site has no search index"
+
+
+HTML_LINK = re.compile(r'\b(?:href|src)="([^"]*)"')
+
+
+def broken_links(site: Path) -> list[str]:
+    """Every link or asset of the built pages that a browser could not open from files (`file://`): a
+    relative target that is not a file (a directory, or nothing), or a root-absolute one. 404.html is left
+    out: a server shows it for a missing address at any depth, so its links start at the site's root."""
+    found = []
+    for page in sorted(site.rglob("*.html")):
+        if page.name == "404.html" and page.parent == site:
+            continue
+        for url in HTML_LINK.findall(page.read_text(encoding="utf-8")):
+            parts = urlsplit(url)
+            if parts.scheme or url.startswith(("#", "//")):
+                continue
+            where = f"{page.relative_to(site)}: {url}"
+            if url.startswith("/"):
+                found.append(f"{where} (root-absolute)")
+            elif parts.path and not (page.parent / unquote(parts.path)).is_file():
+                found.append(f"{where} (not a file)")
+    return found
+
+
+def test_the_built_sites_links_open_from_files(site: Path) -> None:
+    found = broken_links(site)
+    assert not found, "links of the built site that do not open from files:\n" + "\n".join(found[:40])
+    assert (site / "getting-started.html").is_file()
+
+
+def test_the_link_check_catches_what_it_should(tmp_path: Path) -> None:
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "index.html").write_text(
+        '<a href="guide/">dir</a><a href="gone.html#x">gone</a><img src="/logo.png">'
+        '<a href="index.html#top">ok</a><a href="https://x.org/">web</a><a href="#local">anchor</a>'
+    )
+    (tmp_path / "404.html").write_text('<a href="/index.html">served at any depth</a>')
+    assert broken_links(tmp_path) == [
+        "index.html: guide/ (not a file)",
+        "index.html: gone.html#x (not a file)",
+        "index.html: /logo.png (root-absolute)",
+    ]
 
 
 @pytest.mark.cli
@@ -280,3 +327,66 @@ def test_the_readme_links_work_on_pypi() -> None:
     assert "docs/index.md" in ours, f"README.md links to no page of the docs under {prefix}"
     missing = [path for path in ours if not (ROOT / path).exists()]
     assert not missing, f"README.md links to files the repository does not have: {missing}"
+
+
+def block_after(page: Path, marker: str) -> str:
+    """The code block after `<!-- marker -->` on `page`, as written."""
+    found = re.search(rf"<!-- {re.escape(marker)} -->\n```python\n(.*?)```", page.read_text("utf-8"), re.S)
+    assert found, f"{page.relative_to(ROOT)} lost its tested block (the one after <!-- {marker} -->)"
+    return found.group(1)
+
+
+def outside_env(home: Path) -> dict[str, str]:
+    """The environment of a user's own project: no pytest options, no credentials, an empty home."""
+    drop = ("PYTEST_", "ANTHROPIC_", "CLAUDE_", "FLOWER_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    return {**env, "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
+
+
+@pytest.mark.cli
+def test_the_first_test_of_the_testing_page_passes_in_an_empty_project(tmp_path: Path) -> None:
+    project = tmp_path / "project"  # no pyproject.toml, no conftest.py, no pytest.ini: nothing but the test
+    project.mkdir()
+    test = project / "test_first.py"
+    test.write_text(block_after(ROOT / "docs" / "testing.md", "docs-test: test_first.py"), encoding="utf-8")
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", test.name],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=project,
+        env=outside_env(tmp_path),
+    )
+
+    assert done.returncode == 0 and "1 passed" in done.stdout, f"{done.stdout}\n{done.stderr}"
+    assert f"rootdir: {project}" in done.stdout  # the repository's configuration played no part
+
+
+def test_the_readmes_first_coordinator_says_what_it_needs(tmp_path: Path) -> None:
+    script = tmp_path / "first.py"
+    script.write_text(block_after(ROOT / "README.md", "readme-test: first-coordinator"), encoding="utf-8")
+
+    def run() -> str:
+        done = subprocess.run(
+            [sys.executable, str(script)],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+            cwd=tmp_path,
+            env=outside_env(tmp_path),
+        )
+        assert done.returncode == 1 and not done.stdout, done.stdout
+        return done.stderr.strip().splitlines()[-1]
+
+    repo = tmp_path / "repo"
+    assert run() == (
+        f"flower._errors.SpecError: Runtime: workspace {repo} does not exist: create it, or give the "
+        "directory the agents should work in"
+    )
+    repo.mkdir()
+    assert run().startswith(
+        "flower._errors.CredentialsError: no credentials for the Claude Code CLI: set ANTHROPIC_API_KEY"
+    )

@@ -20,7 +20,15 @@ def offline(name: str) -> str:
         [sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, timeout=180, check=False
     )
     assert done.returncode == 0, f"{name} failed:\n{done.stdout}\n{done.stderr}"
+    assert_says_what_starts(name, done.stderr)
     return done.stdout
+
+
+def assert_says_what_starts(name: str, stderr: str) -> None:
+    """The first line on stderr, printed before any work, is what the example runs (its docstring's first
+    line); a silent stretch of the run would add `... still running` lines (flower.progress.Heartbeat)."""
+    summary = (EXAMPLES / name).read_text(encoding="utf-8").split('"""')[1].splitlines()[0]
+    assert stderr.splitlines()[:1] == [f"{name}: {summary}"], stderr
 
 
 @pytest.mark.cli
@@ -92,6 +100,7 @@ def test_fleet_moves_a_session_to_another_machine(postgres_dsn: str) -> None:
         env={**os.environ, "FLOWER_POSTGRES_DSN": postgres_dsn},
     )
     assert done.returncode == 0, f"fleet.py failed:\n{done.stdout}\n{done.stderr}"
+    assert_says_what_starts("fleet.py", done.stderr)
     out = done.stdout
     assert "machine-b/repo/.flower/spill/" in out and "machine-a/repo" not in out
     assert "machine C: refused, the session is leased by machine-b" in out

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_examples import assert_says_what_starts
+
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "existing_app.py"
 ANSWER = "Reviewed. The analyst says: 32 ERROR lines in data/app.log."
 KEPT = "the app's hook saw ['Read', 'mcp__team__add_note', 'Agent', 'Bash']; its MCP tool stored ['log read']"
@@ -21,6 +23,7 @@ def test_existing_app() -> None:
         [sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=180, check=False
     )
     assert done.returncode == 0, f"existing_app.py failed:\n{done.stdout}\n{done.stderr}"
+    assert_says_what_starts("existing_app.py", done.stderr)
     plain, flowered = done.stdout.split("with flower: ")
     assert plain.startswith(f"plain SDK  : {ANSWER}") and flowered.startswith(ANSWER)
     assert KEPT in plain and KEPT in flowered  # nothing of the app was lost

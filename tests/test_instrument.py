@@ -118,7 +118,8 @@ def test_flower_adds_its_layers(ws: Path) -> None:
         "Bash|Read|Grep|Glob|WebFetch|WebSearch",
         "Write|Edit",
     ]
-    assert len(callbacks(new, "UserPromptSubmit")) == 2 and len(callbacks(new, "PreCompact")) == 1
+    # the index, the import of a session the CLI resumed from its own files, the app's hook
+    assert len(callbacks(new, "UserPromptSubmit")) == 3 and len(callbacks(new, "PreCompact")) == 1
     assert len(callbacks(new, "SubagentStop")) == 1  # the cap on reports, for the app's subagents too
     assert (ws / ".flower" / "INDEX.md").exists()
 
@@ -149,7 +150,9 @@ def test_layers_can_be_turned_off(ws: Path) -> None:
     )
     assert new.system_prompt == "APP"
     assert "SubagentStop" not in new.hooks  # type: ignore[operator]
-    assert "PostToolUse" not in new.hooks and callbacks(new, "UserPromptSubmit") == [app_hook]  # type: ignore[operator]
+    assert "PostToolUse" not in new.hooks  # type: ignore[operator]
+    adopt, app = callbacks(new, "UserPromptSubmit")  # layer 4's import of a pre-flower session stays
+    assert app is app_hook and adopt.__qualname__ == "adopt_hooks.<locals>.adopt"
     assert not (ws / ".flower").exists()  # nothing written until the store is used
     assert isinstance(new.session_store, PruningSessionStore)  # layer 4 is always there
 
@@ -328,6 +331,10 @@ def test_cwd_defaults_to_the_workspace_and_an_outside_workbench_is_added(ws: Pat
     assert new.cwd == repo and new.add_dirs == ["/data", ws.resolve() / ".flower"]
     inside = instrument(app_options(repo, cwd=tmp_path), workspace=repo, workbench=False)
     assert inside.add_dirs == []
+    for cwd, what in ((tmp_path / "gone", "does not exist"), (repo / "file.txt", "is not a directory")):
+        (repo / "file.txt").write_text("")
+        with pytest.raises(SpecError, match=rf"instrument: options\.cwd {cwd} {what}; the CLI starts there"):
+            instrument(app_options(ws, cwd=cwd), workspace=ws)  # refused now, not at the app's first query
 
 
 @pytest.mark.parametrize(

@@ -29,14 +29,14 @@ from typing import Any
 import anyio
 from claude_agent_sdk._cli_version import __cli_version__
 
-from .._errors import SpecError
+from .._errors import FlowerError, SpecError
 from ..report import EconomyReport, ReportOptions, build_report
 from .baseline import run_plain
 from .compare import Side, compare
 from .runner import run_flower
 from .verdict import Verdict, verdict
 
-__all__ = ["DemoResult", "Verdict", "run_demo", "run_demo_sync"]
+__all__ = ["DemoError", "DemoResult", "Verdict", "run_demo", "run_demo_sync"]
 
 Out = Callable[[str], None]
 
@@ -75,6 +75,22 @@ class DemoResult:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
 
+class DemoError(FlowerError):
+    """A run of the demo did not finish (its CLI stopped, interrupted or failing): no report, table or
+    verdict is printed for it, since its figures would compare part of a run with the whole of another."""
+
+
+def _finished(side: str, steps: list[tuple[bool, str | None]]) -> None:
+    """Raise `DemoError` naming the first of `side`'s two steps that did not finish."""
+    for number, (ok, error) in enumerate([*steps, (False, "it did not run")][:2], 1):
+        if not ok:
+            raise DemoError(
+                f"the {side} run's step {number} did not finish ({error}), so there is no report, table or "
+                "verdict: the figures of a run cut short would compare part of it with a whole run. A CLI "
+                "that gets SIGINT (Ctrl-C, or a signal sent to its process group) ends its run this way"
+            )
+
+
 def _root(keep: Path | None) -> Path:
     if keep is None:
         return Path(tempfile.mkdtemp(prefix="flower-demo-"))
@@ -88,7 +104,8 @@ async def run_demo(*, out: Out = print, keep: Path | None = None, plots: Path | 
     """Run the scenario with flower, then without, and print the report and the comparison.
 
     `keep`: a new or empty directory to leave both workspaces in (default: a temp directory, removed).
-    `plots`: a directory for the PNGs of both runs (needs the `plots` extra).
+    `plots`: a directory for the PNGs of both runs (needs the `plots` extra). Raises `DemoError` when a
+    step of either run did not finish.
     """
     started = time.monotonic()
     root = _root(keep)
@@ -97,8 +114,13 @@ async def run_demo(*, out: Out = print, keep: Path | None = None, plots: Path | 
         out(f"(the real Claude Code CLI {__cli_version__} and flower's scripted model: no key, no network)")
         out("")
         flower_run = await run_flower(root, out)
+        _finished("flower", [(s.ok, s.error) for s in flower_run.steps])
         out("")
         plain_run = await run_plain(root, out, threshold=flower_run.threshold)
+        # a plain step that ends without a result (its CLI stopped) has no text
+        _finished(
+            "plain SDK", [(bool(t) and not t.startswith("error:"), t or "no result") for t in plain_run.texts]
+        )
         options = ReportOptions(window=flower_run.window)
         flower_report = await build_report(flower_run.workspace, options=options)
         plain_report = await build_report(plain_run.workspace, options=options)
@@ -114,9 +136,6 @@ async def run_demo(*, out: Out = print, keep: Path | None = None, plots: Path | 
             plain_report, plain_run.resident, plain_run.seconds, layer4=False, compactions=compactions
         )
         table = compare(flower_side, plain_side, wall=flower_run.threshold)
-        ok = all(step.ok for step in flower_run.steps) and not any(
-            text.startswith("error:") for text in plain_run.texts
-        )
         out("")
         out("== the flower run, as `flower report` explains it " + "=" * 36)
         out(flower_report.render_text())
@@ -133,12 +152,12 @@ async def run_demo(*, out: Out = print, keep: Path | None = None, plots: Path | 
         seconds = time.monotonic() - started
         again = f"flower report {root / 'flower'} --window {flower_run.window}"
         kept = f"; workspaces kept in {root} (try: {again})" if keep else ""
-        out(f"\ndemo {'finished' if ok else 'FAILED'} in {seconds:.1f} s{kept}")
+        out(f"\ndemo finished in {seconds:.1f} s{kept}")
         return DemoResult(
             flower=flower_report,
             plain=plain_report,
             table=table,
-            ok=ok,
+            ok=True,  # both runs finished both steps (else DemoError above)
             seconds=seconds,
             workspace=root if keep else None,
             plots=drawn,

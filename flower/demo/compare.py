@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 from ..report import EconomyReport
 from ..report._text import human, percent
+from ..report.growth import pooled_slope
 from ..report.metrics import turns_to_wall
 
-__all__ = ["WALL", "Side", "compare"]
+__all__ = ["NOTES", "WALL", "Side", "compare", "growth"]
 
 WALL = 200_000
 """The window the growth is extrapolated to: the CLI's for Sonnet and Haiku models (CLI 2.1.332)."""
@@ -43,9 +44,9 @@ def _rows(wall: int) -> list[tuple[str, Callable[[Side], str]]]:
         ("history chars, last main request", lambda s: human(s.resident[-1] if s.resident else 0)),
         ("history chars, largest main request", lambda s: human(max(s.resident, default=0))),
         ("main-thread context peak (tokens)", lambda s: human(s.report.context.peak)),
-        ("main-thread growth (tokens/turn)", lambda s: f"{s.report.context.slope or 0:+,.0f}"),
+        ("main-thread growth (tokens/turn) [1]", lambda s: f"{growth(s) or 0:+,.0f}"),
         (f"first turn at or over {human(wall)} tokens", crossing),
-        ("turns to a 200K window at that growth", _to_wall),
+        ("turns to a 200K window at that growth [2]", _to_wall),
         ("main-thread tokens sent, all turns", lambda s: human(s.report.tokens.main.context)),
         (
             "tokens sent, all turns",
@@ -67,10 +68,33 @@ def _rewritten(side: Side) -> str:
     return f"{sum(r.expired for r in resumes)} / {sum(r.pruned for r in resumes)}"
 
 
+def growth(side: Side) -> float | None:
+    """Tokens the main thread's context grows by per turn, between restarts: each session's series is cut
+    where the context drops by half or more (a compaction; a handoff starts a session of its own), and
+    one least-squares slope is fitted through the pieces, each with its own intercept."""
+    pieces: list[list[int]] = []
+    for session in side.report.sessions:
+        pieces.append([])
+        for before, context in zip([0, *session.context], session.context, strict=False):
+            if pieces[-1] and context <= before / 2:
+                pieces.append([])
+            pieces[-1].append(context)
+    return pooled_slope(pieces)
+
+
 def _to_wall(side: Side) -> str:
-    context = side.report.context
-    turns = turns_to_wall(context.start, context.slope, WALL)
+    turns = turns_to_wall(side.report.context.start, growth(side), WALL)
     return "never" if turns is None else f"~{turns:,.0f}"
+
+
+NOTES = (
+    "[1] tokens per main-thread turn, least squares, restarting where a handoff (flower) or a compaction",
+    "    (the plain session) drops the context: a slope across a drop would flatten it. flower's main",
+    "    thread grows by a mandate and a short report per delegation; the plain one by every command",
+    "    output it reads itself, until the CLI compacts it.",
+    "[2] from the first turn's context at that growth, if no handoff or compaction intervened.",
+)
+"""The notes printed under the table: how the growth rows are measured."""
 
 
 def compare(flower: Side, plain: Side, *, wall: int) -> str:
@@ -80,4 +104,5 @@ def compare(flower: Side, plain: Side, *, wall: int) -> str:
     lines = [f"  {'':<{width}}{'flower':>14}{'plain SDK':>14}"]
     for label, cell in rows:
         lines.append(f"  {label:<{width}}{cell(flower):>14}{cell(plain):>14}")
+    lines += [f"  {note}" for note in NOTES]
     return "\n".join(lines)

@@ -78,9 +78,11 @@ class Progress:
     """Turns flower's events into one line each: glances, denials, delegations, refusals of a worker's call,
     errors, layer 4, handoff."""
 
-    def __init__(self, out: Out, label: str = "flower") -> None:
+    def __init__(self, out: Out, label: str = "flower", *, scripted: bool = False) -> None:
         self.out = out
         self.label = label
+        self.model = "the scripted model (a failure the scenario plays)" if scripted else "the model API"
+        """Who answered an API error: offline, the scripted model plays it on purpose."""
         self.delegations = 0
         self._calls: dict[str, ev.ToolCall] = {}
 
@@ -106,7 +108,7 @@ class Progress:
             )
         elif isinstance(event, ev.ApiError):
             state = "the CLI retries" if event.retrying else "the CLI gave up"
-            self.line("api", f"HTTP {event.status or '?'} from the model API; {state}")
+            self.line("api", f"HTTP {event.status or '?'} from {self.model}; {state}")
         elif isinstance(event, ev.StoreReport) and event.report.subpath is None:
             report = event.report
             self.line(
@@ -148,14 +150,16 @@ async def run_flower(root: Path, out: Out) -> FlowerRun:
             batches = batches_of(STEP_1 + STEP_2) if name == "analyst" else []
             model.script(name, worker_script(model, mine, place, flower=True, batches=batches))
         spec = team()
-        progress = Progress(out)
+        progress = Progress(out, scripted=True)
 
         out("flower, step 1: the survey")
         first = MainScript(model, STEP_1, place, flower=True)
         model.script("main", first)
         runtime = Runtime(workspace, configure=model.attach)
         one = await runtime.run(spec, PROMPT_1, on_event=progress)
-        out(f"  result   {one.text}")
+        out(f"  result   {one.text if one.ok else f'did not finish: {one.error}'}")
+        if not one.ok:  # step 2 would resume a session cut short
+            return FlowerRun(workspace, (one,), (), time.monotonic() - started, 0, 0)
 
         window = demo_window(one.peak_context)
         policy = HandoffPolicy(window=window, reserve=RESERVE, warn_margin=MARGIN // 2)
@@ -167,7 +171,7 @@ async def run_flower(root: Path, out: Out) -> FlowerRun:
         model.script("main", MainScript(model, STEP_2, place, flower=True, findings=first.findings))
         later = Runtime(workspace, handoff=policy, configure=model.attach)
         two = await later.run(spec, PROMPT_2, resume=one.session_id, on_event=progress)
-        out(f"  result   {two.text}")
+        out(f"  result   {two.text if two.ok else f'did not finish: {two.error}'}")
         resident = tuple(r.sizes.messages for r in model.requests("main"))
     return FlowerRun(
         workspace, (one, two), resident, time.monotonic() - started, window, policy.threshold(window)

@@ -4,7 +4,7 @@
 of the CLI the SDK will start, where credentials would come from (names only, never values), whether
 this machine gives glances a jail (a trial command run through the launcher), and runs
 the offline self-check: two short scripted runs through the real CLI, one pass or fail per fact. It needs
-no network and no API key, and takes a few seconds.
+no network and no API key, and takes a few seconds on an idle machine (up to a minute on a busy one).
 
 Example::
 
@@ -31,7 +31,7 @@ from .._run.credentials import credential_sources
 from .._version import __version__
 from ..glance import jail_support
 from ..versions import TESTED_CLI, TESTED_PARSER, TESTED_SDK, VersionRange, installed_version
-from ._selfcheck import Check, self_check
+from ._selfcheck import Check, Progress, self_check
 
 __all__ = ["Check", "Diagnosis", "diagnose"]
 
@@ -128,14 +128,16 @@ def _cli_version(path: str | None) -> str | None:
     return words[0] if done.returncode == 0 and words else None
 
 
-async def diagnose(*, self_check_run: bool = True) -> Diagnosis:
+async def diagnose(*, self_check_run: bool = True, progress: Progress | None = None) -> Diagnosis:
     """Gather versions, the CLI path and credentials, then (unless `self_check_run=False`) run the
-    offline self-check. Never raises for what it finds: failures are in the `Diagnosis`."""
+    offline self-check. Never raises for what it finds: failures are in the `Diagnosis`.
+
+    `progress` (a `flower.progress.Heartbeat`, say) is told each step and given each event of the runs."""
     started = time.monotonic()
     path = cli_path()
     version = await anyio.to_thread.run_sync(_cli_version, path)
     jail = await anyio.to_thread.run_sync(jail_support)
-    checks = await self_check() if self_check_run and version is not None else []
+    checks = await self_check(progress) if self_check_run and version is not None else []
     return Diagnosis(
         flower=__version__,
         python=platform.python_version(),

@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import anyio
 
@@ -22,7 +23,7 @@ from ..result import StepResult
 from ..runtime import Runtime
 from ..testing import ScriptedModel, Usage, agent, bash, http_error, reply, tool_use
 
-__all__ = ["Check", "self_check"]
+__all__ = ["Check", "Progress", "self_check"]
 
 SELF_CHECK_TIMEOUT = 120.0
 """Seconds the whole self-check may take before it is reported failed (it takes a few seconds)."""
@@ -119,7 +120,15 @@ FACTS: list[tuple[str, Callable[[_Seen], str | None]]] = [
 ]
 
 
-async def _scenario(seen: _Seen) -> None:
+class Progress(Protocol):
+    """What the self-check tells about its progress: each step's name, and each event of its runs."""
+
+    def step(self, label: str) -> None: ...
+
+    def __call__(self, event: object = None) -> None: ...
+
+
+async def _scenario(seen: _Seen, progress: Progress | None) -> None:
     model, workspace = seen.model, seen.workspace
     analyst = worker("Counts things in files.", "You count with the command line.", tools=["Bash", "Write"])
     lead = coordinator("lead", "Goal: count the data.", {"analyst": analyst})
@@ -136,20 +145,31 @@ async def _scenario(seen: _Seen) -> None:
         ],
     )
     model.script("analyst", [bash(f"python3 -c \"print('y' * {_BIG})\""), "ANALYST-REPORT: printed"])
-    seen.first = await rt.run(lead, "Start.", on_event=seen.events.append)
+
+    def on_event(event: Event) -> None:
+        seen.events.append(event)
+        if progress is not None:
+            progress(event)
+
+    if progress is not None:
+        progress.step("self-check run 1 of 2")
+    seen.first = await rt.run(lead, "Start.", on_event=on_event)
+    if progress is not None:
+        progress.step("self-check run 2 of 2 (a resume)")
     model.script("main", [http_error(500), "Resumed."])
-    seen.second = await rt.run(lead, "Go on.", resume=seen.first.session_id, on_event=seen.events.append)
+    seen.second = await rt.run(lead, "Go on.", resume=seen.first.session_id, on_event=on_event)
 
 
-async def self_check() -> list[Check]:
-    """Run the scenario and judge each fact; a run that fails outright fails every fact with its cause."""
+async def self_check(progress: Progress | None = None) -> list[Check]:
+    """Run the scenario and judge each fact; a run that fails outright fails every fact with its cause.
+    `progress` is told each step and given each event."""
     with tempfile.TemporaryDirectory(prefix="flower-doctor-") as root:
         seen = _Seen(model=ScriptedModel(strict=False), workspace=Path(root))
         failure = None
         try:
             async with seen.model:
                 with anyio.fail_after(SELF_CHECK_TIMEOUT):
-                    await _scenario(seen)
+                    await _scenario(seen, progress)
         except Exception as exc:  # the doctor reports, it does not raise
             failure = f"the self-check run failed: {type(exc).__name__}: {exc}"
         checks = []

@@ -24,19 +24,27 @@ from .economy import EconomyReport
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["plot_context", "plot_split", "write_plots"]
+__all__ = ["plot_context", "plot_split", "require_matplotlib", "write_plots"]
 
 Runs = EconomyReport | Mapping[str, EconomyReport]
 _COLOURS = ("#2a7ab9", "#d9822b", "#4c9a52", "#a34a9c", "#8c8c8c")
 
 
-def _figure(width: float, height: float) -> Figure:
+def require_matplotlib() -> None:
+    """Raise the `ImportError` below now when matplotlib is missing (`flower report --plots` checks
+    before it prints anything)."""
     try:
-        from matplotlib.figure import Figure
+        import matplotlib.figure  # noqa: F401
     except ImportError as exc:
         raise ImportError(
             'flower\'s plots need matplotlib: pip install "flower-context[plots]" (or pip install matplotlib)'
         ) from exc
+
+
+def _figure(width: float, height: float) -> Figure:
+    require_matplotlib()
+    from matplotlib.figure import Figure
+
     return Figure(figsize=(width, height), dpi=110, layout="constrained")
 
 

@@ -49,6 +49,7 @@ from claude_agent_sdk import (
 
 from .._errors import SpecError, StoreError
 from .._util.check import checked
+from ._adopt import adopt_transcript, config_of
 from ._local import append_all, find_transcript, read_transcripts
 from ._local import config_dir as cli_config_dir
 from ._open import open_store
@@ -165,6 +166,7 @@ class _RewritingStore(SessionStore):
         a run this way, `flower.tracing`); a tap that raises is logged, the append goes on."""
         self.routes: dict[str, Route] = {}
         """session id -> where its appends go while a run writes it; other sessions' go to `inner`."""
+        self._unfound: dict[str, SessionKey] = {}  # resumed, found nowhere: the CLI names its file later
 
     @property
     def inner(self) -> SessionStore:
@@ -199,6 +201,8 @@ class _RewritingStore(SessionStore):
             if imported is not None:
                 entries = await self._inner.load(key)
         if entries is None:
+            if not key.get("subpath"):
+                self._unfound[str(key.get("session_id", ""))] = key
             return None
         applied = await anyio.to_thread.run_sync(self._rewrite, cast(list[Entry], entries))
         report = LoadReport(
@@ -272,6 +276,17 @@ class _RewritingStore(SessionStore):
             ) from exc
         logger.info("flower.stores: imported session %s (%d entries) from %s", key["session_id"], count, path)
         return count
+
+    async def _adopt(self, session_id: str, transcript_path: str, prompt: str | None) -> int:
+        """The CLI resumed `session_id` from `transcript_path` (a hook's input) after a load found it
+        nowhere: import its earlier turns now, before the mirror stores the new ones (`stores._adopt`), and
+        look in that config directory from now on. The entries imported (0: nothing to do)."""
+        key = self._unfound.pop(session_id, None)
+        if key is None or not transcript_path:
+            return 0
+        if self.config_dir is None:
+            self.config_dir = config_of(transcript_path)
+        return await adopt_transcript(self._inner, key, transcript_path, prompt)
 
     def _rewrite(self, entries: list[Entry]) -> Applied:
         return apply_steps(entries, self._steps, write=self._write, now=self.clock(), cache=self.cache)

@@ -4,6 +4,10 @@
   After a passing test it checks that no request went unscripted and no step was left over.
 - `workspace`: an empty directory to use as the CLI's `cwd`.
 
+An `async def` test that uses one of them runs as it is, with no marker and no configuration (on asyncio,
+through anyio). A test that pytest-asyncio or anyio's plugin runs (`@pytest.mark.asyncio`,
+`@pytest.mark.anyio`, `asyncio_mode = "auto"`) is left to them; other async tests are pytest's business.
+
 Example::
 
     async def test_hello(scripted_model, workspace):
@@ -14,9 +18,12 @@ Example::
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Generator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from .server import ScriptedModel
@@ -24,6 +31,20 @@ from .server import ScriptedModel
 __all__ = ["scripted_model", "workspace"]
 
 _PASSED = pytest.StashKey[bool]()
+_FIXTURES = frozenset({"scripted_model", "workspace"})
+
+
+@pytest.hookimpl
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run an `async def` test that uses this plugin's fixtures, when no async plugin took it first
+    (pytest-asyncio hands pytest a plain function in its place; anyio's plugin runs its tests earlier)."""
+    test = pyfuncitem.obj
+    if not inspect.iscoroutinefunction(test) or not _FIXTURES & set(pyfuncitem.fixturenames):
+        return None
+    names = inspect.signature(test).parameters
+    arguments = {name: pyfuncitem.funcargs[name] for name in names if name in pyfuncitem.funcargs}
+    anyio.run(functools.partial(test, **arguments))
+    return True
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

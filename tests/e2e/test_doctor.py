@@ -10,6 +10,7 @@ import pytest
 
 import flower.doctor as doctor
 import flower.doctor._selfcheck as selfcheck
+import flower.progress as progress
 import flower.versions as versions
 from flower import Runtime, worker
 from flower.cli import main
@@ -23,11 +24,15 @@ def test_doctor_prints_versions_path_credentials_and_every_fact_passing(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret-value-never-printed")
+    monkeypatch.setattr(progress, "EVERY", 0.2)  # a silent stretch of 0.2 s gets its progress line
 
     status = main(["doctor"])
 
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert status == 0, out
+    # what starts, on stderr, before any work; then the step under way while the runs are silent
+    assert err.startswith("flower doctor: checking the installation, then an offline self-check"), err
+    assert "  ... self-check run 1 of 2: still running, " in err, err
     assert "claude-agent-sdk  " in out and "(tested: 0.2.184 to 0.2.189)" in out
     assert "Claude Code CLI   2.1." in out and "_bundled/claude" in out
     assert "ANTHROPIC_API_KEY is set" in out and "sk-secret" not in out

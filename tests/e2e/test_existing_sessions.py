@@ -129,6 +129,33 @@ async def test_an_instrumented_app_imports_a_session_that_predates_the_store(
     check_stored(main, subkeys, local_main)
 
 
+async def test_an_app_that_sets_the_config_dir_after_instrument_keeps_turn_one(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """`CLAUDE_CONFIG_DIR` added to the options after `instrument()` (as `model.attach(instrument(...))`
+    does in examples/existing_app.py): the load finds nothing, the CLI resumes from its own file, and the
+    CLI's hook input names that file, from which the earlier turns are imported before the new ones."""
+    session_id = await before_flower(scripted_model, workspace)
+    local_main, _ = local_lines(scripted_model, workspace, session_id)
+    own_store = InMemorySessionStore()  # not idempotent on uuid: an entry imported and mirrored shows twice
+    app = dataclasses.replace(plain_app(scripted_model, workspace), session_store=own_store)
+    config = app.env["CLAUDE_CONFIG_DIR"]
+    bare = dataclasses.replace(app, env={k: v for k, v in app.env.items() if k != "CLAUDE_CONFIG_DIR"})
+    options = instrument(bare, workspace=workspace, coordinator=True)
+    options = dataclasses.replace(options, env={**options.env, "CLAUDE_CONFIG_DIR": config})
+    assert options.session_store.config_dir is None  # type: ignore[union-attr]  # instrument() never saw it
+
+    async def resume(prompt: str, sid: str) -> str | None:
+        run = await scripted_model.run(prompt, options=dataclasses.replace(options, resume=sid))
+        assert run.session_id == sid, run.error
+        return run.text
+
+    await three_resumes(scripted_model, session_id, resume)  # turn 1 in the request at every resume
+    main, subkeys = await stored(own_store, workspace, session_id)
+    check_stored(main, subkeys, local_main)
+    assert str(options.session_store.config_dir) == config  # type: ignore[union-attr]  # learnt from the CLI
+
+
 async def test_without_the_import_the_second_resume_loses_turn_one(
     scripted_model: ScriptedModel, workspace: Path
 ) -> None:

@@ -16,6 +16,7 @@ from flower import (
     PruningSessionStore,
     Runtime,
     SpecError,
+    StepResult,
     TrimmingSessionStore,
     coordinator,
     worker,
@@ -237,6 +238,37 @@ async def test_no_cli_is_left_after_an_exception_or_a_cancellation(
     scripted_model.script("main", [])  # the delayed replies were never delivered; nothing is left to check
 
 
+async def test_the_store_is_closed_when_the_last_run_ends(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.script("main", ["fine"])
+    key = {"project_key": "p", "session_id": "s"}
+    async with Runtime(workspace, configure=scripted_model.attach) as rt:
+        database = rt.store.inner._db  # type: ignore[attr-defined]
+        assert (await rt.run(lead(), "Go.")).ok
+        assert database._conn is None  # closed by the end of the run: nothing left for Python 3.13 to warn of
+        assert await rt.store.load(key) is None and database._conn is not None  # reopened on use
+    assert database._conn is None  # closed by the end of the block
+
+    ended: list[str] = []
+    release = anyio.Event()
+
+    async def execute(spec: object, prompt: str, *args: object) -> StepResult:
+        await rt.store.load(key)  # each run uses the store
+        if prompt == "long":
+            await release.wait()
+        ended.append(prompt)
+        return StepResult(session_id=None, ok=True, text=prompt)
+
+    rt._execute = execute  # type: ignore[method-assign]  # two runs at once, the second ending first
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(rt.run, lead(), "long")
+        await rt.run(lead(), "short")
+        assert ended == ["short"] and database._conn is not None  # the long run still holds it open
+        release.set()
+    assert ended == ["short", "long"] and database._conn is None
+
+
 async def test_a_broken_event_callback_does_not_break_the_run(
     scripted_model: ScriptedModel, workspace: Path
 ) -> None:
@@ -265,8 +297,8 @@ def test_clear_errors_for_bad_input(workspace: Path, monkeypatch: pytest.MonkeyP
     a_file.write_text("x")
     with pytest.raises(SpecError, match="not a directory"):
         Runtime(a_file).run_sync(lead(), "Go.")
-    with pytest.raises(SpecError, match="does not exist"):
-        Runtime(workspace / "missing").run_sync(lead(), "Go.")
+    with pytest.raises(SpecError, match=r"workspace .*missing does not exist: create it"):
+        Runtime(workspace / "missing")  # refused when made (a stat), not when it runs
     with pytest.raises(SpecError, match="prompt"):
         Runtime(workspace).run_sync(lead(), "  ")
     with pytest.raises(SpecError, match="resume must be a str or None"):

@@ -3,36 +3,40 @@
 from __future__ import annotations
 
 import json
+import os
 import re
-import time
+import signal
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 
+from flower import cli
 from flower.cli import main
+from flower.progress import Heartbeat
 from flower.report import build_report_sync
+from tests.e2e.test_runtime import cli_processes
 
 
 @pytest.mark.cli
 @pytest.mark.slow
 def test_the_demo_runs_the_main_job_and_compares(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     kept, plots = tmp_path / "kept", tmp_path / "plots"
-    started = time.monotonic()
-
     status = main(["demo", "--keep", str(kept), "--plots", str(plots), "--json"])
 
-    seconds = time.monotonic() - started
     captured = capsys.readouterr()
     out, result = captured.err, json.loads(captured.out)  # --json: progress on stderr, JSON on stdout
     assert status == 0, out
-    assert seconds < 120, f"the demo took {seconds:.0f} s; it must finish in under 2 minutes"
+    assert out.startswith("flower demo: starting the main job, offline"), out  # at once, before any work
     delegations = re.findall(r"^  \[(\d\d)\]", out, flags=re.MULTILINE)
     assert len(delegations) >= 12 and delegations[-1] == f"{len(delegations):02d}"
     for line in (
         "flower, step 1: the survey",
         "denied   Write",
         "denied   Bash",
-        "api      HTTP 500 from the model API; the CLI retries",
+        "api      HTTP 500 from the scripted model (a failure the scenario plays); the CLI retries",
+        "[1] tokens per main-thread turn, least squares, restarting where a handoff",  # the table's notes
         "layer 4  resume rewrote the history: 1 expired, 1 pruned",
         "generation 2 starts from notes/handoff.md",
         "plain SDK, step 2: resume the session",
@@ -67,6 +71,47 @@ def test_the_demo_runs_the_main_job_and_compares(tmp_path: Path, capsys: pytest.
     said = " ".join(out.split("== verdict")[1].split())  # printed wrapped
     assert "flower bought a main thread" in said and "estimated with flower's cost model" in said
     assert "Crossover:" in said and all(line in said for line in verdict["lines"])
+
+
+@pytest.mark.cli
+def test_a_demo_whose_cli_is_interrupted_prints_no_verdict(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SIGINT reaches the CLI alone, as in a background job of a non-interactive shell or some CI runners:
+    # the CLI ends its run, Python goes on
+    interrupted: list[int] = []
+    printer = cli._printer
+
+    def interrupting(beat: Heartbeat, stream: TextIO) -> Callable[[str], None]:
+        out = printer(beat, stream)
+
+        def watch(line: str) -> None:
+            out(line)
+            if line.startswith("  [01]") and not interrupted:
+                interrupted.extend(cli_processes())
+                for pid in interrupted:
+                    os.kill(pid, signal.SIGINT)
+
+        return watch
+
+    monkeypatch.setattr(cli, "_printer", interrupting)
+
+    status = main(["demo"])
+
+    captured = capsys.readouterr()
+    assert status == 1 and interrupted, captured.out
+    assert "flower, step 1: the survey" in captured.out and "  result   did not finish: " in captured.out
+    for absent in (
+        "flower, step 2",
+        "plain SDK",
+        "== the flower run",
+        "== side by side",
+        "== verdict",
+        "demo ",
+    ):
+        assert absent not in captured.out, f"{absent!r} printed for a run cut short:\n{captured.out}"
+    assert "flower demo: error: the flower run's step 1 did not finish" in captured.err
+    assert "no report, table or verdict" in captured.err
 
 
 def test_live_needs_credentials_and_says_so(

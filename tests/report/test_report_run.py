@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import anyio
@@ -20,7 +21,11 @@ GLANCES = [bash(f"ls -la && echo LOOK-{i}") for i in range(6)]
 
 
 async def test_a_scripted_run_explained_by_the_api_and_the_command(
-    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    scripted_model: ScriptedModel,
+    workspace: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     (workspace / "big.txt").write_text("z\n" * 4_000)
     script = workspace.resolve() / ".flower" / "scripts" / "count.sh"
@@ -88,3 +93,9 @@ async def test_a_scripted_run_explained_by_the_api_and_the_command(
     assert by_command == {k: v for k, v in json.loads(report.to_json()).items() if k != "source"}
     assert await anyio.to_thread.run_sync(main, ["report", str(tmp_path / "nothing")]) == 1
     assert "does not exist" in capsys.readouterr().err
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the plots extra were not installed
+    for argv in (["report", str(workspace)], ["demo"]):
+        assert await anyio.to_thread.run_sync(main, [*argv, "--plots", str(tmp_path / "no-plots")]) == 1
+        failed = capsys.readouterr()
+        assert failed.out == "" and 'pip install "flower-context[plots]"' in failed.err  # before any work

@@ -9,7 +9,7 @@ import anyio
 import pytest
 from claude_agent_sdk import HookMatcher
 
-from flower.spill import SpillPolicy, spill_hooks
+from flower.spill import SpillPolicy, _chain, spill_hooks
 from flower.spill._chain import chain_spill
 from tests import shapes
 
@@ -109,13 +109,16 @@ def test_nothing_is_wrapped_without_spill_or_app_post_hooks(tmp_path: Path, poli
     assert ours == layers and theirs == app
 
 
-async def test_a_spill_does_not_wait_for_app_hooks_that_cannot_match(tmp_path: Path) -> None:
+async def test_a_spill_does_not_wait_for_app_hooks_that_cannot_match(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_chain, "_GRACE", 600.0)  # a wait for the app's callback would last ten minutes
     ours, _ = chain_spill(
         spill_hooks(tmp_path, POLICY),
         {"PostToolUse": [HookMatcher(matcher="Write|Edit", hooks=[redact])]},
         POLICY,
     )
     spill = ours["PostToolUse"][0].hooks[0]
-    with anyio.fail_after(0.3):  # no grace for an app callback that the CLI never calls for Bash
+    with anyio.fail_after(120):  # no grace for an app callback that the CLI never calls for Bash
         result = await spill(post("S" * 500), "toolu_1", {"signal": None})
     assert stdout(result).startswith("[spilled]")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import sqlite3
-import time
+import subprocess
+import sys
+import threading
 from contextlib import closing
 from pathlib import Path
 
@@ -138,23 +141,69 @@ async def test_delete_cascades_and_targets(store: SqliteSessionStore) -> None:
     assert await store.load(sub) is None and await store.list_session_summaries("proj") == []
 
 
-async def test_calls_never_block_the_event_loop(store: SqliteSessionStore) -> None:
-    batch = [entry(n, body="x" * 200) for n in range(20_000)]
-    ticks = 0
+@pytest.mark.parametrize(
+    ("call", "args"),
+    [
+        ("append", (KEY, [entry(1)])),
+        ("load", (KEY,)),
+        ("list_sessions", ("proj",)),
+        ("list_session_summaries", ("proj",)),
+        ("list_subkeys", ("proj", "sess")),
+        ("delete", (KEY,)),
+    ],
+)
+async def test_calls_never_block_the_event_loop(
+    store: SqliteSessionStore, call: str, args: tuple[object, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each call's blocking half is held until the event loop runs another task: a call made on the loop's
+    # own thread would never let that task run (the wait below would time out and fail)
+    await store.append(KEY, [entry(0)])
+    real = getattr(store._db, call)
+    loop_thread = threading.get_ident()
+    entered, released = threading.Event(), threading.Event()
+    threads: list[int] = []
 
-    async def heartbeat() -> None:
-        nonlocal ticks
-        while True:
-            await anyio.sleep(0.002)
-            ticks += 1
+    def held(*arguments: object) -> object:
+        threads.append(threading.get_ident())
+        entered.set()
+        assert released.wait(120), "the event loop did not run while the store's call was in progress"
+        return real(*arguments)
 
+    monkeypatch.setattr(store._db, call, held)
+    public = {"list_subkeys": lambda: store.list_subkeys({"project_key": "proj", "session_id": "sess"})}
     async with anyio.create_task_group() as tg:
-        tg.start_soon(heartbeat)
-        started = time.perf_counter()
-        await store.append(KEY, batch)
-        loaded = await store.load(KEY)
-        elapsed = time.perf_counter() - started
-        tg.cancel_scope.cancel()
+        tg.start_soon(public.get(call, lambda: getattr(store, call)(*args)))
+        assert await anyio.to_thread.run_sync(entered.wait, 120), f"{call} never reached the database"
+        released.set()  # the loop runs this while the call is still inside its worker thread
 
-    assert loaded is not None and len(loaded) == 20_000
-    assert ticks >= max(3, elapsed / 0.002 / 10), f"the loop ticked {ticks} times in {elapsed:.2f}s"
+    assert threads and threads[0] != loop_thread
+
+
+async def test_a_store_nobody_closes_is_closed_with_it(tmp_path: Path) -> None:
+    store = SqliteSessionStore(tmp_path / "sessions.db")
+    await store.append(KEY, [entry(1)])
+    connection = store._db._conn
+    assert connection is not None
+
+    del store
+    gc.collect()  # Python 3.13+ would warn "unclosed database" here, and the suite turns warnings into errors
+
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        connection.execute("SELECT 1")
+
+
+def test_a_store_left_open_at_exit_is_closed_without_a_warning(tmp_path: Path) -> None:
+    script = (
+        "import anyio, sys\n"
+        "from flower.stores import SqliteSessionStore\n"
+        "KEEP = SqliteSessionStore(sys.argv[1])\n"
+        "anyio.run(KEEP.append, {'project_key': 'p', 'session_id': 's'}, [{'type': 'user', 'uuid': 'u'}])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-c", script, str(tmp_path / "s.db")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0 and "ResourceWarning" not in done.stderr, done.stderr

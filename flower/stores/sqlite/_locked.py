@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -28,6 +29,7 @@ class LockedConnection:
         self.busy_timeout = busy_timeout
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._finalizer: weakref.finalize[[], LockedConnection] | None = None
 
     def _open(self) -> sqlite3.Connection:
         raise NotImplementedError
@@ -38,6 +40,9 @@ class LockedConnection:
             try:
                 if self._conn is None:
                     self._conn = self._open()
+                    # the safety net of a store nobody closed: the connection closes with this object, or
+                    # at exit, without the ResourceWarning Python 3.13+ gives an unclosed connection
+                    self._finalizer = weakref.finalize(self, self._conn.close)
                 yield self._conn
             except FlowerError:
                 raise
@@ -53,6 +58,9 @@ class LockedConnection:
     def close(self) -> None:
         """Close the connection; the next call opens it again."""
         with self._lock:
+            if self._finalizer is not None:
+                self._finalizer.detach()
+                self._finalizer = None
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None

@@ -1,0 +1,116 @@
+"""A session the CLI resumed from its own files, adopted into the store when the CLI names its transcript.
+
+The layers import a session that predates the store at its first resume, from the CLI's config directory
+(`flower.stores._local`). An app that sets `CLAUDE_CONFIG_DIR` in `options.env` after `instrument()` leaves
+the layer looking in the wrong place: the load finds nothing, the CLI resumes from its own file, and the
+store mirrors only the new turns, so the next resume would replay those alone (measured, CLI 2.1.332).
+The CLI itself names the file: every hook input carries `transcript_path`. So at the first prompt of such
+a resume, a `UserPromptSubmit` hook has the layer import the file's earlier turns, before the turn's
+entries are mirrored (the CLI waits for the hook; the SDK mirrors a turn at its end).
+
+The file may already hold the prompt being submitted (and the queue operations written with it), which
+the mirror sends too: those are left to the mirror, so a store without uuid idempotency holds each entry
+once.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import anyio
+from claude_agent_sdk import (
+    HookContext,
+    HookInput,
+    HookJSONOutput,
+    HookMatcher,
+    SessionKey,
+    SessionStore,
+    SessionStoreEntry,
+)
+from claude_agent_sdk.types import HookEvent
+
+from .._errors import StoreError
+from ._local import append_all, read_transcripts
+
+__all__ = ["adopt_hooks", "adopt_transcript", "config_of", "earlier_turns"]
+
+logger = logging.getLogger("flower.stores")
+
+
+def config_of(transcript_path: str) -> Path | None:
+    """The CLI's config directory of a main transcript `<config>/projects/<project>/<session>.jsonl`."""
+    path = Path(transcript_path)
+    if path.suffix != ".jsonl" or len(path.parents) < 4 or path.parents[1].name != "projects":
+        return None
+    return path.parents[2]
+
+
+def _text(entry: Any) -> str | None:
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        return "\n".join(t for t in texts if isinstance(t, str))
+    return None
+
+
+def earlier_turns(entries: list[SessionStoreEntry], prompt: str | None) -> list[SessionStoreEntry]:
+    """The entries before the prompt being submitted now: a user entry with its text after the last
+    assistant entry, and the queue operations just before it, are the new turn's (the mirror sends them)."""
+    answered = max((i for i, e in enumerate(entries) if e.get("type") == "assistant"), default=-1)
+    for index in range(len(entries) - 1, answered, -1):
+        entry = entries[index]
+        if entry.get("type") == "user" and prompt is not None and _text(entry) == prompt:
+            while index > answered + 1 and entries[index - 1].get("type") == "queue-operation":
+                index -= 1
+            return entries[:index]
+    return entries
+
+
+async def adopt_transcript(
+    inner: SessionStore, key: SessionKey, transcript_path: str, prompt: str | None
+) -> int:
+    """Import the earlier turns of the session at `transcript_path` (and its subagents) into `inner`,
+    unless it already holds the session; the number of entries imported."""
+    path = Path(transcript_path)
+    if await inner.load(key):
+        return 0
+    transcripts = await anyio.to_thread.run_sync(read_transcripts, path, key)
+    main_key, main = transcripts[0]
+    transcripts[0] = (main_key, earlier_turns(main, prompt))
+    try:
+        count = await append_all(inner, transcripts)
+    except Exception as exc:
+        if callable(getattr(inner, "delete", None)):
+            await inner.delete(key)
+        raise StoreError(
+            f"importing session {key['session_id']} from the CLI's transcript {path} into {inner!r} failed, "
+            f"so the store does not hold it: {exc}"
+        ) from exc
+    logger.info(
+        "flower.stores: imported session %s (%d entries) from %s, the transcript the CLI resumed it from",
+        key.get("session_id"),
+        count,
+        path,
+    )
+    return count
+
+
+def adopt_hooks(layer: Any) -> dict[HookEvent, list[HookMatcher]]:
+    """The `UserPromptSubmit` hook that tells `layer` (a rewriting store) which transcript the CLI resumed
+    each session from; the layer imports a session a load found nowhere (its `_adopt`)."""
+
+    async def adopt(data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
+        raw: dict[str, Any] = dict(data)
+        session = str(raw.get("session_id") or "")
+        try:
+            await layer._adopt(session, str(raw.get("transcript_path") or ""), raw.get("prompt"))
+        except Exception as exc:  # the session goes on; the store lacks its earlier turns, and says so
+            logger.warning("flower.stores: session %s was resumed from the CLI's own files: %s", session, exc)
+        return {}
+
+    return {"UserPromptSubmit": [HookMatcher(matcher=None, hooks=[adopt])]}

@@ -1,0 +1,49 @@
+"""`flower.progress.Heartbeat`: a line at once, then a line after each silent stretch, never while busy."""
+
+from __future__ import annotations
+
+import io
+import threading
+
+from flower.progress import Heartbeat
+
+
+class Lines(io.StringIO):
+    """A stream that tells when a line containing `wanted` was written."""
+
+    def __init__(self, wanted: str) -> None:
+        super().__init__()
+        self.wanted = wanted
+        self.seen = threading.Event()
+
+    def write(self, text: str) -> int:
+        written = super().write(text)
+        if self.wanted in self.getvalue():
+            self.seen.set()
+        return written
+
+
+def test_the_first_line_is_printed_on_entering() -> None:
+    stream = Lines("")
+    with Heartbeat("app: auditing the logs", every=3600, stream=stream):
+        assert stream.getvalue() == "app: auditing the logs\n"  # before the block does anything
+    assert stream.getvalue() == "app: auditing the logs\n"  # nothing else: no silent stretch was that long
+
+
+def test_a_silent_step_gets_a_line_naming_it() -> None:
+    stream = Lines("still running")
+    with Heartbeat("app: started", every=0.05, stream=stream) as beat:
+        beat.step("step 1: the survey")
+        assert stream.seen.wait(60), stream.getvalue()
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "app: started"
+    assert lines[1].startswith("  ... step 1: the survey: still running, ") and lines[1].endswith(" s so far")
+
+
+def test_signs_of_life_hold_the_line_back() -> None:
+    stream = Lines("still running")
+    with Heartbeat("app: started", every=3600, stream=stream) as beat:
+        for event in range(100):
+            beat(event)  # an event of the run
+        beat.say("  [01] a line of the program's own")
+    assert stream.getvalue() == "app: started\n  [01] a line of the program's own\n"
