@@ -21,12 +21,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import time
 from collections.abc import Callable, Mapping
-from contextlib import nullcontext
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import Self
 
 import anyio
 from claude_agent_sdk import (
@@ -35,9 +33,8 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import SessionStore
 
 from ._errors import SpecError
-from ._run.credentials import require_credentials
-from ._run.durable import DurableRun
-from ._run.fleet import attach_workbench, release_loop
+from ._run.execute import Execution
+from ._run.fleet import release_loop
 from ._run.layers import (
     check_inner_store,
     check_keep_denials,
@@ -47,9 +44,7 @@ from ._run.layers import (
     check_workbench,
     layer_hooks,
     layer_store,
-    spill_dir,
 )
-from ._run.step import Step
 from ._run.stream import EventHandler, Tracker
 from ._run.sync import run_blocking
 from ._util.check import checked
@@ -63,16 +58,10 @@ from .run_stream import RunStream
 from .spill._chain import chain_spill
 from .spill.policy import SpillPolicy
 from .stores import EphemeralPolicy, LoadReport, TrimPolicy
-from .stores._local import CONFIG_ENV, config_dir
 from .stores.lease import check_timeout
 from .stores.outbox import DeliveryPolicy
-from .tracing._hook import start_run
 from .tracing.policy import TracingPolicy, cli_env, resolve_tracing
-from .workbench._in_run import block_or_warning, preface_or_warning
 from .workbench.bench import Workbench
-
-if TYPE_CHECKING:  # OpenTelemetry is imported only when a run is traced
-    from .tracing._live import LiveRun
 
 __all__ = ["Runtime"]
 
@@ -335,118 +324,23 @@ class Runtime:
     async def _execute(
         self, spec: AgentSpec, prompt: str, resume: str | None, fork: bool, on_event: EventHandler | None
     ) -> StepResult:
-        """The one run behind `run()` and `stream()`: its sessions leased and made durable around it."""
-        workspace = self._check_workspace()
-        attach_workbench(self.store, workspace, spill_dir(self.workbench, workspace).parent)
-        live = await start_run(self.tracing, spec.name, self.store, self.env)
-        tracker = Tracker(live.listen(on_event) if live is not None else on_event)
-        step = Step(task=prompt, tracker=tracker, policy=self.handoff, workbench=self.workbench)
-        durable = DurableRun(
-            self.store, workspace, tracker, lease_timeout=self.lease_timeout, policy=self.delivery
+        """The one run behind `run()` and `stream()` (`flower._run.execute`), its result kept."""
+        execution = Execution(
+            spec=spec,
+            workspace=self._check_workspace(),
+            store=self.store,
+            workbench=self.workbench,
+            handoff=self.handoff,
+            lease_timeout=self.lease_timeout,
+            delivery=self.delivery,
+            tracing=self.tracing,
+            env=self.env,
+            check_credentials=self.check_credentials,
+            options=self.options,
+            blocks=self._blocks,
+            listening=self._listening,
         )
-        started = time.monotonic()
-        try:
-            await durable.open()  # what earlier runs here left is delivered first
-            # leased (unless forked) and its files restored before the preface reads the index
-            if not resume or await durable.hold(resume, lease=not fork):
-                await durable.run(
-                    lambda: self._run(
-                        spec, prompt, resume=resume, fork=fork, step=step, durable=durable, live=live
-                    )
-                )
-        except BaseException as exc:
-            if live is not None:
-                live.abandon(f"{type(exc).__name__}: {exc}")
-            raise
-        finally:
-            await durable.close()  # after the drain: the records end, the leases go
-        result = self._result(spec, step, durable, resume, time.monotonic() - started)
-        if live is not None:
-            await live.finish(result, tracker.emit)
-        return result
-
-    async def _run(
-        self,
-        spec: AgentSpec,
-        prompt: str,
-        *,
-        resume: str | None,
-        fork: bool,
-        step: Step,
-        durable: DurableRun,
-        live: LiveRun | None,
-    ) -> None:
-        """The run loop: events go to the step's tracker."""
-        tracker = step.tracker
-        if resume and self.workbench is not None:
-            # a resumed session keeps the system prompt it started with (measured): a changed index goes
-            # in front of the prompt instead, only when it changed
-            since = self._blocks.get(resume)
-            prompt, warning = await anyio.to_thread.run_sync(
-                preface_or_warning, self.workbench, prompt, since
-            )
-            if warning is not None:
-                await tracker.emit(warning)
-            step.task = prompt
-
-        async def options_for(resume_now: str | None, fork_now: bool) -> ClaudeAgentOptions:
-            # the refresh before each session: a new session gets the current index in its system prompt;
-            # a workbench that cannot be used is a warning, and this session goes without the index
-            block, warning = await anyio.to_thread.run_sync(block_or_warning, self.workbench)
-            if warning is not None:
-                await tracker.emit(warning)
-            options = self.options(spec, resume=resume_now, fork=fork_now, block=block or "")
-            # a session that predates the store is imported from where this CLI keeps its transcripts
-            self.store.config_dir = options.env.get(CONFIG_ENV) or None
-            if self.check_credentials:
-                require_credentials(options.env)
-            cli_config = str(config_dir(options.env))
-            if not resume_now or fork_now:
-                # a new session: its id is chosen and leased here, before anyone could resume it
-                session_id = await durable.new_session(options.session_id)
-                options = dataclasses.replace(options, session_id=session_id)
-                fork_of = resume_now if fork_now else None
-                await durable.started(session_id, resumed=False, fork_of=fork_of, config_dir=cli_config)
-            else:
-                await durable.started(resume_now, resumed=True, fork_of=None, config_dir=cli_config)
-            if block is not None:
-                blocks.append(block)
-            return options
-
-        blocks: list[str] = []
-        if resume:
-            self._listening[resume] = tracker
-        try:
-            with live.current() if live is not None else nullcontext():
-                await step.run(prompt, options_for, resume, fork)
-        except BaseException as exc:
-            if live is not None:
-                live.abandon(f"{type(exc).__name__}: {exc}")
-            raise
-        finally:
-            if resume:
-                self._listening.pop(resume, None)
-        if tracker.session_id and blocks:
-            # the freshest block this session has seen: in its system prompt, or put before its prompt
-            self._blocks[tracker.session_id] = blocks[-1]
-        if tracker.pending_tasks:
-            logger.warning("the CLI ended with %d subagent(s) not reported finished", tracker.pending_tasks)
-
-    def _result(
-        self, spec: AgentSpec, step: Step, durable: DurableRun, resume: str | None, duration: float
-    ) -> StepResult:
-        """The step's result, failed with the cause when the store spoiled the run; logged and kept."""
-        result = durable.outcome(step.result(duration), resume)
-        logger.info(
-            "run of %s ended: ok=%s session=%s turns=%d cost=$%.4f in %.1f s%s",
-            spec.name,
-            result.ok,
-            result.session_id,
-            result.num_turns,
-            result.cost_usd,
-            result.duration_s,
-            f" ({result.error})" if result.error else "",
-        )
+        result = await execution(prompt, resume, fork, on_event)
         self.results.append(result)
         return result
 

@@ -32,9 +32,9 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import HookEvent
 
 from .._errors import StoreError
-from ._local import append_all, read_transcripts
+from ._local import append_all, find_transcript, read_transcripts
 
-__all__ = ["adopt_hooks", "adopt_transcript", "config_of", "earlier_turns"]
+__all__ = ["adopt_hooks", "adopt_transcript", "config_of", "earlier_turns", "import_local"]
 
 logger = logging.getLogger("flower.stores")
 
@@ -114,3 +114,31 @@ def adopt_hooks(layer: Any) -> dict[HookEvent, list[HookMatcher]]:
         return {}
 
     return {"UserPromptSubmit": [HookMatcher(matcher=None, hooks=[adopt])]}
+
+
+async def import_local(inner: SessionStore, key: SessionKey, where: Path) -> int | None:
+    """Import session `key` from the CLI's transcript under config directory `where` into `inner`, which
+    has none of it: the entries imported, 0 when `inner` has it after all, None when there is no file.
+
+    A failed import is undone (when `inner` can `delete`) and raises `StoreError`: a resume of half a
+    session would lose the rest for good.
+    """
+    path = await anyio.to_thread.run_sync(
+        find_transcript, where, str(key["project_key"]), str(key["session_id"])
+    )
+    if path is None:
+        return None
+    if await inner.load(key):
+        return 0
+    transcripts = await anyio.to_thread.run_sync(read_transcripts, path, key)
+    try:
+        count = await append_all(inner, transcripts)
+    except Exception as exc:
+        if getattr(type(inner), "delete", None) not in (None, getattr(SessionStore, "delete", None)):
+            await inner.delete(key)
+        raise StoreError(
+            f"importing session {key['session_id']} from the CLI's transcript {path} into "
+            f"{inner!r} failed, so it was not resumed from a partial copy: {exc}"
+        ) from exc
+    logger.info("flower.stores: imported session %s (%d entries) from %s", key["session_id"], count, path)
+    return count

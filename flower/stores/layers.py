@@ -47,10 +47,9 @@ from claude_agent_sdk import (
     SessionSummaryEntry,
 )
 
-from .._errors import SpecError, StoreError
+from .._errors import SpecError
 from .._util.check import checked
-from ._adopt import adopt_transcript, config_of
-from ._local import append_all, find_transcript, read_transcripts
+from ._adopt import adopt_transcript, config_of, import_local
 from ._local import config_dir as cli_config_dir
 from ._open import open_store
 from .outbox import Route
@@ -250,32 +249,10 @@ class _RewritingStore(SessionStore):
             return 0
         done = self._importing[slot] = anyio.Event()
         try:
-            return await self._import_now(key)
+            return await import_local(self._inner, key, cli_config_dir(self.config_dir))
         finally:
             del self._importing[slot]
             done.set()
-
-    async def _import_now(self, key: SessionKey) -> int | None:
-        where = cli_config_dir(self.config_dir)
-        path = await anyio.to_thread.run_sync(
-            find_transcript, where, str(key["project_key"]), str(key["session_id"])
-        )
-        if path is None:
-            return None
-        if await self._inner.load(key):
-            return 0
-        transcripts = await anyio.to_thread.run_sync(read_transcripts, path, key)
-        try:
-            count = await append_all(self._inner, transcripts)
-        except Exception as exc:
-            if _implements(self._inner, "delete"):
-                await self._inner.delete(key)
-            raise StoreError(
-                f"importing session {key['session_id']} from the CLI's transcript {path} into "
-                f"{self._inner!r} failed, so it was not resumed from a partial copy: {exc}"
-            ) from exc
-        logger.info("flower.stores: imported session %s (%d entries) from %s", key["session_id"], count, path)
-        return count
 
     async def _adopt(self, session_id: str, transcript_path: str, prompt: str | None) -> int:
         """The CLI resumed `session_id` from `transcript_path` (a hook's input) after a load found it
