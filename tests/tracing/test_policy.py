@@ -31,11 +31,11 @@ def test_the_standard_variables_turn_tracing_on(env: dict[str, str], on: bool) -
     assert resolve_tracing(False, "Runtime", env) is None
 
 
-def test_one_argument_turns_it_on_and_a_policy_says_how() -> None:
+def test_one_argument_turns_it_on_and_a_policy_says_how(tmp_path: Path) -> None:
     assert resolve_tracing(True, "Runtime", {}) == TracingPolicy()
     policy = TracingPolicy(endpoint="http://127.0.0.1:4318", content=True)
     assert resolve_tracing(policy, "Runtime", {}) is policy
-    assert Runtime("ws", tracing=policy).tracing is policy
+    assert Runtime(tmp_path, tracing=policy).tracing is policy
     assert TracingPolicy().name == "main" and TracingPolicy(agent_name="app").name == "app"
 
 
@@ -54,9 +54,9 @@ def test_a_policy_refuses_what_it_cannot_use(bad: dict[str, object]) -> None:
         TracingPolicy(**bad)  # type: ignore[arg-type]
 
 
-def test_tracing_takes_a_bool_none_or_a_policy() -> None:
+def test_tracing_takes_a_bool_none_or_a_policy(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="Runtime: tracing must be True or False or a TracingPolicy or None"):
-        Runtime("ws", tracing="on")  # type: ignore[arg-type]
+        Runtime(tmp_path, tracing="on")  # type: ignore[arg-type]
 
 
 def test_the_cli_is_told_to_trace_only_when_asked() -> None:
