@@ -6,7 +6,8 @@ the layer looking in the wrong place: the load finds nothing, the CLI resumes fr
 store mirrors only the new turns, so the next resume would replay those alone (measured, CLI 2.1.332).
 The CLI itself names the file: every hook input carries `transcript_path`. So at the first prompt of such
 a resume, a `UserPromptSubmit` hook has the layer import the file's earlier turns, before the turn's
-entries are mirrored (the CLI waits for the hook; the SDK mirrors a turn at its end).
+entries are mirrored (the CLI waits for the hook; what the eager mirror stored of the new prompt before
+it ran is left where it is).
 
 The file may already hold the prompt being submitted (and the queue operations written with it), which
 the mirror sends too: those are left to the mirror, so a store without uuid idempotency holds each entry
@@ -75,13 +76,19 @@ async def adopt_transcript(
     inner: SessionStore, key: SessionKey, transcript_path: str, prompt: str | None
 ) -> int:
     """Import the earlier turns of the session at `transcript_path` (and its subagents) into `inner`,
-    unless it already holds the session; the number of entries imported."""
+    unless it already holds the session (more than the new prompt's own entries); the number of entries
+    imported."""
     path = Path(transcript_path)
-    if await inner.load(key):
-        return 0
+    stored = await inner.load(key) or []
     transcripts = await anyio.to_thread.run_sync(read_transcripts, path, key)
     main_key, main = transcripts[0]
-    transcripts[0] = (main_key, earlier_turns(main, prompt))
+    earlier = earlier_turns(main, prompt)
+    # the mirror is eager: the new prompt's entries (its queue operations, the prompt itself when the file
+    # already holds it) may be stored before this hook runs (seen on a busy machine). Those are no turn of
+    # the session's past; anything else stored means the store holds the session.
+    if any(entry not in main[len(earlier) :] for entry in stored):
+        return 0
+    transcripts[0] = (main_key, earlier)
     try:
         count = await append_all(inner, transcripts)
     except Exception as exc:
