@@ -90,6 +90,10 @@ async def test_a_postgres_store_down_fails_the_run_without_raising(
     assert "flower:***@127.0.0.1" in str(started.error) and "s3cret" not in str(started.error)
     resumed = await rt.run(STEPS, "Go on.", resume="6f1c1a4e-0000-4000-8000-00000000d0e5")
     assert not resumed.ok and isinstance(resumed.cause, StoreError) and "s3cret" not in str(resumed.error)
+    stream = rt.stream(STEPS, "Go on.", resume="6f1c1a4e-0000-4000-8000-00000000d0e5")
+    events = [event async for event in stream]  # the iteration raises nothing either
+    assert stream.result is not None and not stream.result.ok and isinstance(stream.result.cause, StoreError)
+    assert stream.session_id == "6f1c1a4e-0000-4000-8000-00000000d0e5" and not events
     await rt.store.aclose()
 
 
