@@ -64,7 +64,8 @@ class RunStream:
     @property
     def session_id(self) -> str | None:
         """The session the run writes, as soon as it is known (a `SessionStarted` event went by), before
-        its first tool call: a process that dies can resume it. None before."""
+        its first tool call: a process that dies can resume it. None before; at the end, the result's
+        (a resume refused before it started sends no `SessionStarted`)."""
         return self._outcome.session_id
 
     @property
@@ -134,6 +135,8 @@ async def _iterate(
                 outcome.session_id = event.session_id
             yield event
         outcome.result = await task
+        if outcome.result is not None and outcome.session_id is None:  # a run that failed first
+            outcome.session_id = outcome.result.session_id
     finally:
         scope.cancel()
         with anyio.CancelScope(shield=True):  # the CLI shuts down even when the consumer is cancelled

@@ -14,10 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import anyio
+import asyncpg
 import pytest
 
 from flower.stores.outbox.reconcile import mirrored
-from tests.durability.harness import Runner, loss, stored_results
+from tests.durability.harness import Runner, loss, stored, stored_results
 
 pytestmark = pytest.mark.cli
 
@@ -48,30 +49,64 @@ async def test_a_killed_postgres_runner_loses_at_most_the_call_in_flight_and_res
     assert steps and seen == steps, "the model saw every result the store had"
 
 
+def drop_last_commits(store: str, schema: str, count: int) -> set[str]:
+    """Delete the store's last `count` entries (a store that lost its last commits, restored from a backup
+    ...); their uuids."""
+    if store.startswith("postgres"):
+
+        async def drop() -> set[str]:
+            conn = await asyncpg.connect(store)
+            try:
+                rows = await conn.fetch(
+                    f"DELETE FROM {schema}.entries WHERE id IN "
+                    f"(SELECT id FROM {schema}.entries ORDER BY id DESC LIMIT {count}) RETURNING uuid"
+                )
+            finally:
+                await conn.close()
+            return {row["uuid"] for row in rows}
+
+        return anyio.run(drop)
+    with sqlite3.connect(store) as conn:
+        last = f"SELECT id FROM entries ORDER BY id DESC LIMIT {count}"
+        lost = {u for (u,) in conn.execute(f"SELECT uuid FROM entries WHERE id IN ({last})")}
+        conn.execute(f"DELETE FROM entries WHERE id IN ({last})")
+    return lost
+
+
 async def test_a_killed_resume_is_reconciled_and_its_copy_removed_at_the_next_start(tmp_path: Path) -> None:
-    store, workspace = str(tmp_path / "sessions.db"), tmp_path / "repo"
-    first = Runner.start(store, "-", workspace, "start", 1, 0)
+    await killed_resume_reconciled(str(tmp_path / "sessions.db"), "-", tmp_path)
+
+
+async def test_a_killed_postgres_resume_is_reconciled_at_the_next_start(
+    tmp_path: Path, postgres_dsn: str, pg_schema: Callable[[], str]
+) -> None:
+    await killed_resume_reconciled(postgres_dsn, pg_schema(), tmp_path)
+
+
+async def killed_resume_reconciled(store: str, schema: str, tmp_path: Path) -> None:
+    """A resume killed mid-run, then its store loses its last commits: the next start in the workspace
+    sends back what the killed CLI wrote (from the SDK's temporary copy) and deletes that copy."""
+    workspace = tmp_path / "repo"
+    first = Runner.start(store, schema, workspace, "start", 1, 0)
     done = await anyio.to_thread.run_sync(first.finish)
     assert done["ok"], done
     session = done["session_id"]
 
-    killed = Runner.start(store, "-", workspace, f"resume:{session}", 4, 0.4)
+    killed = Runner.start(store, schema, workspace, f"resume:{session}", 4, 0.4)
     killed.until(lambda e: e["ev"] == "tool_result" and e["n"] >= 2)
     killed.kill()
     (copy,) = resume_dirs(session)  # the SDK's copy of the session, with the CLI's credentials beside it
     written = {e["uuid"] for e in mirrored(Path(copy)) if isinstance(e.get("uuid"), str)}
-    with sqlite3.connect(store) as conn:  # a store that lost its last commits (restored from a backup...)
-        lost = {u for (u,) in conn.execute("SELECT uuid FROM entries ORDER BY id DESC LIMIT 3")}
-        conn.execute("DELETE FROM entries WHERE id IN (SELECT id FROM entries ORDER BY id DESC LIMIT 3)")
+    lost = await anyio.to_thread.run_sync(drop_last_commits, store, schema, 3)
     assert lost & written
 
-    again = Runner.start(store, "-", workspace, f"resume:{session}", 0, 0)
+    again = Runner.start(store, schema, workspace, f"resume:{session}", 0, 0)
     result = await anyio.to_thread.run_sync(again.finish)
     assert result["ok"], result
     assert not resume_dirs(session) and not Path(copy).exists(), "the killed run's copy is gone"
-    with sqlite3.connect(store) as conn:
-        stored = {u for (u,) in conn.execute("SELECT uuid FROM entries WHERE uuid IS NOT NULL")}
-    assert written <= stored, "every line the killed CLI wrote is back in the store"
+    key = {"project_key": Path(copy).parent.name, "session_id": session}
+    stored_now = await stored(store, schema, key)  # type: ignore[arg-type]
+    assert written <= {e.get("uuid") for e in stored_now}, "every line the killed CLI wrote is back"
     results = [e["text"].split("\n")[0] for e in killed.events if e["ev"] == "tool_result"]
     seen = [text.split("\n")[0] for text in result["seen"]]
     assert seen[0] == "step-1" and seen[1 : len(results)] == results[:-1], (seen, results)

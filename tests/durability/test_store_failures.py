@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import socket
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
+import asyncpg
 import pytest
 
 from flower import DeliveryPolicy, PostgresSessionStore, Runtime, StoreError, worker
 from flower._util.secrets import redact
 from flower.cli import main
 from flower.events import Event, SessionStarted, StoreWarning
+from flower.stores.outbox import Deliverer, Outbox
 from flower.testing import ScriptedModel, bash
 
 STEPS = worker("runs steps", "You run the steps.", tools=["Bash"])
@@ -87,6 +90,10 @@ async def test_a_postgres_store_down_fails_the_run_without_raising(
     assert "flower:***@127.0.0.1" in str(started.error) and "s3cret" not in str(started.error)
     resumed = await rt.run(STEPS, "Go on.", resume="6f1c1a4e-0000-4000-8000-00000000d0e5")
     assert not resumed.ok and isinstance(resumed.cause, StoreError) and "s3cret" not in str(resumed.error)
+    stream = rt.stream(STEPS, "Go on.", resume="6f1c1a4e-0000-4000-8000-00000000d0e5")
+    events = [event async for event in stream]  # the iteration raises nothing either
+    assert stream.result is not None and not stream.result.ok and isinstance(stream.result.cause, StoreError)
+    assert stream.session_id == "6f1c1a4e-0000-4000-8000-00000000d0e5" and not events
     await rt.store.aclose()
 
 
@@ -136,4 +143,50 @@ async def test_a_timeout_names_the_setting_and_its_value() -> None:
         with pytest.raises(StoreError, match=r"within connect_timeout \(0.3 s\)"):
             async with store.lease("6f1c1a4e-0000-4000-8000-00000000d0e7"):
                 pass
+        await store.aclose()
+
+
+async def test_a_full_pool_names_its_size_and_the_timeout(
+    postgres_dsn: str, pg_schema: Callable[[], str]
+) -> None:
+    schema = pg_schema()
+    key: Any = {"project_key": "-repo", "session_id": "6f1c1a4e-0000-4000-8000-00000000d0e8"}
+    store = PostgresSessionStore(postgres_dsn, schema=schema, pool_size=1, connect_timeout=0.3)
+    await store.append(key, [{"type": "user", "uuid": "a"}])
+    locker = await asyncpg.connect(postgres_dsn)
+    try:
+        locked = locker.transaction()
+        await locked.start()
+        await locker.execute(f"LOCK TABLE {schema}.entries IN ACCESS EXCLUSIVE MODE")
+        async with anyio.create_task_group() as group:
+            group.start_soon(store.append, key, [{"type": "user", "uuid": "b"}])
+            with anyio.fail_after(60):  # the append holds the pool's one connection, waiting on the lock
+                while not await locker.fetchval(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1",
+                    f"%{schema}.%",
+                ):
+                    await anyio.sleep(0.05)
+            with pytest.raises(StoreError, match=r"pool_size=1 pool\) within connect_timeout \(0.3 s\)"):
+                await store.load(key)
+            await locked.rollback()  # the lock goes: the append lands
+    finally:
+        await locker.close()
+    assert [e["uuid"] for e in await store.load(key) or []] == ["a", "b"]
+    await store.aclose()
+
+
+async def test_an_append_that_hangs_names_the_attempt_timeout(tmp_path: Path) -> None:
+    with socket.socket() as silent:  # accepts the connection, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        store = PostgresSessionStore(f"postgresql://flower@127.0.0.1:{silent.getsockname()[1]}/runs")
+        outbox = Outbox(tmp_path / "outbox.db")
+        outbox.open()
+        key: Any = {"project_key": "-repo", "session_id": "6f1c1a4e-0000-4000-8000-00000000d0e9"}
+        outbox.put(store.label, key, [{"type": "user", "uuid": "a"}])
+        deliverer = Deliverer(outbox, store, store.label, DeliveryPolicy(attempt_timeout=0.3))
+        assert not await deliverer.send()
+        assert "DeliveryPolicy.attempt_timeout (0.3 s)" in str(deliverer.failure), deliverer.failure
+        assert outbox.count(store.label) == 1, "the entry waits for the next attempt"
+        outbox.close()
         await store.aclose()
