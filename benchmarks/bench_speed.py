@@ -23,7 +23,7 @@ from pathlib import Path
 import anyio
 
 DEMO_RUNS = 40.0
-"""The most one-turn CLI runs the demo may cost (it cost about 9 on a 2-core machine, idle and loaded)."""
+"""The most one-turn CLI runs the demo may cost (24 on a 2-core machine at load average 17)."""
 LOOP_SHARE = 0.1
 """The least share of the event loop the store's calls must leave free."""
 TICK = 0.002

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import runpy
 import subprocess
 import sys
@@ -73,6 +74,30 @@ def test_handoff_writes_a_document_and_a_successor_goes_on() -> None:
     assert "next step in it: Read chapters/03.txt" in out
     assert "retired sessions: 1;" in out and "ok=True" in out
     assert "1. Chapter 1: the harbour. 2. Chapter 2: the storm. 3. Chapter 3: the return." in out
+
+
+COUNTS = {4: "Four", 5: "Five", 6: "Six", 7: "Seven", 8: "Eight"}
+
+
+def test_the_pages_count_the_scripts_and_name_the_live_ones() -> None:
+    # a newcomer read "Four scripts" for six, and "every example takes --live" where two do not
+    docs = EXAMPLES.parent / "docs"
+    scripts = sorted(path.name for path in EXAMPLES.glob("*.py"))
+    page = (docs / "examples.md").read_text(encoding="utf-8")
+    assert page.count(f"{COUNTS[len(scripts)]} scripts in `examples/`") == 1, "the count of examples is wrong"
+    headed = re.findall(r"^## `(\w+\.py)`", page, flags=re.MULTILINE)
+    assert sorted(headed) == scripts, (
+        f"docs/examples.md has a section for {headed}, examples/ holds {scripts}"
+    )
+    for where, text in (
+        ("examples.md", page),
+        ("getting-started.md", (docs / "getting-started.md").read_text(encoding="utf-8")),
+    ):
+        (sentence,) = [
+            s for s in re.split(r"(?<=\.)\s", text.replace("\n", " ")) if "run live" in s and "`--live`" in s
+        ]
+        named = re.findall(r"`(\w+\.py)`", sentence)
+        assert named == LIVE_EXAMPLES, f"docs/{where} says {named} run with --live: {sentence}"
 
 
 @pytest.mark.parametrize("name", LIVE_EXAMPLES)

@@ -94,8 +94,13 @@ async def test_every_file_flower_writes_is_user_only(
 
     modes = assert_private(workspace / ".flower")
     names = set(modes)
-    # the WAL and shared-memory files are gone: the last run to end closes the store, which checkpoints
     assert {"sessions.db", "INDEX.md", "notes/handoff.md"} <= names
+    # the last run closed the store's connection, and SQLite removed its -wal and -shm files with it: they
+    # exist while a connection is open, so the store is opened again to see them
+    async with rt:
+        assert await rt.store.load({"project_key": "p", "session_id": "s"}) is None
+        opened = assert_private(workspace / ".flower")
+        assert {"sessions.db-wal", "sessions.db-shm"} <= set(opened)
     assert "spill/INDEX.jsonl" in names
     spilled = [n for n in names if re.fullmatch(r"spill/[0-9a-f]{16}-read\.txt", n)]  # layer 3
     trimmed = [n for n in names if re.fullmatch(r"spill/[0-9a-f]{16,64}\.txt", n)]  # layer 4
