@@ -21,6 +21,7 @@ from ..events import ApiError, Event, StoreReport
 from ..result import StepResult
 from ..runtime import Runtime
 from ..testing import ScriptedModel, Usage, agent, bash, http_error, reply, tool_use
+from ..wall.rules import COORDINATOR_PROMPT
 
 __all__ = ["Check", "self_check"]
 
@@ -53,9 +54,13 @@ class _Seen:
 
 
 def _system(seen: _Seen) -> str | None:
-    system = seen.model.request("main", 0).system_text
-    if "You are Claude Code" not in system or "Goal: count the data" not in system:
-        return "the main thread's system prompt lacks the Claude Code preset or the appended mandate"
+    first = seen.model.request("main", 0)
+    system = first.system_text
+    if COORDINATOR_PROMPT not in system or "Goal: count the data" not in system:
+        return "the coordinator's system prompt lacks flower's coordinator prompt or its instructions"
+    marks = [b.get("cache_control") for b in first.body.get("system") or [] if isinstance(b, dict)]
+    if not any(isinstance(m, dict) and m.get("ttl") == "1h" for m in marks):
+        return f"the coordinator's cache marks do not ask for 1 hour (CLAUDE_CODE_PROMPT_CACHE_TTL): {marks}"
     return None
 
 
@@ -109,7 +114,7 @@ def _resume(seen: _Seen) -> str | None:
 
 
 FACTS: list[tuple[str, Callable[[_Seen], str | None]]] = [
-    ("the claude_code preset keeps the Claude Code prompt, with flower's mandate appended", _system),
+    ("a coordinator runs on flower's own prompt and its instructions, its cache marks at 1 hour", _system),
     ("a PreToolUse deny stops the call and reaches the model as an error result (the wall)", _wall),
     ("a worker started with the Agent tool is told apart, and its report reaches the main thread", _worker),
     ("a PostToolUse updatedToolOutput replaces a worker's Bash output (spill)", _spill),
