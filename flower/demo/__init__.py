@@ -98,7 +98,7 @@ async def run_demo(*, out: Out = print, keep: Path | None = None, plots: Path | 
         out("")
         flower_run = await run_flower(root, out)
         out("")
-        plain_run = await run_plain(root, out, threshold=flower_run.threshold)
+        plain_run = await run_plain(root, out, threshold=flower_run.threshold, prefix=flower_run.prefix)
         options = ReportOptions(window=flower_run.window)
         flower_report = await build_report(flower_run.workspace, options=options)
         plain_report = await build_report(plain_run.workspace, options=options)

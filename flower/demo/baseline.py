@@ -9,7 +9,10 @@ writes files itself, gives what it delegates to the CLI's `general-purpose` agen
 at the line where the flower run hands off: the CLI takes no compaction window under 100,000 tokens, so
 it runs with a 100,000-token window (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`, an 80,000-token effective
 window) and the percentage of it that puts its threshold at flower's (`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`,
-rounded up to a whole percent). Its compactions are requests like any other: priced with the rest.
+rounded up to a whole percent), measured above each side's own fixed prefix: the CLI's tool set and
+`claude_code` preset are larger than flower's coordinator's tools and prompt, and a line below the
+plain session's own prefix could never be compacted under. Its compactions are requests like any
+other: priced with the rest.
 """
 
 from __future__ import annotations
@@ -112,9 +115,10 @@ def compaction_env(threshold: int) -> dict[str, str]:
     return {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": str(percent)}
 
 
-async def run_plain(root: Path, out: Out, *, threshold: int | None = None) -> PlainRun:
+async def run_plain(root: Path, out: Out, *, threshold: int | None = None, prefix: int = 0) -> PlainRun:
     """Run both steps of the scenario as a plain SDK session in `root/plain`; step 2 compacting at
-    `threshold` tokens (the flower run's handoff threshold), when given."""
+    `threshold` tokens (the flower run's handoff threshold), when given, moved by the difference between
+    this session's fixed prefix (tools and system prompt) and `prefix` characters (the flower run's)."""
     workspace = root / "plain"
     await anyio.to_thread.run_sync(write_logs, workspace)
     for name in ("scripts", "artifacts", "notes"):
@@ -142,7 +146,10 @@ async def run_plain(root: Path, out: Out, *, threshold: int | None = None) -> Pl
         model.script("compact", lambda request: _summary(first.findings))
         later = replace(options, resume=session)
         if threshold is not None:
-            later = replace(later, env={**later.env, **compaction_env(threshold)})
+            first_request = model.request("main", 0).sizes
+            own = first_request.tools + first_request.system
+            line = threshold + max(0, own - prefix) // 4  # tokens: characters / 4, as everywhere here
+            later = replace(later, env={**later.env, **compaction_env(line)})
         two, _ = await _run(PROMPT_2, later, out)
         out(f"  result   {two}")
         resident = tuple(r.sizes.messages for r in model.requests("main"))

@@ -71,6 +71,8 @@ class FlowerRun:
     """The window step 2 handed off against."""
     threshold: int
     """Its handoff threshold (tokens)."""
+    prefix: int = 0
+    """Characters of the main thread's fixed prefix (tools and system prompt) in its first request."""
 
 
 class Progress:
@@ -170,6 +172,13 @@ async def run_flower(root: Path, out: Out) -> FlowerRun:
         two = await later.run(spec, PROMPT_2, resume=one.session_id, on_event=progress)
         out(f"  result   {two.text}")
         resident = tuple(r.sizes.messages for r in model.requests("main"))
+        first = model.request("main", 0).sizes
     return FlowerRun(
-        workspace, (one, two), resident, time.monotonic() - started, window, policy.threshold(window)
+        workspace,
+        (one, two),
+        resident,
+        time.monotonic() - started,
+        window,
+        policy.threshold(window),
+        first.tools + first.system,
     )
