@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .metrics import Metrics
+from .prose import CLOCK
 from .ranking import COORD, one, seeds
 from .runs import SDK
-from .timing import CLOCKS
+from .timing import CLOCKS, TABLES
 
 NAMES = {
     "10": "10 s",
@@ -130,4 +131,80 @@ def peers_line(rows: Sequence[Metrics], keys: Sequence[str], clock: str) -> str:
     return "; ".join(f"{k.upper()} `{p}`" for k, p in found if p)
 
 
-__all__ = ["NAMES", "ablations", "cheapest_peer", "peers_line", "sdk_row", "sensitivity", "summary", "versus"]
+def _median(values: Sequence[float]) -> str:
+    return f"{statistics.median(values):.1f} s" if values else "-"
+
+
+def clock_text(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
+    """The clock section's prose, with the calibration tables' medians and the waits this run saw."""
+    requests = ", ".join(f"{b} tokens {_median(v)}" for b, v in TABLES["request_seconds"].items())
+    tools = ", ".join(f"{t} {_median(v)}" for t, v in TABLES["tool_seconds"].items())
+    subagents = sorted(TABLES["subagent_seconds"])
+    waits = []
+    for key in keys:
+        found = [r.wait_p50 for r in seeds(rows, key, COORD) if r.wait_p50]
+        if found:
+            waits.append(f"{key.upper()} {statistics.median(found):.0f} s")
+    return CLOCK.format(
+        requests=f"medians: {requests}",
+        tools=f"medians: {tools}",
+        waits=", ".join(waits) or "-",
+        subagents=f"{subagents[0]:.0f}-{subagents[-1]:.0f} s (median {statistics.median(subagents):.0f} s)",
+    )
+
+
+def losses(rows: Sequence[Metrics], keys: Sequence[str], clocks: Sequence[str] = ("calibrated", "35")) -> str:
+    """Where flower is not the cheapest, said plainly: under each of `clocks`, the workloads where a
+    fair peer costs less on the median or on a seed, and the ablations more than 5 % cheaper than
+    flower's default (ideal player)."""
+    lines = []
+    for clock in clocks:
+        for key in keys:
+            found = versus(rows, key, clock)
+            if found and (found["median"] > 1.0 or found["max"] > 1.0):
+                worse = sum(r > 1.0 for r in found["seeds"])
+                lines.append(
+                    f"- {key.upper()}, {NAMES[clock]}: `{found['peer']}` costs less than flower on "
+                    f"{worse} of {len(found['seeds'])} seeds (flower ÷ it: median {found['median']:.2f}, "
+                    f"largest {found['max']:.2f})."
+                )
+    for key in keys:
+        cheaper = {k: v for k, v in ablations(rows, key, "calibrated").items() if v > 1.05}
+        if cheaper:
+            said = ", ".join(f"`flower {k}` (flower ÷ it {v:.2f})" for k, v in cheaper.items())
+            lines.append(f"- {key.upper()}, calibrated, ideal player: cheaper than flower's default: {said}.")
+    if not lines:
+        return "flower is the cheapest in every workload under both clocks, on every seed."
+    return "**Where flower is not the cheapest**:\n\n" + "\n".join(lines)
+
+
+def clock_section(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
+    """The page's clock section: how the clocks work, the sensitivity table, the peers, the losses."""
+    parts = [clock_text(rows, keys), sensitivity(rows, keys)]
+    if any(r.strategy.endswith(SDK) for r in rows):
+        parts[-1] += "\n" + sdk_row(rows, keys, "calibrated")
+    parts.append(
+        f"The cheapest fair peer, calibrated: {peers_line(rows, keys, 'calibrated')}; at 35 s: "
+        f"{peers_line(rows, keys, '35')}."
+    )
+    counts = {key: len(seeds(rows, key, COORD)) for key in keys}
+    parts.append(
+        "Seeds (realistic player, flower): " + ", ".join(f"{k.upper()} {n}" for k, n in counts.items()) + "."
+    )
+    parts.append(losses(rows, keys))
+    return "\n\n".join(parts) + "\n"
+
+
+__all__ = [
+    "NAMES",
+    "ablations",
+    "cheapest_peer",
+    "clock_section",
+    "clock_text",
+    "losses",
+    "peers_line",
+    "sdk_row",
+    "sensitivity",
+    "summary",
+    "versus",
+]
