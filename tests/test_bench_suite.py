@@ -386,3 +386,25 @@ def test_the_summary_pairs_seeds_against_the_cheapest_peer_that_finished() -> No
         "ablations": {"-lean": 0.8},
     }
     assert found["clock"] == {"35": {"w1": found["w1"]}}
+
+
+def test_the_page_says_plainly_where_flower_is_not_the_cheapest() -> None:
+    from benchmarks.suite.ratios import losses
+
+    def row(strategy: str, player: str, cost: float, *, family: str = "peer") -> Metrics:
+        base = dataclasses.replace(metrics_row(strategy, cost, True), family=family, player=player)
+        return dataclasses.replace(base, costs={"35": cost, "calibrated": cost})
+
+    rows = [
+        row("flower", "ideal", 1.0, family="flower"),
+        row("flower -ttl", "ideal", 0.9, family="flower"),  # 11 % cheaper: said
+        row("flower -lean", "ideal", 0.97, family="flower"),  # within 5 %: not said
+        *(row("flower", f"realistic #{s}", c, family="flower") for s, c in ((1, 0.8), (2, 1.1))),
+        *(row("peer", f"realistic #{s}", 1.0) for s in (1, 2)),
+    ]
+    said = losses(rows, ["w1"])
+    assert "W1, calibrated: `peer` costs less than flower on 1 of 2 seeds" in said
+    assert "W1, 35 s: `peer` costs less than flower on 1 of 2 seeds" in said
+    assert "`flower -ttl` (flower ÷ it 1.11)" in said and "-lean" not in said
+    assert losses(rows[:3], ["w1"]).startswith("**Where flower is not the cheapest**")
+    assert "every workload" in losses([row("flower", "ideal", 1.0, family="flower")], ["w1"])

@@ -187,6 +187,17 @@ def clock_section(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
         f"The cheapest fair peer, calibrated: {peers_line(rows, keys, 'calibrated')}; at 35 s: "
         f"{peers_line(rows, keys, '35')}."
     )
+    reused = sorted({(r.workload, r.strategy) for r in rows if "earlier run" in r.note})
+    if reused:
+        said = "; ".join(
+            f"{key.upper()} " + ", ".join(f"`{s}`" for k, s in reused if k == key)
+            for key in dict.fromkeys(k for k, _ in reused)
+        )
+        parts.append(
+            "Recordings made by an earlier run of this harness, priced again here (an inline strategy's "
+            f"requests do not depend on flower's coordinator; one run of each kind, made again, matched "
+            f"them to the cent): {said}."
+        )
     counts = {key: len(seeds(rows, key, COORD)) for key in keys}
     parts.append(
         "Seeds (realistic player, flower): " + ", ".join(f"{k.upper()} {n}" for k, n in counts.items()) + "."
