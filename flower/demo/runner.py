@@ -172,7 +172,7 @@ async def run_flower(root: Path, out: Out) -> FlowerRun:
         two = await later.run(spec, PROMPT_2, resume=one.session_id, on_event=progress)
         out(f"  result   {two.text}")
         resident = tuple(r.sizes.messages for r in model.requests("main"))
-        first = model.request("main", 0).sizes
+        opening = model.request("main", 0).sizes
     return FlowerRun(
         workspace,
         (one, two),
@@ -180,5 +180,5 @@ async def run_flower(root: Path, out: Out) -> FlowerRun:
         time.monotonic() - started,
         window,
         policy.threshold(window),
-        first.tools + first.system,
+        opening.tools + opening.system,
     )
