@@ -31,11 +31,11 @@ INTRO = """\
 Each layer and lever, measured as an ablation: the same workloads, the same cost model, the ideal
 player, the run's clock, flower's default against the run that differs by that one thing. *flower ÷ it*
 below 1 means flower's default pays. `-` = not run: it cannot change the run there (the workload's table
-says why). The first row is flower before this page's levers (the previous full run, priced at 20 s a
-request); the last, the mandates the coordinator gave. Continuing a worker (`SendMessage`) is not among
-them: its schema (6.3k chars) would ride on every coordinator request, the continued worker answers in
-the background, and the scripted coordinator here never follows up on a report; see the delegation
-guide for what the CLI does.
+says why), or the run behind this page left it out (the ranking tables list what ran). The first row is
+flower before this page's levers (the previous full run, priced at 20 s a request); the last, the
+mandates the coordinator gave. Continuing a worker (`SendMessage`) is not among them: its schema (6.3k
+chars) would ride on every coordinator request, the continued worker answers in the background, and the
+scripted coordinator here never follows up on a report; see the delegation guide for what the CLI does.
 """
 
 
