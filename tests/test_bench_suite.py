@@ -405,6 +405,8 @@ def test_the_page_says_plainly_where_flower_is_not_the_cheapest() -> None:
     said = losses(rows, ["w1"])
     assert "W1, calibrated: `peer` costs less than flower on 1 of 2 seeds" in said
     assert "W1, 35 s: `peer` costs less than flower on 1 of 2 seeds" in said
-    assert "`flower -ttl` (flower ÷ it 1.11)" in said and "-lean" not in said
+    assert "W1, calibrated, ideal player: more than 5 % cheaper than flower's default: `flower -ttl`" in said
+    assert "(flower ÷ it 1.11)" in said
+    assert "W1, 35 s, ideal player" in said and "-lean" not in said
     assert losses(rows[:3], ["w1"]).startswith("**Where flower is not the cheapest**")
     assert "every workload" in losses([row("flower", "ideal", 1.0, family="flower")], ["w1"])

@@ -168,11 +168,15 @@ def losses(rows: Sequence[Metrics], keys: Sequence[str], clocks: Sequence[str] =
                     f"{worse} of {len(found['seeds'])} seeds (flower ÷ it: median {found['median']:.2f}, "
                     f"largest {found['max']:.2f})."
                 )
-    for key in keys:
-        cheaper = {k: v for k, v in ablations(rows, key, "calibrated").items() if v > 1.05}
-        if cheaper:
-            said = ", ".join(f"`flower {k}` (flower ÷ it {v:.2f})" for k, v in cheaper.items())
-            lines.append(f"- {key.upper()}, calibrated, ideal player: cheaper than flower's default: {said}.")
+    for clock in clocks:
+        for key in keys:
+            cheaper = {k: v for k, v in ablations(rows, key, clock).items() if v > 1.05}
+            if cheaper:
+                said = ", ".join(f"`flower {k}` (flower ÷ it {v:.2f})" for k, v in cheaper.items())
+                lines.append(
+                    f"- {key.upper()}, {NAMES[clock]}, ideal player: more than 5 % cheaper than flower's "
+                    f"default: {said}."
+                )
     if not lines:
         return "flower is the cheapest in every workload under both clocks, on every seed."
     return "**Where flower is not the cheapest**:\n\n" + "\n".join(lines)
