@@ -2,8 +2,10 @@
 
 Run from the repository root:
 
-    python benchmarks/run_suite.py                    # the full suite (under 20 minutes on 2 cores)
-    python benchmarks/run_suite.py --quick            # a smoke run (under 3 minutes)
+    python benchmarks/run_suite.py                    # the full suite (about an hour on 2 idle cores)
+    python benchmarks/run_suite.py --quick            # a smoke run (under 5 minutes on 2 cores)
+    python benchmarks/run_suite.py --clock 35         # priced at 35 s a request (default: calibrated)
+    python benchmarks/run_suite.py --json out.json    # flower ÷ the cheapest fair peer, and its ablations
     python benchmarks/run_suite.py --write-docs       # docs/benchmarks.md and docs/img/benchmarks-*.png
     python benchmarks/run_suite.py --check            # exit 1 if flower regressed (benchmarks/baseline.json)
     python benchmarks/run_suite.py --update-baseline  # store this run's numbers
@@ -11,7 +13,8 @@ Run from the repository root:
 
 Every number comes from real runs of the bundled CLI against flower's scripted model (`flower.testing`):
 baselines, peers (their edits applied by the scripted model, the CLI's compaction behind them) and flower,
-each played by an ideal scripted agent and by a realistic one (three seeds). See docs/benchmarks.md.
+each played by an ideal scripted agent and by a realistic one (five seeds), each run recorded once and
+its requests priced under every clock (`suite/timing.py`). See docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -26,11 +29,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from suite import baseline, report  # noqa: E402
+from suite import baseline, ratios, report  # noqa: E402
 from suite.actions import Workload  # noqa: E402
 from suite.metrics import Metrics  # noqa: E402
 from suite.runner import run_suite  # noqa: E402
 from suite.runs import idle_layers  # noqa: E402
+from suite.timing import CLOCKS  # noqa: E402
 from suite.workloads import build  # noqa: E402
 
 BASELINE = HERE / "baseline.json"
@@ -47,17 +51,63 @@ def _print_table(rows: list[Metrics]) -> None:
         )
 
 
+def _clock(value: str) -> str:
+    """`calibrated`, `stress`, or a number of seconds a request (one of the priced clocks)."""
+    if value in CLOCKS:
+        return value
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a clock is calibrated, stress or seconds, not {value!r}") from None
+    name = f"{seconds:g}"
+    if name not in CLOCKS:
+        raise argparse.ArgumentTypeError(f"priced clocks: {', '.join(CLOCKS)}")
+    return name
+
+
 def _run(
-    quick: bool, only: set[str], jobs: int, previews: bool
+    quick: bool, only: set[str], jobs: int, previews: bool, clock: str, keep: Path | None
 ) -> tuple[list[Metrics], list[Workload], dict[str, dict[str, str]]]:
     workloads = [w for w in build(quick) if not only or w.key in only]
     keys = [w.key for w in workloads]
     rows = run_suite(
-        keys, quick=quick, jobs=jobs, previews=previews, progress=lambda line: print(line, flush=True)
+        keys,
+        quick=quick,
+        jobs=jobs,
+        previews=previews,
+        clock=clock,
+        keep=keep,
+        progress=lambda line: print(line, flush=True),
     )
     _print_table(rows)
     idle = {w.key: {} if quick else idle_layers(w) for w in workloads}
     return rows, workloads, idle
+
+
+def _repriced(root: Path, clock: str, only: set[str]) -> list[Metrics]:
+    """Every recording under `root` priced under `clock` (no CLI runs)."""
+    from suite.metrics import compute
+    from suite.runner import load_recording
+    from suite.trace import from_recording
+
+    rows = []
+    for path in sorted(root.glob("w*/*.pkl.gz")):
+        if only and path.parent.name not in only:
+            continue
+        size = int(path.name.split("@")[1].split(".")[0]) if "@" in path.name else 0
+        rows.append(compute(from_recording(load_recording(path), size=size, run_clock=clock)))
+    return rows
+
+
+def _print_summary(summary: dict[str, object], clock: str) -> None:
+    print(f"\nflower ÷ the cheapest fair peer ({clock} clock, realistic player) and ÷ its ablations (ideal):")
+    for key, value in summary.items():
+        if key == "clock" or not isinstance(value, dict):
+            continue
+        best = value["flower_vs_best"]
+        head = f"{best['median']:.2f} (max {best['max']:.2f}) vs {best['peer']}" if best else "-"
+        lever = ", ".join(f"{k} {v:.2f}" for k, v in value["ablations"].items())
+        print(f"  {key}: {head}; ablations: {lever or '-'}")
 
 
 def main() -> int:
@@ -75,22 +125,47 @@ def main() -> int:
     parser.add_argument("--from-results", type=Path, help="use rows saved by --results instead of running")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2: one per core)")
     parser.add_argument("--previews", action="store_true", help="also run W1's spill preview sweep")
+    parser.add_argument(
+        "--clock",
+        type=_clock,
+        default="calibrated",
+        help="how long a request takes: calibrated (default), stress, or seconds (10, 20, 35, 60)",
+    )
+    parser.add_argument(
+        "--json", type=Path, help="write flower ÷ the cheapest fair peer and its ablations per workload"
+    )
+    parser.add_argument("--keep", type=Path, help="keep every recording (request bodies) in this directory")
+    parser.add_argument(
+        "--from-recordings", type=Path, help="price the recordings kept by --keep again instead of running"
+    )
     args = parser.parse_args()
     only = {key.strip() for key in args.only.split(",") if key.strip()}
     scale = "quick" if args.quick else "full"
     started = time.perf_counter()
-    if args.from_results:
+    if args.from_recordings:
+        rows = _repriced(args.from_recordings, args.clock, only)
+        keys = {row.workload for row in rows}
+        workloads = [w for w in build(args.quick) if w.key in keys]
+        idle = {w.key: {} if args.quick else idle_layers(w) for w in workloads}
+        minutes = sum(r.wall for r in rows) / 60 / max(1, args.jobs)
+    elif args.from_results:
         saved = json.loads(args.from_results.read_text())
-        rows = [Metrics(**row) for row in saved["rows"]]
+        rows = [Metrics(**row) for row in saved["rows"]]  # the tables under their clock, --json under --clock
         keys = {row.workload for row in rows}
         workloads = [w for w in build(args.quick) if w.key in keys]
         idle = {w.key: {} if args.quick else idle_layers(w) for w in workloads}
         minutes = float(saved["minutes"])
     else:
-        rows, workloads, idle = _run(args.quick, only, args.jobs, args.previews)
+        rows, workloads, idle = _run(args.quick, only, args.jobs, args.previews, args.clock, args.keep)
         minutes = (time.perf_counter() - started) / 60
         cpu = sum(r.cpu for r in rows) / 60
         print(f"\nsuite ({scale}) finished in {minutes:.1f} min; {len(rows)} runs, {cpu:.1f} CPU-minutes")
+    keys = [w.key for w in workloads]
+    summary = ratios.summary(rows, keys, args.clock)
+    _print_summary(summary, args.clock)
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=1) + "\n")
+        print(f"wrote {args.json}")
     if args.results:
         payload = {"scale": scale, "minutes": minutes, "rows": [dataclasses.asdict(r) for r in rows]}
         args.results.write_text(json.dumps(payload))

@@ -5,11 +5,12 @@ repository eight times (`git status`, `ls`, `cat` are ephemeral: their results g
 to write a file itself, which the delegation wall refuses, before it delegates the writing to a worker.
 
 The second run resumes that session from a new `Runtime` over the same workspace, as a later process
-would, ten minutes later: layer 4 decides new rewrites only once the prompt cache has expired (within
-its 5 minutes a resume repeats the last cold resume's rewrites, so as not to re-send the cached
-history). The runs here are seconds apart, so the example moves the store's timestamps back ten
-minutes (`flower.demo.pause.pass_time`), as a real pause would. Before the CLI replays the history,
-the store rewrites the copy it hands out: the two oldest glance results expire into a one-line note
+would, 65 minutes later: layer 4 decides new rewrites only once the prompt cache has expired (within
+its lifetime, an hour for a coordinator, a resume repeats the last cold resume's rewrites, so as not to
+re-send the cached history). The runs here are seconds apart, so the example moves the store's
+timestamps back 65 minutes (`flower.demo.pause.pass_time`), as a real pause would. Before the CLI replays
+the history, the store rewrites the copy it hands out: the two oldest glance results expire into a
+one-line note
 (the six most recent are kept), and the older refusal is dropped with its call (the most recent one is
 kept: it is what stops a retry loop). The `StoreReport`
 event and `rt.store.last_report` say what was rewritten; SQLite keeps every original entry.
@@ -133,7 +134,7 @@ def main() -> None:
             capped = dataclasses.replace(lead, options=BUDGET)
             first = Runtime(repo).run_sync(capped, FIRST + " Use one command per call, eight calls at least.")
             print(f"first run: ok={first.ok} denied={list(first.denials)} cost=${first.cost_usd:.4f}")
-            pass_time(repo / ".flower" / "sessions.db", 600)  # ten minutes later, by the store's timestamps
+            pass_time(repo / ".flower" / "sessions.db", 3_900)  # 65 minutes later, by the store's timestamps
             rt = Runtime(repo)  # a new runtime over the same workspace: the store is on disk
             print("resuming:")
             again = rt.run_sync(capped, SECOND, resume=first.session_id, on_event=on_event)
@@ -141,7 +142,7 @@ def main() -> None:
             with first_run_script(repo / "notes.md") as model:
                 first = Runtime(repo, configure=model.attach).run_sync(lead, FIRST)
                 print(f"first run: ok={first.ok} denied={list(first.denials)}")
-                pass_time(repo / ".flower" / "sessions.db", 600)  # ten minutes later, by the timestamps
+                pass_time(repo / ".flower" / "sessions.db", 3_900)  # 65 minutes later, by the timestamps
                 model.script("main", [look_again, answer])
                 rt = Runtime(repo, configure=model.attach)  # a new runtime over the same workspace
                 print("resuming:")

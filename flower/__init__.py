@@ -42,6 +42,7 @@ from .tracing import TracingPolicy
 from .usage import StepUsage, TokenUsage
 from .wall import (
     CLI_TOOLS,
+    COORDINATOR_PROMPT,
     COORDINATOR_RULES,
     MANDATE_LINE,
     WORKER_RULES,
@@ -54,6 +55,7 @@ from .workbench import WORKBENCH_RULES, Workbench, index_guard, index_hooks
 
 __all__ = [
     "CLI_TOOLS",
+    "COORDINATOR_PROMPT",
     "COORDINATOR_RULES",
     "HANDOFF_PROMPT",
     "MANDATE_LINE",

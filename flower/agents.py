@@ -63,7 +63,8 @@ class AgentSpec:
     description: str = ""
     """For a worker: when to delegate to it. The coordinator reads it in the agent list."""
     instructions: str
-    """What this agent is for; appended to the Claude Code system prompt, never replacing it."""
+    """What this agent is for; appended to the system prompt (the CLI's `claude_code` preset, or a
+    coordinator's own prompt), never replacing it."""
     rules: str = ""
     """Built-in discipline appended before the instructions (`COORDINATOR_RULES`, `WORKER_RULES`)."""
     tools: tuple[str, ...] = ()
@@ -88,6 +89,10 @@ class AgentSpec:
     """The CLI's compaction switch; None lets the Runtime decide (no summary while handoff is active)."""
     builtin_agents: bool = False
     """Offer the CLI's built-in agents (general-purpose, Explore, Plan...) beside the workers."""
+    claude_code_preset: bool = True
+    """The system prompt starts with the CLI's `claude_code` preset (about 28k characters of guidance for
+    hands-on work). False, for a coordinator only: flower's own short coordinator prompt instead
+    (`COORDINATOR_PROMPT`); `coordinator()` defaults to False."""
     setting_sources: tuple[SettingSource, ...] | None = ()
     """Which settings files and CLAUDE.md the CLI loads: none by default (isolated, reproducible);
     None is the SDK's default (user and project)."""
@@ -113,6 +118,11 @@ class AgentSpec:
         check_mandate_line(self.mandate_line, owner)
         if self.mandate_line is not None and not self.delegate_only:
             raise SpecError(f"{owner}: mandate_line only makes sense with delegate_only (a coordinator)")
+        if not self.claude_code_preset and not self.delegate_only:
+            raise SpecError(
+                f"{owner}: only a coordinator (delegate_only) runs without the claude_code preset; "
+                "hands-on agents keep it"
+            )
         if self.setting_sources is not None:
             object.__setattr__(self, "setting_sources", tuple(self.setting_sources))
         object.__setattr__(self, "workers", self._checked_workers(owner))
@@ -209,6 +219,7 @@ def coordinator(
     compact: CompactPolicy | None = None,
     rules: str = COORDINATOR_RULES,
     builtin_agents: bool = False,
+    claude_code_preset: bool = False,
     setting_sources: Iterable[SettingSource] | None = (),
     hooks: Mapping[HookEvent, Sequence[HookMatcher]] | None = None,
     options: Mapping[str, Any] | None = None,
@@ -220,6 +231,11 @@ def coordinator(
     is not worth that). `mandate_line` starts every mandate (None: mandates go out as written); the
     planning tools (`TaskCreate`...) are opt-in through `tools`. `workers` may be empty only with
     `builtin_agents=True` (the coordinator then delegates to the CLI's own agents).
+
+    Its system prompt is flower's own short coordinator prompt (`COORDINATOR_PROMPT`), then `rules` and
+    `instructions`: a coordinator does no hands-on work, and the CLI gives its subagents, who do, no preset
+    either. `claude_code_preset=True` puts the CLI's full `claude_code` preset (about 28k characters, sent
+    again with every request of the coordinator) in its place, as flower did before.
     """
     if not isinstance(name, str) or not name.strip():
         raise SpecError("coordinator: name must be a non-empty string")
@@ -246,6 +262,7 @@ def coordinator(
         workers=named,
         compact=compact,
         builtin_agents=builtin_agents,
+        claude_code_preset=claude_code_preset,
         setting_sources=None if setting_sources is None else tuple(setting_sources),
         hooks=hooks or {},
         options=options or {},

@@ -3,7 +3,8 @@
 For an app built on the plain SDK (`query()` or `ClaudeSDKClient`, its own options, hooks, MCP servers and
 agents) that keeps its code and does not adopt `Runtime`. One call returns a copy of its options with:
 
-- layer 1, only for a main thread the app marks as a coordinator (`coordinator=True`): the delegation wall;
+- layer 1, only for a main thread the app marks as a coordinator (`coordinator=True`): the delegation wall,
+  and a 1-hour prompt cache for that main thread unless the app chose its cache;
 - layer 2: the workbench, its block in the system prompt, the index refreshed after writes into it and
   given again before a prompt when it changed (a long-lived client cannot change its system prompt);
 - layer 3: spill, on the main thread and in subagents, and the cap on subagents' reports;
@@ -55,7 +56,7 @@ from ._run.layers import (
 from ._util.check import checked
 from .glance import BashRules
 from .handoff.compact import CompactPolicy
-from .options import merge_hooks
+from .options import cache_env, merge_hooks
 from .spill._chain import chain_spill
 from .spill.policy import SpillPolicy
 from .stores import EphemeralPolicy, PruningSessionStore, TrimPolicy
@@ -109,7 +110,10 @@ def instrument(
       list, or flower's coordinator tools when the app gave none. `glance` (default True with a
       coordinator) lets a read-only Bash command through. Subagents are never limited. With a
       coordinator, `mandate_line` is put in front of every mandate (`mandate_guard`: the workers then
-      share their cached prefix); None sends mandates as the model wrote them.
+      share their cached prefix); None sends mandates as the model wrote them. A coordinator's main
+      thread also asks the CLI for a 1-hour prompt cache (`CLAUDE_CODE_PROMPT_CACHE_TTL=1h`; subagents
+      stay at 5 minutes), unless the app's env, the process env or its `settings` already choose the
+      cache (`flower.options.PROMPT_CACHE_VARIABLES`, `promptCacheTtl`).
     - `workbench`, `spill_threshold`, `report_limit`, `trim`, `ephemeral`, `keep_denials`: as in
       `Runtime` (`report_limit` applies to the app's own subagents too).
     - `workbench_block`: `"system"` appends the workbench block to the system prompt (after the app's
@@ -155,6 +159,7 @@ def instrument(
 
     policy = resolve_tracing(tracing, _OWNER)
     env = {**cli_env(policy), **_compact_env(options, compact)}
+    env.update(cache_env(env, delegates=coordinator, settings=options.settings))
     if store is not None and options.session_store is not None:
         raise SpecError(f"{_OWNER}: give the store once: options.session_store or store=, not both")
     if store is not None:

@@ -1,10 +1,18 @@
 """`build_options()`: compile an `AgentSpec` into `ClaudeAgentOptions`.
 
-What it settles, each for a reason measured with CLI 2.1.327:
-- instructions go through the `claude_code` preset's `append`: additive, never a replacement;
+What it settles, each for a reason measured with CLI 2.1.327 to 2.1.332:
+- a hands-on agent's instructions go through the `claude_code` preset's `append`: additive, never a
+  replacement; a coordinator's system prompt is flower's own (`COORDINATOR_PROMPT`, then its rules and
+  instructions) unless its spec keeps the preset (`claude_code_preset=True`);
 - workers become `AgentDefinition`s; the session's tool list and auto-approve list cover every worker's
   tools, because the CLI's permissions are session-wide (a tool missing there stalls or denies headless
   workers); the coordinator's own limits are enforced by `delegate_guard`, never by removing tools;
+- the `Agent` tool is offered only where something can be delegated to (workers, or the CLI's built-in
+  agents): its schema is about 10.5k characters in every request;
+- a session that delegates asks the CLI for a 1-hour prompt cache on its main thread
+  (`CLAUDE_CODE_PROMPT_CACHE_TTL=1h`; workers stay at 5 minutes), unless the user set any prompt-cache
+  variable (`PROMPT_CACHE_VARIABLES`) in the spec's env, the process env or a `settings` string: a
+  coordinator waits while its workers run, and its 5-minute cache would lapse under a long worker;
 - `setting_sources=[]` unless the spec says otherwise: no settings file or CLAUDE.md leaks in;
 - the user's own hooks and option fields are merged, never dropped.
 """
@@ -17,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher
-from claude_agent_sdk.types import HookEvent, SessionStore
+from claude_agent_sdk.types import HookEvent, SessionStore, SystemPromptPreset
 
 from ._errors import SpecError
 from ._util.check import checked
@@ -27,14 +35,36 @@ from .handoff.compact import CompactPolicy
 from .wall._deny_chain import chain_denials
 from .wall.delegate import delegate_guard
 from .wall.mandate import mandate_guard
+from .wall.rules import COORDINATOR_PROMPT
 
-__all__ = ["build_options", "merge_hooks"]
+__all__ = [
+    "PROMPT_CACHE_VARIABLES",
+    "build_options",
+    "cache_chosen",
+    "cache_env",
+    "merge_hooks",
+    "session_tools",
+]
 
 DEFAULT_PERMISSION_MODE = "dontAsk"
 """Headless and predictable: tools on the auto-approve list run, anything else is refused at once
 (never a permission prompt nobody answers). Works as root, unlike `bypassPermissions`."""
 
 _NO_BUILTIN_AGENTS = "CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS"
+COORDINATOR_CACHE_TTL = {"CLAUDE_CODE_PROMPT_CACHE_TTL": "1h"}
+"""What a delegating session adds to the CLI's env: the main thread's cache marks ask for 1 hour (the CLI
+sends `"ttl": "1h"` on its three marks and the `extended-cache-ttl` beta; subagents keep 5 minutes)."""
+PROMPT_CACHE_VARIABLES = (
+    "CLAUDE_CODE_PROMPT_CACHE_TTL",
+    "CLAUDE_CODE_SUBAGENT_PROMPT_CACHE_TTL",
+    "CLAUDE_CODE_MESSAGES_PROMPT_CACHE_TTL",
+    "ENABLE_PROMPT_CACHING_1H",
+    "FORCE_PROMPT_CACHING_5M",
+    "DISABLE_PROMPT_CACHING",
+)
+"""The CLI's prompt-cache variables (CLI 2.1.332; a name here also covers its suffixed forms, such as
+`DISABLE_PROMPT_CACHING_SONNET` or `ENABLE_PROMPT_CACHING_1H_BEDROCK`). Any of them set, to a non-empty
+value, means the user chose the cache: flower then adds nothing."""
 
 
 @checked
@@ -61,11 +91,32 @@ def _definition(spec: AgentSpec) -> AgentDefinition:
 
 
 def session_tools(spec: AgentSpec) -> list[str]:
-    """The spec's own tools, then every worker's (in order, once each)."""
-    tools = list(spec.tools)
+    """The spec's own tools, then every worker's (in order, once each); `Agent` only when the session
+    has something to delegate to (workers, or the CLI's built-in agents)."""
+    tools = [t for t in spec.tools if t != "Agent" or spec.workers or spec.builtin_agents]
     for worker in spec.workers.values():
         tools += [t for t in worker.tools if t not in tools]
     return tools
+
+
+def cache_chosen(env: Mapping[str, str], settings: object = None) -> str | None:
+    """The prompt-cache variable (or `promptCacheTtl` setting) the user set, if any: in `env` (the
+    CLI's env from the options), the process env, or a JSON `settings` string."""
+    for source in (env, os.environ):
+        for name, value in source.items():
+            if value and any(name.startswith(known) for known in PROMPT_CACHE_VARIABLES):
+                return name
+    if isinstance(settings, str) and "promptCacheTtl" in settings:
+        return "promptCacheTtl"
+    return None
+
+
+def cache_env(env: Mapping[str, str], *, delegates: bool, settings: object = None) -> dict[str, str]:
+    """What to add to a session's env for its prompt cache: the 1-hour main-thread cache when it
+    delegates and the user chose nothing (`cache_chosen`), else nothing."""
+    if not delegates or cache_chosen(env, settings) is not None:
+        return {}
+    return dict(COORDINATOR_CACHE_TTL)
 
 
 def _env(spec: AgentSpec, compact: CompactPolicy | None, extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -81,6 +132,8 @@ def _env(spec: AgentSpec, compact: CompactPolicy | None, extra: Mapping[str, str
                 )
             env[key] = value
     env.update(extra or {})
+    delegates = "Agent" in session_tools(spec)
+    env.update(cache_env(env, delegates=delegates, settings=spec.options.get("settings")))
     return env
 
 
@@ -134,8 +187,11 @@ def build_options(
     extra: dict[str, Any] = {k: v for k, v in spec.options.items() if k != "env"}
     extra.setdefault("permission_mode", DEFAULT_PERMISSION_MODE)
     prompt = spec.prompt + (f"\n\n{append}" if append else "")
+    system: str | SystemPromptPreset = f"{COORDINATOR_PROMPT}\n\n{prompt}"
+    if spec.claude_code_preset:
+        system = {"type": "preset", "preset": "claude_code", "append": prompt}
     return ClaudeAgentOptions(
-        system_prompt={"type": "preset", "preset": "claude_code", "append": prompt},
+        system_prompt=system,
         tools=tools,
         allowed_tools=list(tools),
         agents={name: _definition(w) for name, w in spec.workers.items()} or None,

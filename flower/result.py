@@ -26,7 +26,9 @@ class StepResult:
     cost_usd: float = 0.0
     """The step's estimated cost in US dollars, subagents included: `usage` priced per model by flower's
     cost model (`flower.cost`), the same one `flower report`, the demo and the benchmarks use. An estimate:
-    list prices, cache writes at the 5-minute rate, an unknown model priced like the CLI's default."""
+    list prices; the main thread's 1-hour cache writes at the 1-hour rate (2x input), the subagents' at
+    the 5-minute rate (1.25x: the CLI reports no split for them); an unknown model priced like the CLI's
+    default."""
     cli_cost_usd: float = 0.0
     """The CLI's own figure for the step (`ResultMessage.total_cost_usd`, summed over its sessions): its
     price table, which may lag a new model or price. Equal to `cost_usd` when both tables agree."""

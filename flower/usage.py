@@ -25,6 +25,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,10 +54,10 @@ class TokenUsage:
     """Input tokens read from the prompt cache."""
     cache_creation: int = 0
     """Input tokens written to the prompt cache for 5 minutes. Where the source gives only a total (the
-    CLI's usage, a transcript), every cache write is counted here."""
+    CLI's `model_usage`), every cache write is counted here."""
     cache_creation_1h: int = 0
-    """Input tokens written to the prompt cache for 1 hour, when the source tells them apart (a
-    `PromptCache` with a 1-hour TTL); 0 otherwise."""
+    """Input tokens written to the prompt cache for 1 hour, when the source tells them apart (the API's
+    `cache_creation.ephemeral_1h_input_tokens`, a `PromptCache` with 1-hour marks); 0 otherwise."""
     output: int = 0
     """Output tokens (thinking included)."""
 
@@ -93,12 +94,19 @@ class TokenUsage:
     @classmethod
     def from_api(cls, usage: Mapping[str, Any] | None) -> TokenUsage:
         """From the API's `usage` object (`input_tokens`, `cache_read_input_tokens`...); a count that is
-        missing or not a positive int is 0."""
+        missing or not a positive int is 0. The writes to the 1-hour cache
+        (`cache_creation.ephemeral_1h_input_tokens`, part of `cache_creation_input_tokens`) go to
+        `cache_creation_1h`, the rest of the writes to `cache_creation`."""
         usage = usage or {}
+        written = _count(usage.get("cache_creation_input_tokens"))
+        split = usage.get("cache_creation")
+        hour = _count(split.get("ephemeral_1h_input_tokens")) if isinstance(split, Mapping) else 0
+        hour = min(hour, written)
         return cls(
             input=_count(usage.get("input_tokens")),
             cache_read=_count(usage.get("cache_read_input_tokens")),
-            cache_creation=_count(usage.get("cache_creation_input_tokens")),
+            cache_creation=written - hour,
+            cache_creation_1h=hour,
             output=_count(usage.get("output_tokens")),
         )
 
@@ -136,11 +144,20 @@ class StepUsage:
 
 
 class UsageMeter:
-    """Adds up a step's usage from its `ResultMessage`s (see the module docstring for the sources)."""
+    """Adds up a step's usage from its `ResultMessage`s (see the module docstring for the sources).
+
+    The CLI's `model_usage` gives one count of cache writes per model; the main thread's `usage` splits
+    them by lifetime (`cache_creation.ephemeral_1h_input_tokens`). The main thread's 1-hour writes are
+    moved to `cache_creation_1h` of its model (`main_model`, the model of its replies), so a coordinator
+    on the 1-hour cache is priced at the 1-hour rate; a subagent's writes count as 5-minute ones (the CLI
+    keeps subagents at 5 minutes unless asked otherwise, and reports no split for them).
+    """
 
     def __init__(self) -> None:
         self._main = TokenUsage()
         self._per_session: dict[str, dict[str, TokenUsage]] = {}  # session -> model -> cumulative usage
+        self.main_model: str | None = None
+        """The model of the main thread's replies, when one was seen."""
 
     def add_result(self, session_id: str, usage: Mapping[str, Any] | None, models: object) -> None:
         """One `ResultMessage`: its `usage` (this turn, main thread) and `model_usage` (cumulative)."""
@@ -156,6 +173,18 @@ class UsageMeter:
         for models in self._per_session.values():
             for name, used in models.items():
                 by_model[name] = by_model.get(name, TokenUsage()) + used
+        hour = self._main.cache_creation_1h
+        if hour and by_model:
+            main = self.main_model
+            if main is None or main not in by_model:
+                main = max(by_model, key=lambda n: by_model[n].cache_creation)
+            used = by_model[main]
+            moved = min(hour, used.cache_creation)
+            by_model[main] = dataclasses.replace(
+                used,
+                cache_creation=used.cache_creation - moved,
+                cache_creation_1h=used.cache_creation_1h + moved,
+            )
         total = sum(by_model.values(), TokenUsage())
         if not by_model:  # an old CLI without model_usage: the main thread is all that is known
             total = self._main

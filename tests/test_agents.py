@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 from claude_agent_sdk import HookMatcher
 
 from flower import (
+    COORDINATOR_PROMPT,
     COORDINATOR_RULES,
     WORKER_RULES,
     AgentSpec,
@@ -97,11 +99,7 @@ def test_build_options_for_a_coordinator() -> None:
     options = build_options(
         c, cwd="/ws", artifacts="/ws/.flower/artifacts", compact=CompactPolicy(mode="no_summary")
     )
-    assert options.system_prompt == {
-        "type": "preset",
-        "preset": "claude_code",
-        "append": f"{COORDINATOR_RULES}\n\nGoal: measure.",
-    }
+    assert options.system_prompt == f"{COORDINATOR_PROMPT}\n\n{COORDINATOR_RULES}\n\nGoal: measure."
     assert options.tools == ["Agent", "Read", "Bash", "Glob", "Edit"]  # planning tools are opt-in
     assert options.allowed_tools == options.tools
     assert set(options.agents or {}) == {"分析员", "editor"}
@@ -116,8 +114,58 @@ def test_build_options_for_a_coordinator() -> None:
         "MY_VAR": "1",
         "CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS": "1",
         "DISABLE_AUTO_COMPACT": "1",
+        "CLAUDE_CODE_PROMPT_CACHE_TTL": "1h",  # a session that delegates: the main thread's cache
     }
     assert options.max_budget_usd == 2.0 and options.model is None
+
+
+def test_the_preset_stays_on_hands_on_agents_and_comes_back_on_a_coordinator_on_request() -> None:
+    kept = build_options(coordinator("c", "Goal.", {"a": ANALYST}, claude_code_preset=True))
+    assert kept.system_prompt == {
+        "type": "preset",
+        "preset": "claude_code",
+        "append": f"{COORDINATOR_RULES}\n\nGoal.",
+    }
+    alone = build_options(worker("d", "You do it."), append="more")
+    assert alone.system_prompt == {
+        "type": "preset",
+        "preset": "claude_code",
+        "append": f"{WORKER_RULES}\n\nYou do it.\n\nmore",
+    }
+    with pytest.raises(SpecError, match="only a coordinator"):
+        AgentSpec(instructions="x", claude_code_preset=False)
+
+
+def test_agent_and_the_one_hour_cache_only_where_something_is_delegated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in list(os.environ):
+        if "PROMPT_CACH" in name:
+            monkeypatch.delenv(name)
+    lone = build_options(coordinator("c", "x", {}))
+    assert "Agent" not in lone.tools and "CLAUDE_CODE_PROMPT_CACHE_TTL" not in lone.env  # type: ignore[operator]
+    builtin = build_options(coordinator("c", "x", {}, builtin_agents=True))
+    assert "Agent" in builtin.tools and builtin.env["CLAUDE_CODE_PROMPT_CACHE_TTL"] == "1h"  # type: ignore[operator]
+    assert "CLAUDE_CODE_PROMPT_CACHE_TTL" not in build_options(worker("d", "x")).env
+
+    def ttl(spec: AgentSpec) -> str | None:
+        return build_options(spec).env.get("CLAUDE_CODE_PROMPT_CACHE_TTL")
+
+    team = {"a": ANALYST}
+    for chosen in (
+        {"CLAUDE_CODE_PROMPT_CACHE_TTL": "5m"},
+        {"FORCE_PROMPT_CACHING_5M": "1"},
+        {"DISABLE_PROMPT_CACHING_SONNET": "1"},
+        {"ENABLE_PROMPT_CACHING_1H": "1"},
+        {"CLAUDE_CODE_SUBAGENT_PROMPT_CACHE_TTL": "1h"},
+    ):  # the user's choice wins, whatever it is
+        assert ttl(coordinator("c", "x", team, options={"env": chosen})) == chosen.get(
+            "CLAUDE_CODE_PROMPT_CACHE_TTL"
+        )
+    assert ttl(coordinator("c", "x", team, options={"env": {"FORCE_PROMPT_CACHING_5M": ""}})) == "1h"
+    assert ttl(coordinator("c", "x", team, options={"settings": '{"promptCacheTtl": "5m"}'})) is None
+    monkeypatch.setenv("FORCE_PROMPT_CACHING_5M", "1")
+    assert ttl(coordinator("c", "x", team)) is None
 
 
 def test_the_spec_compact_policy_wins_and_conflicts_are_named() -> None:

@@ -71,3 +71,16 @@ def test_one_transcript_adds_its_calls(tmp_path: Path) -> None:
     measure_file(path, found)
     assert (found.bash, found.bash_piped, found.reads, found.reads_whole) == (1, 1, 1, 1)
     assert found.output_tokens == [40] and found.thinking == [3] and found.retrievals == [1]
+
+
+def test_the_clocks_tables_are_the_corpus_timings() -> None:
+    from benchmarks import calibrate_time
+    from benchmarks.suite import timing
+
+    assert CORPUS is not None
+    found = calibrate_time.measure(CORPUS)
+    assert calibrate_time.clock_tables(found) == timing.TABLES
+    shapes = calibrate_time.figures(found)
+    assert shapes["request_duration"]["main"]["median"] == pytest.approx(5.5, abs=0.1)
+    assert shapes["report_chars"]["median"] == pytest.approx(9_002)
+    assert shapes["subagent_runs"]["n"] == 11 and shapes["subagent_runs"]["max"] == pytest.approx(99.3)

@@ -119,6 +119,16 @@ def test_the_realistic_player_is_seeded_and_calibrated() -> None:
     assert piped_command("python3 gen.py x", "tail") == "python3 gen.py x | tail -n 40"
 
 
+def test_the_realistic_workers_report_runs_to_a_size_of_a_real_one() -> None:
+    from benchmarks.suite.realistic import REPORTS
+
+    assert Behaviour().report_chars("c0") == 0  # the ideal worker: its lines only
+    drawn = [Behaviour("realistic", 1).report_chars(f"c{i}") for i in range(200)]
+    assert set(drawn) <= set(REPORTS) and len(set(drawn)) > 5
+    assert drawn == [Behaviour("realistic", 1).report_chars(f"c{i}") for i in range(200)]
+    assert sum(size >= 4_000 for size in REPORTS) == 10 and len(REPORTS) == 11
+
+
 def test_the_marathons_residue_is_a_block_after_each_assistant_message() -> None:
     blocks = [Block(1, 10, None, "user", 0), Block(2, 5, None, "assistant", 1), Block(3, 7, 300.0, "user", 2)]
     padded = with_pad(blocks, 100)
@@ -242,6 +252,24 @@ def test_a_coordinator_delegates_runs_in_chunks_and_keeps_glances_and_probes() -
     assert [type(i).__name__ for i in delegated] == ["Chunk", "Probe"]
 
 
+def test_flowers_coordinator_puts_a_look_that_checks_the_work_in_that_workers_mandate() -> None:
+    actions = (
+        Run("first", "ls", glance=True, check=True),  # nothing done yet: a look of its own
+        Run("edit", "python3 gen.py edit"),
+        Run("after", "ls", glance=True, check=True),  # checks the edit: in the edit's mandate
+        Run("page", "cat page.md", glance=True),  # reading for its own decision: its own
+        Run("test", "python3 gen.py test"),
+    )
+    items = partition(actions, size=MOVE, fold=True)
+    assert [i.label if isinstance(i, Run) else [a.label for a in i.actions] for i in items] == [  # type: ignore[union-attr]
+        "first",
+        ["edit", "after"],
+        "page",
+        ["test"],
+    ]
+    assert len(partition(actions, size=MOVE)) == 5  # without the rule every look is the coordinator's
+
+
 @pytest.mark.parametrize("quick", [True, False])
 def test_every_planted_fact_is_in_the_output_or_file_that_holds_it(quick: bool) -> None:
     from benchmarks.suite.gen import body
@@ -281,3 +309,104 @@ def test_ratios_pair_the_seeds_and_the_scaling_table_reads_three_sizes() -> None
     rows += [row("flower", 0.5, size=24), row("flower", 4.0, size=96)]
     table = scaling(rows, {"w1": (24, 48, 96)}, {"w1": "W1"})
     assert "| flower | 0.5k / 1.0k / 4.0k |" in table and "| 8.0x |" in table
+
+
+# -- the clocks ----------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Sent:
+    """A recorded request, as the clocks read it."""
+
+    caller: str
+    body: dict[str, Any]
+    seq: int
+    index: int
+    output_tokens: int = 20
+
+
+def delegation(runs: int) -> list[Sent]:
+    """A coordinator's request, a worker's `runs` requests (each running one command), the next one."""
+    worker = [{"role": "user", "content": "[task c0] do it"}]
+    out = [Sent("main", {"messages": [{"role": "user", "content": "Go."}]}, 0, 0)]
+    for n in range(runs):
+        out.append(Sent("worker", {"messages": list(worker)}, n + 1, n))
+        worker = [*worker, call(f"w{n}", f"python3 gen.py out-{n}"), result(f"w{n}", "ok")]
+    out.append(Sent("main", {"messages": [{"role": "user", "content": "Go."}]}, runs + 1, 1))
+    return out
+
+
+def test_a_fixed_clock_moves_every_request_and_adds_the_idle_gaps() -> None:
+    from benchmarks.suite.timing import send_times
+
+    requests = delegation(2)
+    assert send_times(requests, {1: 100.0}, "35", 0, [0] * 4) == [0.0, 35.0, 170.0, 205.0]
+
+
+def test_the_calibrated_clock_is_seeded_and_a_worker_lasts_what_its_requests_and_tools_take() -> None:
+    from benchmarks.suite.timing import TABLES, send_times, worker_spans
+
+    requests = delegation(10)
+    one = send_times(requests, {}, "calibrated", 1, [30_000] * len(requests))
+    assert one == send_times(requests, {}, "calibrated", 1, [30_000] * len(requests))
+    assert one != send_times(requests, {}, "calibrated", 2, [30_000] * len(requests))
+    table = TABLES["request_seconds"]["20-50k"]
+    (wait,) = worker_spans(requests, one)
+    assert 11 * table[0] <= wait <= 11 * table[-1] + 10 * TABLES["tool_seconds"]["Bash"][-1]
+    bigger = send_times(requests, {}, "calibrated", 1, [150_000] * len(requests))
+    assert bigger != one  # the context's size picks the table
+
+
+def test_the_stress_clock_draws_worker_durations_with_the_real_tail() -> None:
+    from benchmarks.suite.timing import worker_seconds
+
+    drawn = sorted(worker_seconds(i / 1000) for i in range(1001))
+    assert drawn[500] == pytest.approx(56.0) and drawn[750] == pytest.approx(116.0)
+    assert drawn[900] == pytest.approx(404.0) and 0.17 < sum(d > 300 for d in drawn) / 1001 < 0.19
+
+
+def test_the_summary_pairs_seeds_against_the_cheapest_peer_that_finished() -> None:
+    from benchmarks.suite.ratios import summary
+
+    def row(strategy: str, player: str, cost: float, *, family: str = "peer", done: bool = True) -> Metrics:
+        base = dataclasses.replace(metrics_row(strategy, cost, done), family=family, player=player)
+        return dataclasses.replace(base, costs={"35": cost, "calibrated": cost * 2})
+
+    rows = [
+        row("flower", "ideal", 1.0, family="flower"),
+        row("flower -lean", "ideal", 1.25, family="flower"),
+        *(row("flower", f"realistic #{s}", c, family="flower") for s, c in ((1, 0.8), (2, 0.9), (3, 1.2))),
+        *(row("cheap", f"realistic #{s}", c) for s, c in ((1, 1.0), (2, 1.0), (3, 1.0))),
+        *(row("cheaper", f"realistic #{s}", 0.5, done=s != 2) for s in (1, 2, 3)),  # one seed failed
+        row("cheaper", "realistic #0", 0.1),  # the held-out seed chooses settings, it is no ratio
+    ]
+    found = summary(rows, ["w1"], "35")
+    assert found["w1"] == {
+        "flower_vs_best": {"median": 0.9, "max": 1.2, "peer": "cheap"},
+        "ablations": {"-lean": 0.8},
+    }
+    assert found["clock"] == {"35": {"w1": found["w1"]}}
+
+
+def test_the_page_says_plainly_where_flower_is_not_the_cheapest() -> None:
+    from benchmarks.suite.ratios import losses
+
+    def row(strategy: str, player: str, cost: float, *, family: str = "peer") -> Metrics:
+        base = dataclasses.replace(metrics_row(strategy, cost, True), family=family, player=player)
+        return dataclasses.replace(base, costs={"35": cost, "calibrated": cost})
+
+    rows = [
+        row("flower", "ideal", 1.0, family="flower"),
+        row("flower -ttl", "ideal", 0.9, family="flower"),  # 11 % cheaper: said
+        row("flower -lean", "ideal", 0.97, family="flower"),  # within 5 %: not said
+        *(row("flower", f"realistic #{s}", c, family="flower") for s, c in ((1, 0.8), (2, 1.1))),
+        *(row("peer", f"realistic #{s}", 1.0) for s in (1, 2)),
+    ]
+    said = losses(rows, ["w1"])
+    assert "W1, calibrated: `peer` costs less than flower on 1 of 2 seeds" in said
+    assert "W1, 35 s: `peer` costs less than flower on 1 of 2 seeds" in said
+    assert "W1, calibrated, ideal player: more than 5 % cheaper than flower's default: `flower -ttl`" in said
+    assert "(flower ÷ it 1.11)" in said
+    assert "W1, 35 s, ideal player" in said and "-lean" not in said
+    assert losses(rows[:3], ["w1"]).startswith("**Where flower is not the cheapest**")
+    assert "every workload" in losses([row("flower", "ideal", 1.0, family="flower")], ["w1"])

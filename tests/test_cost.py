@@ -156,3 +156,56 @@ def test_one_usage_record_for_the_run_the_report_and_the_cost_model() -> None:
     double = TokenUsage(input=2, cache_read=4, cache_creation=6, cache_creation_1h=8, output=10)
     assert usage + usage == double
     assert usage.minus(double) == TokenUsage() and double.minus(usage) == usage
+
+
+def test_a_request_whose_marks_ask_for_two_lifetimes_pays_each_segment_at_its_own() -> None:
+    """The CLI's 1-hour system marks with 5-minute messages (`CLAUDE_CODE_MESSAGES_PROMPT_CACHE_TTL=5m`):
+    the API bills the prefix up to the system mark at the 1-hour rate and the rest at the 5-minute one."""
+    mixed = body(1)
+    mixed["system"][1] = {**mixed["system"][1], "cache_control": {"type": "ephemeral", "ttl": "1h"}}
+    head = sum(b.tokens for b in blocks_of(mixed)[:3])  # tools + system, up to the 1-hour mark
+    first = PromptCache().send(mixed, at=0.0)
+    assert (first.cache_creation_1h, first.cache_creation) == (head, total(mixed) - head)
+    cost = price([first], model="claude-sonnet-4-6")
+    assert cost.cache_write == pytest.approx((head * 6.0 + (total(mixed) - head) * 3.75) / 1e6)
+    cache = PromptCache()
+    cache.send(mixed, at=0.0)
+    later = cache.send(mixed, at=900.0)  # the 5-minute segment lapsed, the 1-hour one did not
+    assert (later.cache_read, later.cache_creation, later.cache_creation_1h) == (head, total(mixed) - head, 0)
+
+
+def test_the_apis_usage_splits_its_writes_by_lifetime() -> None:
+    api = {
+        "input_tokens": 5,
+        "cache_read_input_tokens": 10,
+        "cache_creation_input_tokens": 100,
+        "cache_creation": {"ephemeral_5m_input_tokens": 30, "ephemeral_1h_input_tokens": 70},
+        "output_tokens": 7,
+    }
+    assert TokenUsage.from_api(api) == TokenUsage(
+        input=5, cache_read=10, cache_creation=30, cache_creation_1h=70, output=7
+    )
+    assert usage_of(api) == TokenUsage.from_api(api)
+    assert TokenUsage.from_api({"cache_creation_input_tokens": 9}).cache_creation == 9  # no split: 5 minutes
+    broken = {"cache_creation_input_tokens": 9, "cache_creation": {"ephemeral_1h_input_tokens": 50}}
+    assert TokenUsage.from_api(broken) == TokenUsage(cache_creation_1h=9)  # never more than the total
+
+
+def test_a_steps_one_hour_writes_are_the_main_threads_and_priced_at_the_one_hour_rate() -> None:
+    from flower.usage import UsageMeter
+
+    meter = UsageMeter()
+    meter.main_model = "claude-sonnet-4-6"
+    main = {"cache_creation_input_tokens": 1_000, "cache_creation": {"ephemeral_1h_input_tokens": 800}}
+    models = {  # cumulative, one count of writes per model (the main thread's and the workers')
+        "claude-sonnet-4-6": {"cacheCreationInputTokens": 1_500},
+        "claude-haiku-4-5": {"cacheCreationInputTokens": 4_000},
+    }
+    meter.add_result("s1", main, models)
+    used = meter.usage()
+    assert used.main == TokenUsage(cache_creation=200, cache_creation_1h=800)
+    assert used.by_model["claude-sonnet-4-6"] == TokenUsage(cache_creation=700, cache_creation_1h=800)
+    assert used.by_model["claude-haiku-4-5"] == TokenUsage(cache_creation=4_000)
+    assert used.subagents == TokenUsage(cache_creation=4_500)
+    sonnet = price([used.by_model["claude-sonnet-4-6"]], model="claude-sonnet-4-6")
+    assert sonnet.cache_write == pytest.approx((700 * 3.75 + 800 * 6.0) / 1e6)

@@ -84,7 +84,8 @@ def test_nothing_of_the_app_is_dropped_and_its_options_are_not_changed(ws: Path)
         if field.name not in CHANGED:
             assert getattr(new, field.name) == before[field.name], field.name
     assert app.hooks == hooks_before and app.session_store is None
-    assert new.env == app.env and new.cwd == app.cwd and new.add_dirs == []
+    assert new.env == {**app.env, "CLAUDE_CODE_PROMPT_CACHE_TTL": "1h"}  # a coordinator's cache: 1 hour
+    assert new.cwd == app.cwd and new.add_dirs == []
     for event, matchers in hooks_before.items():
         kept = new.hooks[event][-len(matchers) :]  # type: ignore[index]  # the app's, after ours
         assert [(m.matcher, m.timeout, len(m.hooks)) for m in kept] == [
@@ -138,6 +139,16 @@ def test_the_app_store_is_wrapped_and_the_layer_4_policies_pass_through(ws: Path
 def test_without_a_coordinator_there_is_no_wall(ws: Path) -> None:
     new = instrument(app_options(ws), workspace=ws)
     assert callbacks(new, "PreToolUse") == [app_hook]
+    assert "CLAUDE_CODE_PROMPT_CACHE_TTL" not in new.env
+
+
+def test_a_coordinators_cache_is_the_apps_when_it_chose_one(ws: Path) -> None:
+    def env(**fields: Any) -> dict[str, str]:
+        return instrument(app_options(ws, **fields), workspace=ws, coordinator=True).env
+
+    assert env(env={"FORCE_PROMPT_CACHING_5M": "1"}) == {"FORCE_PROMPT_CACHING_5M": "1"}
+    assert env(env={"CLAUDE_CODE_PROMPT_CACHE_TTL": "5m"})["CLAUDE_CODE_PROMPT_CACHE_TTL"] == "5m"
+    assert "CLAUDE_CODE_PROMPT_CACHE_TTL" not in env(settings='{"promptCacheTtl": "5m"}')
 
 
 def test_layers_can_be_turned_off(ws: Path) -> None:

@@ -65,11 +65,14 @@ class Output:
 
 @dataclass(frozen=True)
 class Run:
-    """Run a Bash command. `glance`: a read-only look a flower coordinator may run itself."""
+    """Run a Bash command. `glance`: a read-only look a flower coordinator may run itself; `check`: a look
+    that only checks the work just done (a listing, a status after an edit), which flower's rules put in
+    the mandate of the worker that did it."""
 
     label: str
     command: str
     glance: bool = False
+    check: bool = False
 
 
 @dataclass(frozen=True)

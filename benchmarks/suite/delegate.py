@@ -1,11 +1,15 @@
 """The delegated way to play a workload: a coordinator that looks and decides, workers that do.
 
 The coordinator does itself what a flower coordinator may do (read-only looks, Reads, probes, pauses)
-and hands every other run of actions to a worker in chunks (a subtask is one chunk; with `parallel`,
-consecutive subtasks go out in one message). A worker plays its chunk like any agent, then reports in
-the shape flower's worker rules ask for: the conclusion, the facts it was asked for, one line per output
-it saw a pointer for (`label -> path`), denials, scripts written, and, for some subtasks, a pasted log.
-The same coordinator and workers play the CLI-with-subagents baseline, so reports are identical there.
+and hands every other run of actions to a worker (a subtask is one chunk; with `parallel`, consecutive
+subtasks go out in one message). flower's coordinator follows flower's rules: one mandate per move (every
+run up to its next own step: `MOVE`), and a look that only checks the work just done (`Run.check`) goes
+in that worker's mandate; its ablations chunk by the workload's size or keep every look. A worker plays
+its chunk like any agent, then reports in the shape flower's worker rules ask for: the conclusion, the
+facts it was asked for, one line per output it saw a pointer for (`label -> path`), denials, scripts
+written, and, for some subtasks, a pasted log; the realistic player's worker then writes on to a size
+drawn from real subagent reports (`Behaviour.report_chars`), which flower's report cap sends back. The
+same coordinator and workers play the CLI-with-subagents baseline, so reports are identical there.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from .actions import Action, Denied, Fact, Probe, ReadFile, Reuse, Run, Subtask,
 from .gen import body
 from .player import Actor, Stage
 from .probes import CLI_POINTER, SPILL_POINTER, View, denial_visible, prints
+from .realistic import filler
 
 TASK_ID = re.compile(r"\[task ([cr]\d+)\]")
 SENT_BACK = re.compile(r"flower: your report is [\d,]+ chars; .*? saved whole to (\S+?\.txt)")
@@ -42,13 +47,21 @@ def _self_action(action: Action, glances: bool = True) -> bool:
     return not isinstance(action, WriteFile | Denied | Reuse | Subtask)
 
 
+def _joins(action: Action, fold: bool) -> bool:
+    """A verdict probe joins the chunk that ran the test; with `fold`, a look that checks the work too."""
+    if isinstance(action, Probe):
+        return action.verdict
+    return fold and isinstance(action, Run) and action.check
+
+
 def partition(
-    actions: tuple[Action, ...], size: int, first: int = 0, *, glances: bool = True
+    actions: tuple[Action, ...], size: int, first: int = 0, *, glances: bool = True, fold: bool = False
 ) -> list[Action | Chunk]:
-    """Coordinator-level items: self actions as they are, delegatable runs grouped into chunks.
+    """Coordinator-level items: self actions as they are, delegatable runs grouped into chunks of at most
+    `size` runs (`MOVE`: one chunk per move).
 
     A verdict probe right after a delegated run stays in that run's chunk: the worker that ran the test
-    reads its verdict.
+    reads its verdict. With `fold`, a look that checks the work (`Run.check`) joins the chunk it follows.
     """
     items: list[Action | Chunk] = []
     current: list[Action] = []
@@ -67,7 +80,7 @@ def partition(
             close()
             items.append(Chunk(f"c{count}", list(action.actions), action))
             count += 1
-        elif isinstance(action, Probe) and action.verdict and current:
+        elif current and _joins(action, fold):
             current.append(action)
         elif _self_action(action, glances):
             close()
@@ -84,7 +97,7 @@ class Coordinator(Actor):
     """The main thread in delegated mode."""
 
     def __init__(self, play: Stage) -> None:
-        actions = partition(play.workload.actions, play.chunk, glances=play.self_glance)
+        actions = partition(play.workload.actions, play.chunk, glances=play.self_glance, fold=play.fold)
         super().__init__(actions, play, "main")  # type: ignore[arg-type]
         self.chunks = sum(isinstance(i, Chunk) for i in self.actions)
 
@@ -218,7 +231,12 @@ class Worker(Actor):
             first = next(a for a in chunk.actions if isinstance(a, Run))
             spec = self.play.workload.outputs[first.label].spec()
             lines.append("Log excerpt:\n" + body(spec, chunk.subtask.pasted))
-        return "\n".join(lines)
+        report = "\n".join(lines)
+        size = self.play.behaviour.report_chars(chunk.cid)
+        if size > len(report) + 20:  # the realistic worker narrates on, as real subagents do
+            rng = self.play.behaviour.rng("report text", chunk.cid)
+            report += "\nWhat I did: " + filler(rng, size - len(report) - 13)
+        return report
 
 
 def _own_pointer(view: View, label: str) -> str | None:

@@ -8,26 +8,34 @@ from .metrics import Metrics
 from .ranking import COORD, money, one
 
 LEVERS: tuple[tuple[str, str], ...] = (
+    ("flower -lean", "the coordinator's own short prompt; the ablation: the CLI's `claude_code` preset"),
+    ("flower -ttl", "the coordinator's cache asks for 1 hour; the ablation: 5 minutes"),
+    ("flower -whole_loops", "one mandate per move; the ablation: at most the workload's chunk of runs"),
+    ("flower -fold_checks", "a look that checks a worker's work goes in its mandate; the ablation runs it"),
+    ("flower -self_glance", "read-only looks run by the coordinator; the ablation delegates them all"),
     ("flower -shared_prefix", "every mandate starts with the same line; the ablation sends them as written"),
     ("flower +planning", "no planning tools (`TaskCreate`...) for the coordinator; the ablation offers them"),
-    ("flower +batching", "at most the workload's chunk of runs a mandate; the ablation: one per move"),
-    ("flower -self_glance", "read-only looks run by the coordinator; the ablation delegates them too"),
+    ("flower -report_cap", "a report of 4,000 chars or more is sent back; the ablation keeps it whole"),
+    ("flower -spill", "a large output goes to a file; the ablation keeps it in the context"),
+    ("flower -workbench", "the workbench (scripts, index); the ablation runs without"),
     ("flower -delegation", "the wall itself: the main thread does everything"),
 )
 """(ablation, what flower's default does that the ablation does not)."""
 
-BEFORE: dict[str, float] = {"w1": 0.683, "w2": 0.836, "w3": 0.607, "w4": 4.09, "w5": 1.06}
-"""flower's all-agent cost with the ideal player before these levers (the previous full run, same cost
-model): every worker had its own billing block, the planning tools were on."""
+BEFORE: dict[str, float] = {"w1": 0.546, "w2": 0.657, "w3": 0.500, "w4": 3.88, "w5": 0.914}
+"""flower's all-agent cost with the ideal player before these levers (the previous full run, 20 s a
+request, the same cost model): the `claude_code` preset and a 5-minute cache on the coordinator, mandates
+chunked by the workload, every look its own step, small exact reports."""
 
 INTRO = """\
-Each lever of the cost of delegating, measured as an ablation: the same workloads, the same cost model,
-the ideal player, flower's default against the run that differs by that lever alone. *flower ÷ it* below
-1 means the lever pays. `-` = not run: that lever cannot change the run there (the workload's table says
-why). The first row is flower before these levers (the previous full run); the last, the mandates the
-coordinator gave. Continuing a worker (`SendMessage`) is not among them: its schema (6.3k chars) would
-ride on every coordinator request, the continued worker answers in the background, and the scripted
-coordinator here never follows up on a report; see the delegation guide for what the CLI does.
+Each layer and lever, measured as an ablation: the same workloads, the same cost model, the ideal
+player, the run's clock, flower's default against the run that differs by that one thing. *flower ÷ it*
+below 1 means flower's default pays. `-` = not run: it cannot change the run there (the workload's table
+says why), or the run behind this page left it out (the ranking tables list what ran). The first row is
+flower before this page's levers (the previous full run, priced at 20 s a request); the last, the
+mandates the coordinator gave. Continuing a worker (`SendMessage`) is not among them: its schema (6.3k
+chars) would ride on every coordinator request, the continued worker answers in the background, and the
+scripted coordinator here never follows up on a report; see the delegation guide for what the CLI does.
 """
 
 
@@ -45,7 +53,8 @@ def levers_table(rows: Sequence[Metrics], keys: Sequence[str], *, full: bool = T
     lines = [head, "|---|" + "---:|" * len(keys)]
     before = [f"{money(BEFORE[k])} ({_ratio(rows, k)})" if k in BEFORE else "-" for k in keys]
     if full:
-        lines.append("| flower before the levers (flower ÷ it) | " + " | ".join(before) + " |")
+        label = "flower before the levers, 20 s (flower now at 20 s ÷ it)"
+        lines.append(f"| {label} | " + " | ".join(before) + " |")
     now = [money(r.cost_all) if (r := one(rows, k, COORD)) else "-" for k in keys]
     lines.append("| **flower now** | " + " | ".join(now) + " |")
     for name, what in LEVERS:
@@ -54,13 +63,13 @@ def levers_table(rows: Sequence[Metrics], keys: Sequence[str], *, full: bool = T
         )
     mandates = []
     for k in keys:
-        mine, batched = one(rows, k, COORD), one(rows, k, "flower +batching")
+        mine, chunked = one(rows, k, COORD), one(rows, k, "flower -whole_loops")
         text = str(mine.mandates) if mine else "-"
-        mandates.append(f"{text} ({batched.mandates} batched)" if mine and batched else text)
+        mandates.append(f"{text} ({chunked.mandates} chunked)" if mine and chunked else text)
     lines.append("| mandates (one per move) | " + " | ".join(mandates) + " |")
     return INTRO + "\n" + "\n".join(lines) + "\n"
 
 
 def _ratio(rows: Sequence[Metrics], key: str) -> str:
     mine = one(rows, key, COORD)
-    return f"{mine.cost_all / BEFORE[key]:.2f}" if mine else "-"
+    return f"{mine.costs.get('20', mine.cost_all) / BEFORE[key]:.2f}" if mine else "-"

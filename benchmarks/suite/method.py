@@ -97,13 +97,15 @@ order the API reads them (tools, system, messages); entries written only at the 
 breakpoints (its last system block, a subagent's prompt block, and the last block of each request),
 for a prefix of at least the model's minimum (1,024 tokens for Sonnet 4.6); a breakpoint reads the
 longest prefix still alive within 20 blocks before it; entries live 5 minutes after their last write or
-read. A request pays its cache reads ($0.30/M), its cache writes ($3.75/M, 1.25x input), its uncached
-input ($3/M) and its **output** ($15/M). The simulated clock moves 20 s per request, plus the workloads'
-idle gaps. *Cached* is the mean share of a main-thread request read from the cache; *breaks* counts
-main-thread requests that did not read the whole previous request although it was still cached (a
-history rewrite). Facts: answered at once / with one extra call / with two or more / lost. A strategy
-that stops early (the CLI's local limit) loses the facts it never reached. A 1-hour-cache pricing and the
-billing block ignored are stored in `benchmarks/baseline.json` (`cost_all_1h`, `cost_all_ignored`).
+read (1 hour for a mark that asks for it: flower's coordinator). A request pays its cache reads
+($0.30/M), its cache writes, each segment at its own mark's lifetime ($3.75/M for 5 minutes, 1.25x input;
+$6/M for 1 hour, 2x), its uncached input ($3/M) and its **output** ($15/M). The clock is the calibrated
+one (see "Under a realistic clock"), plus the workloads' idle gaps. *Cached* is the mean share of a
+main-thread request read from the cache; *breaks* counts main-thread requests that did not read the
+whole previous request although it was still cached (a history rewrite). Facts: answered at once / with
+one extra call / with two or more / lost. A strategy that stops early (the CLI's local limit) loses the
+facts it never reached. The billing block ignored is stored in `benchmarks/baseline.json`
+(`cost_all_ignored`), and the dollars under every clock (`costs`).
 The same model prices `flower demo` and `flower report`; a test checks that it gives, over a run's
 request log, exactly the dollars the CLI itself reports for that run.
 """

@@ -3,10 +3,12 @@
 - `R_t`: the main thread's context at each of its requests (tokens); `peak` its maximum;
 - `sum_main`: the sum of R_t (main-thread input without caching); `sum_all`: the same over every request
   of every agent, compaction requests included (the multi-agent effect);
-- `cost_main` / `cost_all`: dollars (`flower.cost`: input, cache reads, cache writes and output, at the
-  model's prices, 5-minute cache, billing block as sent), split into `cost_input` / `cost_read` /
-  `cost_write` / `cost_output`; `cost_all_ignored` with the billing block ignored by the cache, and
-  `cost_all_1h` with a 1-hour cache;
+- `cost_main` / `cost_all`: dollars under the run's clock (`flower.cost`: input, cache reads, cache writes
+  of each lifetime the marks asked for, and output, at the model's prices, billing block as sent), split
+  into `cost_input` / `cost_read` / `cost_write` / `cost_output`; `cost_all_ignored` with the billing
+  block ignored by the cache; `costs` the all-agent dollars under every clock (`timing.CLOCKS`);
+- `waits`: how long the coordinator waited on its delegations (median, 90th percentile, share over the
+  5-minute cache lifetime);
 - `stability`: mean share of the main thread's request read from the cache; `breaks`: main-thread
   requests that did not reuse the previous one although it was still cached;
 - probes: answered with 0 extra calls, with exactly 1, with 2 or more, and failed; verdict probes
@@ -43,7 +45,6 @@ class Metrics:
     cost_main: float
     cost_all: float
     cost_all_ignored: float
-    cost_all_1h: float
     cost_input: float
     cost_read: float
     cost_write: float
@@ -83,6 +84,17 @@ class Metrics:
     cli_gap: float = 0.0
     """The largest gap between transcript entries a resumed plain session showed the CLI (seconds)."""
     note: str = ""
+    clock: str = "calibrated"
+    """The clock the run's numbers are priced under (`timing.CLOCKS`)."""
+    costs: dict[str, float] = field(default_factory=dict)
+    """All-agent dollars under every clock."""
+    wait_p50: float = 0.0
+    """Median seconds the coordinator waited on a delegation, under `clock` (0: no delegation)."""
+    wait_p90: float = 0.0
+    waits_over_5m: int = 0
+    """Delegations the coordinator waited on for more than 5 minutes (a 5-minute cache lapses)."""
+    report_chars: int = 0
+    """Characters of the workers' final reports, as they reached the main thread."""
     series: list[int] = field(default_factory=list)
     """R_t, for the plots (not stored in the baseline)."""
 
@@ -100,8 +112,19 @@ def _dollars(reqs: list[Req], which: str = "usage") -> float:
     return round(total, 4)
 
 
+def _quantile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    low = int(k)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (k - low)
+
+
 def breaks(main: list[Req]) -> int:
-    """Main-thread requests that did not read the whole previous request although it was still cached."""
+    """Main-thread requests that did not read the whole previous request although it was still cached
+    (within 5 minutes of it: the shortest lifetime a mark asks for)."""
     count = 0
     for before, now in itertools.pairwise(main):
         if now.time - before.time <= TTL_5M and now.usage.cache_read < before.usage.context:
@@ -138,7 +161,6 @@ def compute(trace: Trace) -> Metrics:
         cost_main=_dollars(main),
         cost_all=_dollars(requests),
         cost_all_ignored=_dollars(requests, "ignored"),
-        cost_all_1h=_dollars(requests, "hour"),
         cost_input=round(split.input, 4) if split else 0.0,
         cost_read=round(split.cache_read, 4) if split else 0.0,
         cost_write=round(split.cache_write, 4) if split else 0.0,
@@ -174,5 +196,11 @@ def compute(trace: Trace) -> Metrics:
         wall=round(trace.wall, 1),
         cli_gap=round(trace.cli_gap),
         note=trace.note,
+        clock=trace.clock,
+        costs=dict(trace.costs),
+        wait_p50=round(_quantile(trace.waits, 0.5), 1),
+        wait_p90=round(_quantile(trace.waits, 0.9), 1),
+        waits_over_5m=sum(w > TTL_5M for w in trace.waits),
+        report_chars=trace.report_chars,
         series=series,
     )

@@ -41,6 +41,7 @@ class Play:
         agent_type: str = "worker",
         chunk: int | None = None,
         self_glance: bool = True,
+        fold: bool = False,
     ) -> None:
         self.behaviour = behaviour or Behaviour()
         self.agent_type = agent_type
@@ -52,6 +53,8 @@ class Play:
         self.chunk = chunk or workload.chunk
         """At most this many runs in one mandate (`MOVE`: every run up to the next look or decision)."""
         self.self_glance = self_glance
+        self.fold = fold
+        """A look that checks a worker's work goes in that worker's mandate (flower's rules)."""
         """A delegated coordinator runs its read-only looks itself (False: it delegates them too)."""
         self.ledger = Ledger()
         self.flat = [a for a in _walk(workload.actions)]

@@ -124,6 +124,8 @@ class Stage(Protocol):
     """At most this many runs in one mandate."""
     self_glance: bool
     """A delegated coordinator runs its read-only looks itself."""
+    fold: bool
+    """...except a look that checks a worker's work, which goes in that worker's mandate."""
     flat: list[Action]
     """The workload's actions, subtasks flattened."""
     pause_requested: Pause | None

@@ -8,6 +8,7 @@ from .method import FACTS, LEFT_OUT, METHOD, METRICS, NOTES, PEERS, PREVIEW_WHY
 __all__ = [
     "BILLING",
     "CALIBRATION",
+    "CLOCK",
     "FACTS",
     "HEADLINE",
     "INTRO",
@@ -34,17 +35,23 @@ peer's strategy is applied by the scripted model to each request before the agen
 CLI's own compaction behind it, so every strategy can finish the marathon (see "The peers"). Each
 workload is played by two scripted agents: an **ideal** one (one exact grep per retrieval, no prose) and
 a **realistic** one calibrated on real Claude Code transcripts (pipes some outputs through `head`/
-`tail`/`grep`, takes 1-3 calls per retrieval, sometimes reads a whole file, writes thinking and text),
-three seeds each. Every cost is in **dollars**, output included, from one cost model (`flower.cost`) that
+`tail`/`grep`, takes 1-3 calls per retrieval, sometimes reads a whole file, writes thinking and text,
+and its workers report at the length real subagents do), five seeds each (fewer where the clock section
+says so). Every cost is in **dollars**, output included, from one cost model (`flower.cost`) that
 the demo and `flower report` use too.
 
 ```
 python benchmarks/run_suite.py                    # everything, then tables on stdout
 python benchmarks/run_suite.py --quick            # a smoke run: small workloads, one realistic seed
+python benchmarks/run_suite.py --clock 35         # priced at 35 s a request (default: calibrated)
+python benchmarks/run_suite.py --json out.json    # flower ÷ the cheapest fair peer, and its ablations
+python benchmarks/run_suite.py --keep DIR         # keep every recording, to price it again:
+python benchmarks/run_suite.py --from-recordings DIR --clock 60 --write-docs
 python benchmarks/run_suite.py --write-docs       # this page and docs/img/benchmarks-*.png
 python benchmarks/run_suite.py --check            # exit 1 if flower regressed (benchmarks/baseline.json)
 python benchmarks/run_suite.py --update-baseline  # store this run's numbers as the baseline
 python benchmarks/calibrate.py DIR                # the realistic player's figures, from real transcripts
+python benchmarks/calibrate_time.py DIR           # the calibrated clock's tables, from real transcripts
 ```
 
 This page: the **{scale}** suite, {runs} runs, {minutes:.1f} min of wall time on a 2-core machine (two
@@ -62,9 +69,10 @@ context and what the agent does with it, not from model luck.
 HEADLINE = """\
 **flower ÷ each peer at its best: all-agent cost in dollars, output priced.** Below 1, flower is
 cheaper. *Realistic*: the median of the per-seed ratios (min-max over the seeds); *ideal*: the one run.
-A peer's best is its cheapest setting with the ideal player in that workload (masking: n and polling;
-`clear_tool_uses`: defaults or tuned), named in the last row. `flower -delegation` and `baseline_raw`
-run with the ideal player only (-). † = that strategy did not finish (it stopped early, so it spent
+A peer's best is its cheapest setting in that workload on a held-out realistic seed (masking: n and
+polling; `clear_tool_uses`: defaults or tuned; where a single setting ran, that one), named in the last
+row. The inline strategies (`baseline_raw`, the peers, `flower -delegation`) are offered no `Agent`
+tool: they never delegate. - = not run. † = that strategy did not finish (it stopped early, so it spent
 less).
 """
 
@@ -77,8 +85,8 @@ the ranking tables below list every strategy, flower's ablations included. What 
 
 RANKED = """\
 Every strategy of each workload, ranked by the ideal player's all-agent cost (the strategies that
-finish first). The realistic player ran the CLI's default, flower and each peer at its best, three
-seeds: its column gives the median and the range. The ideal player's cost is split
+finish first). The realistic player ran the baselines, flower and each peer at its best: its column
+gives the median and the range over its seeds. The ideal player's cost is split
 into uncached input, cache reads, cache writes and output.
 """
 
@@ -158,3 +166,31 @@ _ROWS = (
     ),
 )
 CALIBRATION = CALIBRATION_TEXT.format(table="\n".join("| " + " | ".join(row) + " |" for row in _ROWS))
+
+
+CLOCK = """\
+## Under a realistic clock
+
+A prompt-cache entry lives 5 minutes (1 hour for a `"ttl": "1h"` mark) after its last use, so what a run
+costs depends on how long its requests, tools and workers take. Every run is recorded once and its
+requests, exactly as sent, are priced under each clock (`benchmarks/suite/timing.py`):
+
+- **10 s, 20 s, 35 s, 60 s**: every request moves the clock that many seconds, whoever sends it;
+- **calibrated** (the default, and every other table on this page): each request takes a duration drawn
+  for its context size from the real main-thread requests ({requests}), plus the time to write its output
+  beyond the real mean; the tools its reply called take a run time drawn per tool ({tools}; a Bash
+  command by its text, so every strategy that runs it waits as long); a worker lasts what its own
+  requests and tools take, and its coordinator waits that long. Medians of the worker waits it gives
+  flower here: {waits}. The real subagent runs of the same transcripts lasted {subagents};
+- **stress**: calibrated, but every worker lasts a duration drawn from the distribution measured over
+  56 real sessions (median 56 s, p75 116 s, p90 404 s, 18 % over 5 minutes), whatever its size;
+- every clock adds the workloads' idle gaps.
+
+`python benchmarks/calibrate_time.py DIR` measures the tables (`benchmarks/suite/timing.json`) from a
+directory of real transcripts. flower's coordinator asks the CLI for a 1-hour cache (its workers keep 5
+minutes), so a long worker does not expire it; the peers, which never wait on a worker, keep the CLI's 5
+minutes. The cheapest fair peer is the non-flower strategy (the CLI's default, `baseline_raw`, each
+peer at its best) that finished on every seed and cost least under that clock; ratios are per seed
+(the same seed draws the same choices and durations for both sides), median (largest).
+**Bold**: above 0.9, or a seed above 1.0.
+"""

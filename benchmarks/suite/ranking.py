@@ -46,8 +46,9 @@ def one(rows: Sequence[Metrics], key: str, strategy: str, size: int = 0) -> Metr
 
 
 def seeds(rows: Sequence[Metrics], key: str, strategy: str) -> list[Metrics]:
-    """The realistic player's rows, by seed."""
-    return sorted(_at(rows, key, strategy, "realistic"), key=lambda r: r.player)
+    """The realistic player's rows, by seed (not the held-out seed 0 the peers' settings are chosen on)."""
+    found = [r for r in _at(rows, key, strategy, "realistic") if r.player != "realistic #0"]
+    return sorted(found, key=lambda r: r.player)
 
 
 def spread(values: Sequence[float], show: Callable[[float], str]) -> str:

@@ -14,15 +14,21 @@ measured to differ (`benchmarks/calibrate.py` over 18 real Claude Code transcrip
 - every reply carries prose: a thinking block in 58 % of replies (median 180 chars, 90th percentile
   1,400) and a text block in 58 % (median 100, p90 750), which the model pays as output and the next
   requests carry as input.
+- a worker's final report runs to a size drawn from the subagent reports of the real transcripts
+  (median 9,002 chars, 10 of 11 over flower's 4,000-char report limit; `timing.json`): the structured
+  lines, then prose. flower's report cap saves such a report to a file and the worker answers again in
+  short; elsewhere the report reaches the main thread whole.
 Every draw is seeded by (seed, what it is about), so two strategies played with one seed pipe the same
 commands, take the same number of calls for the same fact, and differ only where their contexts do.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from dataclasses import dataclass
+from pathlib import Path
 
 PIPE_SHARE = 0.167
 PIPES = (("tail", 0.561), ("head", 0.268), ("grep", 0.171))
@@ -36,6 +42,10 @@ READ_WHOLE_SHARE = round(LOOKUP_READ_SHARE * WHOLE_READ_SHARE, 3)
 THINKING = (0.583, 179, 1_399)
 TEXT = (0.58, 104, 747)
 """(share of replies with the block, median chars, 90th percentile chars)."""
+REPORTS: tuple[int, ...] = tuple(
+    json.loads(Path(__file__).with_name("timing.json").read_text())["report_chars"]
+)
+"""Characters of the real subagent reports (`benchmarks/calibrate_time.py`)."""
 READ_CAP_CHARS = 100_000
 """A Read of a file over about 25,000 tokens fails with the CLI's "exceeds maximum allowed tokens"."""
 
@@ -85,6 +95,13 @@ class Behaviour:
         misses = ["miss-read" if rng.random() < LOOKUP_READ_SHARE else "miss-grep" for _ in range(calls - 1)]
         return [*misses, "read" if rng.random() < READ_WHOLE_SHARE else "grep"]
 
+    def report_chars(self, task: str) -> int:
+        """The size the final report of worker `task` runs to (0: as short as its lines; the ideal
+        player), drawn from the real reports."""
+        if not self.realistic:
+            return 0
+        return self.rng("report", task).choice(REPORTS)
+
     def prose(self, caller: str, index: int) -> tuple[str, str]:
         """(thinking, text) the reply to this request carries ("" for none); the ideal player writes none."""
         if not self.realistic:
@@ -102,17 +119,21 @@ def _pick(rng: random.Random, table: tuple[tuple[object, float], ...]) -> object
     return table[-1][0]
 
 
+def filler(rng: random.Random, size: int) -> str:
+    """About `size` chars of prose (a report's narration)."""
+    out: list[str] = []
+    while sum(len(w) + 1 for w in out) < size:
+        out.append(rng.choice(WORDS))
+    return " ".join(out)[: max(0, size)]
+
+
 def _words(rng: random.Random, shape: tuple[float, int, int]) -> str:
     """Filler prose of a lognormal length (median, p90) with probability `share`, else ""."""
     share, median, p90 = shape
     if rng.random() >= share:
         return ""
     sigma = math.log(p90 / median) / 1.2816
-    size = int(rng.lognormvariate(math.log(median), sigma))
-    out: list[str] = []
-    while sum(len(w) + 1 for w in out) < size:
-        out.append(rng.choice(WORDS))
-    return " ".join(out)[: max(1, size)]
+    return filler(rng, max(1, int(rng.lognormvariate(math.log(median), sigma))))
 
 
 def piped(command: str, pipe: str) -> str:

@@ -31,7 +31,7 @@ from .peers import PEERS
 from .play import Play
 from .player import Ledger
 from .realistic import Behaviour
-from .runs import TOOLS, WORKER_PROMPT, Strategy, lead
+from .runs import INLINE_TOOLS, TOOLS, WORKER_PROMPT, Strategy, lead
 
 GEN = Path(__file__).with_name("gen.py")
 
@@ -93,11 +93,13 @@ def _settings(workload: Workload) -> str | None:
 def plain_options(
     model: ScriptedModel, root: Path, workload: Workload, strategy: Strategy
 ) -> ClaudeAgentOptions:
-    """Options without flower: flower's preset, tools and model (the peers and `baseline_raw`), or the
-    CLI's own defaults (its tool set and built-in agents: `baseline_cc_default`)."""
+    """Options without flower: the `claude_code` preset (or, `prompt="sdk"`, the SDK's empty default),
+    flower's tools (without `Agent` where nothing is delegated) and model (the peers and `baseline_raw`),
+    or the CLI's own defaults (its tool set and built-in agents: `baseline_cc_default`)."""
     fields: dict[str, Any] = {}
     if not strategy.defaults:
-        fields = {"tools": list(TOOLS), "allowed_tools": list(TOOLS)}
+        tools = list(INLINE_TOOLS if strategy.inline else TOOLS)
+        fields = {"tools": tools, "allowed_tools": list(tools)}
         if strategy.delegated:
             fields["agents"] = {
                 "worker": AgentDefinition(
@@ -107,9 +109,10 @@ def plain_options(
                     model="inherit",
                 )
             }
+    if strategy.prompt == "preset":
+        fields["system_prompt"] = {"type": "preset", "preset": "claude_code"}
     return model.options(
         cwd=root,
-        system_prompt={"type": "preset", "preset": "claude_code"},
         model=strategy.model,
         env=_env(strategy),
         settings=_settings(workload),
@@ -146,6 +149,7 @@ async def record(
             agent_type="general-purpose" if strategy.defaults else "worker",
             chunk=strategy.chunk,
             self_glance=strategy.self_glance,
+            fold=strategy.fold and strategy.engine == "flower",
         )
         resume_states: dict[int, int] = {}
         gaps: list[float] = []

@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import levers, plots, prose, ranking
+from . import levers, plots, prose, ranking, ratios
 from .actions import Workload
 from .findings import findings
 from .metrics import Metrics
@@ -221,6 +221,7 @@ def write(
         prose.HEADLINE,
         ranking.headline(rows, keys, picks),
         "",
+        ratios.clock_section(rows, keys),
         prose.READING,
         findings(rows, keys, picks),
         "## Every strategy, ranked\n",

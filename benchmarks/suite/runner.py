@@ -1,35 +1,47 @@
 """Plan and run the suite: every run is a job (workload, strategy, player, size) in a process pool.
 
-1. the ideal player, every strategy of every workload (the peers' whole sweep included);
-2. the realistic player, three seeds (one in `--quick`), on the CLI's default, flower, and each peer at
-   its best: the setting of its sweep that cost least with the ideal player in that workload (among the
-   settings that finished);
-3. the scaling table: W1 and W3 at two more sizes, the ideal player, the strategies of 2.
-Jobs that need no peer choice start at once; the others once the ideal sweep is in.
+1. the ideal player, every strategy of every workload (the peers' whole sweep and flower's ablations);
+2. the realistic player, five seeds (one in `--quick`), on `baseline_raw`, the CLI's default, flower and
+   `flower -delegation`; and, on a held-out seed (`SELECT`), every peer setting of the sweep;
+3. once those are in: each peer at its best (the setting of its sweep that cost least with the held-out
+   seed in that workload, under the run's clock, among those that finished) on the five seeds; the
+   cheapest fair peer of the held-out seed again with the SDK's default system prompt (the sensitivity
+   row); and the scaling table (W1 and W3 at two more sizes, the ideal player).
+`--quick` runs flower and a few ablations with the ideal player, and one realistic seed of flower, the
+baselines and one setting of each peer.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
 import multiprocessing
+import pickle
 import resource
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import anyio
 
 from .metrics import Metrics, compute
 from .peers import CLEARS, MASKS
 from .realistic import Behaviour
-from .runs import named, strategies_for
+from .runs import RAW, named, sdk_prompt, strategies_for, sweep
 from .trace import from_recording
 from .workloads import QUICK_SCALES, SCALES, workload
 
 Progress = Callable[[str], None]
-SEEDS = (1, 2, 3)
-REALISTIC = ("baseline_cc_default", "flower")
+SEEDS = (1, 2, 3, 4, 5)
+SELECT = 0
+"""The held-out realistic seed each peer's best setting is chosen on (never one of `SEEDS`)."""
+REALISTIC = ("baseline_raw", "baseline_cc_default", "flower", "flower -delegation")
 """Run by the realistic player, with each peer at its best."""
+QUICK_PEERS = ("mask n10 p10", "clear_tool_uses tuned")
+"""The peer settings `--quick` runs (no choice)."""
 SCALED = ("baseline_cc_default", "flower")
 """Run at the scaling table's other sizes, with each peer at its best."""
 WEIGHT = {"w4": 3.0, "w1": 1.5, "w2": 1.2, "w3": 1.2, "w5": 1.0}
@@ -46,6 +58,9 @@ class Job:
     player: str = "ideal"
     seed: int = 0
     size: int | None = None
+    clock: str = "calibrated"
+    keep: str | None = None
+    """A directory to keep the recording in (`<workload>/<strategy>--<player>.pkl.gz`), to price again."""
 
     @property
     def weight(self) -> float:
@@ -63,9 +78,26 @@ def run_job(job: Job) -> Metrics:
     strategy = named(w, job.strategy)
     before = _cpu()
     rec = anyio.run(lambda: record(w, strategy, Behaviour(job.player, job.seed)))
-    row = compute(from_recording(rec, size=job.size or 0))
+    if job.keep:
+        _keep(rec, Path(job.keep), job)
+    row = compute(from_recording(rec, size=job.size or 0, run_clock=job.clock))
     row.cpu = round(_cpu() - before, 1)
     return row
+
+
+def _keep(rec: object, root: Path, job: Job) -> None:
+    """Pickle a recording (every request body as sent), to be priced again without running."""
+    name = f"{job.strategy}--{job.player}{job.seed}{f'@{job.size}' if job.size else ''}".replace(" ", "_")
+    target = root / job.workload / f"{name}.pkl.gz"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(target, "wb", compresslevel=3) as handle:
+        pickle.dump(rec, handle, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def load_recording(path: Path) -> Any:
+    """A recording kept by `_keep`."""
+    with gzip.open(path, "rb") as handle:
+        return pickle.load(handle)
 
 
 def _cpu() -> float:
@@ -75,8 +107,16 @@ def _cpu() -> float:
 
 
 def best(rows: Sequence[Metrics], key: str, names: Iterable[str]) -> str:
-    """The cheapest of these peer settings in workload `key` with the ideal player (finishing first)."""
-    pool = [r for r in rows if r.workload == key and r.strategy in set(names) and r.player == "ideal"]
+    """The cheapest of these peer settings in workload `key` on the held-out seed (the ideal player when
+    no held-out run exists), finishing first."""
+    wanted = set(names)
+    pool = [
+        r for r in rows if r.workload == key and r.strategy in wanted and r.player == f"realistic #{SELECT}"
+    ]
+    for player in ("realistic", "ideal"):  # quick: the one realistic seed; else the ideal player
+        pool = pool or [
+            r for r in rows if r.workload == key and r.strategy in wanted and r.player.startswith(player)
+        ]
     if not pool:
         return next(iter(names))
     return min(pool, key=lambda r: (not r.finished, r.cost_all)).strategy
@@ -88,42 +128,71 @@ def chosen_peers(rows: Sequence[Metrics], keys: Iterable[str]) -> dict[str, tupl
     return {key: (best(rows, key, masks), best(rows, key, clears)) for key in keys}
 
 
-def _later(key: str, quick: bool, peers: tuple[str, str] | None) -> list[Job]:
-    """Realistic runs and scaling runs of one workload: of `REALISTIC` and `SCALED` when `peers` is None,
-    else of the chosen peer settings. `quick`: one realistic seed, no peers, no scaling."""
+def _first(key: str, quick: bool, clock: str, previews: bool) -> list[Job]:
+    """The jobs that need no choice: the ideal player's strategies, the realistic seeds of `REALISTIC`
+    (and, quick, of `QUICK_PEERS`), the held-out seed of every peer setting, the scaling runs."""
+    w = workload(key, quick)
+    jobs = [Job(key, s.name, quick, clock=clock) for s in strategies_for(w, quick=quick, previews=previews)]
     if quick:
-        return [] if peers else [Job(key, n, quick, "realistic", 1) for n in REALISTIC]
-    realistic, scaled = (REALISTIC, SCALED) if peers is None else (peers, peers)
-    jobs = [Job(key, n, quick, "realistic", seed) for seed in SEEDS for n in realistic]
+        named_ = (*REALISTIC[:3], *QUICK_PEERS)  # not flower -delegation: its ablation is the ideal player's
+        return jobs + [Job(key, n, quick, "realistic", 1, clock=clock) for n in named_]
+    jobs += [Job(key, n, quick, "realistic", seed, clock=clock) for seed in SEEDS for n in REALISTIC]
+    jobs += [Job(key, p.name, quick, "realistic", SELECT, clock=clock) for p in [RAW, *sweep(w)]]
     for size in SCALES.get(key, ())[::2]:  # the middle size is the suite's own
-        jobs += [Job(key, name, quick, size=size) for name in scaled]
+        jobs += [Job(key, name, quick, size=size, clock=clock) for name in SCALED]
+    return jobs
+
+
+def _second(rows: Sequence[Metrics], key: str, picks: tuple[str, str], clock: str) -> list[Job]:
+    """The chosen peer settings on the five seeds and at the scaling sizes, and the cheapest fair peer of
+    the held-out seed with the SDK's default prompt on the five seeds."""
+    jobs = [Job(key, n, False, "realistic", seed, clock=clock) for seed in SEEDS for n in picks]
+    for size in SCALES.get(key, ())[::2]:
+        jobs += [Job(key, name, False, size=size, clock=clock) for name in picks]
+    held = [
+        r
+        for r in rows
+        if r.workload == key and r.player == f"realistic #{SELECT}" and r.strategy in (RAW.name, *picks)
+    ]
+    if held:
+        cheapest = min(held, key=lambda r: (not r.finished, r.cost_all)).strategy
+        sdk = sdk_prompt(named(workload(key, False), cheapest)).name
+        jobs += [Job(key, sdk, False, "realistic", seed, clock=clock) for seed in SEEDS]
     return jobs
 
 
 def run_suite(
-    keys: Sequence[str], *, quick: bool, jobs: int, previews: bool = False, progress: Progress = print
+    keys: Sequence[str],
+    *,
+    quick: bool,
+    jobs: int,
+    previews: bool = False,
+    clock: str = "calibrated",
+    keep: Path | None = None,
+    progress: Progress = print,
 ) -> list[Metrics]:
-    """Every row of the suite for these workloads, `jobs` runs at a time (`previews`: W1's preview sweep)."""
-    first = [
-        Job(k, s.name, quick)
-        for k in keys
-        for s in strategies_for(workload(k, quick), quick=quick, previews=previews)
-    ]
-    first += [job for k in keys for job in _later(k, quick, None)]
+    """Every row of the suite for these workloads under `clock`, `jobs` runs at a time (`previews`: W1's
+    preview sweep; `keep`: a directory for the recordings)."""
+    first = [job for k in keys for job in _first(k, quick, clock, previews)]
     rows: list[Metrics] = []
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        rows += _drain(pool, first, progress)
+        rows += _drain(pool, first, progress, keep)
+        if quick:
+            return rows
         picks = chosen_peers(rows, keys)
         for key, (mask, clear) in picks.items():
             progress(f"  {key}: best masking {mask}, best clear_tool_uses {clear}")
-        second = [job for k in keys for job in _later(k, quick, picks[k])]
-        rows += _drain(pool, second, progress)
+        second = [job for k in keys for job in _second(rows, k, picks[k], clock)]
+        rows += _drain(pool, second, progress, keep)
     return rows
 
 
-def _drain(pool: ProcessPoolExecutor, jobs: Sequence[Job], progress: Progress) -> list[Metrics]:
+def _drain(
+    pool: ProcessPoolExecutor, jobs: Sequence[Job], progress: Progress, keep: Path | None = None
+) -> list[Metrics]:
     started = time.perf_counter()
+    jobs = [dataclasses.replace(job, keep=str(keep) if keep else None) for job in jobs]
     futures: dict[Future[Metrics], Job] = {
         pool.submit(run_job, job): job for job in sorted(jobs, key=lambda j: -j.weight)
     }
@@ -141,4 +210,4 @@ def _drain(pool: ProcessPoolExecutor, jobs: Sequence[Job], progress: Progress) -
     return out
 
 
-__all__ = ["Job", "best", "chosen_peers", "run_job", "run_suite"]
+__all__ = ["SEEDS", "SELECT", "Job", "best", "chosen_peers", "load_recording", "run_job", "run_suite"]

@@ -1,18 +1,21 @@
 """The strategies the suite runs, all for real through the bundled CLI: baselines, peers, flower, ablations.
 
-- `baseline_raw`: plain `ClaudeAgentOptions` with flower's preset, tool list and model, compaction off;
+- `baseline_raw`: plain `ClaudeAgentOptions` with the `claude_code` preset (what an SDK user doing
+  hands-on coding work sets), flower's tool list without `Agent` (it never delegates) and flower's model,
+  compaction off;
 - `baseline_cc_default`: the CLI as a user gets it: its own tool set, its built-in agents (a fan-out goes
   to `general-purpose`), its compaction, its idle handling;
 - the peers (`peers.py`): `baseline_raw`'s options with compaction on and the peer's edit in the
-  scripted model;
-- flower (`Runtime(..., configure=model.attach)`) in full and without each layer, and the spill preview
-  sweep of W1.
+  scripted model; with `prompt="sdk"`, the SDK's empty default system prompt instead of the preset
+  (the sensitivity row);
+- flower (`Runtime(..., configure=model.attach)`) in full and without each layer or lever, and the spill
+  preview sweep of W1.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from flower import SpillPolicy, coordinator, worker
@@ -43,7 +46,8 @@ def lead(model: str = MODEL, **knobs: Any) -> Any:
 
 
 TOOLS = session_tools(lead())
-"""flower's session tools; `baseline_raw` and the peers are offered the same list."""
+"""flower's session tools; `baseline_raw` and the peers are offered the same list without `Agent`."""
+INLINE_TOOLS = [t for t in TOOLS if t != "Agent"]
 
 
 @dataclass(frozen=True)
@@ -60,9 +64,14 @@ class Strategy:
     self_glance: bool = True
     """A delegated coordinator runs read-only looks itself, their output bounded by spill (False: it
     delegates them like any run)."""
-    chunk: int | None = None
-    """At most this many runs a mandate; None: the workload's `chunk`; `MOVE`: one mandate per move
-    (every run up to the coordinator's next look or decision)."""
+    whole_loops: bool = True
+    """flower's coordinator gives one mandate per move (every run up to its next own step), as its rules
+    say (False: at most the workload's `chunk` of runs a mandate). Plain strategies chunk by the workload."""
+    fold: bool = True
+    """flower's coordinator puts a look that checks a worker's work in that worker's mandate, as its
+    rules say (False: it runs every look itself)."""
+    prompt: Literal["preset", "sdk"] = "preset"
+    """A plain strategy's system prompt: the `claude_code` preset, or the SDK's empty default."""
     parallel: int = 1
     model: str = MODEL
     note: str = ""
@@ -70,6 +79,16 @@ class Strategy:
     """The peer whose edit the scripted model applies (`peers.PEERS`)."""
     defaults: bool = False
     """The CLI's own tool set and built-in agents (else flower's tool list, built-in agents off)."""
+
+    @property
+    def chunk(self) -> int | None:
+        """Runs a mandate holds at most (`MOVE`: one mandate per move); None: the workload's chunk."""
+        return MOVE if self.engine == "flower" and self.whole_loops else None
+
+    @property
+    def inline(self) -> bool:
+        """A plain strategy that never delegates: it is offered no `Agent` tool."""
+        return self.engine == "plain" and not self.delegated and not self.defaults
 
     @property
     def scripts(self) -> str:
@@ -116,17 +135,27 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -workbench": {"workbench": False},
     "flower -report_cap": {"report_limit": None},
 }
+"""The layers, one at a time: `Runtime` arguments."""
 PLANNING = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
 """The CLI's planning tools, opt-in for a flower coordinator."""
-DELEGATION_ABLATIONS: dict[str, tuple[dict[str, Any], int | None]] = {
-    "flower -shared_prefix": ({"mandate_line": None}, None),
-    "flower +planning": ({"tools": ("Agent", "Read", *PLANNING)}, None),
-    "flower +batching": ({}, MOVE),
+DELEGATION_ABLATIONS: dict[str, dict[str, Any]] = {
+    "flower -lean": {"claude_code_preset": True},
+    "flower -ttl": {"options": {"env": {"CLAUDE_CODE_PROMPT_CACHE_TTL": "5m"}}},
+    "flower -shared_prefix": {"mandate_line": None},
+    "flower +planning": {"tools": ("Agent", "Read", *PLANNING)},
 }
-"""The delegation levers, one at a time: `coordinator()` arguments and the runs a mandate holds (None:
-the workload's chunk)."""
+"""The delegation levers, one at a time: `coordinator()` arguments (`-lean`: the CLI's `claude_code`
+preset under the coordinator's rules; `-ttl`: the coordinator's cache at 5 minutes, as a user who set
+the variable would have it)."""
+PLAY_ABLATIONS: dict[str, dict[str, bool]] = {
+    "flower -whole_loops": {"whole_loops": False},
+    "flower -fold_checks": {"fold": False},
+    "flower -self_glance": {"self_glance": False},
+}
+"""The coordinator's rules, one at a time: `-whole_loops` chunks by the workload's size instead of one
+mandate per move; `-fold_checks` runs a look that checks a worker's work itself; `-self_glance`
+delegates every look, its own ones too."""
 SELF_GLANCE = "flower -self_glance"
-"""The coordinator delegates its read-only looks too (the cost-aware rule: it runs them itself)."""
 
 
 def idle_layers(workload: Workload) -> dict[str, str]:
@@ -158,7 +187,9 @@ def idle_layers(workload: Workload) -> dict[str, str]:
     if not pasted:
         idle["flower -report_cap"] = "no worker report reaches the 4,000-char limit"
     if _mandates(workload, workload.chunk) == _mandates(workload, MOVE):
-        idle["flower +batching"] = "every move already fits in one mandate"
+        idle["flower -whole_loops"] = "every move already fits in the workload's chunk"
+    if not any(isinstance(a, Run) and a.check for a in actions):
+        idle["flower -fold_checks"] = "no look that checks a worker's work"
     if not any(isinstance(a, Run) and a.glance for a in actions):
         idle[SELF_GLANCE] = "no read-only look to run"
     elif workload.pad:
@@ -172,7 +203,7 @@ def _mandates(workload: Workload, size: int) -> int:
     """How many mandates the scripted coordinator gives with at most `size` runs a mandate."""
     from .delegate import Chunk, partition
 
-    return sum(isinstance(item, Chunk) for item in partition(workload.actions, size))
+    return sum(isinstance(item, Chunk) for item in partition(workload.actions, size, fold=True))
 
 
 RAW = Strategy("baseline_raw", "plain", compaction=False, note="plain SDK, compaction off")
@@ -196,6 +227,15 @@ def peer(name: str) -> Strategy:
     return Strategy(name, "plain", peer=name, note=PEERS[name].note)
 
 
+def sdk_prompt(strategy: Strategy) -> Strategy:
+    """`strategy` with the SDK's empty default system prompt instead of the `claude_code` preset."""
+    return replace(strategy, name=f"{strategy.name} (SDK prompt)", prompt="sdk")
+
+
+SDK = " (SDK prompt)"
+"""How the name of a peer with the SDK's default prompt ends."""
+
+
 def core(workload: Workload) -> list[Strategy]:
     """The strategies every player runs: the baselines, flower and flower without its wall."""
     return [RAW, cc_default(workload), FLOWER, SOLO]
@@ -208,30 +248,42 @@ def sweep(workload: Workload | None = None) -> list[Strategy]:
     return [peer(p.name) for p in (*MASKS, *CLEARS) if p.name not in idle]
 
 
-def strategies_for(workload: Workload, *, quick: bool, previews: bool = False) -> list[Strategy]:
-    """The strategies a workload runs under with the ideal player: the core, every peer setting that can
-    act there and, in the full suite, flower's ablations and W3's parallel variants; with `previews`,
-    W1's spill preview sweep.
+QUICK_ABLATIONS = ("flower -delegation", "flower -lean", "flower -ttl", "flower -whole_loops")
+"""The ablations `--quick` runs (the ideal player)."""
 
-    `quick` runs the core and one setting of each peer.
-    """
-    fan_out = workload.key == "w3"
-    if quick:
-        return [*core(workload), peer("mask n10 p10"), peer("clear_tool_uses tuned")]
-    rows = [*core(workload), *sweep(workload)]
+
+def ablations(workload: Workload) -> list[Strategy]:
+    """flower without each layer or lever that can act in `workload` (the ideal player)."""
     idle = idle_layers(workload)
-    rows += [
+    rows = [
         Strategy(name, "flower", delegated=True, runtime=knobs)
         for name, knobs in ABLATIONS.items()
         if name not in idle
     ]
     rows += [
-        Strategy(name, "flower", delegated=True, spec=knobs, chunk=chunk)
-        for name, (knobs, chunk) in DELEGATION_ABLATIONS.items()
+        Strategy(name, "flower", delegated=True, spec=knobs)
+        for name, knobs in DELEGATION_ABLATIONS.items()
         if name not in idle
     ]
-    if SELF_GLANCE not in idle:
-        rows.append(Strategy(SELF_GLANCE, "flower", delegated=True, self_glance=False))
+    rows += [
+        Strategy(name, "flower", delegated=True, **knobs)  # type: ignore[arg-type]
+        for name, knobs in PLAY_ABLATIONS.items()
+        if name not in idle
+    ]
+    return rows
+
+
+def strategies_for(workload: Workload, *, quick: bool, previews: bool = False) -> list[Strategy]:
+    """The strategies a workload runs under with the ideal player: the core, every peer setting that can
+    act there and, in the full suite, flower's ablations and W3's parallel variants; with `previews`,
+    W1's spill preview sweep.
+
+    `quick` runs flower and the ablations of `QUICK_ABLATIONS`.
+    """
+    fan_out = workload.key == "w3"
+    if quick:
+        return [FLOWER, *(s for s in [SOLO, *ablations(workload)] if s.name in QUICK_ABLATIONS)]
+    rows = [*core(workload), *sweep(workload), *ablations(workload)]
     if fan_out:
         parallel = Strategy(
             "baseline_cc_default x6 parallel", "plain", delegated=True, parallel=6, defaults=True
@@ -264,7 +316,8 @@ def strategies_for(workload: Workload, *, quick: bool, previews: bool = False) -
 
 def named(workload: Workload, name: str) -> Strategy:
     """The strategy called `name` for this workload (any the full suite can run)."""
-    for strategy in [*strategies_for(workload, quick=False, previews=True), *sweep()]:
+    known = [*strategies_for(workload, quick=False, previews=True), *sweep(), *ablations(workload)]
+    for strategy in [*known, *(sdk_prompt(s) for s in [RAW, *sweep()])]:
         if strategy.name == name:
             return strategy
     raise KeyError(f"no strategy {name!r} for {workload.key}")

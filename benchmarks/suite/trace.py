@@ -1,25 +1,25 @@
 """A run reduced to numbers: one `Req` per request (priced by `flower.cost`), plus what the ledger says.
 
-Each request goes through three simulated prompt caches, one per pricing the report shows: the billing
-block as sent (the headline), the billing block ignored (the sensitivity row), and a 1-hour cache. The
-marathon's residue per turn (`Workload.pad`) is a block after each assistant message of the main
-thread, keyed by that message, so it is cached with the prefix it belongs to.
+Each request is cut into cache blocks once, then priced through a simulated prompt cache under every
+clock (`timing.CLOCKS`): the run's own clock gives the trace's requests (the billing block as sent, the
+headline; and the billing block ignored, the sensitivity row), every clock its all-agent dollars
+(`Trace.costs`). The marathon's residue per turn (`Workload.pad`) is a block after each assistant
+message of the main thread, keyed by that message, so it is cached with the prefix it belongs to.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flower.cost import TTL_1H, Block, PromptCache, TokenUsage, blocks_of
+from flower.cost import Block, PromptCache, TokenUsage, blocks_of, price
 
+from . import timing
 from .player import Ledger, ProbeRecord
 from .probes import View, residue, stale_snapshots
-
-TURN_SECONDS = 20.0
-"""Simulated clock: every request moves it 20 s, plus the workload's idle gaps."""
 
 
 @dataclass(frozen=True)
@@ -33,11 +33,9 @@ class Req:
     """Tokens the model is told it holds (chars / 4, plus the marathon's residue per turn)."""
     model: str
     usage: TokenUsage
-    """The billing block as sent, 5-minute cache (the headline)."""
+    """The billing block as sent (the headline)."""
     ignored: TokenUsage
     """The billing block ignored by the cache."""
-    hour: TokenUsage
-    """A 1-hour cache."""
     residue: int = 0
 
 
@@ -70,6 +68,14 @@ class Trace:
     """Fact probes and verdict probes the workload asks: one not reached counts as failed."""
     cli_gap: float = 0.0
     """The largest gap between transcript entries a resumed plain session showed the CLI (seconds)."""
+    clock: str = "calibrated"
+    """The clock `requests` are timed and priced under."""
+    costs: dict[str, float] = field(default_factory=dict)
+    """All-agent dollars under each clock (`timing.CLOCKS`)."""
+    waits: list[float] = field(default_factory=list)
+    """Seconds the coordinator waited on each delegation, under `clock`."""
+    report_chars: int = 0
+    """Characters of the workers' reports (the Agent results) the main thread received."""
 
     @property
     def main(self) -> list[Req]:
@@ -96,67 +102,103 @@ def assistant_turns(body: Mapping[str, Any]) -> int:
     return sum(1 for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "assistant")
 
 
-class Pricer:
-    """The three simulated caches a run's requests go through, in order."""
+@dataclass(frozen=True)
+class Sent:
+    """One request as sent, cut into the cache's blocks once (for every clock)."""
 
-    def __init__(self) -> None:
-        self.sent = PromptCache()
-        self.ignored = PromptCache(billing="ignored")
-        self.hour = PromptCache(ttl=TTL_1H)
-
-    def req(
-        self, body: Mapping[str, Any], caller: str, at: float, output: int, pad: int, view: View | None
-    ) -> Req:
-        """A `Req` from a request body (the main thread's context includes the per-turn residue `pad`)."""
-        pad = pad if caller == "main" else 0
-        model = str(body.get("model") or "")
-        chars = len(json.dumps(body, ensure_ascii=False))
-        sent, ignored = blocks_of(body), blocks_of(body, billing="ignored")
-        usage = self.sent.send_blocks(with_pad(sent, pad), at=at, model=model, output=output)
-        return Req(
-            caller,
-            at,
-            chars,
-            chars // 4 + pad * assistant_turns(body),
-            model,
-            usage,
-            self.ignored.send_blocks(with_pad(ignored, pad), at=at, model=model, output=output),
-            self.hour.send_blocks(with_pad(sent, pad), at=at, model=model, output=output),
-            residue(view) if view is not None else 0,
-        )
+    caller: str
+    model: str
+    blocks: list[Block]
+    ignored: list[Block]
+    chars: int
+    context: int
+    residue: int
+    output: int
 
 
-def clock(count: int, idle_after: Mapping[int, float]) -> list[float]:
-    """Simulated send times of `count` requests, with idle gaps after the given request positions."""
-    times, now = [], 0.0
-    for i in range(count):
-        times.append(now)
-        now += TURN_SECONDS + idle_after.get(i, 0.0)
-    return times
+def cut(body: Mapping[str, Any], caller: str, output: int, pad: int, view: View | None) -> Sent:
+    """A `Sent` from a request body (the main thread's context includes the per-turn residue `pad`)."""
+    pad = pad if caller == "main" else 0
+    chars = len(json.dumps(body, ensure_ascii=False))
+    return Sent(
+        caller,
+        str(body.get("model") or ""),
+        with_pad(blocks_of(body), pad),
+        with_pad(blocks_of(body, billing="ignored"), pad),
+        chars,
+        chars // 4 + pad * assistant_turns(body),
+        residue(view) if view is not None else 0,
+        output,
+    )
+
+
+def usages(sent: Sequence[Sent], times: Sequence[float], *, ignored: bool = False) -> list[TokenUsage]:
+    """Each request's usage through one fresh simulated cache (every agent of a run shares it)."""
+    cache = PromptCache(billing="ignored" if ignored else "as_sent")
+    return [
+        cache.send_blocks(s.ignored if ignored else s.blocks, at=at, model=s.model, output=s.output)
+        for s, at in zip(sent, times, strict=True)
+    ]
+
+
+def dollars(sent: Sequence[Sent], used: Sequence[TokenUsage]) -> float:
+    """All-agent dollars of these usages, each at its request's model's prices."""
+    models = {s.model for s in sent}
+    return round(
+        sum(
+            price([u for s, u in zip(sent, used, strict=True) if s.model == m], model=m).total for m in models
+        ),
+        4,
+    )
 
 
 def _caller(name: str) -> str:
     return name if name in ("main", "compact") else "worker"
 
 
-def from_recording(rec: Any, size: int = 0) -> Trace:
-    """A real run (`record.Recording`) as a Trace."""
+def _seeds(player: str) -> tuple[int, ...]:
+    """The seeds that draw a drawn clock: the realistic player's own, or all of `timing.SEEDS`."""
+    return (int(player.split("#")[1]),) if "#" in player else timing.SEEDS
+
+
+def from_recording(rec: Any, size: int = 0, run_clock: str = "calibrated") -> Trace:
+    """A real run (`record.Recording`) as a Trace under `run_clock`, with its dollars under every clock.
+
+    Under a drawn clock the realistic player's seed draws the durations; the ideal player's dollars are
+    the median over `timing.SEEDS`, and its trace is the run under the median draw."""
     ledger: Ledger = rec.ledger
     requests = rec.requests
-    times = clock(len(requests), ledger.idle)
-    pricer = Pricer()
-    reqs: list[Req] = []
+    sent: list[Sent] = []
     main_index: dict[int, int] = {}
     staleness: int | None = None
     pause_seqs = sorted(rec.resume_states)
-    for r, when in zip(requests, times, strict=True):
+    for r in requests:
         caller = _caller(r.caller)
         view = View(r.body) if caller == "main" else None
         if caller == "main":
             main_index[r.seq] = len(main_index)
             if view is not None and staleness is None and pause_seqs and r.seq > pause_seqs[0]:
                 staleness = stale_snapshots(view, rec.resume_states[pause_seqs[0]])
-        reqs.append(pricer.req(r.body, caller, when, r.output_tokens, rec.workload.pad, view))
+        sent.append(cut(r.body, caller, r.output_tokens, rec.workload.pad, view))
+    tokens = [s.context for s in sent]
+    costs: dict[str, float] = {}
+    chosen: dict[str, tuple[list[float], list[TokenUsage]]] = {}
+    for name in timing.CLOCKS:
+        runs = []
+        for seed in _seeds(rec.behaviour.label) if name in timing.DRAWN else (0,):
+            times = timing.send_times(requests, ledger.idle, name, seed, tokens)
+            used = usages(sent, times)
+            runs.append((dollars(sent, used), times, used))
+        runs.sort(key=lambda run: run[0])
+        median = runs[(len(runs) - 1) // 2]
+        costs[name] = round(statistics.median(run[0] for run in runs), 4)
+        chosen[name] = (median[1], median[2])
+    times, used = chosen[run_clock]
+    ignored = usages(sent, times, ignored=True)
+    reqs = [
+        Req(s.caller, at, s.chars, s.context, s.model, u, i, s.residue)
+        for s, at, u, i in zip(sent, times, used, ignored, strict=True)
+    ]
     events = []
     for kind, seq in ledger.events:
         after = [i for s, i in main_index.items() if s > seq]
@@ -191,4 +233,26 @@ def from_recording(rec: Any, size: int = 0) -> Trace:
         note=rec.strategy.note,
         expected=rec.workload.expected,
         cli_gap=max(rec.gaps, default=0.0),
+        clock=run_clock,
+        costs=costs,
+        waits=timing.worker_spans(requests, times),
+        report_chars=_report_chars(requests),
     )
+
+
+def _report_chars(requests: Sequence[Any]) -> int:
+    """Characters of every Agent result the main thread received (each once)."""
+    agents = {
+        str(b.get("id"))
+        for r in requests
+        if r.caller == "main"
+        for b in r.tool_uses
+        if b.get("name") == "Agent"
+    }
+    seen: dict[str, int] = {}
+    for r in requests:
+        if r.caller == "main":
+            for result in r.tool_results:
+                if result.tool_use_id in agents:
+                    seen[result.tool_use_id] = len(result.text)
+    return sum(seen.values())

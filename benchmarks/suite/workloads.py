@@ -128,15 +128,15 @@ def edit_test(quick: bool) -> Workload:
         outputs[f"edit-{c}"] = Output(f"edit-{c}", "edit", 0, rng.randrange(10**6))
         outputs[test.label] = test
         actions += [
-            Run(f"status-{c}", "cat state/status.txt", glance=True),
+            Run(f"status-{c}", "cat state/status.txt", glance=True, check=True),
             ReadFile(f"read-{c}", f"src/mod_{c % 6}.py"),
             Run(f"edit-{c}", _gen(f"edit-{c}")),
             Run(test.label, _gen(test.label)),
             Probe(verdict, verdict=True),
-            Run(f"ls-{c}", "ls -la src state", glance=True),
+            Run(f"ls-{c}", "ls -la src state", glance=True, check=True),
         ]
         if c % 2:
-            actions.append(Run(f"diff-{c}", "cat state/status.txt", glance=True))
+            actions.append(Run(f"diff-{c}", "cat state/status.txt", glance=True, check=True))
         if c == pause_after - 1:
             actions += [Idle(7_200), Pause(external_change=True), StateCheck()]
             actions += [Probe(f) for f in read_facts if int(f.key[-1]) <= c]

@@ -200,8 +200,9 @@ def _cost(usage: StepUsage) -> float:
     """The step's cost: the one place `StepResult.cost_usd` is computed, with flower's cost model.
 
     Each model's tokens (`StepUsage.by_model`, subagents included) are priced at that model's row of
-    `flower.cost.PRICES`; cache writes at the 5-minute rate (the CLI reports one count for both TTLs). A
-    CLI that reports no per-model usage leaves the main thread's tokens, priced like the CLI's default model.
+    `flower.cost.PRICES`; the main thread's 1-hour cache writes at the 1-hour rate (its usage splits
+    them), every other write at the 5-minute rate. A CLI that reports no per-model usage leaves the main
+    thread's tokens, priced like the CLI's default model.
     """
     if usage.by_model:
         return sum(price([used], model=name).total for name, used in usage.by_model.items())

@@ -172,6 +172,8 @@ class Tracker:
 
     async def _assistant(self, message: AssistantMessage) -> None:
         agent = self._agent(message.parent_tool_use_id)
+        if agent is None and message.model:
+            self.usage.main_model = message.model
         if agent is None and message.usage:
             self.context = context_tokens(message.usage)
             self.peak_context = max(self.peak_context, self.context)

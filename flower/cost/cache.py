@@ -11,7 +11,10 @@ The rules it follows (the Messages API's prompt caching, and what the CLI sends)
 - a breakpoint reads the longest prefix still alive that ends at most `lookback` (20) blocks before it;
 - an entry lives `ttl` seconds (5 minutes; 1 hour for a `"ttl": "1h"` mark) after its last write or read;
 - usage: `cache_read` = the prefix read, `cache_creation` = from there to the last breakpoint, `input`
-  = what follows the last breakpoint (and everything when nothing could be cached).
+  = what follows the last breakpoint (and everything when nothing could be cached); a request whose marks
+  ask for different lifetimes (the CLI's 1-hour main thread with `CLAUDE_CODE_MESSAGES_PROMPT_CACHE_TTL=5m`)
+  has each written segment, from one mark to the next, billed at its own mark's TTL
+  (`cache_creation_1h` for the 1-hour ones).
 
 The CLI's billing block (`system[0]`, `x-anthropic-billing-header: cc_version=…; cc_entrypoint=…;`) sits
 before the system breakpoint and its three hex digits follow the conversation's first prompt, so two
@@ -164,19 +167,22 @@ class PromptCache:
         if hit_at >= 0:  # a read refreshes the entry
             ttl = self._alive[keys[hit_at]][1]
             self._alive[keys[hit_at]] = (at + ttl, ttl)
-        written = 0
-        one_hour = False
-        for mark in marks:
+        five = hour = 0
+        done = hit
+        for mark in marks:  # each segment is billed at its own mark's TTL, as the API bills it
             if cumulative[mark] >= minimum:
                 ttl = self._ttl(blocks[mark].breakpoint or TTL_5M)
                 self._alive[keys[mark]] = (max(self._alive.get(keys[mark], (-1.0, 0.0))[0], at + ttl), ttl)
-                written = cumulative[mark] - hit
-                one_hour = ttl > TTL_5M
-        written = max(0, written)
-        plain = total - hit - written
-        if one_hour:
-            return TokenUsage(input=plain, cache_read=hit, cache_creation_1h=written, output=output)
-        return TokenUsage(input=plain, cache_read=hit, cache_creation=written, output=output)
+                segment = max(0, cumulative[mark] - done)
+                done = max(done, cumulative[mark])
+                if ttl > TTL_5M:
+                    hour += segment
+                else:
+                    five += segment
+        plain = total - hit - five - hour
+        return TokenUsage(
+            input=plain, cache_read=hit, cache_creation=five, cache_creation_1h=hour, output=output
+        )
 
     def _ttl(self, marked: float) -> float:
         return self.ttl if self.ttl is not None else marked

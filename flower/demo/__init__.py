@@ -116,7 +116,7 @@ async def run_demo(*, out: Out = print, keep: Path | None = None, plots: Path | 
         flower_run = await run_flower(root, out)
         _finished("flower", [(s.ok, s.error) for s in flower_run.steps])
         out("")
-        plain_run = await run_plain(root, out, threshold=flower_run.threshold)
+        plain_run = await run_plain(root, out, threshold=flower_run.threshold, prefix=flower_run.prefix)
         # a plain step that ends without a result (its CLI stopped) has no text
         _finished(
             "plain SDK", [(bool(t) and not t.startswith("error:"), t or "no result") for t in plain_run.texts]

@@ -1,13 +1,18 @@
 """The demo's baseline: the same scenario as a plain SDK session, without flower.
 
-Plain `ClaudeAgentOptions`: the two workers as `AgentDefinition`s, the Claude Code prompt with the goal
-appended, a plain `SqliteSessionStore` (so the same report can read it; it rewrites nothing), no hooks.
-Nothing stops the coordinator, so it does what a plain one does: it runs the analyst's commands itself
-(their whole outputs stay in its context), writes files itself, restates the worker rules in its
-mandates, and its resume replays the whole history. Step 2 compacts at the line where the flower run
-hands off: the CLI takes no compaction window under 100,000 tokens, so it runs with a 100,000-token
-window (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`, an 80,000-token effective window) and the percentage of it
-that puts its threshold at flower's (`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`, rounded up to a whole percent).
+Plain `ClaudeAgentOptions` as a user writes them: the workspace, the Claude Code prompt with the goal
+appended, a plain `SqliteSessionStore` (so the same report can read it; it rewrites nothing), and nothing
+else: the CLI's own tools and its built-in agents, no hooks. Nothing stops the coordinator, so it does
+what a plain one does: it runs the analyst's commands itself (their whole outputs stay in its context),
+writes files itself, gives what it delegates to the CLI's `general-purpose` agent with the task alone
+(the CLI's own delegation, no rules restated), and its resume replays the whole history. Step 2 compacts
+at the line where the flower run hands off: the CLI takes no compaction window under 100,000 tokens, so
+it runs with a 100,000-token window (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`, an 80,000-token effective
+window) and the percentage of it that puts its threshold at flower's (`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`,
+rounded up to a whole percent), measured above each side's own fixed prefix: the CLI's tool set and
+`claude_code` preset are larger than flower's coordinator's tools and prompt, and a line below the
+plain session's own prefix could never be compacted under. Its compactions are requests like any
+other: priced with the rest.
 """
 
 from __future__ import annotations
@@ -21,7 +26,6 @@ from pathlib import Path
 
 import anyio
 from claude_agent_sdk import (
-    AgentDefinition,
     AssistantMessage,
     ClaudeAgentOptions,
     ResultMessage,
@@ -30,11 +34,11 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk._errors import ResultError
 
-from ..cost import PromptCache
 from ..stores import SqliteSessionStore
 from ..testing import ScriptedModel
+from .pause import PAUSE, PausedCache, pass_time
 from .runner import ANALYST_TOOLS, PROMPT_1, PROMPT_2, WRITER_TOOLS
-from .scenario import ANALYST, GOAL, STEP_1, STEP_2, WRITER, write_logs
+from .scenario import GOAL, STEP_1, STEP_2, write_logs
 from .scripted import MainScript, Place, tasks_of, worker_script
 
 __all__ = ["PlainRun", "compaction_env", "run_plain"]
@@ -70,23 +74,12 @@ def _summary(findings: list[str]) -> str:
 
 
 def _options(model: ScriptedModel, workspace: Path, store: SqliteSessionStore) -> ClaudeAgentOptions:
-    tools = ["Agent", "Read", "TodoWrite", *ANALYST_TOOLS, *WRITER_TOOLS]
-    tools = list(dict.fromkeys(tools))
+    tools = list(dict.fromkeys(["Agent", "Read", *ANALYST_TOOLS, *WRITER_TOOLS]))
     return model.options(
         cwd=workspace,
         system_prompt={"type": "preset", "preset": "claude_code", "append": GOAL},
-        tools=tools,
-        allowed_tools=tools,
-        agents={
-            "analyst": AgentDefinition(
-                description=ANALYST[0], prompt=ANALYST[1], tools=list(ANALYST_TOOLS), model="inherit"
-            ),
-            "writer": AgentDefinition(
-                description=WRITER[0], prompt=WRITER[1], tools=list(WRITER_TOOLS), model="inherit"
-            ),
-        },
+        allowed_tools=tools,  # run headless without a permission prompt; the CLI's own tool set
         session_store=store,
-        env={"CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS": "1"},
     )
 
 
@@ -122,9 +115,10 @@ def compaction_env(threshold: int) -> dict[str, str]:
     return {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": str(percent)}
 
 
-async def run_plain(root: Path, out: Out, *, threshold: int | None = None) -> PlainRun:
+async def run_plain(root: Path, out: Out, *, threshold: int | None = None, prefix: int = 0) -> PlainRun:
     """Run both steps of the scenario as a plain SDK session in `root/plain`; step 2 compacting at
-    `threshold` tokens (the flower run's handoff threshold), when given."""
+    `threshold` tokens (the flower run's handoff threshold), when given, moved by the difference between
+    this session's fixed prefix (tools and system prompt) and `prefix` characters (the flower run's)."""
     workspace = root / "plain"
     await anyio.to_thread.run_sync(write_logs, workspace)
     for name in ("scripts", "artifacts", "notes"):
@@ -132,26 +126,30 @@ async def run_plain(root: Path, out: Out, *, threshold: int | None = None) -> Pl
     database = workspace / "sessions.db"
     place = Place(str(workspace.resolve()), str(workspace.resolve()))
     started = time.monotonic()
+    cache = PausedCache()
     async with (
-        ScriptedModel(strict=False, cache=PromptCache()) as model,
+        ScriptedModel(strict=False, cache=cache) as model,
         SqliteSessionStore(database) as store,
     ):
-        tasks = tasks_of(STEP_1 + STEP_2)
-        for name in ("analyst", "writer"):
-            mine = [t for t in tasks if t.worker == name]
-            model.script(name, worker_script(model, mine, place, flower=False))
+        delegated = [t for t in tasks_of(STEP_1 + STEP_2) if t.worker == "writer"]  # the analyst's: inline
+        model.script("subagent", worker_script(model, delegated, place, flower=False))
         options = _options(model, workspace, store)
         out("plain SDK, step 1: the survey")
         first = MainScript(model, STEP_1, place, flower=False)
         model.script("main", first)
         one, session = await _run(PROMPT_1, options, out)
         out(f"  result   {one}")
-        out("plain SDK, step 2: resume the session")
+        await anyio.to_thread.run_sync(pass_time, database, PAUSE)
+        cache.paused = PAUSE
+        out(f"plain SDK, step 2, {PAUSE / 60:.0f} minutes later: resume the session")
         model.script("main", MainScript(model, STEP_2, place, flower=False, findings=first.findings))
         model.script("compact", lambda request: _summary(first.findings))
         later = replace(options, resume=session)
         if threshold is not None:
-            later = replace(later, env={**later.env, **compaction_env(threshold)})
+            first_request = model.request("main", 0).sizes
+            own = first_request.tools + first_request.system
+            line = threshold + max(0, own - prefix) // 4  # tokens: characters / 4, as everywhere here
+            later = replace(later, env={**later.env, **compaction_env(line)})
         two, _ = await _run(PROMPT_2, later, out)
         out(f"  result   {two}")
         resident = tuple(r.sizes.messages for r in model.requests("main"))

@@ -1,9 +1,9 @@
 """The demo's flower run: the scenario through `Runtime` and the real CLI, with one progress line per event.
 
-Step 1 runs the survey; step 2 resumes the session ten minutes later, by the store's clock (layer 4
-rewrites the history it replays; a resume within the prompt cache's lifetime would repeat the last
-one's rewrites and decide none) and goes on until the main thread crosses the handoff threshold once; the
-next generation finishes the work.
+Step 1 runs the survey; step 2 resumes the session 65 minutes later, by the store's clock and the
+simulated cache's (layer 4 rewrites the history it replays; a resume within the prompt cache's lifetime,
+an hour for the coordinator, would repeat the last one's rewrites and decide none) and goes on until
+the main thread crosses the handoff threshold once; the next generation finishes the work.
 
 A real run hands off near its model's window (200k or 1M tokens); a two-minute demo never gets there. So
 step 2 runs with a window of its own, set after step 1 so that the threshold sits `MARGIN` tokens above
@@ -23,12 +23,11 @@ import anyio
 
 from .. import events as ev
 from ..agents import AgentSpec, coordinator, worker
-from ..cost import PromptCache
 from ..handoff.document import AUTO_COMPACT_MARGIN, HandoffPolicy
 from ..result import StepResult
 from ..runtime import Runtime
 from ..testing import ScriptedModel
-from .pause import PAUSE, pass_time
+from .pause import PAUSE, PausedCache, pass_time
 from .scenario import ANALYST, GOAL, STEP_1, STEP_2, WRITER, write_logs
 from .scripted import MainScript, Place, batches_of, tasks_of, worker_script
 
@@ -72,6 +71,8 @@ class FlowerRun:
     """The window step 2 handed off against."""
     threshold: int
     """Its handoff threshold (tokens)."""
+    prefix: int = 0
+    """Characters of the main thread's fixed prefix (tools and system prompt) in its first request."""
 
 
 class Progress:
@@ -143,7 +144,8 @@ async def run_flower(root: Path, out: Out) -> FlowerRun:
     await anyio.to_thread.run_sync(write_logs, workspace)
     place = Place(str(workspace.resolve()), str(workspace.resolve() / ".flower"))
     started = time.monotonic()
-    async with ScriptedModel(strict=False, cache=PromptCache()) as model:
+    cache = PausedCache()
+    async with ScriptedModel(strict=False, cache=cache) as model:
         tasks = tasks_of(STEP_1 + STEP_2)
         for name in ("analyst", "writer"):
             mine = [t for t in tasks if t.worker == name]
@@ -164,6 +166,7 @@ async def run_flower(root: Path, out: Out) -> FlowerRun:
         window = demo_window(one.peak_context)
         policy = HandoffPolicy(window=window, reserve=RESERVE, warn_margin=MARGIN // 2)
         await anyio.to_thread.run_sync(pass_time, workspace / ".flower" / "sessions.db", PAUSE)
+        cache.paused = PAUSE
         out(
             f"flower, step 2, {PAUSE / 60:.0f} minutes later: resume the session "
             f"(handoff at {policy.threshold(window):,} tokens)"
@@ -173,6 +176,13 @@ async def run_flower(root: Path, out: Out) -> FlowerRun:
         two = await later.run(spec, PROMPT_2, resume=one.session_id, on_event=progress)
         out(f"  result   {two.text if two.ok else f'did not finish: {two.error}'}")
         resident = tuple(r.sizes.messages for r in model.requests("main"))
+        opening = model.request("main", 0).sizes
     return FlowerRun(
-        workspace, (one, two), resident, time.monotonic() - started, window, policy.threshold(window)
+        workspace,
+        (one, two),
+        resident,
+        time.monotonic() - started,
+        window,
+        policy.threshold(window),
+        opening.tools + opening.system,
     )

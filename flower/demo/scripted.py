@@ -21,7 +21,7 @@ from ..testing import RecordedRequest, ScriptedModel, agent, bash, http_error, r
 from ..testing.steps import HttpError, Reply, ToolUse
 from .scenario import Move, Task
 
-__all__ = ["MainScript", "Place", "batches_of", "tasks_of", "worker_script"]
+__all__ = ["PLAIN_AGENT", "MainScript", "Place", "batches_of", "tasks_of", "worker_script"]
 
 HANDOFF_ASK = "Write the handoff document now"
 TAKEOVER = "You are taking over work in progress"
@@ -29,13 +29,8 @@ TAKEOVER = "You are taking over work in progress"
 _MOVED = re.compile(r"\[spilled\][^\n]*?([\d,]+) chars moved")
 _FINDING = re.compile(r"service-\d+: \d+ errors, top cause \w+ \(\d+\)")
 
-RESTATED = (
-    "Keep it short (at most 30 lines): the conclusion, first, in one or two lines; the evidence: numbers, "
-    "file:line, at most five items. Never paste file contents, command output, logs or diffs into the reply. "
-    "Do not narrate trial and error."
-)
-"""What a plain coordinator adds to every mandate (in a 10-hour run of the original design, 8 of 8
-mandates restated the rules)."""
+PLAIN_AGENT = "general-purpose"
+"""The CLI's own agent a plain session delegates to (its built-in agents, as shipped)."""
 
 
 @dataclass(frozen=True)
@@ -63,12 +58,12 @@ def first_user_text(request: RecordedRequest) -> str:
 
 
 def mandate(task: Task, place: Place, *, flower: bool) -> str:
-    """The Agent prompt: with flower only what is specific (and where the workbench is); plain, with the
-    worker's rules restated."""
+    """The Agent prompt: with flower what is specific and where the workbench is; plain, the task as a
+    user's session gives it to the CLI's own agent (no rules: the CLI's delegation as shipped)."""
     goal = place.fill(task.goal)
     if flower:
         return f"{goal}\nWorkbench: {place.workbench} (long outputs in its artifacts/; reply with paths)."
-    return f"{goal}\n{RESTATED} Long outputs go to {place.workbench}/artifacts/."
+    return goal
 
 
 def batch_mandate(tasks: tuple[Task, ...], place: Place) -> str:
@@ -160,7 +155,8 @@ class MainScript:
     """The main thread, move after move; it answers a handoff request and resumes after a takeover.
 
     `flower=False` plays the same moves as a plain session would: the analyst's commands run in the
-    main thread itself, hands-on calls are not refused, mandates restate the rules.
+    main thread itself, hands-on calls are not refused, and what it delegates goes to the CLI's own
+    `general-purpose` agent with the task alone.
     """
 
     model: ScriptedModel
@@ -232,7 +228,8 @@ class MainScript:
                     blocks.append(bash(self.place.fill(task.command), description=task.title))
                 else:
                     prompt = mandate(task, self.place, flower=self.flower)
-                    blocks.append(agent(task.worker, prompt, description=task.title))
+                    kind = task.worker if self.flower else PLAIN_AGENT
+                    blocks.append(agent(kind, prompt, description=task.title))
         else:
             blocks.append(self._final(move.text))
             self.ended = True

@@ -1,8 +1,9 @@
 """`flower doctor`'s self-check: the CLI behaviours flower relies on, tried offline on the scripted model.
 
-Two short runs of a coordinator and a worker through the installed SDK and CLI, the way a user's runs go
-(a `Runtime` pointed at `flower.testing.ScriptedModel`): the first meets the delegation wall, a worker,
-a spill and the usage the API reports; the second resumes through flower's store after an HTTP 500.
+Three short runs through the installed SDK and CLI, the way a user's runs go (a `Runtime` pointed at
+`flower.testing.ScriptedModel`): the first, a coordinator and a worker, meets the delegation wall, a worker,
+a spill and the usage the API reports; the second resumes it through flower's store after an HTTP 500; the
+third, a hands-on agent alone, shows the system prompt such an agent keeps.
 Each fact is then read from what the scripted model received (the context the model saw), never from
 flower's own return values alone.
 """
@@ -22,6 +23,7 @@ from ..events import ApiError, Event, StoreReport
 from ..result import StepResult
 from ..runtime import Runtime
 from ..testing import ScriptedModel, Usage, agent, bash, http_error, reply, tool_use
+from ..wall.rules import COORDINATOR_PROMPT
 
 __all__ = ["Check", "Progress", "self_check"]
 
@@ -51,12 +53,18 @@ class _Seen:
     first: StepResult | None = None
     second: StepResult | None = None
     events: list[Event] = field(default_factory=list)
+    resumed: int = -1
+    """The index of the resumed run's last request on the main thread."""
 
 
 def _system(seen: _Seen) -> str | None:
-    system = seen.model.request("main", 0).system_text
-    if "You are Claude Code" not in system or "Goal: count the data" not in system:
-        return "the main thread's system prompt lacks the Claude Code preset or the appended mandate"
+    first = seen.model.request("main", 0)
+    system = first.system_text
+    if COORDINATOR_PROMPT not in system or "Goal: count the data" not in system:
+        return "the coordinator's system prompt lacks flower's coordinator prompt or its instructions"
+    marks = [b.get("cache_control") for b in first.body.get("system") or [] if isinstance(b, dict)]
+    if not any(isinstance(m, dict) and m.get("ttl") == "1h" for m in marks):
+        return f"the coordinator's cache marks do not ask for 1 hour (CLAUDE_CODE_PROMPT_CACHE_TTL): {marks}"
     return None
 
 
@@ -103,14 +111,22 @@ def _retry(seen: _Seen) -> str | None:
 def _resume(seen: _Seen) -> str | None:
     if not any(isinstance(e, StoreReport) for e in seen.events):
         return "the resume did not load the session from flower's store"
-    request = seen.model.request("main", -1)
+    request = seen.model.request("main", seen.resumed)
     if "ANALYST-REPORT" not in request or "Go on." not in request.last_user_text:
         return "the resumed request lacks the earlier turns or the new prompt"
     return None
 
 
+def _preset(seen: _Seen) -> str | None:
+    system = seen.model.request("main", -1).system_text
+    if "You are Claude Code" not in system or "Goal: count by hand." not in system:
+        return "a hands-on agent's system prompt lacks the Claude Code preset or its appended instructions"
+    return None
+
+
 FACTS: list[tuple[str, Callable[[_Seen], str | None]]] = [
-    ("the claude_code preset keeps the Claude Code prompt, with flower's mandate appended", _system),
+    ("a coordinator runs on flower's own prompt and its instructions, its cache marks at 1 hour", _system),
+    ("a hands-on agent keeps the CLI's claude_code preset, with its instructions appended", _preset),
     ("a PreToolUse deny stops the call and reaches the model as an error result (the wall)", _wall),
     ("a worker started with the Agent tool is told apart, and its report reaches the main thread", _worker),
     ("a PostToolUse updatedToolOutput replaces a worker's Bash output (spill)", _spill),
@@ -158,6 +174,9 @@ async def _scenario(seen: _Seen, progress: Progress | None) -> None:
         progress.step("self-check run 2 of 2 (a resume)")
     model.script("main", [http_error(500), "Resumed."])
     seen.second = await rt.run(lead, "Go on.", resume=seen.first.session_id, on_event=on_event)
+    seen.resumed = len(model.requests("main")) - 1
+    model.script("main", ["Counted."])
+    await rt.run(worker("Counts by hand.", "Goal: count by hand.", tools=["Bash"]), "Count.")
 
 
 async def self_check(progress: Progress | None = None) -> list[Check]:

@@ -103,15 +103,7 @@ class Message:
 def usage_of(usage: object) -> TokenUsage:
     """A `message.usage` mapping as a `TokenUsage` (missing or malformed counts are 0); the writes to
     the 1-hour cache (`cache_creation.ephemeral_1h_input_tokens`) go to `cache_creation_1h`."""
-    if not isinstance(usage, Mapping):
-        return TokenUsage()
-    counted = TokenUsage.from_api(usage)
-    split = usage.get("cache_creation")
-    hour = split.get("ephemeral_1h_input_tokens") if isinstance(split, Mapping) else None
-    if not isinstance(hour, int) or isinstance(hour, bool) or hour <= 0:
-        return counted
-    hour = min(hour, counted.cache_creation)
-    return dataclasses.replace(counted, cache_creation=counted.cache_creation - hour, cache_creation_1h=hour)
+    return TokenUsage.from_api(usage) if isinstance(usage, Mapping) else TokenUsage()
 
 
 def output_floor(blocks: Iterable[Mapping[str, Any]]) -> int:

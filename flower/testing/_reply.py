@@ -7,6 +7,7 @@ dispatch and lifecycle only; the byte-level encoding itself lives in `_wire`.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import anyio
 
@@ -32,13 +33,14 @@ def with_cache_usage(step: Concrete, recorded: RecordedRequest, cache: PromptCac
         input_tokens=found.input,
         cache_read_input_tokens=found.cache_read,
         cache_creation_input_tokens=found.cache_creation + found.cache_creation_1h,
+        ephemeral_1h_input_tokens=found.cache_creation_1h,
     )
     return dataclasses.replace(step, usage=usage)
 
 
 async def answer(
     step: Concrete, recorded: RecordedRequest, size: int, responder: Responder
-) -> dict[str, int] | None:
+) -> dict[str, Any] | None:
     """Answer `recorded` (whose body was `size` bytes) with `step`, after the step's `delay`.
 
     `Reply` goes out as SSE or one JSON body, as the request asked; `HttpError` as an error status;

@@ -29,13 +29,18 @@ def _block_json(block: Text | Thinking | ToolUse, tool_id: str | None) -> dict[s
     return {"type": "tool_use", "id": tool_id, "name": block.name, "input": dict(block.input)}
 
 
-def _usage_json(usage: Usage | None, request_chars: int, output_chars: int) -> dict[str, int]:
+def _usage_json(usage: Usage | None, request_chars: int, output_chars: int) -> dict[str, Any]:
     usage = usage or Usage()
+    hour = usage.ephemeral_1h_input_tokens
     return {
         "input_tokens": usage.input_tokens
         if usage.input_tokens is not None
         else estimate_tokens(request_chars),
         "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": usage.cache_creation_input_tokens - hour,
+            "ephemeral_1h_input_tokens": hour,
+        },
         "cache_read_input_tokens": usage.cache_read_input_tokens,
         "output_tokens": usage.output_tokens
         if usage.output_tokens is not None

@@ -97,9 +97,10 @@ class RecordedRequest:
     """`time.monotonic()` when the request arrived."""
     answer: str = field(default="", compare=False)
     """What the script answered, in one line (filled in once the step is chosen)."""
-    usage: dict[str, int] | None = field(default=None, compare=False)
-    """The usage the reply reported (`input_tokens`, `cache_read_input_tokens`,
-    `cache_creation_input_tokens`, `output_tokens`), once it was sent; None for an error step."""
+    usage: dict[str, Any] | None = field(default=None, compare=False)
+    """The usage the reply reported, as the API's `usage` object (`input_tokens`,
+    `cache_read_input_tokens`, `cache_creation_input_tokens` with its `cache_creation` split by lifetime,
+    `output_tokens`), once it was sent; None for an error step. `TokenUsage.from_api` reads it."""
 
     @property
     def output_tokens(self) -> int:

@@ -120,7 +120,10 @@ class Usage:
     cache_read_input_tokens: int = 0
     """Tokens read from the prompt cache (counted as context by the CLI)."""
     cache_creation_input_tokens: int = 0
-    """Tokens written to the prompt cache (counted as context by the CLI)."""
+    """Tokens written to the prompt cache (counted as context by the CLI), both lifetimes together."""
+    ephemeral_1h_input_tokens: int = 0
+    """Of `cache_creation_input_tokens`, those written to the 1-hour cache; the reply reports the split as
+    the API does (`cache_creation: {ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}`)."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -128,10 +131,13 @@ class Usage:
             "output_tokens",
             "cache_read_input_tokens",
             "cache_creation_input_tokens",
+            "ephemeral_1h_input_tokens",
         ):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 raise SpecError(f"Usage.{name} must be a non-negative int, got {value!r}")
+        if self.ephemeral_1h_input_tokens > self.cache_creation_input_tokens:
+            raise SpecError("Usage.ephemeral_1h_input_tokens is part of cache_creation_input_tokens")
 
     @property
     def context_tokens(self) -> int | None:

@@ -6,7 +6,8 @@
   prompt cache's prefix.
 - `report_guard` / `report_hooks`: a worker's long report is kept on disk and the worker is asked for a
   short one, so the coordinator's context gets paths and conclusions.
-- `COORDINATOR_RULES` / `WORKER_RULES`: the rules appended to each side's instructions.
+- `COORDINATOR_RULES` / `WORKER_RULES`: the rules appended to each side's instructions;
+  `COORDINATOR_PROMPT`: a coordinator's own system prompt, in place of the CLI's `claude_code` preset.
 - `CLI_TOOLS`: the tools the CLI adds for its own protocol, which the wall never refuses.
 
 When the wall and an app's own PreToolUse hook both refuse a call, the model reads both reasons.
@@ -16,10 +17,11 @@ from ._tools import CLI_TOOLS
 from .delegate import DELEGATE_REASON, delegate_guard
 from .mandate import MANDATE_LINE, mandate_guard
 from .report import REPORT_LIMIT, REPORT_REASON, report_guard, report_hooks
-from .rules import COORDINATOR_RULES, WORKER_RULES
+from .rules import COORDINATOR_PROMPT, COORDINATOR_RULES, WORKER_RULES
 
 __all__ = [
     "CLI_TOOLS",
+    "COORDINATOR_PROMPT",
     "COORDINATOR_RULES",
     "DELEGATE_REASON",
     "MANDATE_LINE",

@@ -157,7 +157,7 @@ async def test_a_query_app_keeps_its_hook_mcp_and_store_and_a_resume_is_pruned(
     stored = await own_store.load(key)  # type: ignore[arg-type]
     assert stored and APP_DENIAL in json.dumps(stored)  # the app's store holds the transcript
 
-    age_stored(own_store._store, 600)  # resumed ten minutes later: the prompt cache has expired
+    age_stored(own_store._store, 3_900)  # resumed 65 minutes later: even a 1-hour cache has expired
     scripted_model.script("main", ["resumed"])
     again = await scripted_model.run("Go on.", options=dataclasses.replace(options, resume=run.session_id))
     assert again.text == "resumed" and again.session_id == run.session_id

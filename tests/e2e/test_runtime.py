@@ -12,6 +12,7 @@ import pytest
 from claude_agent_sdk import HookMatcher
 
 from flower import (
+    COORDINATOR_PROMPT,
     CredentialsError,
     PruningSessionStore,
     Runtime,
@@ -93,10 +94,14 @@ async def test_the_seed_example_end_to_end(scripted_model: ScriptedModel, worksp
     assert [e.agent for e in started] == ["分析员"] and [e.agent for e in finished] == ["分析员"]
     assert any(isinstance(e, ToolCall) and e.agent == "分析员" and e.name == "Bash" for e in events)
     system = scripted_model.request("main", 0).system_text
-    fact(
-        "You are Claude Code" in system, "§6", "the claude_code preset + append keeps the Claude Code prompt"
-    )
+    assert system.count(COORDINATOR_PROMPT) == 1 and "You are Claude Code" not in system  # flower's, lean
     assert "Goal: measure the size of data/." in system and "Workbench" in system
+    worker_system = scripted_model.request("分析员", 0).system_text
+    fact(
+        "You are Claude Code" not in worker_system and len(worker_system) < 5_000,
+        "§1",
+        "the CLI gives a subagent no claude_code preset: its agent prompt and a short frame",
+    )
 
 
 async def test_the_wall_refuses_hands_on_tools_with_a_guiding_reason(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -95,13 +96,15 @@ async def test_a_resume_goes_through_layer_4(scripted_model: ScriptedModel, work
     looks = [bash(f"ls -la && echo LOOK-{i}") for i in range(9)]
     scripted_model.script("main", [*looks, "looked nine times"])
     rt = Runtime(workspace, configure=scripted_model.attach)
-    first = await rt.run(lead(), "Look around.")
+    # a user who chose the 5-minute cache: a resume ten minutes later is cold, yet within `stale_after`
+    five = dataclasses.replace(lead(), options={"env": {"CLAUDE_CODE_PROMPT_CACHE_TTL": "5m"}})
+    first = await rt.run(five, "Look around.")
     assert first.ok
 
     events: list[object] = []
-    pass_time(workspace / ".flower" / "sessions.db", 600)  # ten minutes later: the prompt cache is cold
+    pass_time(workspace / ".flower" / "sessions.db", 600)  # ten minutes later: the 5-minute cache is cold
     scripted_model.script("main", ["resumed"])
-    again = await rt.run(lead(), "Go on.", resume=first.session_id, on_event=events.append)
+    again = await rt.run(five, "Go on.", resume=first.session_id, on_event=events.append)
 
     assert again.ok and again.session_id == first.session_id
     resumed = scripted_model.request("main", -1)

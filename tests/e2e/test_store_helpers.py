@@ -44,7 +44,7 @@ async def test_helpers_given_the_layer_see_the_resume_view_and_inner_the_stored_
     run = await scripted_model.run("Write three files.", options=options)
     assert run.session_id and run.text == "gave up", run.error
     sid, where = run.session_id, str(workspace)
-    layer.clock = lambda: time.time() + 600  # type: ignore[attr-defined]  # a cold load: the layer decides anew
+    layer.clock = lambda: time.time() + 3_900  # type: ignore[attr-defined]  # a cold load (past 1 hour)
 
     stored = await get_session_messages_from_store(layer.inner, sid, directory=where)  # type: ignore[attr-defined]
     shown = await get_session_messages_from_store(layer, sid, directory=where)

@@ -57,7 +57,8 @@ async def test_a_scripted_run_explained_by_the_api_and_the_command(
     # the planning tools: with them the CLI's `mode` entry (the mark of a resumed process, written at the
     # end of its turn) reached the store before the Runtime closed the CLI; without them it did not
     planning = ("Agent", "Read", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
-    lead = coordinator("lead", "Goal: count.", workers, tools=planning)
+    five = {"env": {"CLAUDE_CODE_PROMPT_CACHE_TTL": "5m"}}  # a cold resume ten minutes later, within an hour
+    lead = coordinator("lead", "Goal: count.", workers, tools=planning, options=five)
     rt = Runtime(workspace, configure=scripted_model.attach)
     first = await rt.run(lead, "Go.")
     pass_time(workspace / ".flower" / "sessions.db", 600)  # resumed ten minutes later: the cache is cold

@@ -1,0 +1,225 @@
+"""flower against the cheapest fair peer, under each clock; flower against its ablations.
+
+- **The cheapest fair peer** of a workload: the non-flower strategy (`baseline_raw`, the CLI's default,
+  each peer at its best; not the SDK-prompt variants, which are the sensitivity row) that finished on
+  every seed and cost least, median over the seeds, under the clock in question (realistic player).
+- **flower ÷ it**: per seed (the same seed draws the same choices and the same clock for both), then the
+  median and the largest of the per-seed ratios.
+- **Ablations**: flower's cost ÷ each ablation's, the ideal player (below 1: the layer or lever pays).
+
+`summary()` is what `run_suite.py --json` writes.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from .metrics import Metrics
+from .prose import CLOCK
+from .ranking import COORD, one, seeds
+from .runs import SDK
+from .timing import CLOCKS, TABLES
+
+NAMES = {
+    "10": "10 s",
+    "20": "20 s",
+    "35": "35 s",
+    "60": "60 s",
+    "calibrated": "calibrated",
+    "stress": "stress",
+}
+"""How each clock is named in the tables."""
+
+
+def _cost(row: Metrics, clock: str) -> float:
+    return row.costs.get(clock, row.cost_all)
+
+
+def _fair(row: Metrics) -> bool:
+    return row.family != "flower" and not row.strategy.endswith(SDK)
+
+
+def cheapest_peer(rows: Sequence[Metrics], key: str, clock: str, *, sdk: bool = False) -> str | None:
+    """The cheapest non-flower strategy that finished on every seed (`sdk`: the SDK-prompt variants
+    compete too), by the median of its seeds' cost under `clock`."""
+    names = {r.strategy for r in rows if r.workload == key and (_fair(r) or (sdk and r.family != "flower"))}
+    pool = []
+    for name in names:
+        found = seeds(rows, key, name)
+        if found and all(r.finished for r in found):
+            pool.append((statistics.median(_cost(r, clock) for r in found), name))
+    return min(pool)[1] if pool else None
+
+
+def versus(rows: Sequence[Metrics], key: str, clock: str, *, sdk: bool = False) -> dict[str, Any] | None:
+    """flower ÷ the cheapest fair peer under `clock`: `{"median", "max", "peer", "seeds"}` (per-seed
+    ratios), or None when either side is missing."""
+    peer = cheapest_peer(rows, key, clock, sdk=sdk)
+    if peer is None:
+        return None
+    theirs = {r.player: r for r in seeds(rows, key, peer)}
+    ratios = [
+        _cost(m, clock) / _cost(theirs[m.player], clock)
+        for m in seeds(rows, key, COORD)
+        if m.player in theirs and _cost(theirs[m.player], clock)
+    ]
+    if not ratios:
+        return None
+    return {
+        "median": round(statistics.median(ratios), 3),
+        "max": round(max(ratios), 3),
+        "peer": peer,
+        "seeds": [round(r, 3) for r in ratios],
+    }
+
+
+def ablations(rows: Sequence[Metrics], key: str, clock: str) -> dict[str, float]:
+    """flower ÷ each ablation that ran in `key` (ideal player), keyed `-delegation`, `-lean`..."""
+    mine = one(rows, key, COORD)
+    if mine is None:
+        return {}
+    out: dict[str, float] = {}
+    for row in rows:
+        lever = row.strategy.removeprefix("flower ")
+        if row.workload == key and row.player == "ideal" and not row.size and lever[:1] in ("-", "+"):
+            out[lever] = round(_cost(mine, clock) / _cost(row, clock), 3)
+    return dict(sorted(out.items()))
+
+
+def summary(rows: Sequence[Metrics], keys: Sequence[str], clock: str) -> dict[str, Any]:
+    """The `--json` object: per workload flower ÷ the cheapest fair peer and its ablations, and the same
+    object under `"clock"`, keyed by the clock it ran."""
+    per: dict[str, Any] = {}
+    for key in keys:
+        found = versus(rows, key, clock)
+        per[key] = {
+            "flower_vs_best": None if found is None else {k: found[k] for k in ("median", "max", "peer")},
+            "ablations": ablations(rows, key, clock),
+        }
+    return {**per, "clock": {clock: per}}
+
+
+def sensitivity(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
+    """flower ÷ the cheapest fair peer under every clock (realistic player: median (largest) of the
+    per-seed ratios), and the same against peers allowed the SDK's default prompt."""
+    heads = " | ".join(k.upper() for k in keys)
+    lines = [f"| clock | {heads} |", "|---|" + "---:|" * len(keys)]
+    for clock in CLOCKS:
+        cells = [_cell(versus(rows, k, clock)) for k in keys]
+        lines.append(f"| {NAMES[clock]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def sdk_row(rows: Sequence[Metrics], keys: Sequence[str], clock: str) -> str:
+    """One table row: flower ÷ the cheapest peer when the peers may run with the SDK's default prompt."""
+    cells = [_cell(versus(rows, k, clock, sdk=True)) for k in keys]
+    return "| peers allowed the SDK's default prompt | " + " | ".join(cells) + " |"
+
+
+def _cell(found: dict[str, Any] | None) -> str:
+    if found is None:
+        return "-"
+    cell = f"{found['median']:.2f} ({found['max']:.2f})"
+    return f"**{cell}**" if found["median"] > 0.9 or found["max"] > 1.0 else cell
+
+
+def peers_line(rows: Sequence[Metrics], keys: Sequence[str], clock: str) -> str:
+    """Which peer was the cheapest, per workload, under `clock`."""
+    found = [(k, cheapest_peer(rows, k, clock)) for k in keys]
+    return "; ".join(f"{k.upper()} `{p}`" for k, p in found if p)
+
+
+def _median(values: Sequence[float]) -> str:
+    return f"{statistics.median(values):.1f} s" if values else "-"
+
+
+def clock_text(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
+    """The clock section's prose, with the calibration tables' medians and the waits this run saw."""
+    requests = ", ".join(f"{b} tokens {_median(v)}" for b, v in TABLES["request_seconds"].items())
+    tools = ", ".join(f"{t} {_median(v)}" for t, v in TABLES["tool_seconds"].items())
+    subagents = sorted(TABLES["subagent_seconds"])
+    waits = []
+    for key in keys:
+        found = [r.wait_p50 for r in seeds(rows, key, COORD) if r.wait_p50]
+        if found:
+            waits.append(f"{key.upper()} {statistics.median(found):.0f} s")
+    return CLOCK.format(
+        requests=f"medians: {requests}",
+        tools=f"medians: {tools}",
+        waits=", ".join(waits) or "-",
+        subagents=f"{subagents[0]:.0f}-{subagents[-1]:.0f} s (median {statistics.median(subagents):.0f} s)",
+    )
+
+
+def losses(rows: Sequence[Metrics], keys: Sequence[str], clocks: Sequence[str] = ("calibrated", "35")) -> str:
+    """Where flower is not the cheapest, said plainly: under each of `clocks`, the workloads where a
+    fair peer costs less on the median or on a seed, and the ablations more than 5 % cheaper than
+    flower's default (ideal player)."""
+    lines = []
+    for clock in clocks:
+        for key in keys:
+            found = versus(rows, key, clock)
+            if found and (found["median"] > 1.0 or found["max"] > 1.0):
+                worse = sum(r > 1.0 for r in found["seeds"])
+                lines.append(
+                    f"- {key.upper()}, {NAMES[clock]}: `{found['peer']}` costs less than flower on "
+                    f"{worse} of {len(found['seeds'])} seeds (flower ÷ it: median {found['median']:.2f}, "
+                    f"largest {found['max']:.2f})."
+                )
+    for clock in clocks:
+        for key in keys:
+            cheaper = {k: v for k, v in ablations(rows, key, clock).items() if v > 1.05}
+            if cheaper:
+                said = ", ".join(f"`flower {k}` (flower ÷ it {v:.2f})" for k, v in cheaper.items())
+                lines.append(
+                    f"- {key.upper()}, {NAMES[clock]}, ideal player: more than 5 % cheaper than flower's "
+                    f"default: {said}."
+                )
+    if not lines:
+        return "flower is the cheapest in every workload under both clocks, on every seed."
+    return "**Where flower is not the cheapest**:\n\n" + "\n".join(lines)
+
+
+def clock_section(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
+    """The page's clock section: how the clocks work, the sensitivity table, the peers, the losses."""
+    parts = [clock_text(rows, keys), sensitivity(rows, keys)]
+    if any(r.strategy.endswith(SDK) for r in rows):
+        parts[-1] += "\n" + sdk_row(rows, keys, "calibrated")
+    parts.append(
+        f"The cheapest fair peer, calibrated: {peers_line(rows, keys, 'calibrated')}; at 35 s: "
+        f"{peers_line(rows, keys, '35')}."
+    )
+    reused = sorted({(r.workload, r.strategy) for r in rows if "earlier run" in r.note})
+    if reused:
+        said = "; ".join(
+            f"{key.upper()} " + ", ".join(f"`{s}`" for k, s in reused if k == key)
+            for key in dict.fromkeys(k for k, _ in reused)
+        )
+        parts.append(
+            "Recordings made by an earlier run of this harness, priced again here (an inline strategy's "
+            f"requests do not depend on flower's coordinator; one run of each kind, made again, matched "
+            f"them to the cent): {said}."
+        )
+    counts = {key: len(seeds(rows, key, COORD)) for key in keys}
+    parts.append(
+        "Seeds (realistic player, flower): " + ", ".join(f"{k.upper()} {n}" for k, n in counts.items()) + "."
+    )
+    parts.append(losses(rows, keys))
+    return "\n\n".join(parts) + "\n"
+
+
+__all__ = [
+    "NAMES",
+    "ablations",
+    "cheapest_peer",
+    "clock_section",
+    "clock_text",
+    "losses",
+    "peers_line",
+    "sdk_row",
+    "sensitivity",
+    "summary",
+    "versus",
+]
