@@ -1,10 +1,10 @@
 """How many of the Bash commands of real sessions that a coordinator would run itself does glance refuse?
 
 Run from the repository root: `python benchmarks/bench_glance_real.py` (`--list` prints every command
-with its verdict). It reads the real Claude Code sessions in `../shared/real-transcripts/` (not part of
-the repository; `tests/stores/corpus.py` says where else it looks), every Bash call of the main thread
-(not a subagent's: `X--agent-Y.jsonl` files and `isSidechain` entries are left out), and prints the
-refusal rate and the refused commands by reason.
+with its verdict). It reads a directory of real Claude Code sessions, not part of the repository
+(`FLOWER_REAL_TRANSCRIPTS`; `tests/stores/corpus.py` says where else it looks), every Bash call of the
+main thread (not a subagent's: `X--agent-Y.jsonl` files and `isSidechain` entries are left out), and
+prints the refusal rate and the refused commands by reason.
 
 What a coordinator would send: a coordinator delegates builds, tests, installs and every write, whatever
 glance says, so those commands are counted apart (`hands-on`), by a rule written here and not by glance:
