@@ -58,9 +58,22 @@ async def test_a_cancelled_run_leaves_no_cli_and_resumes_from_the_store(
     assert "Survey the big file." in scripted_model.request("main", -1)  # the interrupted run's prompt
 
 
+@pytest.mark.parametrize(
+    ("preset", "error"),
+    [
+        (False, "the CLI ended without a result"),  # the coordinator's own prompt: the CLI just exits
+        (True, "the CLI ended with an error result (error_during_execution)"),  # the claude_code preset
+    ],
+)
 async def test_a_sigint_to_the_cli_alone_fails_the_step_and_keeps_the_turn(
-    scripted_model: ScriptedModel, workspace: Path
+    scripted_model: ScriptedModel, workspace: Path, preset: bool, error: str
 ) -> None:
+    lead = coordinator(
+        "lead",
+        "Answer the user.",
+        {"helper": worker("Runs commands.", "You run commands.")},
+        claude_code_preset=preset,
+    )
     scripted_model.script("main", [bash("echo FIRST-OUTPUT"), reply("never sent", delay=60)])
     rt = Runtime(workspace, configure=scripted_model.attach)
 
@@ -69,11 +82,11 @@ async def test_a_sigint_to_the_cli_alone_fails_the_step_and_keeps_the_turn(
             for pid in cli_processes():
                 os.kill(pid, signal.SIGINT)
 
-    result = await rt.run(LEAD, "Go.", on_event=on_event)
+    result = await rt.run(lead, "Go.", on_event=on_event)
 
-    assert not result.ok and "error_during_execution" in (result.error or "") and result.session_id
+    assert not result.ok and result.error == error and result.session_id, result.error
     scripted_model.script("main", ["Resumed."])
-    again = await rt.run(LEAD, "Go on.", resume=result.session_id)
+    again = await rt.run(lead, "Go on.", resume=result.session_id)
     assert again.ok and "FIRST-OUTPUT" in scripted_model.request("main", -1)  # the whole turn was stored
 
 
