@@ -32,8 +32,7 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import HookEvent
 
-from .._errors import StoreError
-from ._local import append_all, find_transcript, read_transcripts
+from ._local import find_transcript, import_whole, read_transcripts
 
 __all__ = ["adopt_hooks", "adopt_transcript", "config_of", "earlier_turns", "import_local"]
 
@@ -89,15 +88,7 @@ async def adopt_transcript(
     if any(entry not in main[len(earlier) :] for entry in stored):
         return 0
     transcripts[0] = (main_key, earlier)
-    try:
-        count = await append_all(inner, transcripts)
-    except Exception as exc:
-        if callable(getattr(inner, "delete", None)):
-            await inner.delete(key)
-        raise StoreError(
-            f"importing session {key['session_id']} from the CLI's transcript {path} into {inner!r} failed, "
-            f"so the store does not hold it: {exc}"
-        ) from exc
+    count = await import_whole(inner, transcripts, path, "the store does not hold it")
     logger.info(
         "flower.stores: imported session %s (%d entries) from %s, the transcript the CLI resumed it from",
         key.get("session_id"),
@@ -138,14 +129,6 @@ async def import_local(inner: SessionStore, key: SessionKey, where: Path) -> int
     if await inner.load(key):
         return 0
     transcripts = await anyio.to_thread.run_sync(read_transcripts, path, key)
-    try:
-        count = await append_all(inner, transcripts)
-    except Exception as exc:
-        if getattr(type(inner), "delete", None) not in (None, getattr(SessionStore, "delete", None)):
-            await inner.delete(key)
-        raise StoreError(
-            f"importing session {key['session_id']} from the CLI's transcript {path} into "
-            f"{inner!r} failed, so it was not resumed from a partial copy: {exc}"
-        ) from exc
+    count = await import_whole(inner, transcripts, path, "it was not resumed from a partial copy")
     logger.info("flower.stores: imported session %s (%d entries) from %s", key["session_id"], count, path)
     return count

@@ -32,6 +32,8 @@ __all__ = [
     "append_all",
     "config_dir",
     "find_transcript",
+    "implements",
+    "import_whole",
     "read_jsonl",
     "read_transcripts",
 ]
@@ -118,6 +120,29 @@ async def append_all(store: SessionStore, transcripts: Transcripts) -> int:
             await store.append(key, batch)
             total += len(batch)
     return total
+
+
+async def import_whole(store: SessionStore, transcripts: Transcripts, source: Path, undone: str) -> int:
+    """`append_all`, all or nothing: a failed import is undone (when `store` can `delete`) and raises
+    `StoreError` naming `source` and what the undo means (`undone`); the number of entries imported."""
+    key = transcripts[0][0]
+    try:
+        return await append_all(store, transcripts)
+    except Exception as exc:
+        if implements(store, "delete"):
+            await store.delete(key)
+        raise StoreError(
+            f"importing session {key['session_id']} from the CLI's transcript {source} into {store!r} "
+            f"failed, so {undone}: {exc}"
+        ) from exc
+
+
+def implements(store: object, method: str) -> bool:
+    """The SDK's own test of an optional store method: overridden on the class, not the Protocol's
+    default (which raises `NotImplementedError`)."""
+    if getattr(store, method, None) is None:
+        return False
+    return getattr(type(store), method, None) is not getattr(SessionStore, method, None)
 
 
 def _entries(path: Path) -> list[SessionStoreEntry]:

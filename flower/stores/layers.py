@@ -51,6 +51,7 @@ from .._errors import SpecError
 from .._util.check import checked
 from ._adopt import adopt_transcript, config_of, import_local
 from ._local import config_dir as cli_config_dir
+from ._local import implements
 from ._open import open_store
 from .outbox import Route
 from .policies import CachePolicy, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
@@ -69,13 +70,6 @@ ReportCallback = Callable[[LoadReport], object]
 
 
 _DEFAULT_CACHE = CachePolicy()
-
-
-def _implements(store: object, method: str) -> bool:
-    """The SDK's own test: the method is overridden on the class, not the Protocol's default."""
-    if getattr(store, method, None) is None:
-        return False
-    return getattr(type(store), method, None) is not getattr(SessionStore, method, None)
 
 
 def _policy(value: Any, kind: type[Any], name: str) -> Any:
@@ -101,7 +95,7 @@ class _RewritingStore(SessionStore):
         missing = (
             frozenset()
             if isinstance(inner, str | os.PathLike)
-            else frozenset(name for name in _OPTIONAL if not _implements(inner, name))
+            else frozenset(name for name in _OPTIONAL if not implements(inner, name))
         )
         if not missing:
             return super().__new__(cls)

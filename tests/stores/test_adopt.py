@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from claude_agent_sdk import InMemorySessionStore, SessionKey
+import pytest
+from claude_agent_sdk import InMemorySessionStore, SessionKey, SessionStore, SessionStoreEntry
 
+from flower._errors import StoreError
 from flower.stores._adopt import adopt_transcript
 
 KEY: SessionKey = {"project_key": "p", "session_id": "0b6f2c52-1d5a-4a8e-9a51-2f3c1f0e7a10"}
@@ -56,3 +58,20 @@ def test_a_store_that_holds_an_earlier_turn_holds_the_session(tmp_path: Path) ->
     anyio.run(store.append, KEY, [TURN_ONE[0]])
 
     assert adopt(store, path) == 0
+
+
+class RefusingStore(SessionStore):
+    """A store that takes nothing and has no `delete` of its own (the Protocol's raises)."""
+
+    async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+        raise OSError("disk full")
+
+    async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+        return None
+
+
+def test_a_failed_adoption_is_a_store_error_even_without_delete(tmp_path: Path) -> None:
+    path = transcript(tmp_path, [*TURN_ONE, QUEUED, PROMPT])
+
+    with pytest.raises(StoreError, match="disk full"):
+        anyio.run(adopt_transcript, RefusingStore(), KEY, str(path), "Go on.")
