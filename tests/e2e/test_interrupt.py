@@ -58,22 +58,17 @@ async def test_a_cancelled_run_leaves_no_cli_and_resumes_from_the_store(
     assert "Survey the big file." in scripted_model.request("main", -1)  # the interrupted run's prompt
 
 
-@pytest.mark.parametrize(
-    ("preset", "error"),
-    [
-        (False, "the CLI ended without a result"),  # the coordinator's own prompt: the CLI just exits
-        (True, "the CLI ended with an error result (error_during_execution)"),  # the claude_code preset
-    ],
+# where the signal finds the CLI decides which (measured with a coordinator: the first on an idle machine,
+# sometimes the second on a busy one)
+ENDED_BY_SIGINT = (
+    "the CLI ended without a result",
+    "the CLI ended with an error result (error_during_execution)",
 )
+
+
 async def test_a_sigint_to_the_cli_alone_fails_the_step_and_keeps_the_turn(
-    scripted_model: ScriptedModel, workspace: Path, preset: bool, error: str
+    scripted_model: ScriptedModel, workspace: Path
 ) -> None:
-    lead = coordinator(
-        "lead",
-        "Answer the user.",
-        {"helper": worker("Runs commands.", "You run commands.")},
-        claude_code_preset=preset,
-    )
     scripted_model.script("main", [bash("echo FIRST-OUTPUT"), reply("never sent", delay=60)])
     rt = Runtime(workspace, configure=scripted_model.attach)
 
@@ -82,11 +77,11 @@ async def test_a_sigint_to_the_cli_alone_fails_the_step_and_keeps_the_turn(
             for pid in cli_processes():
                 os.kill(pid, signal.SIGINT)
 
-    result = await rt.run(lead, "Go.", on_event=on_event)
+    result = await rt.run(LEAD, "Go.", on_event=on_event)
 
-    assert not result.ok and result.error == error and result.session_id, result.error
+    assert not result.ok and result.error in ENDED_BY_SIGINT and result.session_id, result.error
     scripted_model.script("main", ["Resumed."])
-    again = await rt.run(lead, "Go on.", resume=result.session_id)
+    again = await rt.run(LEAD, "Go on.", resume=result.session_id)
     assert again.ok and "FIRST-OUTPUT" in scripted_model.request("main", -1)  # the whole turn was stored
 
 
