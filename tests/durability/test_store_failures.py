@@ -161,9 +161,10 @@ async def test_a_full_pool_names_its_size_and_the_timeout(
         async with anyio.create_task_group() as group:
             group.start_soon(store.append, key, [{"type": "user", "uuid": "b"}])
             with anyio.fail_after(60):  # the append holds the pool's one connection, waiting on the lock
+                # blocked by this lock (its query text may still read BEGIN while it waits in Parse)
                 while not await locker.fetchval(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1",
-                    f"%{schema}.%",
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))"
                 ):
                     await anyio.sleep(0.05)
             with pytest.raises(StoreError, match=r"pool_size=1 pool\) within connect_timeout \(0.3 s\)"):
