@@ -48,6 +48,7 @@ from .wall import (
     WORKER_RULES,
     delegate_guard,
     mandate_guard,
+    report_cut,
     report_guard,
     report_hooks,
 )
@@ -109,6 +110,7 @@ __all__ = [
     "mandate_guard",
     "merge_hooks",
     "parse_handoff",
+    "report_cut",
     "report_guard",
     "report_hooks",
     "spill_guard",

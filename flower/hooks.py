@@ -7,8 +7,8 @@ package of its mechanism, where its policy and pure functions are:
   doing.
 - `mandate_guard` (layer 1, `flower.wall`): every mandate starts with the same line, so workers share a
   cached prefix.
-- `report_guard` / `report_hooks` (layer 1, `flower.wall`): a worker's long report goes to disk, a short
-  one comes back.
+- `report_cut` / `report_guard` / `report_hooks` (layer 1, `flower.wall`): a worker's long report goes to
+  disk; its head and the path come back.
 - `index_guard` / `index_hooks` (layer 2, `flower.workbench`): the workbench index follows writes into the
   workbench.
 - `spill_guard` / `spill_hooks` (layer 3, `flower.spill`): large tool outputs go to the workbench's
@@ -32,6 +32,7 @@ from .wall import (
     REPORT_REASON,
     delegate_guard,
     mandate_guard,
+    report_cut,
     report_guard,
     report_hooks,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "index_guard",
     "index_hooks",
     "mandate_guard",
+    "report_cut",
     "report_guard",
     "report_hooks",
     "spill_guard",

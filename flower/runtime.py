@@ -79,8 +79,9 @@ class Runtime:
     - `spill_threshold`: tool outputs with a string field this long go to the workbench's `spill/`
       (layer 3); `None` or `0` installs nothing; a `SpillPolicy` sets the preview and the rest.
     - `report_limit`: a worker's report this long or longer is saved under the workbench's
-      `artifacts/reports/` and the worker is asked once for a short one (`report_guard`); `None` or `0`:
-      reports reach the main thread whole.
+      `artifacts/reports/` and the coordinator gets its head and the path (`report_cut`; a background
+      worker is asked once for a short one instead: `report_guard`); `None` or `0`: reports reach the
+      main thread whole.
     - `handoff`: before the main thread's context reaches the CLI's limits, the session writes a handoff
       document and a fresh session continues from it (`HandoffPolicy`); the CLI's auto-compaction is then
       off unless the spec sets `compact`. `False` leaves compaction to the CLI.

@@ -93,6 +93,7 @@ VALID: dict[str, Callable[[Path], Call]] = {
     "mandate_guard": lambda tmp: ((), {}),
     "merge_hooks": lambda tmp: ((), {}),
     "parse_handoff": lambda tmp: ((HANDOFF,), {}),
+    "report_cut": lambda tmp: ((tmp / "reports",), {}),
     "report_guard": lambda tmp: ((tmp / "reports",), {}),
     "report_hooks": lambda tmp: ((tmp / "reports",), {}),
     "spill_guard": lambda tmp: ((tmp / "spill",), {}),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -171,11 +171,13 @@ def _spills(loaded: Loaded, results: Mapping[str, str]) -> Spills:
 
 
 _SENT_BACK = re.compile(r"your report is ([\d,]+) chars")
+_CUT = re.compile(r"\[flower: report cut at ([\d,]+) of ([\d,]+) chars; the whole report: ")
 
 
-def _reports(entries: Sequence[Mapping[str, Any]]) -> Reports:
-    """SubagentStop blocks in workers' transcripts: `report_guard` sending a long report back."""
-    sent_back = chars = 0
+def _reports(entries: Sequence[Mapping[str, Any]], main_results: Iterable[str]) -> Reports:
+    """Long reports: cut by `report_cut` (the note in a main-thread Agent result) or sent back by
+    `report_guard` (SubagentStop blocks in workers' transcripts)."""
+    sent_back = cut = chars = 0
     for entry in entries:
         attachment = entry.get("attachment")
         if not isinstance(attachment, Mapping) or attachment.get("type") != "hook_blocking_error":
@@ -187,7 +189,12 @@ def _reports(entries: Sequence[Mapping[str, Any]]) -> Reports:
         text = error.get("blockingError") if isinstance(error, Mapping) else error
         found = _SENT_BACK.search(text) if isinstance(text, str) else None
         chars += int(found.group(1).replace(",", "")) if found else 0
-    return Reports(sent_back=sent_back, chars=chars)
+    for text in main_results:
+        found = _CUT.search(text)
+        if found:
+            cut += 1
+            chars += int(found.group(2).replace(",", "")) - int(found.group(1).replace(",", ""))
+    return Reports(sent_back=sent_back, cut=cut, chars=chars)
 
 
 def _cost(replies: Sequence[m.Message]) -> Cost:
@@ -299,7 +306,7 @@ def compute_report(
             scripts_run=len(activity.run),
         ),
         spills=_spills(loaded, results),
-        reports=_reports(sub_entries),
+        reports=_reports(sub_entries, m.result_texts(main_entries).values()),
         resumes=tuple(
             r
             for s in loaded.sessions

@@ -159,9 +159,13 @@ def _render(report: EconomyReport, width: int) -> str:
         f"{human(spills.chars)} chars, {human(spills.kept_out)} kept out of context"
     )
     reports = report.reports
-    if reports.sent_back:
+    if reports.cut or reports.sent_back:
+        kinds = [
+            f"{reports.cut} cut to {'its' if reports.cut == 1 else 'their'} head" if reports.cut else "",
+            f"{reports.sent_back} sent back for a short one" if reports.sent_back else "",
+        ]
         lines.append(
-            f"  reports       {reports.sent_back} sent back for a short one: "
+            f"  reports       {', '.join(k for k in kinds if k)}: "
             f"{human(reports.chars)} chars kept out of the main thread"
         )
     resumes = report.resumes

@@ -186,12 +186,17 @@ class Spills:
 
 @dataclass(frozen=True, kw_only=True)
 class Reports:
-    """Workers' reports sent back for a short one (`report_guard`), from the workers' transcripts."""
+    """Workers' long reports kept out of the main thread (`report_cut`, `report_guard`)."""
 
+    cut: int = 0
+    """Foreground reports over the limit: each was saved under `artifacts/reports/` and the coordinator
+    got its head and the path (from the main thread's Agent results)."""
     sent_back: int = 0
-    """Reports over the limit: each was saved under `artifacts/reports/` and the worker answered again."""
+    """Background reports over the limit: each was saved there and the worker answered again (from the
+    workers' transcripts)."""
     chars: int = 0
-    """Characters of those long reports, kept out of the main thread."""
+    """Characters of those reports kept out of the main thread: a sent-back report's whole length, a cut
+    one's past its head."""
 
 
 @dataclass(frozen=True, kw_only=True)

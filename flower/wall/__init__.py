@@ -4,8 +4,8 @@
   shows the way (delegate it), and lets a glance (`is_ephemeral`) through; subagent calls always pass.
 - `mandate_guard`: every mandate starts with the same fixed line (`MANDATE_LINE`), so workers share the
   prompt cache's prefix.
-- `report_guard` / `report_hooks`: a worker's long report is kept on disk and the worker is asked for a
-  short one, so the coordinator's context gets paths and conclusions.
+- `report_cut` / `report_guard` / `report_hooks`: a worker's long report is kept on disk; the coordinator
+  gets its head and the path (a background worker is asked for a short one), not the whole report.
 - `COORDINATOR_RULES` / `WORKER_RULES`: the rules appended to each side's instructions;
   `COORDINATOR_PROMPT`: a coordinator's own system prompt, in place of the CLI's `claude_code` preset.
 - `CLI_TOOLS`: the tools the CLI adds for its own protocol, which the wall never refuses.
@@ -16,7 +16,7 @@ When the wall and an app's own PreToolUse hook both refuse a call, the model rea
 from ._tools import CLI_TOOLS
 from .delegate import DELEGATE_REASON, delegate_guard
 from .mandate import MANDATE_LINE, mandate_guard
-from .report import REPORT_LIMIT, REPORT_REASON, report_guard, report_hooks
+from .report import REPORT_LIMIT, REPORT_PREVIEW, REPORT_REASON, report_cut, report_guard, report_hooks
 from .rules import COORDINATOR_PROMPT, COORDINATOR_RULES, WORKER_RULES
 
 __all__ = [
@@ -26,10 +26,12 @@ __all__ = [
     "DELEGATE_REASON",
     "MANDATE_LINE",
     "REPORT_LIMIT",
+    "REPORT_PREVIEW",
     "REPORT_REASON",
     "WORKER_RULES",
     "delegate_guard",
     "mandate_guard",
+    "report_cut",
     "report_guard",
     "report_hooks",
 ]

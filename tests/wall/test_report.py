@@ -1,4 +1,4 @@
-"""report_guard on plain SubagentStop inputs: a long report is saved and sent back once, nothing else is."""
+"""report_cut and report_guard on plain hook inputs: a long report is saved, then cut or sent back once."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from flower._errors import SpecError
-from flower.wall import REPORT_LIMIT, report_guard, report_hooks
+from flower.wall import REPORT_LIMIT, report_cut, report_guard, report_hooks
+from flower.wall.report import cut_head
 from flower.workbench import Workbench
 
 
@@ -22,7 +23,9 @@ def wb(tmp_path: Path) -> Workbench:
     return Workbench(ws).ensure()
 
 
-def stop(report: str | None, *, again: bool = False, agent: str = "analyst") -> dict[str, Any]:
+def stop(
+    report: str | None, *, again: bool = False, agent: str = "analyst", background: list[Any] | None = None
+) -> dict[str, Any]:
     data: dict[str, Any] = {
         "hook_event_name": "SubagentStop",
         "session_id": "s1",
@@ -33,6 +36,8 @@ def stop(report: str | None, *, again: bool = False, agent: str = "analyst") -> 
         "agent_type": agent,
         "agent_transcript_path": "/nonexistent/agent-a1b2c3.jsonl",
     }
+    if background is not None:
+        data["background_tasks"] = background
     if report is not None:
         data["last_assistant_message"] = report
     return data
@@ -91,9 +96,91 @@ async def test_it_fails_open_when_the_report_cannot_be_saved(
     assert "let a long report through" in caplog.text
 
 
-def test_report_hooks_installs_one_subagent_stop_hook_or_nothing(wb: Workbench) -> None:
-    (matcher,) = report_hooks(wb)["SubagentStop"]
-    assert matcher.matcher is None and len(matcher.hooks) == 1
+def done(report: Any, *, status: str = "completed", tool: str = "Agent") -> dict[str, Any]:
+    """A PostToolUse input of a finished foreground Agent call, shaped as the CLI sends it."""
+    content = [{"type": "text", "text": report}] if isinstance(report, str) else report
+    return {
+        "hook_event_name": "PostToolUse",
+        "tool_name": tool,
+        "tool_input": {"prompt": "Find.", "subagent_type": "analyst"},
+        "tool_response": {"status": status, "agentId": "a1b2c3", "agentType": "analyst", "content": content},
+        "tool_use_id": "toolu_1",
+    }
+
+
+async def test_a_long_foreground_report_is_cut_to_its_head_and_saved_whole(wb: Workbench) -> None:
+    report = "FINDINGS: 3 failures\n" + "".join(f"log line {i}\n" for i in range(1000))
+    result = await call(report_cut(wb, preview=100), done(report))
+
+    output = result["hookSpecificOutput"]["updatedToolOutput"]
+    assert {k: v for k, v in output.items() if k != "content"} == {
+        "status": "completed",
+        "agentId": "a1b2c3",
+        "agentType": "analyst",
+    }, "the output keeps its shape"
+    (text,) = [block["text"] for block in output["content"]]
+    head, note = text.split("\n\n")
+    assert (
+        head.startswith("FINDINGS: 3 failures")
+        and len(head) <= 100
+        and head.endswith("\n".join(head.splitlines()[-1:]))
+        and report[len(head)] == "\n"
+    ), "cut at a line end"
+    (saved,) = (wb.artifacts / "reports").iterdir()
+    assert note == f"[flower: report cut at {len(head)} of {len(report):,} chars; the whole report: {saved}]"
+    assert saved.read_text().endswith(report), "the whole report is on disk"
+    assert stat.S_IMODE(os.stat(saved).st_mode) == 0o600
+    assert "full report of worker analyst" in wb.index_path.read_text()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        done("short"),
+        done("x" * (REPORT_LIMIT - 1)),
+        done("x" * 50_000, status="async_launched"),
+        done([{"type": "text", "text": "x" * 50_000}, {"type": "image", "source": {}}]),
+        done("x" * 50_000, tool="Bash"),
+        {**done("x" * 50_000), "hook_event_name": "PreToolUse"},
+    ],
+    ids=["short", "just-under", "background-launch", "image-block", "other-tool", "other-event"],
+)
+async def test_the_cut_leaves_everything_else_untouched(wb: Workbench, data: dict[str, Any]) -> None:
+    assert await call(report_cut(wb), data) == {}
+    assert not (wb.artifacts / "reports").exists()
+
+
+@pytest.mark.parametrize(
+    ("report", "preview", "head"),
+    [
+        ("abc", 10, "abc"),
+        ("line one\nline two\nline three", 20, "line one\nline two"),
+        ("x" * 30 + "\n" + "y" * 30, 20, "x" * 20),  # no line end in the second half: a plain cut
+    ],
+)
+def test_cut_head(report: str, preview: int, head: str) -> None:
+    assert cut_head(report, preview) == head
+
+
+async def test_with_only_background_a_foreground_worker_passes_and_a_background_one_is_sent_back(
+    wb: Workbench,
+) -> None:
+    guard = report_guard(wb, only_background=True)
+    long = "x" * 10_000
+    assert await call(guard, stop(long, background=[])) == {}, "foreground: report_cut's work"
+    other = [{"id": "someone-else", "type": "subagent", "status": "running"}]
+    assert await call(guard, stop(long, background=other)) == {}
+    mine = [{"id": "a1b2c3", "type": "subagent", "status": "running"}]
+    assert (await call(guard, stop(long, background=mine)))["decision"] == "block"
+    assert (await call(guard, stop(long)))["decision"] == "block", "not said to be foreground: sent back"
+
+
+def test_report_hooks_installs_the_cut_and_the_background_guard_or_nothing(wb: Workbench) -> None:
+    hooks = report_hooks(wb)
+    (cut,) = hooks["PostToolUse"]
+    (stop_matcher,) = hooks["SubagentStop"]
+    assert cut.matcher == "Agent|Task" and len(cut.hooks) == 1
+    assert stop_matcher.matcher is None and len(stop_matcher.hooks) == 1
     assert report_hooks(wb, limit=None) == {} and report_hooks(wb, limit=0) == {}
 
 
@@ -114,3 +201,12 @@ def test_bad_arguments_are_refused(wb: Workbench, kwargs: dict[str, Any], messag
 def test_a_bad_target_is_refused() -> None:
     with pytest.raises(SpecError, match="target needs a Workbench or a directory"):
         report_guard("")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"limit": 0}, "limit must be a positive int"), ({"preview": -1}, "preview must be a positive int")],
+)
+def test_bad_cut_arguments_are_refused(wb: Workbench, kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        report_cut(wb, **kwargs)
