@@ -8,7 +8,7 @@ in that worker's mandate; its ablations chunk by the workload's size or keep eve
 its chunk like any agent, then reports in the shape flower's worker rules ask for: the conclusion, the
 facts it was asked for, one line per output it saw a pointer for (`label -> path`), denials, scripts
 written, and, for some subtasks, a pasted log; the realistic player's worker then writes on to a size
-drawn from real subagent reports (`Behaviour.report_chars`), which flower's report cap sends back. The
+drawn from real subagent reports (`Behaviour.report_chars`), which flower's report cap cuts to its head. The
 same coordinator and workers play the CLI-with-subagents baseline, so reports are identical there.
 """
 
@@ -209,7 +209,8 @@ class Worker(Actor):
     def finish(self, view: View) -> str:
         """The report: conclusion, facts asked for, `label -> path` pointers, denials, scripts, pasted log.
 
-        Sent back by flower's report cap, it answers without the log and with the saved report's path.
+        Sent back by flower's report cap (a background worker), it answers without the log and with the
+        saved report's path; a foreground worker's report is cut by the cap, not sent back.
         """
         chunk = self.chunk
         lines = [f"[task {chunk.cid}] done."]

@@ -15,7 +15,7 @@ LEVERS: tuple[tuple[str, str], ...] = (
     ("flower -self_glance", "read-only looks run by the coordinator; the ablation delegates them all"),
     ("flower -shared_prefix", "every mandate starts with the same line; the ablation sends them as written"),
     ("flower +planning", "no planning tools (`TaskCreate`...) for the coordinator; the ablation offers them"),
-    ("flower -report_cap", "a report of 4,000 chars or more is sent back; the ablation keeps it whole"),
+    ("flower -report_cap", "a report of 4,000 chars or more is cut to its head; the ablation keeps it whole"),
     ("flower -spill", "a large output goes to a file; the ablation keeps it in the context"),
     ("flower -workbench", "the workbench (scripts, index); the ablation runs without"),
     ("flower -delegation", "the wall itself: the main thread does everything"),

@@ -46,9 +46,10 @@ coordinator with one worker. The scripted coordinator does itself what flower le
 `cat`/`ls`, Reads, greps of pointers) and delegates every other run of actions to a worker, in chunks of
 up to 8 (W5: 6; W4: one per work item); each subtask of W3 is one chunk. A worker reports the way flower's
 worker rules ask: the conclusion, the facts it was asked for, one `label -> path` line for each output it
-saw a pointer for, denials, scripts written, and (some W3 subtasks) a pasted log; sent back by the report
-cap, it answers without the log and with the saved report's path. The ablations remove one layer each:
-`-delegation` (the main thread is a `worker()` spec and does everything itself), `-spill`
+saw a pointer for, denials, scripts written, and (some W3 subtasks) a pasted log; a report over the cap
+is saved whole and the coordinator reads its first 2,000 chars and the saved report's path. The
+ablations remove one layer each: `-delegation` (the main thread is a `worker()` spec and does everything
+itself), `-spill`
 (`spill_threshold=None`), `-expiry` (`ephemeral=False`), `-denial_prune` (`keep_denials` very large),
 `-handoff` (`handoff=False`: the CLI compacts), `-workbench` (`workbench=False`), `-report_cap`
 (`report_limit=None`). An ablation whose layer has nothing to act on in a workload (no resume, no wall, no

@@ -16,8 +16,8 @@ measured to differ (`benchmarks/calibrate.py` over 18 real Claude Code transcrip
   requests carry as input.
 - a worker's final report runs to a size drawn from the subagent reports of the real transcripts
   (median 9,002 chars, 10 of 11 over flower's 4,000-char report limit; `timing.json`): the structured
-  lines, then prose. flower's report cap saves such a report to a file and the worker answers again in
-  short; elsewhere the report reaches the main thread whole.
+  lines, then prose. flower's report cap saves such a report to a file and the coordinator gets its
+  head; elsewhere the report reaches the main thread whole.
 Every draw is seeded by (seed, what it is about), so two strategies played with one seed pipe the same
 commands, take the same number of calls for the same fact, and differ only where their contexts do.
 """
