@@ -118,10 +118,11 @@ def test_flower_adds_its_layers(ws: Path) -> None:
     assert [m.matcher for m in new.hooks["PostToolUse"]] == [  # type: ignore[index]
         "Bash|Read|Grep|Glob|WebFetch|WebSearch",
         "Write|Edit",
+        "Agent|Task",  # the cut of long reports, for the app's subagents too
     ]
     # the index, the import of a session the CLI resumed from its own files, the app's hook
     assert len(callbacks(new, "UserPromptSubmit")) == 3 and len(callbacks(new, "PreCompact")) == 1
-    assert len(callbacks(new, "SubagentStop")) == 1  # the cap on reports, for the app's subagents too
+    assert len(callbacks(new, "SubagentStop")) == 1  # the cap on background workers' reports
     assert (ws / ".flower" / "INDEX.md").exists()
 
 
