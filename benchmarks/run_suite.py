@@ -68,13 +68,17 @@ def _clock(value: str) -> str:
     return name
 
 
-def _selection(names: str, scaling: bool, workloads: list[Workload]) -> Selection:
-    """`--strategies` and `--no-scaling` as a `Selection`; a name no selected workload can run is an error."""
+def _selection(names: str, scaling: bool, quick: bool, only: set[str]) -> Selection:
+    """`--strategies` and `--no-scaling` as a `Selection`: a name no workload runs is an error (a typo),
+    one the selected workloads do not run is said."""
     wanted = frozenset(name.strip() for name in names.split(",") if name.strip())
-    for name in wanted:
-        if not any(_runs(w, name) for w in workloads):
-            keys = ", ".join(w.key for w in workloads)
-            raise SystemExit(f"--strategies: no workload of {keys} runs a strategy named {name!r}")
+    workloads = build(quick)
+    for name in sorted(wanted):
+        runs = [w.key for w in workloads if _runs(w, name)]
+        if not runs:
+            raise SystemExit(f"--strategies: no workload runs a strategy named {name!r}")
+        if only and not only.intersection(runs):
+            print(f"--strategies: {name!r} runs only in {', '.join(runs)} (nothing to run here)")
     return Selection(wanted or None, scaling)
 
 
@@ -192,8 +196,7 @@ def main() -> int:
         idle = {w.key: {} if args.quick else idle_layers(w) for w in workloads}
         minutes = float(saved["minutes"])
     else:
-        chosen = [w for w in build(args.quick) if not only or w.key in only]
-        select = _selection(args.strategies, not args.no_scaling, chosen)
+        select = _selection(args.strategies, not args.no_scaling, args.quick, only)
         rows, workloads, idle = _run(
             args.quick, only, args.jobs, args.previews, args.clock, args.keep, select
         )
