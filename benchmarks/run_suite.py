@@ -10,6 +10,9 @@ Run from the repository root:
     python benchmarks/run_suite.py --check            # exit 1 if flower regressed (benchmarks/baseline.json)
     python benchmarks/run_suite.py --update-baseline  # store this run's numbers
     python benchmarks/run_suite.py --previews         # also W1's spill preview sweep
+    python benchmarks/run_suite.py --strategies "flower,flower -ttl" --no-scaling --keep DIR
+                                                      # only these strategies' runs (e.g. after a change
+                                                      # to flower), to price beside kept peer recordings
 
 Every number comes from real runs of the bundled CLI against flower's scripted model (`flower.testing`):
 baselines, peers (their edits applied by the scripted model, the CLI's compaction behind them) and flower,
@@ -32,8 +35,8 @@ sys.path.insert(0, str(HERE))
 from suite import baseline, ratios, report  # noqa: E402
 from suite.actions import Workload  # noqa: E402
 from suite.metrics import Metrics  # noqa: E402
-from suite.runner import run_suite  # noqa: E402
-from suite.runs import idle_layers  # noqa: E402
+from suite.runner import EVERY, Selection, run_suite  # noqa: E402
+from suite.runs import idle_layers, named  # noqa: E402
 from suite.timing import CLOCKS  # noqa: E402
 from suite.workloads import build  # noqa: E402
 
@@ -65,8 +68,36 @@ def _clock(value: str) -> str:
     return name
 
 
+def _selection(names: str, scaling: bool, quick: bool, only: set[str]) -> Selection:
+    """`--strategies` and `--no-scaling` as a `Selection`: a name no workload runs is an error (a typo),
+    one the selected workloads do not run is said."""
+    wanted = frozenset(name.strip() for name in names.split(",") if name.strip())
+    workloads = build(quick)
+    for name in sorted(wanted):
+        runs = [w.key for w in workloads if _runs(w, name)]
+        if not runs:
+            raise SystemExit(f"--strategies: no workload runs a strategy named {name!r}")
+        if only and not only.intersection(runs):
+            print(f"--strategies: {name!r} runs only in {', '.join(runs)} (nothing to run here)")
+    return Selection(wanted or None, scaling)
+
+
+def _runs(workload: Workload, name: str) -> bool:
+    try:
+        named(workload, name)
+    except KeyError:
+        return False
+    return True
+
+
 def _run(
-    quick: bool, only: set[str], jobs: int, previews: bool, clock: str, keep: Path | None
+    quick: bool,
+    only: set[str],
+    jobs: int,
+    previews: bool,
+    clock: str,
+    keep: Path | None,
+    select: Selection = EVERY,
 ) -> tuple[list[Metrics], list[Workload], dict[str, dict[str, str]]]:
     workloads = [w for w in build(quick) if not only or w.key in only]
     keys = [w.key for w in workloads]
@@ -77,6 +108,7 @@ def _run(
         previews=previews,
         clock=clock,
         keep=keep,
+        select=select,
         progress=lambda line: print(line, flush=True),
     )
     _print_table(rows)
@@ -120,6 +152,14 @@ def main() -> int:
     parser.add_argument("--update-baseline", action="store_true", help="store this run's numbers")
     parser.add_argument("--only", default="", help="comma-separated workload keys (w1..w5), for development")
     parser.add_argument(
+        "--strategies",
+        default="",
+        help="comma-separated strategy names (e.g. 'flower,flower -ttl'): run only theirs, every player",
+    )
+    parser.add_argument(
+        "--no-scaling", action="store_true", help="leave out the scaling table's runs at other sizes"
+    )
+    parser.add_argument(
         "--results", type=Path, help="also save every row (with its series) to this JSON file"
     )
     parser.add_argument("--from-results", type=Path, help="use rows saved by --results instead of running")
@@ -156,7 +196,10 @@ def main() -> int:
         idle = {w.key: {} if args.quick else idle_layers(w) for w in workloads}
         minutes = float(saved["minutes"])
     else:
-        rows, workloads, idle = _run(args.quick, only, args.jobs, args.previews, args.clock, args.keep)
+        select = _selection(args.strategies, not args.no_scaling, args.quick, only)
+        rows, workloads, idle = _run(
+            args.quick, only, args.jobs, args.previews, args.clock, args.keep, select
+        )
         minutes = (time.perf_counter() - started) / 60
         cpu = sum(r.cpu for r in rows) / 60
         print(f"\nsuite ({scale}) finished in {minutes:.1f} min; {len(rows)} runs, {cpu:.1f} CPU-minutes")
@@ -173,8 +216,8 @@ def main() -> int:
         verdict = report.write(rows, workloads, idle, docs=DOCS, scale=scale, minutes=minutes)
         print(f"wrote {DOCS / 'benchmarks.md'}; spill preview verdict: {verdict}")
     if args.update_baseline:
-        if only:
-            print("refusing to store a baseline from a partial run (--only)")
+        if only or args.strategies or args.no_scaling:
+            print("refusing to store a baseline from a partial run (--only, --strategies, --no-scaling)")
             return 2
         baseline.update(BASELINE, scale, rows)
         print(f"stored the {scale} baseline in {BASELINE}")

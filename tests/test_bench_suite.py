@@ -27,7 +27,7 @@ from benchmarks.suite.probes import (
 )
 from benchmarks.suite.realistic import Behaviour
 from benchmarks.suite.realistic import piped as piped_command
-from benchmarks.suite.runner import best
+from benchmarks.suite.runner import SEEDS, Selection, best, planned
 from benchmarks.suite.summary import kept_facts
 from benchmarks.suite.trace import with_pad
 from flower.cost import Block
@@ -142,6 +142,24 @@ def test_a_peer_at_its_best_is_its_cheapest_finishing_setting() -> None:
 
     rows = [row("mask n5 p1", 2.0), row("mask n10 p10", 1.0, finished=False), row("mask n5 p5", 1.5)]
     assert best(rows, "w1", ["mask n5 p1", "mask n5 p5", "mask n10 p10"]) == "mask n5 p5"
+
+
+def test_a_selection_plans_only_the_named_strategies_runs_at_every_player() -> None:
+    everything = planned(["w1"], quick=False, clock="35")
+    picked = Selection(frozenset({"flower", "flower -ttl"}))
+    runs = {
+        (j.strategy, j.player, j.seed, j.size)
+        for j in planned(["w1"], quick=False, clock="35", select=picked)
+    }
+
+    realistic = {("flower", "realistic", seed, None) for seed in SEEDS}
+    ideal = {("flower", "ideal", 0, None), ("flower -ttl", "ideal", 0, None)}
+    scaled = {(j.strategy, j.player, j.seed, j.size) for j in everything if j.strategy == "flower" and j.size}
+    assert scaled and runs == realistic | ideal | scaled
+    assert {j.clock for j in everything} == {"35"}
+    unscaled = planned(["w1"], quick=False, clock="35", select=Selection(picked.strategies, scaling=False))
+    assert {(j.strategy, j.player, j.seed, j.size) for j in unscaled} == realistic | ideal
+    assert len(everything) > len(runs)
 
 
 def metrics_row(strategy: str, cost: float, finished: bool) -> Metrics:

@@ -8,7 +8,8 @@
    cheapest fair peer of the held-out seed again with the SDK's default system prompt (the sensitivity
    row); and the scaling table (W1 and W3 at two more sizes, the ideal player).
 `--quick` runs flower and a few ablations with the ideal player, and one realistic seed of flower, the
-baselines and one setting of each peer.
+baselines and one setting of each peer. A `Selection` keeps some of those runs (`--strategies`,
+`--no-scaling`): e.g. flower's own after a change to flower, to be priced beside the peers' kept recordings.
 """
 
 from __future__ import annotations
@@ -68,6 +69,22 @@ class Job:
         sizes = (QUICK_SCALES if self.quick else SCALES).get(self.workload)
         ratio = self.size / sizes[1] if self.size and sizes else 1.0
         return WEIGHT.get(self.workload, 1.0) * ratio
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which of the planned runs to make: those of these strategies (None: every one), and whether the
+    scaling table's runs at other sizes. A peer's best setting is still chosen from the runs made."""
+
+    strategies: frozenset[str] | None = None
+    scaling: bool = True
+
+    def __call__(self, job: Job) -> bool:
+        named_ = self.strategies is None or job.strategy in self.strategies
+        return named_ and (self.scaling or job.size is None)
+
+
+EVERY = Selection()
 
 
 def run_job(job: Job) -> Metrics:
@@ -161,6 +178,13 @@ def _second(rows: Sequence[Metrics], key: str, picks: tuple[str, str], clock: st
     return jobs
 
 
+def planned(
+    keys: Sequence[str], *, quick: bool, clock: str, previews: bool = False, select: Selection = EVERY
+) -> list[Job]:
+    """The runs that need no choice (the suite's first round) for these workloads, as `select` keeps them."""
+    return [job for k in keys for job in _first(k, quick, clock, previews) if select(job)]
+
+
 def run_suite(
     keys: Sequence[str],
     *,
@@ -169,11 +193,12 @@ def run_suite(
     previews: bool = False,
     clock: str = "calibrated",
     keep: Path | None = None,
+    select: Selection = EVERY,
     progress: Progress = print,
 ) -> list[Metrics]:
-    """Every row of the suite for these workloads under `clock`, `jobs` runs at a time (`previews`: W1's
-    preview sweep; `keep`: a directory for the recordings)."""
-    first = [job for k in keys for job in _first(k, quick, clock, previews)]
+    """Every row of the suite for these workloads under `clock` that `select` keeps, `jobs` runs at a
+    time (`previews`: W1's preview sweep; `keep`: a directory for the recordings)."""
+    first = planned(keys, quick=quick, clock=clock, previews=previews, select=select)
     rows: list[Metrics] = []
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
@@ -181,9 +206,10 @@ def run_suite(
         if quick:
             return rows
         picks = chosen_peers(rows, keys)
+        second = [job for k in keys for job in _second(rows, k, picks[k], clock) if select(job)]
         for key, (mask, clear) in picks.items():
-            progress(f"  {key}: best masking {mask}, best clear_tool_uses {clear}")
-        second = [job for k in keys for job in _second(rows, k, picks[k], clock)]
+            if any(job.workload == key for job in second):
+                progress(f"  {key}: best masking {mask}, best clear_tool_uses {clear}")
         rows += _drain(pool, second, progress, keep)
     return rows
 
@@ -210,4 +236,16 @@ def _drain(
     return out
 
 
-__all__ = ["SEEDS", "SELECT", "Job", "best", "chosen_peers", "load_recording", "run_job", "run_suite"]
+__all__ = [
+    "EVERY",
+    "SEEDS",
+    "SELECT",
+    "Job",
+    "Selection",
+    "best",
+    "chosen_peers",
+    "load_recording",
+    "planned",
+    "run_job",
+    "run_suite",
+]
