@@ -13,6 +13,9 @@ Run from the repository root:
     python benchmarks/run_suite.py --strategies "flower,flower -ttl" --no-scaling --keep DIR
                                                       # only these strategies' runs (e.g. after a change
                                                       # to flower), to price beside kept peer recordings
+    python benchmarks/run_suite.py --strategies "clear_tool_uses tuned" --seeds 4,5 --keep DIR
+                                                      # only those strategies, realistic player, seeds 4
+                                                      # and 5 (a kept recording's missing seeds)
 
 Every number comes from real runs of the bundled CLI against flower's scripted model (`flower.testing`):
 baselines, peers (their edits applied by the scripted model, the CLI's compaction behind them) and flower,
@@ -35,8 +38,8 @@ sys.path.insert(0, str(HERE))
 from suite import baseline, ratios, report  # noqa: E402
 from suite.actions import Workload  # noqa: E402
 from suite.metrics import Metrics  # noqa: E402
-from suite.runner import EVERY, Selection, run_suite  # noqa: E402
-from suite.runs import idle_layers, named  # noqa: E402
+from suite.runner import EVERY, SEEDS, Selection, acts, run_suite  # noqa: E402
+from suite.runs import idle_layers  # noqa: E402
 from suite.timing import CLOCKS  # noqa: E402
 from suite.workloads import build  # noqa: E402
 
@@ -68,26 +71,36 @@ def _clock(value: str) -> str:
     return name
 
 
-def _selection(names: str, scaling: bool, quick: bool, only: set[str]) -> Selection:
-    """`--strategies` and `--no-scaling` as a `Selection`: a name no workload runs is an error (a typo),
-    one the selected workloads do not run is said."""
+def _seeds(value: str) -> frozenset[int]:
+    """`--seeds`: some of the suite's realistic seeds, comma-separated."""
+    allowed = ", ".join(map(str, SEEDS))
+    seeds = set()
+    for part in filter(None, (p.strip() for p in value.split(","))):
+        if not part.isdigit() or int(part) not in SEEDS:
+            raise argparse.ArgumentTypeError(
+                f"{part!r} is not one of the suite's realistic seeds ({allowed})"
+            )
+        seeds.add(int(part))
+    if not seeds:
+        raise argparse.ArgumentTypeError(f"no seed given (the suite's realistic seeds: {allowed})")
+    return frozenset(seeds)
+
+
+def _selection(
+    names: str, scaling: bool, seeds: frozenset[int] | None, quick: bool, only: set[str]
+) -> Selection:
+    """`--strategies`, `--no-scaling` and `--seeds` as a `Selection`: a name no workload runs is an error
+    (a typo), one some selected workload does not run is said."""
     wanted = frozenset(name.strip() for name in names.split(",") if name.strip())
-    workloads = build(quick)
+    keys = [w.key for w in build(quick)]
     for name in sorted(wanted):
-        runs = [w.key for w in workloads if _runs(w, name)]
+        runs = [key for key in keys if acts(key, name, quick)]
         if not runs:
             raise SystemExit(f"--strategies: no workload runs a strategy named {name!r}")
-        if only and not only.intersection(runs):
-            print(f"--strategies: {name!r} runs only in {', '.join(runs)} (nothing to run here)")
-    return Selection(wanted or None, scaling)
-
-
-def _runs(workload: Workload, name: str) -> bool:
-    try:
-        named(workload, name)
-    except KeyError:
-        return False
-    return True
+        idle = sorted(set(only or keys) - set(runs))
+        if idle:
+            print(f"--strategies: {name!r} runs only in {', '.join(runs)} (not in {', '.join(idle)})")
+    return Selection(wanted or None, scaling, seeds)
 
 
 def _run(
@@ -154,10 +167,23 @@ def main() -> int:
     parser.add_argument(
         "--strategies",
         default="",
-        help="comma-separated strategy names (e.g. 'flower,flower -ttl'): run only theirs, every player",
+        help="comma-separated strategy names (e.g. 'flower,flower -ttl'): run only theirs, every player "
+        "(with --seeds, the realistic one)",
     )
     parser.add_argument(
         "--no-scaling", action="store_true", help="leave out the scaling table's runs at other sizes"
+    )
+    parser.add_argument(
+        "--seeds",
+        type=_seeds,
+        help=(
+            "comma-separated realistic seeds, of "
+            + ",".join(map(str, SEEDS))
+            + ": the realistic player runs only these (the held-out seed a peer's best setting is chosen "
+            "on still runs); with --strategies, only those strategies by the realistic player at these "
+            "seeds: no ideal, held-out or scaling run, and a peer setting named runs whether or not it "
+            "would be chosen"
+        ),
     )
     parser.add_argument(
         "--results", type=Path, help="also save every row (with its series) to this JSON file"
@@ -179,6 +205,8 @@ def main() -> int:
         "--from-recordings", type=Path, help="price the recordings kept by --keep again instead of running"
     )
     args = parser.parse_args()
+    if args.seeds and args.quick:
+        parser.error("--seeds: --quick runs one realistic seed (1)")
     only = {key.strip() for key in args.only.split(",") if key.strip()}
     scale = "quick" if args.quick else "full"
     started = time.perf_counter()
@@ -196,7 +224,7 @@ def main() -> int:
         idle = {w.key: {} if args.quick else idle_layers(w) for w in workloads}
         minutes = float(saved["minutes"])
     else:
-        select = _selection(args.strategies, not args.no_scaling, args.quick, only)
+        select = _selection(args.strategies, not args.no_scaling, args.seeds, args.quick, only)
         rows, workloads, idle = _run(
             args.quick, only, args.jobs, args.previews, args.clock, args.keep, select
         )
@@ -216,8 +244,9 @@ def main() -> int:
         verdict = report.write(rows, workloads, idle, docs=DOCS, scale=scale, minutes=minutes)
         print(f"wrote {DOCS / 'benchmarks.md'}; spill preview verdict: {verdict}")
     if args.update_baseline:
-        if only or args.strategies or args.no_scaling:
-            print("refusing to store a baseline from a partial run (--only, --strategies, --no-scaling)")
+        if only or args.strategies or args.no_scaling or args.seeds:
+            partial = "--only, --strategies, --no-scaling, --seeds"
+            print(f"refusing to store a baseline from a partial run ({partial})")
             return 2
         baseline.update(BASELINE, scale, rows)
         print(f"stored the {scale} baseline in {BASELINE}")

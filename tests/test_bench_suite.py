@@ -27,7 +27,7 @@ from benchmarks.suite.probes import (
 )
 from benchmarks.suite.realistic import Behaviour
 from benchmarks.suite.realistic import piped as piped_command
-from benchmarks.suite.runner import SEEDS, Selection, best, planned
+from benchmarks.suite.runner import SEEDS, SELECT, Selection, best, planned
 from benchmarks.suite.summary import kept_facts
 from benchmarks.suite.trace import with_pad
 from flower.cost import Block
@@ -160,6 +160,27 @@ def test_a_selection_plans_only_the_named_strategies_runs_at_every_player() -> N
     unscaled = planned(["w1"], quick=False, clock="35", select=Selection(picked.strategies, scaling=False))
     assert {(j.strategy, j.player, j.seed, j.size) for j in unscaled} == realistic | ideal
     assert len(everything) > len(runs)
+
+
+def test_seeds_with_a_selection_plan_only_its_realistic_runs_at_those_seeds() -> None:
+    names = frozenset({"clear_tool_uses", "clear_tool_uses tuned", "flower"})
+    picked = Selection(names, seeds=frozenset({4, 5}))
+    runs = {
+        (j.workload, j.strategy, j.player, j.seed, j.size)
+        for j in planned(["w4", "w5"], quick=False, clock="35", select=picked)
+    }
+
+    # every named strategy at those seeds, a peer setting whether or not it would be chosen; no ideal,
+    # held-out or scaling run; clear_tool_uses never acts in W5 (its context stays under the trigger)
+    acting = {"w4": names, "w5": names - {"clear_tool_uses"}}
+    assert runs == {
+        (key, name, "realistic", seed, None) for key in acting for name in acting[key] for seed in (4, 5)
+    }
+    seeded = Selection(seeds=frozenset({4}))  # without names: every run, the realistic ones at seed 4
+    realistic = {
+        j.seed for j in planned(["w1"], quick=False, clock="35", select=seeded) if j.player == "realistic"
+    }
+    assert realistic == {SELECT, 4} and SELECT not in SEEDS
 
 
 def metrics_row(strategy: str, cost: float, finished: bool) -> Metrics:

@@ -9,7 +9,9 @@
    row); and the scaling table (W1 and W3 at two more sizes, the ideal player).
 `--quick` runs flower and a few ablations with the ideal player, and one realistic seed of flower, the
 baselines and one setting of each peer. A `Selection` keeps some of those runs (`--strategies`,
-`--no-scaling`): e.g. flower's own after a change to flower, to be priced beside the peers' kept recordings.
+`--no-scaling`, `--seeds`): e.g. flower's own after a change to flower, to be priced beside the peers' kept
+recordings; or, with strategies and seeds both given, just those strategies by the realistic player at
+those seeds (a kept recording's missing seeds).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import anyio
 from .metrics import Metrics, compute
 from .peers import CLEARS, MASKS
 from .realistic import Behaviour
-from .runs import RAW, named, sdk_prompt, strategies_for, sweep
+from .runs import RAW, SDK, idle_layers, named, sdk_prompt, strategies_for, sweep
 from .trace import from_recording
 from .workloads import QUICK_SCALES, SCALES, workload
 
@@ -73,15 +75,30 @@ class Job:
 
 @dataclass(frozen=True)
 class Selection:
-    """Which of the planned runs to make: those of these strategies (None: every one), and whether the
-    scaling table's runs at other sizes. A peer's best setting is still chosen from the runs made."""
+    """Which of the planned runs to make: those of these strategies (None: every one), whether the
+    scaling table's runs at other sizes, and which of `SEEDS` the realistic player runs (None: all; the
+    held-out seed is not one of them and is kept). A peer's best setting is still chosen from the runs made.
+
+    With both strategies and seeds (`reruns`), the plan is only those strategies by the realistic player
+    at those seeds: no ideal run, no held-out seed, no scaling run and no choice (a peer setting named is
+    run whether or not the suite would choose it; a strategy that cannot act in a workload is not run)."""
 
     strategies: frozenset[str] | None = None
     scaling: bool = True
+    seeds: frozenset[int] | None = None
+
+    @property
+    def reruns(self) -> bool:
+        """Only the named strategies' realistic runs at the named seeds."""
+        return self.strategies is not None and self.seeds is not None
 
     def __call__(self, job: Job) -> bool:
         named_ = self.strategies is None or job.strategy in self.strategies
-        return named_ and (self.scaling or job.size is None)
+        realistic = job.player == "realistic" and job.seed != SELECT
+        if self.reruns:
+            return named_ and realistic and job.seed in (self.seeds or ()) and job.size is None
+        seeded = self.seeds is None or not realistic or job.seed in self.seeds
+        return named_ and seeded and (self.scaling or job.size is None)
 
 
 EVERY = Selection()
@@ -178,10 +195,30 @@ def _second(rows: Sequence[Metrics], key: str, picks: tuple[str, str], clock: st
     return jobs
 
 
+def acts(key: str, name: str, quick: bool = False) -> bool:
+    """Whether strategy `name` is one the suite can run in workload `key` and it can act there."""
+    w = workload(key, quick)
+    try:
+        named(w, name)
+    except KeyError:
+        return False
+    return name.removesuffix(SDK) not in idle_layers(w)
+
+
+def _reruns(key: str, quick: bool, clock: str, select: Selection) -> list[Job]:
+    """`select.reruns`: its strategies that act in workload `key`, by the realistic player at its seeds."""
+    names = [name for name in sorted(select.strategies or ()) if acts(key, name, quick)]
+    seeds = sorted(select.seeds or ())
+    return [Job(key, name, quick, "realistic", seed, clock=clock) for seed in seeds for name in names]
+
+
 def planned(
     keys: Sequence[str], *, quick: bool, clock: str, previews: bool = False, select: Selection = EVERY
 ) -> list[Job]:
-    """The runs that need no choice (the suite's first round) for these workloads, as `select` keeps them."""
+    """The runs that need no choice (the suite's first round) for these workloads, as `select` keeps them;
+    with `select.reruns`, every run to make (there is no second round)."""
+    if select.reruns:
+        return [job for k in keys for job in _reruns(k, quick, clock, select)]
     return [job for k in keys for job in _first(k, quick, clock, previews) if select(job)]
 
 
@@ -203,7 +240,7 @@ def run_suite(
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         rows += _drain(pool, first, progress, keep)
-        if quick:
+        if quick or select.reruns:
             return rows
         picks = chosen_peers(rows, keys)
         second = [job for k in keys for job in _second(rows, k, picks[k], clock) if select(job)]
@@ -242,6 +279,7 @@ __all__ = [
     "SELECT",
     "Job",
     "Selection",
+    "acts",
     "best",
     "chosen_peers",
     "load_recording",
