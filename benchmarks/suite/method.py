@@ -131,7 +131,7 @@ output) and a detail (elsewhere); two of the six reports paste a 10,000-char log
 needs every finding and every detail. `baseline_raw` and the peers do it all in the main thread;
 `baseline_cc_default` delegates each investigation to the CLI's `general-purpose` agent and flower to its
 worker, one at a time or six at once. The pasted logs reach the CLI's coordinator whole; flower's
-`report_guard` saves each to `artifacts/reports/` and has the worker answer again in short.""",
+`report_cut` saves each to `artifacts/reports/` and hands the coordinator its first 2,000 chars.""",
     "w4": """\
 Eighty pages to look at (`cat`, 0.8-3.8k chars, every tenth with a decision), a work item delegated
 after every fifth, five user constraints in the task; decisions are needed again 30 pages later and at

@@ -47,6 +47,7 @@ python benchmarks/run_suite.py --clock 35         # priced at 35 s a request (de
 python benchmarks/run_suite.py --json out.json    # flower ÷ the cheapest fair peer, and its ablations
 python benchmarks/run_suite.py --keep DIR         # keep every recording, to price it again:
 python benchmarks/run_suite.py --from-recordings DIR --clock 60 --write-docs
+python benchmarks/run_suite.py --strategies "flower,flower -ttl" --seeds 4,5 --keep DIR  # only those runs
 python benchmarks/run_suite.py --write-docs       # this page and docs/img/benchmarks-*.png
 python benchmarks/run_suite.py --check            # exit 1 if flower regressed (benchmarks/baseline.json)
 python benchmarks/run_suite.py --update-baseline  # store this run's numbers as the baseline
@@ -54,17 +55,27 @@ python benchmarks/calibrate.py DIR                # the realistic player's figur
 python benchmarks/calibrate_time.py DIR           # the calibrated clock's tables, from real transcripts
 ```
 
-This page: the **{scale}** suite, {runs} runs, {minutes:.1f} min of wall time on a 2-core machine (two
-runs at a time; load average {load:.1f} over the last 15 minutes when the page was written); the runs took
-{cpu:.1f} CPU-minutes as measured there, which bounds the suite at about {idle:.0f} minutes on two idle
-cores (contention inflates CPU time: a W1 run measured alone takes 12-13 CPU-seconds, inside a loaded
-suite 20).
+{timing}
 Tokens are estimated as characters / 4 everywhere (no tokenizer is
 available offline); "k" is thousands; prices are `claude-sonnet-4-6`'s ($3 input, $15 output, $0.30 cache
 read, $3.75 cache write per million tokens, what the bundled CLI charges). Every number is a measurement
 of a scripted agent, not of a model: the differences come from what each strategy lets into the
 context and what the agent does with it, not from model luck.
 """
+
+RUN_TIME = """\
+This page: the **{scale}** suite, {runs} runs, {minutes:.1f} min of wall time on a 2-core machine (two
+runs at a time; load average {load:.1f} over the last 15 minutes when the page was written); the runs took
+{cpu:.1f} CPU-minutes as measured there, which bounds the suite at about {idle:.0f} minutes on two idle
+cores (contention inflates CPU time: a W1 run measured alone takes 12-13 CPU-seconds, inside a loaded
+suite 20)."""
+"""The timing sentence of a page written by the run that made its recordings."""
+
+KEPT_TIME = """\
+This page: the **{scale}** suite, {runs} runs, priced from recordings kept by `--keep` and made by
+several runs of this harness (a strategy's runs all by one version of flower; the peers' runs do not depend
+on it), so no one wall or CPU time covers them: the runs' own wall times add up to {minutes:.1f} min."""
+"""The timing sentence of a page priced from kept recordings (`--from-recordings`)."""
 
 HEADLINE = """\
 **flower ÷ each peer at its best: all-agent cost in dollars, output priced.** Below 1, flower is
@@ -194,3 +205,22 @@ peer at its best) that finished on every seed and cost least under that clock; r
 (the same seed draws the same choices and durations for both sides), median (largest).
 **Bold**: above 0.9, or a seed above 1.0.
 """
+
+WHY_LOSSES = """\
+Why, where it loses (each measured on this page's recordings):
+
+- **The 1-hour cache is insurance, paid on every write.** The coordinator's writes cost 2x instead of
+  1.25x; it pays back only where the coordinator waits more than 5 minutes on a worker (W1 and W3 at 35 s
+  and over, the stress clock). Where workers are short (W2: 3-4 requests each) or the coordinator writes
+  much of its own (W4's looks), the 5-minute cache costs less (`flower -ttl`). flower sets the TTL in the
+  CLI's environment when a run starts, for the whole run (it has no say request by request), and nothing
+  a run knows when it starts tells short waits from long ones.
+- **Real-sized reports.** The realistic workers write final reports of the size real subagents wrote
+  (median 9,002 chars, by agents never asked to be brief). The cap keeps them out of the coordinator's
+  context (its head and a path, no second worker request), but their output is paid. How closely real
+  workers keep to `WORKER_RULES`' 30 lines is not in any recording: the realistic player assumes they
+  do not.
+- **Delegation has a fixed price per mandate** (a worker's first turn written to the cache, a hand-back
+  frame). Where the coordinator's own context would stay small anyway, working inline costs less: W4 at
+  35 s (`flower -delegation`)."""
+"""The causes of the losses the list above shows, as the recordings decompose them."""

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .metrics import Metrics
-from .prose import CLOCK
+from .prose import CLOCK, WHY_LOSSES
 from .ranking import COORD, one, seeds
 from .runs import SDK
 from .timing import CLOCKS, TABLES
@@ -207,6 +207,8 @@ def clock_section(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
         "Seeds (realistic player, flower): " + ", ".join(f"{k.upper()} {n}" for k, n in counts.items()) + "."
     )
     parts.append(losses(rows, keys))
+    if "not the cheapest" in parts[-1]:
+        parts.append(WHY_LOSSES)
     return "\n\n".join(parts) + "\n"
 
 

@@ -209,12 +209,8 @@ def write(
     preview, short = preview_section(rows)
     if "not decided" not in short:
         plots.previews(rows, images / "benchmarks-preview.png")
-    runs = len(rows)
-    cpu = sum(r.cpu for r in rows) / 60
     parts = [
-        prose.INTRO.format(
-            scale=scale, minutes=minutes, runs=runs, cpu=cpu, idle=cpu / 2, load=os.getloadavg()[2]
-        ),
+        prose.INTRO.format(timing=_timing(scale, minutes, rows)),
         "## Where flower stands\n",
         standings(rows, workloads),
         "",
@@ -252,3 +248,14 @@ def write(
     parts += [prose.PEERS, prose.LEFT_OUT, prose.FACTS]
     (docs / "benchmarks.md").write_text("\n".join(parts).rstrip() + "\n")
     return short
+
+
+def _timing(scale: str, minutes: float, rows: Sequence[Metrics]) -> str:
+    """The page's timing sentence: measured by the run that wrote it, or the kept recordings' own."""
+    cpu = sum(r.cpu for r in rows) / 60
+    if cpu == 0:  # priced from kept recordings: their CPU time was not kept
+        total = sum(r.wall for r in rows) / 60
+        return prose.KEPT_TIME.format(scale=scale, runs=len(rows), minutes=total)
+    load = os.getloadavg()[2]
+    runs = len(rows)
+    return prose.RUN_TIME.format(scale=scale, minutes=minutes, runs=runs, cpu=cpu, idle=cpu / 2, load=load)
