@@ -14,11 +14,15 @@ owns its cluster, since it stops it).
 
 - kills: the runner does 3 Bash calls (half the trials then delegate to a worker that does 2), and its
   process group is killed with SIGKILL after a random tool result, at a random moment of the next call.
-  Then: the lines the CLI wrote locally that the store lacks, split into "beyond the call in flight"
-  (lines up to a tool result the runner had reported: must be 0) and "in flight"; then another runner
-  resumes the session (PostgreSQL: another workspace, another config directory; SQLite: the same
-  workspace, a new process and config directory, whose start recovers what the outbox held) and its
-  model must see every tool result the killed CLI wrote.
+  Then, file by file against the CLI's local transcript, the criterion the suite asserts
+  (`tests/durability/harness.Cut`, no clock): the store holds the file's first lines, the killed
+  runner's outbox the committed lines after them, and only the tail after is missing (a kill that breaks
+  it is counted: must be 0). What the store lacks is reported both ways: committed (in the outbox) or
+  not (the tail), and by time (written more than a second before the kill, or in the last second: the
+  window the kill hit). Then another runner resumes the session (PostgreSQL: another workspace, another
+  config directory; SQLite: the same workspace, a new process and config directory, whose start
+  recovers what the outbox held and what the CLI wrote) and its model must see every tool result the
+  store had (SQLite: the CLI wrote).
 - restarts: 4 Bash calls; after a random tool result PostgreSQL is stopped with `pg_ctl stop -m immediate`
   for 1 to 4 s, then started again (crash recovery). Each run must end with a StepResult, `ok=True`,
   nothing the CLI wrote missing from the store, and the session resumed from another workspace.
@@ -48,11 +52,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests import postgres
-from tests.durability.harness import Runner, loss, stored_results
+from tests.durability.harness import Runner, cut, loss, stored_results, written_results
 
 
 def resume_check(store: str, schema: str, workspace: Path, session: str, had: list[str]) -> tuple[bool, bool]:
-    """(the resume ended ok, its model saw every tool result the store had before it, in order)."""
+    """(the resume ended ok, its model saw the Bash results of `had`, in order)."""
     result = Runner.start(store, schema, workspace, f"resume:{session}", 1, 0).finish()
     seen = [text.split("\n")[0] for text in result.get("seen") or []]
     steps = [text for text in seen if text.startswith("step-")]  # the Bash calls' (an Agent's is reframed)
@@ -69,8 +73,11 @@ def kill_trial(kind: str, dsn: str, root: Path, number: int, rng: random.Random)
     runner = Runner.start(store, schema, trial / "a" / "repo", "start", 3, 0.4, subagent=subagent, linger=2)
     config, sid = runner.follow()
     k = runner.kill_at_random(6 if subagent else 3, 0.4, rng)
+    at = cut(store, schema, config, sid, trial / "a" / "repo" / ".flower" / "outbox.db")
     lost = loss(store, schema, config, sid, runner.seen, runner.killed_at)
     had = stored_results(store, schema, config, sid)
+    if kind == "sqlite":  # the next start in the workspace first recovers what the CLI wrote
+        had = written_results(config, sid)
     elsewhere = trial / ("b" if kind == "postgresql" else "a") / "repo"
     ok, saw = resume_check(store, schema, elsewhere, sid, had)
     after = loss(store, schema, config, sid).missing if kind == "sqlite" else None
@@ -80,6 +87,9 @@ def kill_trial(kind: str, dsn: str, root: Path, number: int, rng: random.Random)
         "subagent": subagent,
         "killed after result": k,
         "lines written": lost.written,
+        "faults": list(at.faults),
+        "kept in the outbox": at.kept,
+        "uncommitted tail": at.lost,
         "lost beyond": lost.beyond,
         "lost in flight": lost.missing - lost.beyond,
         "missing after the next start": after,
@@ -275,21 +285,22 @@ def latency_table(rows: list[dict[str, Any]]) -> str:
 
 def kill_table(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| store | kills | with a subagent | lines the CLI wrote | lost, written > 1 s before the kill "
-        "| lost, written in the last second | missing after the next start here | resumed "
-        "| saw every stored result |",
-        "|---|---:|---:|---:|---:|---:|---:|---|---:|",
+        "| store | kills | with a subagent | lines the CLI wrote | kills breaking the criterion "
+        "| store lacks: committed, in the outbox | store lacks: the uncommitted tail "
+        "| store lacks: written > 1 s before the kill | written in the last second "
+        "| missing after the next start here | resumed | saw every result |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for kind in ("sqlite", "postgresql"):
         mine = [r for r in rows if r["store"] == kind and "error" not in r]
         where = "same workspace, new process" if kind == "sqlite" else "another workspace"
-        total = {
-            n: sum(r[n] for r in mine) for n in ("subagent", "lines written", "lost beyond", "lost in flight")
-        }
+        names = ("subagent", "lines written", "kept in the outbox", "uncommitted tail", "lost beyond")
+        total = {n: sum(r[n] for r in mine) for n in (*names, "lost in flight")}
         after = sum(r["missing after the next start"] for r in mine) if kind == "sqlite" else "-"
         lines.append(
             f"| {kind} | {len(mine)} | {total['subagent']} | {total['lines written']} "
-            f"| {total['lost beyond']} | {total['lost in flight']} | {after} "
+            f"| {sum(bool(r['faults']) for r in mine)} | {total['kept in the outbox']} "
+            f"| {total['uncommitted tail']} | {total['lost beyond']} | {total['lost in flight']} | {after} "
             f"| {sum(r['resumed'] for r in mine)} ({where}) | {sum(r['saw all'] for r in mine)} |"
         )
     return "\n".join(lines)

@@ -105,17 +105,20 @@ def _entries(path: Path) -> Iterator[Mapping[str, Any]]:
     yield from read_jsonl(path)
 
 
-def _blocks(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def blocks(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The content blocks of an entry's message ([] for a string content or none)."""
     message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    content = message.get("content") if isinstance(message, Mapping) else None
+    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
 
 
-def _text(content: Any) -> str:
+def content_text(content: Any) -> str:
+    """A content's text: the string itself, or every block's `text` joined by newlines (a block without
+    one counts as an empty line: the sizes measured here were taken that way)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, Mapping))
     return ""
 
 
@@ -145,10 +148,10 @@ def measure_file(path: Path, into: Calibration) -> None:
             if isinstance(ident, str) and isinstance(used.get("output_tokens"), int):
                 usage[ident] = max(usage.get(ident, 0), used["output_tokens"])
             sizes = prose.setdefault(str(ident), [0, 0])
-            for block in _blocks(entry):
+            for block in blocks(entry):
                 sizes[0] += len(str(block.get("thinking", ""))) if block.get("type") == "thinking" else 0
                 sizes[1] += len(str(block.get("text", ""))) if block.get("type") == "text" else 0
-            for block in _blocks(entry):
+            for block in blocks(entry):
                 if block.get("type") != "tool_use":
                     continue
                 name, data = str(block.get("name")), block.get("input") or {}
@@ -170,13 +173,13 @@ def measure_file(path: Path, into: Calibration) -> None:
                     into.lookup_reads += name == "Read"
                 elif runs.get(thread):
                     into.retrievals.append(runs.pop(thread))
-        for block in _blocks(entry):
+        for block in blocks(entry):
             if block.get("type") != "tool_result":
                 continue
             found = calls.get(str(block.get("tool_use_id")))
             if found is None:
                 continue
-            text = _text(block.get("content"))
+            text = content_text(block.get("content"))
             if found[1].startswith("Bash ") and len(text) > LARGE:
                 into.bash_large_results += 1
             if block.get("is_error") and any(word in text for word in REFUSED):
@@ -221,4 +224,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["Calibration", "asdict", "measure", "measure_file"]
+__all__ = ["Calibration", "asdict", "blocks", "content_text", "measure", "measure_file"]

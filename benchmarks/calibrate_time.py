@@ -40,6 +40,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
+
+from benchmarks.calibrate import blocks, content_text
 from flower.stores._local import read_jsonl
 
 BUCKETS = ((0, "<20k"), (20_000, "20-50k"), (50_000, "50-100k"), (100_000, ">=100k"))
@@ -79,20 +82,6 @@ def stamp(entry: Mapping[str, Any]) -> float | None:
     return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
 
 
-def _blocks(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, Mapping) else None
-    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, Mapping))
-    return ""
-
-
 def bucket(tokens: int) -> str:
     """The context bucket of a request of `tokens` tokens."""
     return [label for low, label in BUCKETS if tokens >= low][-1]
@@ -108,9 +97,9 @@ def _is_prompt(entry: Mapping[str, Any]) -> bool:
     if entry.get("type") != "user" or entry.get("isMeta") or entry.get("isCompactSummary"):
         return False
     content = (entry.get("message") or {}).get("content")
-    if any(b.get("type") == "tool_result" for b in _blocks(entry)):
+    if any(b.get("type") == "tool_result" for b in blocks(entry)):
         return False
-    text = _text(content).lstrip()
+    text = content_text(content).lstrip()
     return bool(text) and not text.startswith(("<local-command", "<command-", "Caveat:"))
 
 
@@ -145,10 +134,10 @@ class _Thread:
             self.dirty = "compaction"
         if "[Request interrupted" in json.dumps((entry.get("message") or {}).get("content")):
             self.dirty = "interrupted"
-        results = [b for b in _blocks(entry) if b.get("type") == "tool_result"]
+        results = [b for b in blocks(entry) if b.get("type") == "tool_result"]
         for block in results:
             name, called = self.calls.pop(str(block.get("tool_use_id")), ("", 0.0))
-            body = _text(block.get("content"))[:300].lower()
+            body = content_text(block.get("content"))[:300].lower()
             if not name or name in ("Agent", "Task"):
                 continue
             if "running in background" in body or "in the background" in body:
@@ -173,7 +162,7 @@ class _Thread:
             self.into.excluded[f"{self.side}: API error (synthetic reply)"] += 1
             self.dirty = "synthetic"
             return
-        for block in _blocks(entry):
+        for block in blocks(entry):
             if block.get("type") == "tool_use":
                 self.calls[str(block.get("id"))] = (str(block.get("name")), at)
         if self.message is not None and self.message["id"] == ident:
@@ -225,14 +214,14 @@ def _subagent_runs(main: Sequence[Mapping[str, Any]], into: Timing) -> None:
         at = stamp(entry)
         if at is None:
             continue
-        for block in _blocks(entry):
+        for block in blocks(entry):
             if block.get("type") == "tool_use" and block.get("name") in ("Task", "Agent"):
                 calls[str(block.get("id"))] = at
             elif block.get("type") == "tool_result" and str(block.get("tool_use_id")) in calls:
                 into.subagents.append(at - calls.pop(str(block.get("tool_use_id"))))
                 result = entry.get("toolUseResult")
                 if isinstance(result, Mapping):
-                    into.reports.append(len(_text(result.get("content"))))
+                    into.reports.append(len(content_text(result.get("content"))))
 
 
 def _idle_gaps(main: Sequence[Mapping[str, Any]], into: Timing) -> None:
