@@ -2,8 +2,9 @@
 
 Three short runs through the installed SDK and CLI, the way a user's runs go (a `Runtime` pointed at
 `flower.testing.ScriptedModel`): the first, a coordinator and a worker, meets the delegation wall, a worker,
-a spill and the usage the API reports; the second resumes it through flower's store after an HTTP 500; the
-third, a hands-on agent alone, shows the system prompt such an agent keeps.
+a spill, a long report cut to its head and the usage the API reports; the second resumes it through
+flower's store after an HTTP 500; the third, a hands-on agent alone, shows the system prompt such an agent
+keeps.
 Each fact is then read from what the scripted model received (the context the model saw), never from
 flower's own return values alone.
 """
@@ -31,6 +32,8 @@ SELF_CHECK_TIMEOUT = 120.0
 """Seconds the whole self-check may take before it is reported failed (it takes a few seconds)."""
 
 _BIG = 6_000  # characters the worker prints: over the spill threshold
+_REPORT = "ANALYST-REPORT: printed\n" + "".join(f"detail {i}: what the analyst saw\n" for i in range(200))
+"""The worker's report: over the report limit, its conclusion first."""
 _CONTEXT = 12_345  # input tokens the first reply reports
 
 
@@ -95,6 +98,17 @@ def _spill(seen: _Seen) -> str | None:
     return None
 
 
+def _cut(seen: _Seen) -> str | None:
+    report = seen.model.request("main", 2).tool_results[-1].text
+    if "detail 199:" in report:
+        return "the worker's long report reached the main thread whole (updatedToolOutput was ignored)"
+    if "[flower: report cut at" not in report:
+        return f"no cut note in the report the main thread got: {report[-160:]!r}"
+    if len(seen.model.requests("analyst")) != 2:
+        return f"the worker made {len(seen.model.requests('analyst'))} requests, not 2 (it was sent back)"
+    return None
+
+
 def _usage(seen: _Seen) -> str | None:
     first = seen.first
     if first is None or first.peak_context < _CONTEXT or first.usage.main.input < _CONTEXT:
@@ -130,6 +144,7 @@ FACTS: list[tuple[str, Callable[[_Seen], str | None]]] = [
     ("a PreToolUse deny stops the call and reaches the model as an error result (the wall)", _wall),
     ("a worker started with the Agent tool is told apart, and its report reaches the main thread", _worker),
     ("a PostToolUse updatedToolOutput replaces a worker's Bash output (spill)", _spill),
+    ("a PostToolUse updatedToolOutput on Agent cuts a long report to its head (the report cap)", _cut),
     ("the usage the API reports is the context flower watches and counts", _usage),
     ("an HTTP 500 is retried and reported as an api_retry with its status", _retry),
     ("a resume through flower's session store replays the session", _resume),
@@ -160,7 +175,7 @@ async def _scenario(seen: _Seen, progress: Progress | None) -> None:
             "The analyst printed the data.",
         ],
     )
-    model.script("analyst", [bash(f"python3 -c \"print('y' * {_BIG})\""), "ANALYST-REPORT: printed"])
+    model.script("analyst", [bash(f"python3 -c \"print('y' * {_BIG})\""), _REPORT])
 
     def on_event(event: Event) -> None:
         seen.events.append(event)
