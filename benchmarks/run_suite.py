@@ -16,6 +16,9 @@ Run from the repository root:
     python benchmarks/run_suite.py --strategies "clear_tool_uses tuned" --seeds 4,5 --keep DIR
                                                       # only those strategies, realistic player, seeds 4
                                                       # and 5 (a kept recording's missing seeds)
+    python benchmarks/run_suite.py --strategies flower --reads-cut 1 --no-scaling --keep DIR
+                                                      # flower's realistic coordinator Reads every report
+                                                      # its cap cut (default 0: never)
 
 Every number comes from real runs of the bundled CLI against flower's scripted model (`flower.testing`):
 baselines, peers (their edits applied by the scripted model, the CLI's compaction behind them) and flower,
@@ -86,6 +89,17 @@ def _seeds(value: str) -> frozenset[int]:
     return frozenset(seeds)
 
 
+def _share(value: str) -> float:
+    """`--reads-cut`: a probability, 0 to 1."""
+    try:
+        share = float(value)
+    except ValueError:
+        share = -1.0
+    if not 0.0 <= share <= 1.0:
+        raise argparse.ArgumentTypeError(f"--reads-cut is a probability from 0 to 1, not {value!r}")
+    return share
+
+
 def _selection(
     names: str, scaling: bool, seeds: frozenset[int] | None, quick: bool, only: set[str]
 ) -> Selection:
@@ -111,6 +125,7 @@ def _run(
     clock: str,
     keep: Path | None,
     select: Selection = EVERY,
+    reads_cut: float = 0.0,
 ) -> tuple[list[Metrics], list[Workload], dict[str, dict[str, str]]]:
     workloads = [w for w in build(quick) if not only or w.key in only]
     keys = [w.key for w in workloads]
@@ -123,6 +138,7 @@ def _run(
         keep=keep,
         select=select,
         progress=lambda line: print(line, flush=True),
+        reads_cut=reads_cut,
     )
     _print_table(rows)
     idle = {w.key: {} if quick else idle_layers(w) for w in workloads}
@@ -151,6 +167,8 @@ def _print_summary(summary: dict[str, object], clock: str) -> None:
             continue
         best = value["flower_vs_best"]
         head = f"{best['median']:.2f} (max {best['max']:.2f}) vs {best['peer']}" if best else "-"
+        if best and best.get("reads_cut"):
+            head += f" (coordinator Reads cut reports: P={best['reads_cut']})"
         lever = ", ".join(f"{k} {v:.2f}" for k, v in value["ablations"].items())
         print(f"  {key}: {head}; ablations: {lever or '-'}")
 
@@ -200,6 +218,14 @@ def main() -> int:
     parser.add_argument(
         "--json", type=Path, help="write flower ÷ the cheapest fair peer and its ablations per workload"
     )
+    parser.add_argument(
+        "--reads-cut",
+        type=_share,
+        default=0.0,
+        metavar="P",
+        help="how often the realistic coordinator Reads the saved whole of a report flower's cap cut, "
+        "once per report, before its next move (0 to 1; default 0: never)",
+    )
     parser.add_argument("--keep", type=Path, help="keep every recording (request bodies) in this directory")
     parser.add_argument(
         "--from-recordings", type=Path, help="price the recordings kept by --keep again instead of running"
@@ -226,13 +252,20 @@ def main() -> int:
     else:
         select = _selection(args.strategies, not args.no_scaling, args.seeds, args.quick, only)
         rows, workloads, idle = _run(
-            args.quick, only, args.jobs, args.previews, args.clock, args.keep, select
+            args.quick, only, args.jobs, args.previews, args.clock, args.keep, select, args.reads_cut
         )
         minutes = (time.perf_counter() - started) / 60
         cpu = sum(r.cpu for r in rows) / 60
-        print(f"\nsuite ({scale}) finished in {minutes:.1f} min; {len(rows)} runs, {cpu:.1f} CPU-minutes")
+        print(
+            f"\nsuite ({scale}) finished in {minutes:.1f} min; {len(rows)} runs, {cpu:.1f} CPU-minutes; "
+            f"--reads-cut {args.reads_cut:g}"
+        )
     keys = [w.key for w in workloads]
     summary = ratios.summary(rows, keys, args.clock)
+    coord = [r for r in rows if r.strategy == "flower" and r.player.startswith("realistic")]
+    shares = sorted({r.reads_cut for r in coord})
+    said = ", ".join(f"{share:g}" for share in shares or [0.0])
+    print(f"\n--reads-cut: flower's realistic coordinator Reads a cut report with P = {said}")
     _print_summary(summary, args.clock)
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1) + "\n")

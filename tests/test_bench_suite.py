@@ -449,3 +449,59 @@ def test_the_page_says_plainly_where_flower_is_not_the_cheapest() -> None:
     assert "W1, 35 s, ideal player" in said and "-lean" not in said
     assert losses(rows[:3], ["w1"]).startswith("**Where flower is not the cheapest**")
     assert "every workload" in losses([row("flower", "ideal", 1.0, family="flower")], ["w1"])
+
+
+def cut_report(report: str, directory: str) -> str:
+    """What flower's `report_cut` hook gives the coordinator for this foreground worker's report."""
+    import anyio
+
+    from flower.wall.report import report_cut
+
+    hook = report_cut(directory)
+    response = {"status": "completed", "agentType": "worker", "content": [{"type": "text", "text": report}]}
+    data = {"hook_event_name": "PostToolUse", "tool_name": "Agent", "tool_response": response}
+    out: Any = anyio.run(hook, data, "a1", {"signal": None})
+    return str(out["hookSpecificOutput"]["updatedToolOutput"]["content"][0]["text"])
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_a_coordinator_that_reads_cut_reports_reads_the_saved_one_before_its_next_move(
+    share: float, tmp_path: Any
+) -> None:
+    from benchmarks.suite.play import Play
+    from flower.testing import RecordedRequest
+
+    actions = (Run("a", "python3 gen.py a"), Run("look", "ls", glance=True), Run("b", "python3 gen.py b"))
+    workload = Workload("w9", "test", "Do it.", actions, chunk=1)
+    behaviour = Behaviour("realistic", 1, reads_cut=share)
+    play = Play(
+        workload, tmp_path, delegated=True, pointers_in_handoff=False, scripts="s", behaviour=behaviour
+    )
+    shown = cut_report("[task c0] done.\n- a: ok\n" + "narration " * 900, str(tmp_path / "reports"))
+    saved = shown.rsplit("the whole report: ", 1)[1].rstrip("]")
+    assert (tmp_path / "reports").is_dir() and saved.startswith(str(tmp_path / "reports"))
+
+    def step(index: int, messages: list[dict[str, Any]]) -> list[Any]:
+        body = {"messages": messages}
+        request = RecordedRequest(index, "main", index, index, body, {}, "/v1/messages", 0.0)
+        return [b for b in play.main.step(request).content if type(b).__name__ == "ToolUse"]
+
+    (first,) = step(0, [{"role": "user", "content": "Go."}])
+    assert first.name == "Agent"
+    use = {"type": "tool_use", "id": "ag0", "name": "Agent", "input": first.input}
+    messages = [
+        {"role": "user", "content": "Go."},
+        {"role": "assistant", "content": [use]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "ag0", "content": shown}]},
+    ]
+    (nxt,) = step(1, messages)
+    if share == 0:  # today's player: on with the next move, the look
+        assert nxt.name == "Bash" and nxt.input["command"] == "ls"
+        return
+    assert nxt.name == "Read" and nxt.input == {"file_path": saved}
+    assert play.ledger.cut_reads == 1
+    read_use = {"type": "tool_use", "id": "rd0", "name": "Read", "input": nxt.input}
+    read_result = {"type": "tool_result", "tool_use_id": "rd0", "content": "(the report)"}
+    messages += [{"role": "assistant", "content": [read_use]}, {"role": "user", "content": [read_result]}]
+    (after,) = step(2, messages)  # read once: the next move
+    assert after.name == "Bash" and after.input["command"] == "ls"

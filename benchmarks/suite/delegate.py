@@ -9,7 +9,8 @@ its chunk like any agent, then reports in the shape flower's worker rules ask fo
 facts it was asked for, one line per output it saw a pointer for (`label -> path`), denials, scripts
 written, and, for some subtasks, a pasted log; the realistic player's worker then writes on to a size
 drawn from real subagent reports (`Behaviour.report_chars`), which flower's report cap cuts to its head. The
-same coordinator and workers play the CLI-with-subagents baseline, so reports are identical there.
+same coordinator and workers play the CLI-with-subagents baseline, so reports are identical there. A
+coordinator may Read the saved whole of a cut report before its next move (`Behaviour.reads_cut`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .probes import CLI_POINTER, SPILL_POINTER, View, denial_visible, prints
 from .realistic import filler
 
 TASK_ID = re.compile(r"\[task ([cr]\d+)\]")
+CUT_NOTE = re.compile(r"\[flower: report cut at [\d,]+ of [\d,]+ chars; the whole report: ([^\]\n]+)\]")
 SENT_BACK = re.compile(r"flower: your report is [\d,]+ chars; .*? saved whole to (\S+?\.txt)")
 
 
@@ -100,13 +102,37 @@ class Coordinator(Actor):
         actions = partition(play.workload.actions, play.chunk, glances=play.self_glance, fold=play.fold)
         super().__init__(actions, play, "main")  # type: ignore[arg-type]
         self.chunks = sum(isinstance(i, Chunk) for i in self.actions)
+        self.cuts_drawn: set[str] = set()
 
     def step(self, request: RecordedRequest) -> Reply:
-        """Launch parallel subtasks together when allowed; otherwise play like any agent."""
-        group = self._parallel_group(View(request.body), request)
+        """Read a cut report's saved whole when the player does; launch parallel subtasks together when
+        allowed; otherwise play like any agent."""
+        view = View(request.body)
+        saved = self._cut_to_read(view)
+        if saved is not None:
+            self.keep_place()  # nothing of the actions was done: an interrupted Read rewinds nothing
+            self.play.ledger.cut_reads += 1
+            return self.answer(request, read(saved))
+        group = self._parallel_group(view, request)
         if group:
             return self.answer(request, *group)
         return super().step(request)
+
+    def _cut_to_read(self, view: View) -> str | None:
+        """The saved path of a cut report not yet drawn for that the player Reads now (one draw a report,
+        `Behaviour.reads_cut_report`), else None."""
+        for pair in view.pairs:
+            note = CUT_NOTE.search(pair.result) if pair.name in ("Agent", "Task") else None
+            if note is None:
+                continue
+            task = TASK_ID.search(pair.result)
+            key = task.group(1) if task else pair.id
+            if key in self.cuts_drawn:
+                continue
+            self.cuts_drawn.add(key)
+            if self.play.behaviour.reads_cut_report(key):
+                return note.group(1)
+        return None
 
     def _parallel_group(self, view: View, request: RecordedRequest) -> list[ToolUse]:
         """Up to `parallel` consecutive subtask chunks launched in one message (W3's parallel variant)."""

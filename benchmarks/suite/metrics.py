@@ -95,6 +95,10 @@ class Metrics:
     """Delegations the coordinator waited on for more than 5 minutes (a 5-minute cache lapses)."""
     report_chars: int = 0
     """Characters of the workers' final reports, as they reached the main thread."""
+    reads_cut: float = 0.0
+    """How often the coordinator was to Read a report flower's cap cut (`Behaviour.reads_cut`)."""
+    cut_reads: int = 0
+    """Cut reports the coordinator Read whole."""
     series: list[int] = field(default_factory=list)
     """R_t, for the plots (not stored in the baseline)."""
 
@@ -202,5 +206,7 @@ def compute(trace: Trace) -> Metrics:
         wait_p90=round(_quantile(trace.waits, 0.9), 1),
         waits_over_5m=sum(w > TTL_5M for w in trace.waits),
         report_chars=trace.report_chars,
+        reads_cut=trace.reads_cut,
+        cut_reads=trace.cut_reads,
         series=series,
     )

@@ -68,6 +68,8 @@ class Ledger:
     state_checks: list[str] = field(default_factory=list)
     """`current`, `stale` (trusted an old snapshot) or `re-run` (looked again, +1 call)."""
     pauses: list[int] = field(default_factory=list)
+    cut_reads: int = 0
+    """Saved reports the coordinator Read after flower's report cap cut them (`Behaviour.reads_cut`)."""
     done: bool = False
 
     @property
@@ -167,11 +169,7 @@ class Actor:
         return reply(*prose, *blocks, thinking=thinking or None, usage=usage)
 
     def _next_call(self, view: View, request: RecordedRequest, notes: list[str]) -> ToolUse | str | None:
-        self.snapshot = (
-            self.pos,
-            replace(self.pending) if self.pending else None,
-            len(self.play.ledger.probes),
-        )
+        self.keep_place()
         if self.queue:
             return self.queue.pop(0)
         if self.pending is not None:
@@ -185,6 +183,14 @@ class Actor:
             if call is not None:
                 return call
         return None
+
+    def keep_place(self) -> None:
+        """Remember where the actions stand: an interrupted call is issued again from here."""
+        self.snapshot = (
+            self.pos,
+            replace(self.pending) if self.pending else None,
+            len(self.play.ledger.probes),
+        )
 
     def rewind_if_interrupted(self, view: View) -> None:
         """The CLI interrupted the last call (a handoff became due): it will be issued again."""

@@ -77,6 +77,11 @@ several runs of this harness (a strategy's runs all by one version of flower; th
 on it), so no one wall or CPU time covers them: the runs' own wall times add up to {minutes:.1f} min."""
 """The timing sentence of a page priced from kept recordings (`--from-recordings`)."""
 
+READS_CUT = """ In some runs flower's realistic coordinator Read the saved whole of each report its cap
+cut, with probability {shares} a report (`--reads-cut`; 0, never, in the others): {reads} reports read
+whole."""
+"""Added to the timing sentence when recordings made with `--reads-cut` above 0 are priced."""
+
 HEADLINE = """\
 **flower ÷ each peer at its best: all-agent cost in dollars, output priced.** Below 1, flower is
 cheaper. *Realistic*: the median of the per-seed ratios (min-max over the seeds); *ideal*: the one run.

@@ -54,24 +54,24 @@ def cheapest_peer(rows: Sequence[Metrics], key: str, clock: str, *, sdk: bool = 
 
 
 def versus(rows: Sequence[Metrics], key: str, clock: str, *, sdk: bool = False) -> dict[str, Any] | None:
-    """flower ÷ the cheapest fair peer under `clock`: `{"median", "max", "peer", "seeds"}` (per-seed
-    ratios), or None when either side is missing."""
+    """flower ÷ the cheapest fair peer under `clock`: `{"median", "max", "peer", "seeds", "reads_cut"}`
+    (per-seed ratios; how often flower's coordinator Read a cut report, `Behaviour.reads_cut`: one share,
+    or the sorted shares when its seeds differ), or None when either side is missing."""
     peer = cheapest_peer(rows, key, clock, sdk=sdk)
     if peer is None:
         return None
     theirs = {r.player: r for r in seeds(rows, key, peer)}
-    ratios = [
-        _cost(m, clock) / _cost(theirs[m.player], clock)
-        for m in seeds(rows, key, COORD)
-        if m.player in theirs and _cost(theirs[m.player], clock)
-    ]
+    mine = [m for m in seeds(rows, key, COORD) if m.player in theirs and _cost(theirs[m.player], clock)]
+    ratios = [_cost(m, clock) / _cost(theirs[m.player], clock) for m in mine]
     if not ratios:
         return None
+    shares = sorted({m.reads_cut for m in mine})
     return {
         "median": round(statistics.median(ratios), 3),
         "max": round(max(ratios), 3),
         "peer": peer,
         "seeds": [round(r, 3) for r in ratios],
+        "reads_cut": shares[0] if len(shares) == 1 else shares,
     }
 
 
@@ -95,10 +95,17 @@ def summary(rows: Sequence[Metrics], keys: Sequence[str], clock: str) -> dict[st
     for key in keys:
         found = versus(rows, key, clock)
         per[key] = {
-            "flower_vs_best": None if found is None else {k: found[k] for k in ("median", "max", "peer")},
+            "flower_vs_best": None if found is None else _best(found),
             "ablations": ablations(rows, key, clock),
         }
     return {**per, "clock": {clock: per}}
+
+
+def _best(found: dict[str, Any]) -> dict[str, Any]:
+    """`versus` as `--json` writes it: the median, the max and the peer; and `reads_cut` when flower's
+    coordinator Read cut reports (absent at 0, as before there was a choice)."""
+    keys = ("median", "max", "peer", "reads_cut") if found["reads_cut"] else ("median", "max", "peer")
+    return {k: found[k] for k in keys}
 
 
 def sensitivity(rows: Sequence[Metrics], keys: Sequence[str]) -> str:

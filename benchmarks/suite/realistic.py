@@ -18,6 +18,8 @@ measured to differ (`benchmarks/calibrate.py` over 18 real Claude Code transcrip
   (median 9,002 chars, 10 of 11 over flower's 4,000-char report limit; `timing.json`): the structured
   lines, then prose. flower's report cap saves such a report to a file and the coordinator gets its
   head; elsewhere the report reaches the main thread whole.
+- with probability `reads_cut` (0 unless asked: no transcript measured it), the coordinator Reads a cut
+  report's saved file before its next move, once per report; the sensitivity of a page to that habit.
 Every draw is seeded by (seed, what it is about), so two strategies played with one seed pipe the same
 commands, take the same number of calls for the same fact, and differ only where their contexts do.
 """
@@ -58,6 +60,8 @@ class Behaviour:
 
     name: str = "ideal"
     seed: int = 0
+    reads_cut: float = 0.0
+    """How often the coordinator Reads the saved whole of a report flower's cap cut (0: never)."""
 
     @property
     def realistic(self) -> bool:
@@ -101,6 +105,11 @@ class Behaviour:
         if not self.realistic:
             return 0
         return self.rng("report", task).choice(REPORTS)
+
+    def reads_cut_report(self, task: str) -> bool:
+        """Whether the coordinator Reads the saved whole of worker `task`'s cut report (one draw per
+        report; never when `reads_cut` is 0, nor by the ideal player)."""
+        return self.realistic and self.reads_cut > 0 and self.rng("read cut", task).random() < self.reads_cut
 
     def prose(self, caller: str, index: int) -> tuple[str, str]:
         """(thinking, text) the reply to this request carries ("" for none); the ideal player writes none."""

@@ -251,11 +251,16 @@ def write(
 
 
 def _timing(scale: str, minutes: float, rows: Sequence[Metrics]) -> str:
-    """The page's timing sentence: measured by the run that wrote it, or the kept recordings' own."""
+    """The page's timing sentence: measured by the run that wrote it, or the kept recordings' own; and
+    how often flower's coordinator Read a cut report, when it did (`--reads-cut`)."""
     cpu = sum(r.cpu for r in rows) / 60
+    shares = sorted({r.reads_cut for r in rows if r.reads_cut})
+    said = ", ".join(f"{share:g}" for share in shares)
+    reads = prose.READS_CUT.format(shares=said, reads=sum(r.cut_reads for r in rows)) if shares else ""
     if cpu == 0:  # priced from kept recordings: their CPU time was not kept
         total = sum(r.wall for r in rows) / 60
-        return prose.KEPT_TIME.format(scale=scale, runs=len(rows), minutes=total)
+        return prose.KEPT_TIME.format(scale=scale, runs=len(rows), minutes=total) + reads
     load = os.getloadavg()[2]
     runs = len(rows)
-    return prose.RUN_TIME.format(scale=scale, minutes=minutes, runs=runs, cpu=cpu, idle=cpu / 2, load=load)
+    timing = prose.RUN_TIME.format(scale=scale, minutes=minutes, runs=runs, cpu=cpu, idle=cpu / 2, load=load)
+    return timing + reads

@@ -64,6 +64,8 @@ class Job:
     clock: str = "calibrated"
     keep: str | None = None
     """A directory to keep the recording in (`<workload>/<strategy>--<player>.pkl.gz`), to price again."""
+    reads_cut: float = 0.0
+    """How often the realistic coordinator Reads a cut report's saved whole (`Behaviour.reads_cut`)."""
 
     @property
     def weight(self) -> float:
@@ -111,7 +113,7 @@ def run_job(job: Job) -> Metrics:
     w = workload(job.workload, job.quick, job.size)
     strategy = named(w, job.strategy)
     before = _cpu()
-    rec = anyio.run(lambda: record(w, strategy, Behaviour(job.player, job.seed)))
+    rec = anyio.run(lambda: record(w, strategy, Behaviour(job.player, job.seed, job.reads_cut)))
     if job.keep:
         _keep(rec, Path(job.keep), job)
     row = compute(from_recording(rec, size=job.size or 0, run_clock=job.clock))
@@ -232,10 +234,13 @@ def run_suite(
     keep: Path | None = None,
     select: Selection = EVERY,
     progress: Progress = print,
+    reads_cut: float = 0.0,
 ) -> list[Metrics]:
     """Every row of the suite for these workloads under `clock` that `select` keeps, `jobs` runs at a
-    time (`previews`: W1's preview sweep; `keep`: a directory for the recordings)."""
+    time (`previews`: W1's preview sweep; `keep`: a directory for the recordings; `reads_cut`: how often
+    the realistic coordinator Reads a cut report's saved whole)."""
     first = planned(keys, quick=quick, clock=clock, previews=previews, select=select)
+    first = [dataclasses.replace(job, reads_cut=reads_cut) for job in first]
     rows: list[Metrics] = []
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
@@ -243,7 +248,12 @@ def run_suite(
         if quick or select.reruns:
             return rows
         picks = chosen_peers(rows, keys)
-        second = [job for k in keys for job in _second(rows, k, picks[k], clock) if select(job)]
+        second = [
+            dataclasses.replace(job, reads_cut=reads_cut)
+            for k in keys
+            for job in _second(rows, k, picks[k], clock)
+            if select(job)
+        ]
         for key, (mask, clear) in picks.items():
             if any(job.workload == key for job in second):
                 progress(f"  {key}: best masking {mask}, best clear_tool_uses {clear}")

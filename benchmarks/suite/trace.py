@@ -76,6 +76,10 @@ class Trace:
     """Seconds the coordinator waited on each delegation, under `clock`."""
     report_chars: int = 0
     """Characters of the workers' reports (the Agent results) the main thread received."""
+    reads_cut: float = 0.0
+    """How often the coordinator was to Read a report flower's cap cut (`Behaviour.reads_cut`)."""
+    cut_reads: int = 0
+    """Cut reports the coordinator Read whole."""
 
     @property
     def main(self) -> list[Req]:
@@ -237,6 +241,8 @@ def from_recording(rec: Any, size: int = 0, run_clock: str = "calibrated") -> Tr
         costs=costs,
         waits=timing.worker_spans(requests, times),
         report_chars=_report_chars(requests),
+        reads_cut=rec.behaviour.reads_cut,
+        cut_reads=ledger.cut_reads,
     )
 
 
