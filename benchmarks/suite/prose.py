@@ -225,6 +225,13 @@ Why, where it loses (each measured on this page's recordings):
   context (its head and a path, no second worker request), but their output is paid. How closely real
   workers keep to `WORKER_RULES`' 30 lines is not in any recording: the realistic player assumes they
   do not.
+- **A coordinator that reads what the cap cut.** The scripted coordinator never reads a saved report: the
+  head it gets holds the conclusion. One that does pays one more request and carries the whole report
+  from then on; `--reads-cut P` plays that. Measured when this section was written (calibrated clock,
+  flower ÷ the cheapest fair peer, median): every cut report read (P = 1), W1 0.99, W2 1.49, W3 0.97,
+  W4 1.15, W5 0.86; half of them (P = 0.5), W1 0.88, W2 1.38, W3 0.84, W4 1.05, W5 0.82. Such a
+  coordinator would do better without the cap (`flower -report_cap`), which hands the report over whole
+  one request earlier (not measured under the same player here).
 - **Delegation has a fixed price per mandate** (a worker's first turn written to the cache, a hand-back
   frame). Where the coordinator's own context would stay small anyway, working inline costs less: W4 at
   35 s (`flower -delegation`)."""
