@@ -256,15 +256,10 @@ def main() -> int:
         )
         minutes = (time.perf_counter() - started) / 60
         cpu = sum(r.cpu for r in rows) / 60
-        print(
-            f"\nsuite ({scale}) finished in {minutes:.1f} min; {len(rows)} runs, {cpu:.1f} CPU-minutes; "
-            f"--reads-cut {args.reads_cut:g}"
-        )
+        print(f"\nsuite ({scale}) finished in {minutes:.1f} min; {len(rows)} runs, {cpu:.1f} CPU-minutes")
     keys = [w.key for w in workloads]
     summary = ratios.summary(rows, keys, args.clock)
-    coord = [r for r in rows if r.strategy == "flower" and r.player.startswith("realistic")]
-    shares = sorted({r.reads_cut for r in coord})
-    said = ", ".join(f"{share:g}" for share in shares or [0.0])
+    said = ", ".join(f"{share:g}" for share in ratios.cut_shares(rows) or [0.0])
     print(f"\n--reads-cut: flower's realistic coordinator Reads a cut report with P = {said}")
     _print_summary(summary, args.clock)
     if args.json:

@@ -101,6 +101,11 @@ def summary(rows: Sequence[Metrics], keys: Sequence[str], clock: str) -> dict[st
     return {**per, "clock": {clock: per}}
 
 
+def cut_shares(rows: Sequence[Metrics]) -> list[float]:
+    """The `--reads-cut` shares flower's realistic runs among `rows` were recorded with, sorted."""
+    return sorted({r.reads_cut for r in rows if r.strategy == COORD and r.player.startswith("realistic")})
+
+
 def _best(found: dict[str, Any]) -> dict[str, Any]:
     """`versus` as `--json` writes it: the median, the max and the peer; and `reads_cut` when flower's
     coordinator Read cut reports (absent at 0, as before there was a choice)."""
@@ -225,6 +230,7 @@ __all__ = [
     "cheapest_peer",
     "clock_section",
     "clock_text",
+    "cut_shares",
     "losses",
     "peers_line",
     "sdk_row",

@@ -254,7 +254,7 @@ def _timing(scale: str, minutes: float, rows: Sequence[Metrics]) -> str:
     """The page's timing sentence: measured by the run that wrote it, or the kept recordings' own; and
     how often flower's coordinator Read a cut report, when it did (`--reads-cut`)."""
     cpu = sum(r.cpu for r in rows) / 60
-    shares = sorted({r.reads_cut for r in rows if r.reads_cut})
+    shares = [share for share in ratios.cut_shares(rows) if share]
     said = ", ".join(f"{share:g}" for share in shares)
     reads = prose.READS_CUT.format(shares=said, reads=sum(r.cut_reads for r in rows)) if shares else ""
     if cpu == 0:  # priced from kept recordings: their CPU time was not kept

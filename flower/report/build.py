@@ -271,7 +271,8 @@ def compute_report(
         roots.append(os.path.join(os.path.abspath(loaded.workbench), "scripts"))
     refused_main, refused_sub = m.refused_calls(main_entries), m.refused_calls(sub_entries)
     activity = m.script_activity([*main_calls, *sub_calls], roots, refused_main | refused_sub)
-    results = {**m.result_texts(sub_entries), **m.result_texts(main_entries)}
+    main_results = m.result_texts(main_entries)
+    results = {**m.result_texts(sub_entries), **main_results}
     if not loaded.workbench:
         notes.append("no workbench beside the store: spills and its scripts/ were not read")
     replies = [*main_turns, *sub_turns, *compaction_turns]
@@ -306,7 +307,7 @@ def compute_report(
             scripts_run=len(activity.run),
         ),
         spills=_spills(loaded, results),
-        reports=_reports(sub_entries, m.result_texts(main_entries).values()),
+        reports=_reports(sub_entries, main_results.values()),
         resumes=tuple(
             r
             for s in loaded.sessions
