@@ -88,6 +88,8 @@ class Metrics:
     """The clock the run's numbers are priced under (`timing.CLOCKS`)."""
     costs: dict[str, float] = field(default_factory=dict)
     """All-agent dollars under every clock."""
+    bounds: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Dollars of each replay of `bounds.VARIANTS` under each of `bounds.CLOCKS` (`Trace.bounds`)."""
     wait_p50: float = 0.0
     """Median seconds the coordinator waited on a delegation, under `clock` (0: no delegation)."""
     wait_p90: float = 0.0
@@ -202,6 +204,7 @@ def compute(trace: Trace) -> Metrics:
         note=trace.note,
         clock=trace.clock,
         costs=dict(trace.costs),
+        bounds={clock: dict(found) for clock, found in trace.bounds.items()},
         wait_p50=round(_quantile(trace.waits, 0.5), 1),
         wait_p90=round(_quantile(trace.waits, 0.9), 1),
         waits_over_5m=sum(w > TTL_5M for w in trace.waits),

@@ -7,6 +7,7 @@ from .method import FACTS, LEFT_OUT, METHOD, METRICS, NOTES, PEERS, PREVIEW_WHY
 
 __all__ = [
     "BILLING",
+    "BOUNDS",
     "CALIBRATION",
     "CLOCK",
     "FACTS",
@@ -217,9 +218,9 @@ Why, where it loses (each measured on this page's recordings):
 - **The 1-hour cache is insurance, paid on every write.** The coordinator's writes cost 2x instead of
   1.25x; it pays back only where the coordinator waits more than 5 minutes on a worker (W1 and W3 at 35 s
   and over, the stress clock). Where workers are short (W2: 3-4 requests each) or the coordinator writes
-  much of its own (W4's looks), the 5-minute cache costs less (`flower -ttl`). flower sets the TTL in the
-  CLI's environment when a run starts, for the whole run (it has no say request by request), and nothing
-  a run knows when it starts tells short waits from long ones.
+  much of its own (W4's looks), the 5-minute cache costs less (`flower -ttl`). flower asks for it for the
+  whole run; the CLI would take a lifetime per request, but choosing it well needs the wait that follows,
+  which no rule knows when the request leaves (the table below bounds what the best choice would buy).
 - **Real-sized reports.** The realistic workers write final reports of the size real subagents wrote
   (median 9,002 chars, by agents never asked to be brief). The cap keeps them out of the coordinator's
   context (its head and a path, no second worker request), but their output is paid. How closely real
@@ -236,3 +237,16 @@ Why, where it loses (each measured on this page's recordings):
   frame). Where the coordinator's own context would stay small anyway, working inline costs less: W4 at
   35 s (`flower -delegation`)."""
 """The causes of the losses the list above shows, as the recordings decompose them."""
+
+BOUNDS = """\
+What two choices flower does not make alone would buy at most: flower's own runs replayed (nothing
+recorded again; the same requests, only their cache marks or their output changed; each seed under its
+own clock; flower ÷ the cheapest fair peer as above). **Lifetime chosen per request, knowing the wait**:
+one hour exactly on the coordinator's requests the next one follows by more than 5 minutes, 5 minutes on
+the others, the best any rule choosing the lifetime request by request could do (the CLI takes such a
+choice: the SDK's control request `apply_flag_settings` with `CLAUDE_CODE_PROMPT_CACHE_TTL` in its
+`env` sets the next request's lifetime, even from inside a hook). **Cut reports written only as long as
+their head**: the workers write no more than the coordinator reads of each report the cap cut (what
+workers keeping to `WORKER_RULES`' 30 lines would write; how closely real ones keep to it is in no
+recording). The stress rows show the same choices when workers last as long as real ones do."""
+"""The replays' table caption (`bounds_table`)."""

@@ -16,8 +16,10 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from .bounds import CLOCKS as BOUND_CLOCKS
+from .bounds import VARIANTS
 from .metrics import Metrics
-from .prose import CLOCK, WHY_LOSSES
+from .prose import BOUNDS, CLOCK, WHY_LOSSES
 from .ranking import COORD, one, seeds
 from .runs import SDK
 from .timing import CLOCKS, TABLES
@@ -73,6 +75,42 @@ def versus(rows: Sequence[Metrics], key: str, clock: str, *, sdk: bool = False) 
         "seeds": [round(r, 3) for r in ratios],
         "reads_cut": shares[0] if len(shares) == 1 else shares,
     }
+
+
+def replayed(rows: Sequence[Metrics], key: str, clock: str, variant: str) -> dict[str, Any] | None:
+    """flower's replay `variant` (`bounds.VARIANTS`) ÷ the cheapest fair peer under `clock`, paired by
+    seed as `versus`: `{"median", "max"}`, or None when no replay was priced."""
+    peer = cheapest_peer(rows, key, clock)
+    if peer is None:
+        return None
+    theirs = {r.player: r for r in seeds(rows, key, peer)}
+    mine = [m for m in seeds(rows, key, COORD) if m.player in theirs and m.bounds.get(clock, {}).get(variant)]
+    ratios = [m.bounds[clock][variant] / _cost(theirs[m.player], clock) for m in mine]
+    if not ratios:
+        return None
+    return {"median": round(statistics.median(ratios), 3), "max": round(max(ratios), 3)}
+
+
+def bounds_table(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
+    """flower ÷ the cheapest fair peer as run and under each replay (`bounds`), at the bounds' clocks."""
+    named = {
+        "5m": "every coordinator write at 5 minutes",
+        "oracle": "lifetime chosen per request, knowing the wait",
+        "short": "cut reports written only as long as their head",
+        "both": "both of the last two",
+    }
+    lines = [
+        "| clock | flower | " + " | ".join(k.upper() for k in keys) + " |",
+        "|---|---|" + "---:|" * len(keys),
+    ]
+    for clock in BOUND_CLOCKS:
+        lines.append(
+            f"| {NAMES[clock]} | as run | " + " | ".join(_cell(versus(rows, k, clock)) for k in keys) + " |"
+        )
+        for variant in VARIANTS:
+            cells = [_cell(replayed(rows, k, clock, variant)) for k in keys]
+            lines.append(f"| {NAMES[clock]} | {named[variant]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def ablations(rows: Sequence[Metrics], key: str, clock: str) -> dict[str, float]:
@@ -221,18 +259,22 @@ def clock_section(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
     parts.append(losses(rows, keys))
     if "not the cheapest" in parts[-1]:
         parts.append(WHY_LOSSES)
+    if any(r.bounds for r in rows if r.strategy == COORD):
+        parts += [BOUNDS, bounds_table(rows, keys)]
     return "\n\n".join(parts) + "\n"
 
 
 __all__ = [
     "NAMES",
     "ablations",
+    "bounds_table",
     "cheapest_peer",
     "clock_section",
     "clock_text",
     "cut_shares",
     "losses",
     "peers_line",
+    "replayed",
     "sdk_row",
     "sensitivity",
     "summary",

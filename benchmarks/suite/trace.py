@@ -17,7 +17,7 @@ from typing import Any
 
 from flower.cost import Block, PromptCache, TokenUsage, blocks_of, price
 
-from . import timing
+from . import bounds, timing
 from .player import Ledger, ProbeRecord
 from .probes import View, residue, stale_snapshots
 
@@ -80,6 +80,9 @@ class Trace:
     """How often the coordinator was to Read a report flower's cap cut (`Behaviour.reads_cut`)."""
     cut_reads: int = 0
     """Cut reports the coordinator Read whole."""
+    bounds: dict[str, dict[str, float]] = field(default_factory=dict)
+    """All-agent dollars of each replay of `bounds.VARIANTS` under each of `bounds.CLOCKS` (flower's
+    runs whose coordinator asked for a 1-hour cache and delegated; empty for the others)."""
 
     @property
     def main(self) -> list[Req]:
@@ -199,6 +202,7 @@ def from_recording(rec: Any, size: int = 0, run_clock: str = "calibrated") -> Tr
         chosen[name] = (median[1], median[2])
     times, used = chosen[run_clock]
     ignored = usages(sent, times, ignored=True)
+    replays = _replays(rec, sent, tokens) if bounds.asks_one_hour(sent) else {}
     reqs = [
         Req(s.caller, at, s.chars, s.context, s.model, u, i, s.residue)
         for s, at, u, i in zip(sent, times, used, ignored, strict=True)
@@ -243,7 +247,23 @@ def from_recording(rec: Any, size: int = 0, run_clock: str = "calibrated") -> Tr
         report_chars=_report_chars(requests),
         reads_cut=rec.behaviour.reads_cut,
         cut_reads=ledger.cut_reads,
+        bounds=replays,
     )
+
+
+def _replays(rec: Any, sent: list[Sent], tokens: list[int]) -> dict[str, dict[str, float]]:
+    """`Trace.bounds`: each replay priced under each of `bounds.CLOCKS`, the median over the seeds a drawn
+    clock draws (as `Trace.costs`)."""
+    finals, excess = bounds.worker_finals(rec.requests), bounds.cut_excess(rec.requests)
+    out: dict[str, dict[str, float]] = {}
+    for name in bounds.CLOCKS:
+        per: dict[str, list[float]] = {}
+        for seed in _seeds(rec.behaviour.label) if name in timing.DRAWN else (0,):
+            times = timing.send_times(rec.requests, rec.ledger.idle, name, seed, tokens)
+            for variant, replayed in bounds.variants(sent, times, finals, excess).items():
+                per.setdefault(variant, []).append(dollars(replayed, usages(replayed, times)))
+        out[name] = {variant: round(statistics.median(found), 4) for variant, found in per.items()}
+    return out
 
 
 def _report_chars(requests: Sequence[Any]) -> int:

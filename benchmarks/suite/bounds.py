@@ -1,0 +1,137 @@
+"""What two choices flower does not make alone could buy at most, replayed on flower's own recordings.
+
+Nothing is recorded again: the requests stay exactly as sent, only their cache marks or their output
+change, and each variant is priced under the same clock and seed as the run.
+
+- **The coordinator's cache lifetime, request by request.** flower asks the CLI for one hour for the
+  whole run. `5m`: every mark of the coordinator's requests at 5 minutes (what `flower -ttl` does, on
+  the same requests). `oracle`: one hour exactly on the coordinator's requests that the next one follows
+  by more than 5 minutes, 5 minutes on the others; the best any rule choosing the lifetime request by
+  request could do, since it knows each wait before it starts. (The CLI would take such a choice: the
+  SDK's control request `apply_flag_settings` with `CLAUDE_CODE_PROMPT_CACHE_TTL` in its `env` sets the
+  lifetime of the next request, even from inside a hook.)
+- **Workers that keep to their brief.** `short`: each report flower's cap cut written only as long as
+  the head the coordinator read of it (the workers' last replies write the rest less); the rest of the
+  run is unchanged. `both`: `oracle` and `short` together.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+
+from flower.cost import TTL_1H, TTL_5M, Block, tokens_of
+
+VARIANTS = ("5m", "oracle", "short", "both")
+"""The replays, in the order the page shows them."""
+CLOCKS = ("calibrated", "35", "stress")
+"""The clocks they are priced under: the calibrated one, 35 s a request, and workers with the real tail."""
+
+
+class Sendable(Protocol):
+    """A request as the pricer holds it (`trace.Sent`): who sent it, its blocks, its output tokens."""
+
+    @property
+    def caller(self) -> str: ...
+    @property
+    def blocks(self) -> list[Block]: ...
+    @property
+    def output(self) -> int: ...
+
+
+S = TypeVar("S", bound=Sendable)
+
+
+def asks_one_hour(sent: Sequence[Sendable]) -> bool:
+    """Whether a run's coordinator asked for a 1-hour cache and delegated (the runs worth replaying)."""
+    marked = any(b.breakpoint == TTL_1H for s in sent if s.caller == "main" for b in s.blocks)
+    return marked and any(s.caller == "worker" for s in sent)
+
+
+def oracle(sent: Sequence[Sendable], times: Sequence[float]) -> dict[int, float]:
+    """Per coordinator request (by index in `sent`), the lifetime that knows the wait after it: one hour
+    when the next coordinator request comes more than 5 minutes later, else 5 minutes."""
+    mains = [i for i, s in enumerate(sent) if s.caller == "main"]
+    return {
+        i: TTL_1H if nxt is not None and times[nxt] - times[i] > TTL_5M else TTL_5M
+        for i, nxt in zip(mains, [*mains[1:], None], strict=True)
+    }
+
+
+def with_lifetimes(sent: Sequence[S], lifetimes: Mapping[int, float]) -> list[S]:
+    """`sent` with every mark of the requests at the indices of `lifetimes` at that lifetime."""
+    out = list(sent)
+    for i, ttl in lifetimes.items():
+        blocks = [
+            b if b.breakpoint is None else dataclasses.replace(b, breakpoint=ttl) for b in sent[i].blocks
+        ]
+        out[i] = dataclasses.replace(sent[i], blocks=blocks)  # type: ignore[type-var]
+    return out
+
+
+CALL = re.compile(r"\b[A-Z]\w*\(\{")
+"""A tool call in a recorded answer (`Bash({...})`), as `RecordedRequest.answer` writes it."""
+CUT = re.compile(r"\[flower: report cut at ([\d,]+) of ([\d,]+) chars")
+
+
+def cut_excess(requests: Sequence[Any]) -> int:
+    """Output tokens the workers wrote beyond what the coordinator read: for each report the cap cut
+    (each Agent result the coordinator received, once), its whole length minus its head's."""
+    seen: dict[str, int] = {}
+    for r in requests:
+        if r.caller != "main":
+            continue
+        for result in r.tool_results:
+            found = CUT.search(result.text)
+            if found:
+                head, whole = (int(g.replace(",", "")) for g in found.groups())
+                seen[result.tool_use_id] = whole - head
+    return sum(tokens_of(chars) for chars in seen.values())
+
+
+def worker_finals(requests: Sequence[Any]) -> list[int]:
+    """Indices of the workers' last replies: a worker request whose answer calls no tool."""
+    return [
+        i for i, r in enumerate(requests) if r.caller not in ("main", "compact") and not CALL.search(r.answer)
+    ]
+
+
+def short_reports(sent: Sequence[S], finals: Sequence[int], excess: int) -> list[S]:
+    """`sent` with `excess` output tokens fewer, taken from the workers' last replies (`finals`) in
+    order: only the output's price depends on it (a worker's last reply is in no later request)."""
+    out = list(sent)
+    for i in finals:
+        take = min(excess, sent[i].output)
+        out[i] = dataclasses.replace(sent[i], output=sent[i].output - take)  # type: ignore[type-var]
+        excess -= take
+    return out
+
+
+def variants(
+    sent: Sequence[S], times: Sequence[float], finals: Sequence[int], excess: int
+) -> dict[str, list[S]]:
+    """Each replay of `VARIANTS`, as requests to price under `times`."""
+    mains = [i for i, s in enumerate(sent) if s.caller == "main"]
+    best = oracle(sent, times)
+    return {
+        "5m": with_lifetimes(sent, dict.fromkeys(mains, TTL_5M)),
+        "oracle": with_lifetimes(sent, best),
+        "short": short_reports(sent, finals, excess),
+        "both": short_reports(with_lifetimes(sent, best), finals, excess),
+    }
+
+
+__all__ = [
+    "CLOCKS",
+    "VARIANTS",
+    "Sendable",
+    "asks_one_hour",
+    "cut_excess",
+    "oracle",
+    "short_reports",
+    "variants",
+    "with_lifetimes",
+    "worker_finals",
+]
