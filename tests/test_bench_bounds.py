@@ -45,14 +45,30 @@ def test_a_replay_changes_only_the_coordinators_marks_and_the_oracle_saves_the_r
     assert [b.breakpoint for b in five[1].blocks] == [b.breakpoint for b in requests[1].blocks]
     assert {b.breakpoint for s in five if s.caller == "main" for b in s.blocks} == {None, TTL_5M}
     long_wait = [0.0, 10.0, 390.0, 400.0, 420.0]
-    replays = bounds.variants(requests, long_wait, [], 0)
-    cost = {name: dollars(found, usages(found, long_wait)) for name, found in replays.items()}
+    replays = bounds.variants(requests, long_wait, [0.0] * 5, [], 0)
+    cost = {name: dollars(found, usages(found, at)) for name, (found, at) in replays.items()}
     as_run = dollars(requests, usages(requests, long_wait))
     assert cost["oracle"] < cost["5m"]  # the 5-minute coordinator writes its prefix again after the wait
     assert cost["oracle"] < as_run  # and one hour on every write pays 2x where 1.25x would do
+    assert cost["warm"] < cost["5m"]  # a ping at 270 s reads the prefix, the next request reads it too
     short_wait = [0.0, 10.0, 20.0, 30.0, 50.0]
-    replays = bounds.variants(requests, short_wait, [], 0)
-    assert replays["oracle"] == replays["5m"]
+    replays = bounds.variants(requests, short_wait, [0.0] * 5, [], 0)
+    assert replays["oracle"] == replays["5m"] == replays["warm"]
+
+
+def test_a_coordinator_kept_warm_pings_every_270_seconds_of_a_long_wait_in_time_order() -> None:
+    requests = run()
+    found, at = bounds.kept_warm(requests, [0.0, 10.0, 600.0, 610.0, 620.0], [0.0] * 5)
+    assert at == [0.0, 10.0, 270.0, 540.0, 600.0, 610.0, 620.0]
+    assert [s.caller for s in found] == ["main", "worker", "main", "main", "worker", "main", "main"]
+    assert found[2].output == found[3].output == 1 and found[2].blocks == found[0].blocks
+    assert {b.breakpoint for b in found[2].blocks} == {None, TTL_5M}
+    # the same wait, but 500 s of it the workload's idle time after the worker: no one waits, no ping
+    _, at = bounds.kept_warm(requests, [0.0, 10.0, 600.0, 610.0, 620.0], [0.0, 0.0, 500.0, 0.0, 0.0])
+    assert at == [0.0, 10.0, 600.0, 610.0, 620.0]
+    # a long wait with no worker between two coordinator requests (its own tool): no ping either
+    _, at = bounds.kept_warm(requests, [0.0, 10.0, 20.0, 30.0, 400.0], [0.0] * 5)
+    assert at == [0.0, 10.0, 20.0, 30.0, 400.0]
 
 
 def test_cut_reports_count_once_and_the_workers_last_replies_write_the_rest_less(tmp_path: Any) -> None:
@@ -94,8 +110,12 @@ def test_the_table_pairs_each_replay_with_the_cheapest_peer_seed_by_seed() -> No
         return dataclasses.replace(base, costs={"35": cost, "calibrated": cost}, bounds=found)
 
     rows = [
-        row("flower", "realistic #1", 1.2, {"5m": 1.0, "oracle": 0.9, "short": 0.8, "both": 0.6}),
-        row("flower", "realistic #2", 1.4, {"5m": 1.3, "oracle": 1.1, "short": 1.0, "both": 0.9}),
+        row(
+            "flower", "realistic #1", 1.2, {"5m": 1.0, "oracle": 0.9, "warm": 0.9, "short": 0.8, "both": 0.6}
+        ),
+        row(
+            "flower", "realistic #2", 1.4, {"5m": 1.3, "oracle": 1.1, "warm": 1.0, "short": 1.0, "both": 0.9}
+        ),
         *(row("peer", f"realistic #{s}", 1.0) for s in (1, 2)),
     ]
     assert replayed(rows, "w1", "35", "oracle") == {"median": 1.0, "max": 1.1}

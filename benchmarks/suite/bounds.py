@@ -9,7 +9,10 @@ change, and each variant is priced under the same clock and seed as the run.
   by more than 5 minutes, 5 minutes on the others; the best any rule choosing the lifetime request by
   request could do, since it knows each wait before it starts. (The CLI would take such a choice: the
   SDK's control request `apply_flag_settings` with `CLAUDE_CODE_PROMPT_CACHE_TTL` in its `env` sets the
-  lifetime of the next request, even from inside a hook.)
+  lifetime of the next request, even from inside a hook.) `warm`: every coordinator mark at 5 minutes,
+  and while the coordinator waits longer, its last request sent again every `PING_EVERY` seconds for one
+  token of output, which reads its whole prefix and keeps it alive (what a proxy between the CLI and the
+  API could do; the CLI sends no such request itself).
 - **Workers that keep to their brief.** `short`: each report flower's cap cut written only as long as
   the head the coordinator read of it (the workers' last replies write the rest less); the rest of the
   run is unchanged. `both`: `oracle` and `short` together.
@@ -18,16 +21,19 @@ change, and each variant is priced under the same clock and seed as the run.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from flower.cost import TTL_1H, TTL_5M, Block, tokens_of
 
-VARIANTS = ("5m", "oracle", "short", "both")
+VARIANTS = ("5m", "oracle", "warm", "short", "both")
 """The replays, in the order the page shows them."""
 CLOCKS = ("calibrated", "35", "stress")
 """The clocks they are priced under: the calibrated one, 35 s a request, and workers with the real tail."""
+PING_EVERY = 270.0
+"""Seconds between two keep-warm requests (`kept_warm`): inside the 5-minute lifetime, with room to spare."""
 
 
 class Sendable(Protocol):
@@ -109,17 +115,38 @@ def short_reports(sent: Sequence[S], finals: Sequence[int], excess: int) -> list
     return out
 
 
+def kept_warm(
+    sent: Sequence[S], times: Sequence[float], idle: Sequence[float]
+) -> tuple[list[S], list[float]]:
+    """Every coordinator mark at 5 minutes, and while the coordinator waits longer than that on its
+    workers, a copy of its last request every `PING_EVERY` seconds asking for one token: it reads the
+    whole prefix (0.1x) and so keeps it alive. `idle[k]`: seconds of the workload's idle time after
+    request k (no one waits on a worker then: no ping). Returns the requests and their times, in order."""
+    mains = [i for i, s in enumerate(sent) if s.caller == "main"]
+    five = with_lifetimes(sent, dict.fromkeys(mains, TTL_5M))
+    timed = [(at, n, s) for n, (s, at) in enumerate(zip(five, times, strict=True))]
+    for i, nxt in itertools.pairwise(mains):
+        touched, end = times[i], times[nxt] - sum(idle[i:nxt])
+        while nxt > i + 1 and end - touched > TTL_5M:
+            touched += PING_EVERY
+            timed.append((touched, i, dataclasses.replace(five[i], output=1)))  # type: ignore[type-var]
+    timed.sort(key=lambda item: (item[0], item[1]))
+    return [s for _, _, s in timed], [at for at, _, _ in timed]
+
+
 def variants(
-    sent: Sequence[S], times: Sequence[float], finals: Sequence[int], excess: int
-) -> dict[str, list[S]]:
-    """Each replay of `VARIANTS`, as requests to price under `times`."""
+    sent: Sequence[S], times: Sequence[float], idle: Sequence[float], finals: Sequence[int], excess: int
+) -> dict[str, tuple[list[S], list[float]]]:
+    """Each replay of `VARIANTS`: the requests to price and their times (`idle` as `kept_warm`'s)."""
     mains = [i for i, s in enumerate(sent) if s.caller == "main"]
     best = oracle(sent, times)
+    at = list(times)
     return {
-        "5m": with_lifetimes(sent, dict.fromkeys(mains, TTL_5M)),
-        "oracle": with_lifetimes(sent, best),
-        "short": short_reports(sent, finals, excess),
-        "both": short_reports(with_lifetimes(sent, best), finals, excess),
+        "5m": (with_lifetimes(sent, dict.fromkeys(mains, TTL_5M)), at),
+        "oracle": (with_lifetimes(sent, best), at),
+        "warm": kept_warm(sent, times, idle),
+        "short": (short_reports(sent, finals, excess), at),
+        "both": (short_reports(with_lifetimes(sent, best), finals, excess), at),
     }
 
 
@@ -129,6 +156,7 @@ __all__ = [
     "Sendable",
     "asks_one_hour",
     "cut_excess",
+    "kept_warm",
     "oracle",
     "short_reports",
     "variants",

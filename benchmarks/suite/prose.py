@@ -239,13 +239,16 @@ Why, where it loses (each measured on this page's recordings):
 """The causes of the losses the list above shows, as the recordings decompose them."""
 
 BOUNDS = """\
-What two choices flower does not make alone would buy at most: flower's own runs replayed (nothing
+What choices flower does not make today would buy at most: flower's own runs replayed (nothing
 recorded again; the same requests, only their cache marks or their output changed; each seed under its
 own clock; flower ÷ the cheapest fair peer as above). **Lifetime chosen per request, knowing the wait**:
 one hour exactly on the coordinator's requests the next one follows by more than 5 minutes, 5 minutes on
 the others, the best any rule choosing the lifetime request by request could do (the CLI takes such a
 choice: the SDK's control request `apply_flag_settings` with `CLAUDE_CODE_PROMPT_CACHE_TTL` in its
-`env` sets the next request's lifetime, even from inside a hook). **Cut reports written only as long as
+`env` sets the next request's lifetime, even from inside a hook). **5 minutes, kept warm while the
+coordinator waits**: every coordinator write at 5 minutes and, during a wait longer than that, its last
+request sent again every 270 s for one token, which reads the prefix and keeps it alive (what a proxy
+between the CLI and the API could do; the CLI sends no such request). **Cut reports written only as long as
 their head**: the workers write no more than the coordinator reads of each report the cap cut (what
 workers keeping to `WORKER_RULES`' 30 lines would write; how closely real ones keep to it is in no
 recording). The stress rows show the same choices when workers last as long as real ones do."""

@@ -96,6 +96,7 @@ def bounds_table(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
     named = {
         "5m": "every coordinator write at 5 minutes",
         "oracle": "lifetime chosen per request, knowing the wait",
+        "warm": "5 minutes, kept warm while the coordinator waits",
         "short": "cut reports written only as long as their head",
         "both": "both of the last two",
     }

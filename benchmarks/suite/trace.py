@@ -255,13 +255,14 @@ def _replays(rec: Any, sent: list[Sent], tokens: list[int]) -> dict[str, dict[st
     """`Trace.bounds`: each replay priced under each of `bounds.CLOCKS`, the median over the seeds a drawn
     clock draws (as `Trace.costs`)."""
     finals, excess = bounds.worker_finals(rec.requests), bounds.cut_excess(rec.requests)
+    idle = [rec.ledger.idle.get(r.seq, 0.0) for r in rec.requests]
     out: dict[str, dict[str, float]] = {}
     for name in bounds.CLOCKS:
         per: dict[str, list[float]] = {}
         for seed in _seeds(rec.behaviour.label) if name in timing.DRAWN else (0,):
             times = timing.send_times(rec.requests, rec.ledger.idle, name, seed, tokens)
-            for variant, replayed in bounds.variants(sent, times, finals, excess).items():
-                per.setdefault(variant, []).append(dollars(replayed, usages(replayed, times)))
+            for variant, (replayed, at) in bounds.variants(sent, times, idle, finals, excess).items():
+                per.setdefault(variant, []).append(dollars(replayed, usages(replayed, at)))
         out[name] = {variant: round(statistics.median(found), 4) for variant, found in per.items()}
     return out
 
