@@ -121,5 +121,7 @@ def test_the_table_pairs_each_replay_with_the_cheapest_peer_seed_by_seed() -> No
     assert replayed(rows, "w1", "35", "oracle") == {"median": 1.0, "max": 1.1}
     assert replayed(rows, "w1", "35", "missing") is None
     table = bounds_table(rows, ["w1"])
-    assert "| 35 s | both of the last two | 0.75 (0.90) |" in table
+    assert (
+        "| 35 s | lifetime knowing the wait, and cut reports as long as their head | 0.75 (0.90) |" in table
+    )
     assert "| calibrated | as run | **1.30 (1.40)** |" in table

@@ -1,4 +1,4 @@
-"""What two choices flower does not make alone could buy at most, replayed on flower's own recordings.
+"""What choices flower does not make today would buy at most, replayed on flower's own recordings.
 
 Nothing is recorded again: the requests stay exactly as sent, only their cache marks or their output
 change, and each variant is priced under the same clock and seed as the run.
@@ -10,9 +10,9 @@ change, and each variant is priced under the same clock and seed as the run.
   request could do, since it knows each wait before it starts. (The CLI would take such a choice: the
   SDK's control request `apply_flag_settings` with `CLAUDE_CODE_PROMPT_CACHE_TTL` in its `env` sets the
   lifetime of the next request, even from inside a hook.) `warm`: every coordinator mark at 5 minutes,
-  and while the coordinator waits longer, its last request sent again every `PING_EVERY` seconds for one
-  token of output, which reads its whole prefix and keeps it alive (what a proxy between the CLI and the
-  API could do; the CLI sends no such request itself).
+  and while the coordinator waits longer on its workers, its last request sent again every `PING_EVERY`
+  seconds for one token of output, which reads its whole prefix and keeps it alive (what a proxy between
+  the CLI and the API could do; the CLI sends no such request itself).
 - **Workers that keep to their brief.** `short`: each report flower's cap cut written only as long as
   the head the coordinator read of it (the workers' last replies write the rest less); the rest of the
   run is unchanged. `both`: `oracle` and `short` together.

@@ -98,7 +98,7 @@ def bounds_table(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
         "oracle": "lifetime chosen per request, knowing the wait",
         "warm": "5 minutes, kept warm while the coordinator waits",
         "short": "cut reports written only as long as their head",
-        "both": "both of the last two",
+        "both": "lifetime knowing the wait, and cut reports as long as their head",
     }
     lines = [
         "| clock | flower | " + " | ".join(k.upper() for k in keys) + " |",
