@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .bounds import CLOCKS as BOUND_CLOCKS
@@ -55,18 +55,35 @@ def cheapest_peer(rows: Sequence[Metrics], key: str, clock: str, *, sdk: bool = 
     return min(pool)[1] if pool else None
 
 
-def versus(rows: Sequence[Metrics], key: str, clock: str, *, sdk: bool = False) -> dict[str, Any] | None:
-    """flower ÷ the cheapest fair peer under `clock`: `{"median", "max", "peer", "seeds", "reads_cut"}`
-    (per-seed ratios; how often flower's coordinator Read a cut report, `Behaviour.reads_cut`: one share,
-    or the sorted shares when its seeds differ), or None when either side is missing."""
+def _paired(
+    rows: Sequence[Metrics],
+    key: str,
+    clock: str,
+    mine: Callable[[Metrics], float | None],
+    *,
+    sdk: bool = False,
+) -> tuple[str, list[Metrics], list[float]] | None:
+    """The cheapest fair peer under `clock`, flower's seeds it ran too (with a cost `mine` gives) and
+    their per-seed ratios `mine(seed) ÷ the peer's cost`, or None when there is no peer."""
     peer = cheapest_peer(rows, key, clock, sdk=sdk)
     if peer is None:
         return None
     theirs = {r.player: r for r in seeds(rows, key, peer)}
-    mine = [m for m in seeds(rows, key, COORD) if m.player in theirs and _cost(theirs[m.player], clock)]
-    ratios = [_cost(m, clock) / _cost(theirs[m.player], clock) for m in mine]
-    if not ratios:
+    costs = [
+        (m, mine(m)) for m in seeds(rows, key, COORD) if m.player in theirs and _cost(theirs[m.player], clock)
+    ]
+    found = [(m, cost) for m, cost in costs if cost is not None]
+    return peer, [m for m, _ in found], [cost / _cost(theirs[m.player], clock) for m, cost in found]
+
+
+def versus(rows: Sequence[Metrics], key: str, clock: str, *, sdk: bool = False) -> dict[str, Any] | None:
+    """flower ÷ the cheapest fair peer under `clock`: `{"median", "max", "peer", "seeds", "reads_cut"}`
+    (per-seed ratios; how often flower's coordinator Read a cut report, `Behaviour.reads_cut`: one share,
+    or the sorted shares when its seeds differ), or None when either side is missing."""
+    paired = _paired(rows, key, clock, lambda m: _cost(m, clock), sdk=sdk)
+    if paired is None or not paired[2]:
         return None
+    peer, mine, ratios = paired
     shares = sorted({m.reads_cut for m in mine})
     return {
         "median": round(statistics.median(ratios), 3),
@@ -80,14 +97,10 @@ def versus(rows: Sequence[Metrics], key: str, clock: str, *, sdk: bool = False) 
 def replayed(rows: Sequence[Metrics], key: str, clock: str, variant: str) -> dict[str, Any] | None:
     """flower's replay `variant` (`bounds.VARIANTS`) ÷ the cheapest fair peer under `clock`, paired by
     seed as `versus`: `{"median", "max"}`, or None when no replay was priced."""
-    peer = cheapest_peer(rows, key, clock)
-    if peer is None:
+    paired = _paired(rows, key, clock, lambda m: m.bounds.get(clock, {}).get(variant) or None)
+    if paired is None or not paired[2]:
         return None
-    theirs = {r.player: r for r in seeds(rows, key, peer)}
-    mine = [m for m in seeds(rows, key, COORD) if m.player in theirs and m.bounds.get(clock, {}).get(variant)]
-    ratios = [m.bounds[clock][variant] / _cost(theirs[m.player], clock) for m in mine]
-    if not ratios:
-        return None
+    ratios = paired[2]
     return {"median": round(statistics.median(ratios), 3), "max": round(max(ratios), 3)}
 
 

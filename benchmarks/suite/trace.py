@@ -190,10 +190,12 @@ def from_recording(rec: Any, size: int = 0, run_clock: str = "calibrated") -> Tr
     tokens = [s.context for s in sent]
     costs: dict[str, float] = {}
     chosen: dict[str, tuple[list[float], list[TokenUsage]]] = {}
+    drawn: dict[str, list[list[float]]] = {}
     for name in timing.CLOCKS:
         runs = []
         for seed in _seeds(rec.behaviour.label) if name in timing.DRAWN else (0,):
             times = timing.send_times(requests, ledger.idle, name, seed, tokens)
+            drawn.setdefault(name, []).append(times)
             used = usages(sent, times)
             runs.append((dollars(sent, used), times, used))
         runs.sort(key=lambda run: run[0])
@@ -202,7 +204,7 @@ def from_recording(rec: Any, size: int = 0, run_clock: str = "calibrated") -> Tr
         chosen[name] = (median[1], median[2])
     times, used = chosen[run_clock]
     ignored = usages(sent, times, ignored=True)
-    replays = _replays(rec, sent, tokens) if bounds.asks_one_hour(sent) else {}
+    replays = _replays(rec, sent, drawn) if bounds.asks_one_hour(sent) else {}
     reqs = [
         Req(s.caller, at, s.chars, s.context, s.model, u, i, s.residue)
         for s, at, u, i in zip(sent, times, used, ignored, strict=True)
@@ -251,16 +253,15 @@ def from_recording(rec: Any, size: int = 0, run_clock: str = "calibrated") -> Tr
     )
 
 
-def _replays(rec: Any, sent: list[Sent], tokens: list[int]) -> dict[str, dict[str, float]]:
-    """`Trace.bounds`: each replay priced under each of `bounds.CLOCKS`, the median over the seeds a drawn
-    clock draws (as `Trace.costs`)."""
+def _replays(rec: Any, sent: list[Sent], drawn: dict[str, list[list[float]]]) -> dict[str, dict[str, float]]:
+    """`Trace.bounds`: each replay priced under each of `bounds.CLOCKS`, with the send times `drawn` for
+    the run's own pricing (one list per seed), the median over them (as `Trace.costs`)."""
     finals, excess = bounds.worker_finals(rec.requests), bounds.cut_excess(rec.requests)
     idle = [rec.ledger.idle.get(r.seq, 0.0) for r in rec.requests]
     out: dict[str, dict[str, float]] = {}
     for name in bounds.CLOCKS:
         per: dict[str, list[float]] = {}
-        for seed in _seeds(rec.behaviour.label) if name in timing.DRAWN else (0,):
-            times = timing.send_times(rec.requests, rec.ledger.idle, name, seed, tokens)
+        for times in drawn[name]:
             for variant, (replayed, at) in bounds.variants(sent, times, idle, finals, excess).items():
                 per.setdefault(variant, []).append(dollars(replayed, usages(replayed, at)))
         out[name] = {variant: round(statistics.median(found), 4) for variant, found in per.items()}
