@@ -29,7 +29,16 @@ from .denials import OLD_REJECTION, denial_kind, tool_calls
 from .expire import expire_ephemeral, short_command
 from .files import write_spills
 from .heal import HEAL_NAMESPACE, heal_orphans
-from .loads import MARKS_SINCE, LoadPoint, is_command, is_prompt, load_points, resumes, rewrite_point
+from .loads import (
+    MARKS_SINCE,
+    LoadPoint,
+    is_command,
+    is_prompt,
+    load_points,
+    resumes,
+    rewrite_point,
+    session_start,
+)
 from .pipeline import Applied, apply_steps, rewrite_history, rewrite_steps
 from .prune import drop_api_errors, drop_denials, neutralise_interrupts
 from .relink import REFERENCE_FIELDS, drop_entries
@@ -63,6 +72,7 @@ __all__ = [
     "rewrite_history",
     "rewrite_point",
     "rewrite_steps",
+    "session_start",
     "short_command",
     "spill_name",
     "supersede_reads",
