@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ._transcript import Entry, Rewritten, Spill
 from .branch import replayed
-from .denials import OLD_REJECTION, denial_kind, tool_calls
+from .denials import OLD_INTERRUPTS, OLD_REJECTION, denial_kind, tool_calls
 from .expire import expire_ephemeral, short_command
 from .files import write_spills
 from .heal import HEAL_NAMESPACE, heal_orphans
@@ -48,6 +48,7 @@ from .trim import spill_name, trim_results
 __all__ = [
     "HEAL_NAMESPACE",
     "MARKS_SINCE",
+    "OLD_INTERRUPTS",
     "OLD_REJECTION",
     "READ_STUBS",
     "REFERENCE_FIELDS",
