@@ -291,7 +291,12 @@ class LoadReport:
     entries_out: int
     """Entries handed to the SDK after the rewrite."""
     changes: tuple[Change, ...] = ()
-    """Every change, in history order."""
+    """Every change to what the CLI replays, in history order: each entry returned changed, dropped or
+    added names itself (`Change.uuid`) or the call it holds (`Change.tool_use_id`). Two things are left
+    out. An entry whose only difference is a reference re-pointed over a dropped entry (`parentUuid`,
+    `logicalParentUuid`, a `last-prompt`'s `leafUuid`): the change that dropped the entry names it.
+    And the rewrites a warm load repeats on entries the CLI no longer replays: they are in
+    `unreplayed`, apart, because they save nothing."""
     errors: tuple[str, ...] = ()
     """Rewrites that failed and were skipped, one message each."""
     warm: bool = False
@@ -302,6 +307,12 @@ class LoadReport:
     imported: int = 0
     """Entries imported from the CLI's local transcript before this load (main and subagents): the
     session predates the store, which now holds all of it. 0 otherwise."""
+    unreplayed: tuple[Change, ...] = ()
+    """The rewrites a warm load repeated on entries the CLI no longer replays, in history order: the
+    last cold load decided them on its branch, and a compaction, a `/clear` or a rewind written since
+    took those entries off what the CLI replays now. The returned history holds them (it is the one
+    that load returned), the model never sees them, and they save nothing now (each `chars_saved` is
+    what it saved then; `chars_saved` above leaves them out)."""
 
     @checked
     def of_kind(self, kind: ChangeKind) -> tuple[Change, ...]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -263,3 +264,15 @@ def ancestors(entries: list[dict[str, Any]], uuid: str) -> list[str]:
         chain.append(current)
         current = parents[current]
     return chain
+
+
+def cli_would_add(changes: Any) -> int:
+    """The characters the CLI would have added itself in the place of these changes: the result it gives
+    an orphan call of the history's last message (`flower.stores.rewrite.CLI_ORPHAN_NOTE`), which a heal
+    replaces and counts in its `chars_saved`. What the entries lost is `chars_saved` less this."""
+    total = 0
+    for change in changes:
+        found = re.fullmatch(r"instead of the CLI's own result \((\d+) chars\)", change.detail)
+        if change.kind == "orphan" and found:
+            total += int(found.group(1))
+    return total

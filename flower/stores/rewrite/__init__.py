@@ -28,7 +28,7 @@ from .branch import replayed
 from .denials import OLD_INTERRUPTS, OLD_REJECTION, denial_kind, tool_calls
 from .expire import expire_ephemeral, short_command
 from .files import write_spills
-from .heal import HEAL_NAMESPACE, heal_orphans
+from .heal import CLI_ORPHAN_NOTE, HEAL_NAMESPACE, heal_orphans
 from .loads import (
     MARKS_SINCE,
     LoadPoint,
@@ -46,6 +46,7 @@ from .supersede import READ_STUBS, supersede_reads
 from .trim import spill_name, trim_results
 
 __all__ = [
+    "CLI_ORPHAN_NOTE",
     "HEAL_NAMESPACE",
     "MARKS_SINCE",
     "OLD_INTERRUPTS",
