@@ -234,7 +234,7 @@ class Tokens:
     compaction: TokenUsage = field(default_factory=TokenUsage)
     """Over the compaction worker's replies (`subagents/agent-acompact-*`)."""
     mid_stream: int = 0
-    """Replies whose output count was recorded mid-stream (no `stop_reason`: CLI 2.1.42 and earlier),
+    """Replies whose output count was recorded mid-stream (no `stop_reason` on any of their entries),
     counted from their content instead (`flower.report.metrics.Message`). When not 0, `output` is a
     lower bound."""
 
