@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
-from flower.stores.rewrite import REFERENCE_FIELDS, replayed, rewrite_history
+from flower.stores.rewrite import replayed, rewrite_history
 
-from .transcripts import Transcript, ancestors, calls, cli_would_add, dumps, results
+from .transcripts import Transcript, ancestors, calls, cli_would_add, dumps, results, unnamed
 
 COMMANDS = ["git status", "ls -la", "cat notes.txt", "rm -rf build", "make test", "python3 run.py"]
 FATES = ["ok", "ok", "ok", "big", "list", "denied", "interrupted", "orphan", "prompted"]
@@ -284,28 +284,11 @@ def test_every_entry_returned_changed_is_named(
     now = None if after is None else Transcript(entries=entries).last_time + after
     out = rewrite_history(entries, spill_dir="/abs/spill", now=now, cache=CachePolicy(), **chosen)
     every = out.changes + out.unreplayed
-    named = {c.uuid for c in every} | {c.tool_use_id for c in every}
-    before = {e["uuid"]: e for e in entries if "uuid" in e}
-    after_ = {e["uuid"]: e for e in out.entries if "uuid" in e}
-    dropped = set(before) - set(after_)
-
-    def names(entry: dict[str, Any]) -> bool:
-        held = {b.get("id") or b.get("tool_use_id") for b in _blocks(entry)}
-        return entry.get("uuid") in named or bool(held & named)
-
-    for uuid in dropped | (set(after_) - set(before)):
-        assert names(before.get(uuid) or after_[uuid]), f"dropped or added without a change: {uuid}"
-    for uuid in set(before) & set(after_):
-        old, new = before[uuid], after_[uuid]
-        if old == new or names(old):
-            continue
-        moved = {k for k in set(old) | set(new) if old.get(k) != new.get(k)}
-        assert moved <= set(REFERENCE_FIELDS), f"{uuid} changed {moved} without a change naming it"
-        assert all(old.get(k) in dropped and names(before[old[k]]) for k in moved), "re-pointed over a drop"
-    kept = [e for e in entries if "uuid" not in e]
-    assert [e for e in out.entries if "uuid" not in e and e.get("type") != "last-prompt"] == [
-        e for e in kept if e.get("type") != "last-prompt"
-    ], "entries without a uuid are left as they are (a last-prompt's leaf may be re-pointed)"
+    assert unnamed(entries, out.entries, every) == []
+    kept = [e for e in entries if "uuid" not in e and e.get("type") != "last-prompt"]
+    assert [e for e in out.entries if "uuid" not in e and e.get("type") != "last-prompt"] == kept, (
+        "entries without a uuid are left as they are (a last-prompt's leaf may be re-pointed)"
+    )
     saved = sum(c.chars_saved for c in every) - cli_would_add(every)
     assert _content_chars(entries) - _content_chars(out.entries) == saved, "what each saved, together"
     event("a warm repeat off the replayed branch" if out.unreplayed else "every change replayed")

@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_agent_sdk import InMemorySessionStore, SessionKey
-from claude_agent_sdk._internal.sessions import project_key_for_directory
 
-from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy, PruningSessionStore
+from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy
 from flower.stores.rewrite import load_points, rewrite_history, rewrite_point, session_start
 from flower.testing import ScriptedModel
 
+from .resumes import bare_and_flower
 from .transcripts import Transcript, dumps
 
 VERSION = "2.1.39"
@@ -145,22 +144,10 @@ async def test_through_the_cli_the_warm_first_resume_re_sends_no_more_than_a_bar
     """The same history resumed 668 s after its last message, without flower and with it: the model sees
     the same messages, so the cached prefix the live process wrote is read, not written again."""
     t, _ = idle_in_one_process()
-    key: SessionKey = {"project_key": project_key_for_directory(workspace), "session_id": t.session_id}
-    bare_store = InMemorySessionStore()
-    await bare_store.append(key, t.snapshot())  # type: ignore[arg-type]
-    scripted_model.script("main", ["BARE"])
-    await scripted_model.run("Go on.", cwd=workspace, session_store=bare_store, resume=t.session_id)
-    bare = scripted_model.request("main", -1)
+    bare, flower, store = await bare_and_flower(
+        scripted_model, workspace, t.snapshot(), t.session_id, t.last_time + LATER
+    )
 
-    raw = InMemorySessionStore()
-    await raw.append(key, t.snapshot())  # type: ignore[arg-type]
-    store = PruningSessionStore(raw)
-    store.clock = lambda: t.last_time + LATER
-    scripted_model.script("main", ["FLOWER"])
-    run = await scripted_model.run("Go on.", cwd=workspace, session_store=store, resume=t.session_id)
-
-    assert run.text == "FLOWER"
-    flower = scripted_model.request("main", -1)
     report = store.last_report
     assert report is not None and report.warm and report.changes == ()
     assert flower.messages == bare.messages, "not one character of the cached history re-sent"

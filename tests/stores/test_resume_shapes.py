@@ -33,6 +33,7 @@ from flower.stores.rewrite import (
 )
 from flower.testing import RecordedRequest, ScriptedModel, bash
 
+from .resumes import bare_and_flower
 from .transcripts import Transcript, dumps
 
 KEY: SessionKey = {"project_key": "proj", "session_id": "sess"}
@@ -116,22 +117,16 @@ async def test_through_the_cli_a_warm_resume_after_a_compaction_saves_what_the_r
     """The same history resumed without flower and with it, a minute after its last entry: the requests
     differ by exactly `chars_saved` (nothing: the CLI replays from the compaction on)."""
     t, _ = compacted_after_a_cold_resume()
-    key: SessionKey = {"project_key": project_key_for_directory(workspace), "session_id": t.session_id}
-    bare_store = InMemorySessionStore()
-    await bare_store.append(key, t.snapshot())  # type: ignore[arg-type]
-    scripted_model.script("main", ["BARE"])
-    await scripted_model.run("Go on.", cwd=workspace, session_store=bare_store, resume=t.session_id)
-    bare = scripted_model.request("main", -1)
+    bare, flower, store = await bare_and_flower(
+        scripted_model,
+        workspace,
+        t.snapshot(),
+        t.session_id,
+        t.last_time + 60,
+        lambda raw: PruningSessionStore(raw, ephemeral=GIT),
+    )
 
-    raw = InMemorySessionStore()
-    await raw.append(key, t.snapshot())  # type: ignore[arg-type]
-    store = PruningSessionStore(raw, ephemeral=GIT)
-    store.clock = lambda: t.last_time + 60
-    scripted_model.script("main", ["FLOWER"])
-    run = await scripted_model.run("Go on.", cwd=workspace, session_store=store, resume=t.session_id)
-
-    assert run.text == "FLOWER" and store.last_report is not None and store.last_report.warm
-    flower = scripted_model.request("main", -1)
+    assert store.last_report is not None and store.last_report.warm
     assert compact(bare) - compact(flower) == store.last_report.chars_saved == 0
     assert "Summary: tidied." in flower and "status 0" not in flower
 
@@ -313,20 +308,9 @@ async def test_an_orphan_heal_saves_what_the_request_loses_against_the_cli_own_a
         t.bash("make a", "toolu_01MakeAAAAAAAAAAAAAAAAAA"), t.bash("make b", "toolu_01MakeBBBBBBBBBBBBBBBBBB")
     )
     t.result("toolu_01MakeAAAAAAAAAAAAAAAAAA", "built a")
-    key: SessionKey = {"project_key": project_key_for_directory(workspace), "session_id": t.session_id}
-    bare_store = InMemorySessionStore()
-    await bare_store.append(key, t.snapshot())  # type: ignore[arg-type]
-    scripted_model.script("main", ["BARE"])
-    await scripted_model.run("Go on.", cwd=workspace, session_store=bare_store, resume=t.session_id)
-    bare = scripted_model.request("main", -1)
-
-    raw = InMemorySessionStore()
-    await raw.append(key, t.snapshot())  # type: ignore[arg-type]
-    store = PruningSessionStore(raw)
-    store.clock = lambda: t.last_time + 600
-    scripted_model.script("main", ["FLOWER"])
-    await scripted_model.run("Go on.", cwd=workspace, session_store=store, resume=t.session_id)
-    flower = scripted_model.request("main", -1)
+    bare, flower, store = await bare_and_flower(
+        scripted_model, workspace, t.snapshot(), t.session_id, t.last_time + 600
+    )
 
     assert bare.tool_result("toolu_01MakeBBBBBBBBBBBBBBBBBB").text == CLI_ORPHAN_NOTE
     assert flower.tool_result("toolu_01MakeBBBBBBBBBBBBBBBBBB").text == PrunePolicy().orphan_note
