@@ -347,7 +347,8 @@ class LoadReport:
         done = ", ".join(parts) if parts else "nothing rewritten"
         failed = f"; {len(self.errors)} rewrite(s) failed and were skipped" if self.errors else ""
         imported = f"imported {self.imported} entries from the CLI's transcript; " if self.imported else ""
-        warm = " (cache warm: the last cold load's rewrites, repeated)" if self.warm else ""
+        apart = f"; {len(self.unreplayed)} on entries the CLI no longer replays" if self.unreplayed else ""
+        warm = f" (cache warm: the last cold load's rewrites, repeated{apart})" if self.warm else ""
         return f"{where}: {imported}{done}; {self.chars_saved} chars saved{warm}{failed}"
 
 

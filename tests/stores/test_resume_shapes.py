@@ -108,6 +108,10 @@ async def test_a_warm_load_after_a_compaction_counts_nothing_the_cli_does_not_re
     assert len(expired) == 4, "the cold load's decisions are still repeated where they were made"
     assert [c.uuid for c in report.unreplayed] == [e["uuid"] for e in expired], "and named, apart"
     assert {c.kind for c in report.unreplayed} == {"expired"}
+    assert report.summary().endswith(
+        "0 chars saved (cache warm: the last cold load's rewrites, repeated; 4 on "
+        "entries the CLI no longer replays)"
+    )
 
 
 @pytest.mark.cli
