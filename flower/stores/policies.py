@@ -265,10 +265,13 @@ class Change:
     """The call concerned, for changes about a call."""
     chars_saved: int = 0
     """Characters of the replayed JSON (`message.content`) saved; negative when text was added; 0 for
-    an API-error entry, which the CLI does not replay anyway."""
+    an API-error entry, which the CLI does not replay anyway. Counted against what the CLI sends without
+    flower: an orphan's answer in the history's last message replaces the one the CLI would add itself
+    (`flower.stores.rewrite.CLI_ORPHAN_NOTE`), so it saves their difference."""
     detail: str = ""
     """The command (`expired`), the file written (`trimmed`), the file read (`superseded`), the tool's
-    name (`denial`), the note (`denial_note`), or the size of an API-error entry."""
+    name (`denial`), the note (`denial_note`), the size of an API-error entry, or, for an orphan's answer
+    in place of the CLI's own, "instead of the CLI's own result (N chars)"."""
 
 
 @dataclass(frozen=True, kw_only=True)
