@@ -78,11 +78,6 @@ def corpus_dir() -> Path:
     return real if _holds_transcripts(real) else SAMPLE
 
 
-def is_sample() -> bool:
-    """The tests read the shipped sample."""
-    return corpus_dir() == SAMPLE
-
-
 def _holds_transcripts(directory: Path) -> bool:
     return directory.is_dir() and any(is_transcript(path) for path in directory.rglob("*.jsonl"))
 
@@ -155,10 +150,6 @@ class Transcript:
         """The prompts a user could have resumed the session with (every one, as if each were a new
         process; the CLI's own slash-command and shell lines left out: nobody resumes a session with one)."""
         return [point for point in load_points(self.entries) if not point.command]
-
-
-Session = Transcript
-"""The name the benchmarks use."""
 
 
 def transcripts(directory: Path | None = None) -> list[Transcript]:

@@ -95,3 +95,27 @@ def test_the_sample_holds_every_structure_the_corpus_tests_look_for() -> None:
     assert [name for name, present in found.items() if not present] == []
     assert CLI_ORPHAN_NOTE not in json.dumps([t.entries for t in mains]), "made up here, never copied"
     assert all(replayed(t.entries) for t in mains)
+
+
+def test_without_a_real_corpus_the_tests_read_the_sample(tmp_path: Path, monkeypatch: Any) -> None:
+    """Nothing named and no real transcripts beside the checkout (a CI clone): the sample. A directory
+    named on the command line or in the environment wins; a JSONL file of another tool is passed over."""
+    monkeypatch.setattr(corpus, "_chosen", None)
+    monkeypatch.delenv(corpus.ENV, raising=False)
+    monkeypatch.delenv(corpus.OLD_ENV, raising=False)
+    monkeypatch.setattr(corpus, "ROOT", tmp_path / "work" / "checkout")
+    assert corpus.corpus_dir() == corpus.SAMPLE and corpus.missing_reason() is None
+    mine = tmp_path / "mine"
+    (mine / "s" / "subagents").mkdir(parents=True)
+    (mine / "s.jsonl").write_text('{"type": "user", "sessionId": "s1"}\n')
+    (mine / "s" / "subagents" / "agent-a1.jsonl").write_text('{"type": "user", "isSidechain": true}\n')
+    (mine / "history.jsonl").write_text('{"display": "hi", "project": "/p"}\n')
+    monkeypatch.setenv(corpus.ENV, str(mine))
+    assert corpus.corpus_dir() == mine
+    (main,) = [t for t in corpus.transcripts() if not t.subagent]
+    assert (main.name, main.session_id, [a.subpath for a in main.agents]) == (
+        "s",
+        "s1",
+        ["subagents/agent-a1"],
+    )
+    assert [t.name for t in corpus.transcripts()] == ["s", "s/subagents/agent-a1"]
