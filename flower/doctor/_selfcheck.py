@@ -60,14 +60,22 @@ class _Seen:
     """The index of the resumed run's last request on the main thread."""
 
 
+def _marks(body: dict[str, object]) -> list[object]:
+    system = body.get("system")
+    return [b.get("cache_control") for b in system if isinstance(b, dict)] if isinstance(system, list) else []
+
+
 def _system(seen: _Seen) -> str | None:
     first = seen.model.request("main", 0)
     system = first.system_text
     if COORDINATOR_PROMPT not in system or "Goal: count the data" not in system:
         return "the coordinator's system prompt lacks flower's coordinator prompt or its instructions"
-    marks = [b.get("cache_control") for b in first.body.get("system") or [] if isinstance(b, dict)]
-    if not any(isinstance(m, dict) and m.get("ttl") == "1h" for m in marks):
-        return f"the coordinator's cache marks do not ask for 1 hour (CLAUDE_CODE_PROMPT_CACHE_TTL): {marks}"
+    kept_warm = _marks(first.body)
+    if not kept_warm or any(isinstance(m, dict) and m.get("ttl") == "1h" for m in kept_warm):
+        return f"the coordinator's cache marks (kept warm) do not ask for 5 minutes: {kept_warm}"
+    hour = _marks(seen.model.request("main", seen.resumed).body)
+    if not any(isinstance(m, dict) and m.get("ttl") == "1h" for m in hour):
+        return f"keep_warm=False: the marks do not ask for 1 hour (CLAUDE_CODE_PROMPT_CACHE_TTL): {hour}"
     return None
 
 
@@ -139,7 +147,11 @@ def _preset(seen: _Seen) -> str | None:
 
 
 FACTS: list[tuple[str, Callable[[_Seen], str | None]]] = [
-    ("a coordinator runs on flower's own prompt and its instructions, its cache marks at 1 hour", _system),
+    (
+        "a coordinator runs on flower's own prompt and its instructions, its cache marks at 5 minutes "
+        "(kept warm), at 1 hour with keep_warm=False",
+        _system,
+    ),
     ("a hands-on agent keeps the CLI's claude_code preset, with its instructions appended", _preset),
     ("a PreToolUse deny stops the call and reaches the model as an error result (the wall)", _wall),
     ("a worker started with the Agent tool is told apart, and its report reaches the main thread", _worker),
@@ -188,7 +200,8 @@ async def _scenario(seen: _Seen, progress: Progress | None) -> None:
     if progress is not None:
         progress.step("self-check run 2 of 2 (a resume)")
     model.script("main", [http_error(500), "Resumed."])
-    seen.second = await rt.run(lead, "Go on.", resume=seen.first.session_id, on_event=on_event)
+    hour = Runtime(workspace, configure=model.attach, check_credentials=False, keep_warm=False)
+    seen.second = await hour.run(lead, "Go on.", resume=seen.first.session_id, on_event=on_event)
     seen.resumed = len(model.requests("main")) - 1
     model.script("main", ["Counted."])
     await rt.run(worker("Counts by hand.", "Goal: count by hand.", tools=["Bash"]), "Count.")
