@@ -213,6 +213,8 @@ class KeepWarmPing:
     """1 for the first ping of this wait, then 2, 3..."""
     waited_s: float
     """Seconds since the coordinator's last request, when the ping started."""
+    duration_s: float = 0.0
+    """Seconds the ping took, its CLI's start included (about 1 to 3 s)."""
     ok: bool
     """The API answered it: the prefix was read, and lives another cache lifetime."""
     error: str | None = None

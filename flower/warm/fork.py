@@ -202,11 +202,13 @@ async def send_ping(
         except ClaudeSDKError as exc:  # the budget's stop is an error result, raised after it
             if result is None or result.subtype != "error_max_budget_usd":
                 failure = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # whatever else the SDK raises: this ping failed, the run goes on
+            failure = f"{type(exc).__name__}: {exc}"
         finally:  # shut the fork's CLI down even when cancelled (the SDK's close is bounded)
             with anyio.CancelScope(shield=True):
                 await messages.aclose()  # type: ignore[attr-defined]
-    except OSError as exc:
-        failure = f"the private copy of the session could not be made: {exc}"
+    except Exception as exc:  # a full disk, a login file that cannot be copied
+        failure = f"the private copy of the session could not be made: {type(exc).__name__}: {exc}"
     finally:
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(lambda: shutil.rmtree(private, ignore_errors=True))

@@ -205,17 +205,24 @@ class KeepWarm:
         await self._tell(event)
 
     def _event(self, session: str, started: float, reply: PingReply | None) -> KeepWarmPing:
-        waited = started - self._watch.requested_at
+        waited, took = started - self._watch.requested_at, self._clock() - started
         number = self._count
         if reply is None:
             why = "stopped in flight: the wait ended (or the run did) before its reply"
             return KeepWarmPing(
-                session_id=session, number=number, waited_s=waited, ok=False, error=why, cancelled=True
+                session_id=session,
+                number=number,
+                waited_s=waited,
+                duration_s=took,
+                ok=False,
+                error=why,
+                cancelled=True,
             )
         return KeepWarmPing(
             session_id=session,
             number=number,
             waited_s=waited,
+            duration_s=took,
             ok=reply.ok,
             error=reply.error,
             usage=reply.usage,

@@ -14,8 +14,18 @@ from typing import Any
 
 import anyio
 import pytest
+from claude_agent_sdk import AgentDefinition, query
 
-from flower import KeepWarmPolicy, ReportOptions, Runtime, build_report, coordinator, worker
+from flower import (
+    KeepWarm,
+    KeepWarmPolicy,
+    ReportOptions,
+    Runtime,
+    build_report,
+    coordinator,
+    instrument,
+    worker,
+)
 from flower.cost import PromptCache, blocks_of
 from flower.events import Event, KeepWarmPing, SessionStarted
 from flower.report._load import project_keys
@@ -138,12 +148,38 @@ async def test_pings_send_the_coordinators_prefix_and_leave_no_trace(
     entries = await stored_entries(workspace)
     assert {e.get("sessionId") for e in entries if e.get("sessionId")} == {sessions[0]}
     assert not [e for e in entries if "USD budget" in json.dumps(e)]
+    transcripts = list(Path(scripted_model.config_dir).rglob("*.jsonl"))  # the CLI's own files
+    assert transcripts and all(sessions[0] in str(path) for path in transcripts)
+    assert not [path for path in transcripts if "USD budget" in path.read_text()]
     assert not list(Path(tempfile.gettempdir()).glob(f"flower-warm-{os.getpid()}-*"))
     assert [r["session_id"] for r in read_records(workspace / ".flower" / RECORDS)] == [sessions[0]] * 2
     # the report reads them beside the store
     report = await build_report(workspace, options=ReportOptions(ask_cli=False))
     assert report.tokens.pings == 2 and report.tokens.keep_warm == result.usage.keep_warm
     assert report.cost.keep_warm_usd == pytest.approx(sum(p.cost_usd for p in held.seen))
+
+
+async def test_an_app_on_the_plain_sdk_keeps_its_coordinator_warm_around_its_own_loop(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    held = Held(pings=2)
+    scripted_model.script("main", main_script(list(FOREGROUND)))
+    scripted_model.script("analyst", held.step)
+    agents = {"analyst": AgentDefinition(description="runs commands", prompt="You run.", tools=["Bash"])}
+    five = {"CLAUDE_CODE_PROMPT_CACHE_TTL": "5m"}  # the app's choice: instrument() then adds no lifetime
+    options = scripted_model.options(cwd=workspace, agents=agents, tools=["Agent", "Bash", "Read"], env=five)
+    options = instrument(options, workspace=workspace, coordinator=True)
+
+    with anyio.fail_after(HANG_GUARD):
+        async with KeepWarm(options, policy=TWO, on_ping=held.on_event) as warm:
+            async for message in query(prompt="Start.", options=options):
+                warm.feed(message)
+
+    assert [(p.number, p.ok) for p in warm.pings] == [(1, True), (2, True)]
+    pings = [r for r in scripted_model.requests("main") if is_ping(r)]
+    waited_on = [r for r in scripted_model.requests("main") if not is_ping(r) and r.seq < pings[0].seq][-1]
+    assert all(cache_blocks(p)[: len(cache_blocks(waited_on))] == cache_blocks(waited_on) for p in pings)
+    assert not [e for e in await stored_entries(workspace) if "USD budget" in json.dumps(e)]
 
 
 class HeldPing:
