@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -23,6 +22,7 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import TERMINAL_TASK_STATUSES
 
 from .._util.content import refused_by_cli, text_of
+from .._util.handlers import call_handler
 from ..events import (
     ApiError,
     Event,
@@ -115,9 +115,7 @@ class Tracker:
         if self._on_event is None:
             return
         try:
-            outcome = self._on_event(event)
-            if inspect.isawaitable(outcome):
-                await outcome
+            await call_handler(self._on_event, event)
         except Exception:  # a broken UI callback must not break the run
             logger.exception("on_event raised on %s; the run goes on", type(event).__name__)
 

@@ -1,10 +1,11 @@
 """`flower doctor`'s self-check: the CLI behaviours flower relies on, tried offline on the scripted model.
 
-Three short runs through the installed SDK and CLI, the way a user's runs go (a `Runtime` pointed at
+Four short runs through the installed SDK and CLI, the way a user's runs go (a `Runtime` pointed at
 `flower.testing.ScriptedModel`): the first, a coordinator and a worker, meets the delegation wall, a worker,
 a spill, a long report cut to its head and the usage the API reports; the second resumes it through
-flower's store after an HTTP 500; the third, a hands-on agent alone, shows the system prompt such an agent
-keeps.
+flower's store after an HTTP 500 (with 1-hour marks, `keep_warm=False`); the third, a hands-on agent
+alone, shows the system prompt such an agent keeps; the fourth, with a model of its own, holds a worker
+until its coordinator's cache has been pinged once (`_warmcheck`).
 Each fact is then read from what the scripted model received (the context the model saw), never from
 flower's own return values alone.
 """
@@ -25,6 +26,7 @@ from ..result import StepResult
 from ..runtime import Runtime
 from ..testing import ScriptedModel, Usage, agent, bash, http_error, reply, tool_use
 from ..wall.rules import COORDINATOR_PROMPT
+from ._warmcheck import WarmSeen, judge_warm, keep_warm_run
 
 __all__ = ["Check", "Progress", "self_check"]
 
@@ -58,6 +60,8 @@ class _Seen:
     events: list[Event] = field(default_factory=list)
     resumed: int = -1
     """The index of the resumed run's last request on the main thread."""
+    warm: WarmSeen | None = None
+    """The keep-warm run's (its own scripted model and workspace)."""
 
 
 def _marks(body: dict[str, object]) -> list[object]:
@@ -160,6 +164,11 @@ FACTS: list[tuple[str, Callable[[_Seen], str | None]]] = [
     ("the usage the API reports is the context flower watches and counts", _usage),
     ("an HTTP 500 is retried and reported as an api_retry with its status", _retry),
     ("a resume through flower's session store replays the session", _resume),
+    (
+        "a keep-warm ping (a forked resume) sends the coordinator's last request again as its prefix, in "
+        "one request, and leaves nothing in the store",
+        lambda seen: judge_warm(seen.warm),
+    ),
 ]
 
 
@@ -195,16 +204,19 @@ async def _scenario(seen: _Seen, progress: Progress | None) -> None:
             progress(event)
 
     if progress is not None:
-        progress.step("self-check run 1 of 2")
+        progress.step("self-check run 1 of 3")
     seen.first = await rt.run(lead, "Start.", on_event=on_event)
     if progress is not None:
-        progress.step("self-check run 2 of 2 (a resume)")
+        progress.step("self-check run 2 of 3 (a resume)")
     model.script("main", [http_error(500), "Resumed."])
     hour = Runtime(workspace, configure=model.attach, check_credentials=False, keep_warm=False)
     seen.second = await hour.run(lead, "Go on.", resume=seen.first.session_id, on_event=on_event)
     seen.resumed = len(model.requests("main")) - 1
     model.script("main", ["Counted."])
     await rt.run(worker("Counts by hand.", "Goal: count by hand.", tools=["Bash"]), "Count.")
+    if progress is not None:
+        progress.step("self-check run 3 of 3 (a worker held, its coordinator kept warm)")
+    seen.warm = await keep_warm_run(workspace / "warm")
 
 
 async def self_check(progress: Progress | None = None) -> list[Check]:

@@ -11,13 +11,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from .._util.safe_open import read_regular
+from .._util.safe_open import append_regular, read_regular
 from ..events import KeepWarmPing
 from ..usage import TokenUsage
 
@@ -43,9 +42,7 @@ def append_record(path: Path, ping: KeepWarmPing) -> None:
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(row) + "\n")
+        append_regular(path, (json.dumps(row) + "\n").encode("utf-8"))
     except OSError as exc:
         logger.warning("flower.warm: the ping could not be recorded in %s: %s", path, exc)
 

@@ -17,7 +17,7 @@ run its own::
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -31,6 +31,7 @@ from claude_agent_sdk import ClaudeAgentOptions
 
 from .._errors import SpecError
 from .._util.check import checked
+from .._util.handlers import call_handler
 from ..cost import price
 from ..events import KeepWarmPing
 from ..stores._local import config_dir, read_jsonl
@@ -205,26 +206,22 @@ class KeepWarm:
         await self._tell(event)
 
     def _event(self, session: str, started: float, reply: PingReply | None) -> KeepWarmPing:
-        waited, took = started - self._watch.requested_at, self._clock() - started
-        number = self._count
-        if reply is None:
-            why = "stopped in flight: the wait ended (or the run did) before its reply"
-            return KeepWarmPing(
-                session_id=session,
-                number=number,
-                waited_s=waited,
-                duration_s=took,
-                ok=False,
-                error=why,
-                cancelled=True,
-            )
-        return KeepWarmPing(
+        stopped = KeepWarmPing(
             session_id=session,
-            number=number,
-            waited_s=waited,
-            duration_s=took,
+            number=self._count,
+            waited_s=started - self._watch.requested_at,
+            duration_s=self._clock() - started,
+            ok=False,
+            error="stopped in flight: the wait ended (or the run did) before its reply",
+            cancelled=True,
+        )
+        if reply is None:
+            return stopped
+        return dataclasses.replace(
+            stopped,
             ok=reply.ok,
             error=reply.error,
+            cancelled=False,
             usage=reply.usage,
             model=reply.model,
             cost_usd=price([reply.usage], model=reply.model).total,
@@ -236,9 +233,7 @@ class KeepWarm:
         if self._on_ping is None:
             return
         try:
-            outcome = self._on_ping(event)
-            if inspect.isawaitable(outcome):
-                await outcome
+            await call_handler(self._on_ping, event)
         except Exception:  # a broken callback must not stop the pings or the run
             logger.exception("flower.warm: on_ping raised; the pings go on")
 
