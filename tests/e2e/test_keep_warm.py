@@ -105,17 +105,12 @@ FOREGROUND = [bash("ls", description="look"), agent("analyst", "count"), "done"]
 BACKGROUND = [bash("ls", description="look"), agent("analyst", "count", background=None), "Waiting.", "done"]
 
 
-@pytest.mark.parametrize(
-    ("steps", "last_result"),
-    [(FOREGROUND, "(Bash completed"), (BACKGROUND, "Async agent launched")],
-    ids=["foreground", "background"],
-)
 async def test_pings_send_the_coordinators_prefix_and_leave_no_trace(
-    scripted_model: ScriptedModel, workspace: Path, steps: list[Any], last_result: str
+    scripted_model: ScriptedModel, workspace: Path
 ) -> None:
     held = Held(pings=2)
     scripted_model.cache = PromptCache()
-    scripted_model.script("main", main_script(list(steps)))
+    scripted_model.script("main", main_script(list(FOREGROUND)))
     scripted_model.script("analyst", held.step)
     sessions: list[str] = []
 
@@ -133,7 +128,7 @@ async def test_pings_send_the_coordinators_prefix_and_leave_no_trace(
     assert len(pings) == 2 and [p.number for p in held.seen] == [1, 2] and all(p.ok for p in held.seen)
     mains = [r for r in scripted_model.requests("main") if not is_ping(r)]
     waited_on = [r for r in mains if r.seq < pings[0].seq][-1]  # the coordinator's last request
-    assert waited_on.tool_results[-1].text.startswith(last_result)
+    assert waited_on.tool_results[-1].text.startswith("(Bash completed")  # the glance before the call
     for ping in pings:  # every cache block of the coordinator's last request, sent again as the prefix
         coordinator_blocks = cache_blocks(waited_on)
         assert cache_blocks(ping)[: len(coordinator_blocks)] == coordinator_blocks
@@ -250,3 +245,27 @@ async def test_a_cancelled_run_leaves_no_ping_behind(scripted_model: ScriptedMod
 
     assert leftovers() == []
     assert len([r for r in scripted_model.requests("main") if is_ping(r)]) == 1
+
+
+async def test_a_resumed_session_waiting_on_a_background_worker_is_kept_warm(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    held = Held(pings=1)
+    scripted_model.cache = PromptCache()
+    scripted_model.script("main", main_script(["First step done.", *BACKGROUND]))
+    scripted_model.script("analyst", held.step)
+    rt = Runtime(
+        workspace, configure=scripted_model.attach, keep_warm=KeepWarmPolicy(interval=1.0, max_pings=1)
+    )
+    with anyio.fail_after(HANG_GUARD):
+        first = await rt.run(LEAD, "Start.")
+        result = await rt.run(LEAD, "Go on.", resume=first.session_id, on_event=held.on_event)
+
+    assert result.ok and result.session_id == first.session_id and result.pings == 1 and held.seen[0].ok
+    (ping,) = [r for r in scripted_model.requests("main") if is_ping(r)]
+    waited_on = [r for r in scripted_model.requests("main") if not is_ping(r) and r.seq < ping.seq][-1]
+    assert "First step done." in json.dumps(waited_on.messages)  # the resumed history, loaded from the store
+    assert waited_on.tool_results[-1].text.startswith("Async agent launched")  # its turn ended after it
+    assert cache_blocks(ping)[: len(cache_blocks(waited_on))] == cache_blocks(waited_on)
+    prefix = sum(b.tokens for b in blocks_of(waited_on.body)[: len(cache_blocks(waited_on))])
+    assert held.seen[0].usage.cache_read == prefix
