@@ -50,7 +50,9 @@ from flower.warm.schedule import ping_limit, ping_times  # noqa: E402
 
 PING_SUFFIX = 27
 """Tokens a ping writes after the coordinator's prefix (its `. N` message and the budget line), in the
-suite's unit (characters / 4), as `tests/e2e/test_keep_warm.py` reads them on the scripted model."""
+suite's unit (characters / 4), as `tests/e2e/test_keep_warm.py` reads them on the scripted model, for a
+foreground worker (the suite's coordinators delegate in the foreground; a background worker's ping also
+writes the CLI's notice that the task is not running in the fork, about 300 tokens more)."""
 VARIANTS = ("1h", "5m", "warm (page)", "warm (flower)")
 
 
