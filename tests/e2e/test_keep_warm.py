@@ -30,7 +30,7 @@ from flower.cost import PromptCache, blocks_of
 from flower.events import Event, KeepWarmPing, SessionStarted
 from flower.report._load import project_keys
 from flower.stores import SqliteSessionStore
-from flower.testing import RecordedRequest, ScriptedModel, agent, bash, reply
+from flower.testing import RecordedRequest, ScriptedModel, agent, bash, hang_guard, reply
 from flower.warm.records import RECORDS, read_records
 from tests.e2e.test_runtime import cli_processes
 
@@ -39,7 +39,7 @@ pytestmark = pytest.mark.cli
 ANALYST = worker("Runs commands and reports.", "You run what you are asked.", tools=["Bash", "Read"])
 QUICK = KeepWarmPolicy(interval=1.0)  # a ping a second after the coordinator's last request
 TWO = KeepWarmPolicy(interval=1.0, max_pings=2)  # and two pings a wait at most
-HANG_GUARD = 120.0  # seconds: a hang guard, never a timing claim
+HANG_GUARD = hang_guard()  # seconds: a hang guard, never a timing claim
 LEAD = coordinator("lead", "Goal: count.", {"analyst": ANALYST})
 
 
