@@ -7,7 +7,7 @@ minutes kept warm the way `flower.warm` keeps it.
 
 Nothing runs again: each kept recording of `flower` whose coordinator asked for 1-hour marks (a run
 with `keep_warm=False`, or with `CLAUDE_CODE_PROMPT_CACHE_TTL=1h` in the environment) is priced under
-each clock of the suite's replays (calibrated, 35 s, stress) with each of its seed's drawn send times, the
+each clock of the suite's replays (calibrated, 35 s, stress) with the send times drawn for its seed, the
 requests unchanged but for their coordinator marks:
 
 - `1h`: as run;

@@ -33,6 +33,7 @@ from .._errors import SpecError
 from .._util.check import checked
 from .._util.handlers import call_handler
 from ..cost import price
+from ..cost.prices import TTL_5M
 from ..events import KeepWarmPing
 from ..stores._local import config_dir, read_jsonl
 from ..stores.outbox.reconcile import find_transcript
@@ -45,6 +46,9 @@ from .watch import Watch
 __all__ = ["KeepWarm", "OnPing"]
 
 logger = logging.getLogger("flower.warm")
+
+_LOOKS = 30  # reads of the transcript for the reply a wait follows, before this wait goes unpinged
+_LOOK_AGAIN = 1.0  # seconds between them (the CLI writes a reply's entry just after the SDK yields it)
 
 OnPing = Callable[[KeepWarmPing], "Awaitable[None] | None"]
 """Called with each ping once it ended (sent, failed or stopped)."""
@@ -96,6 +100,8 @@ class KeepWarm:
         self._lifetime = 0.0
         self._point: ForkPoint | None = None
         self._path: Path | None = None  # the live transcript
+        self._retry_at: float | None = None  # the reply is not in the transcript yet: look again then
+        self._looks = 0
 
     async def __aenter__(self) -> Self:
         if self._group is not None:
@@ -159,9 +165,11 @@ class KeepWarm:
         if watch.epoch != self._epoch:  # a new wait: a new series, timed from the request it follows
             self._epoch, self._since, self._count = watch.epoch, watch.requested_at, 0
             self._limit, self._lifetime, self._point = None, 0.0, None
+            self._retry_at, self._looks = None, 0
         if self._limit is not None and self._count >= self._limit:
             return None
-        return ping_at(self.policy, since=self._since, lifetime=self._lifetime or 300.0)
+        due = ping_at(self.policy, since=self._since, lifetime=self._lifetime or TTL_5M)
+        return max(due, self._retry_at) if self._retry_at is not None else due
 
     async def _ping(self) -> None:
         watch = self._watch
@@ -170,8 +178,16 @@ class KeepWarm:
         if self._point is None:  # the wait's first ping: where to fork, and the marks' real lifetime
             self._point = await anyio.to_thread.run_sync(self._find, session, watch.reply)
             if self._point is None:
-                self._limit = 0  # nothing to fork from: this wait goes without pings (logged)
+                self._looks += 1
+                if self._path is not None and self._looks < _LOOKS:
+                    self._retry_at = self._clock() + _LOOK_AGAIN  # the CLI has not written the reply yet
+                    return
+                logger.warning(
+                    "flower.warm: no request of %s to send again; this wait goes unpinged", session
+                )
+                self._limit = 0
                 return
+            self._retry_at = None
             self._lifetime = self._point.lifetime
             self._limit = ping_limit(self.policy, model=self._point.model, lifetime=self._lifetime)
             due = self._due()
@@ -258,6 +274,4 @@ class KeepWarm:
         except OSError as exc:
             logger.warning("flower.warm: %s could not be read (%s); no ping", path, exc)
             return None
-        if point is None:
-            logger.warning("flower.warm: no request to send again in %s; no ping", path)
         return point

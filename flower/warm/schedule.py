@@ -98,14 +98,15 @@ def _main_replies(entries: Sequence[Mapping[str, Any]]) -> list[int]:
 
 def fork_point(entries: Sequence[Mapping[str, Any]], reply: str | None = None) -> ForkPoint | None:
     """Where to fork to send again the request that `reply` (an assistant entry's uuid) answered, or by
-    default the main thread's last reply. None when there is no such reply or it starts the history.
+    default the main thread's last reply. None when there is no such reply (not written yet: the CLI
+    writes a reply's entry just after the SDK yields it) or it starts the history.
 
     The CLI writes each block of a reply as its own entry (same `message.id`), chained one after the
     other: the fork stops before the first of them, so the prefix is exactly the request's.
     """
     replies = _main_replies(entries)
     if reply is not None:
-        replies = [i for i in replies if entries[i].get("uuid") == reply] or replies
+        replies = [i for i in replies if entries[i].get("uuid") == reply]
     if not replies:
         return None
     index = replies[-1]

@@ -152,6 +152,7 @@ async def test_pings_send_the_coordinators_prefix_and_leave_no_trace(
     report = await build_report(workspace, options=ReportOptions(ask_cli=False))
     assert report.tokens.pings == 2 and report.tokens.keep_warm == result.usage.keep_warm
     assert report.cost.keep_warm_usd == pytest.approx(sum(p.cost_usd for p in held.seen))
+    assert "keep-warm     2 pings while the coordinator waited" in report.render_text()
 
 
 async def test_an_app_on_the_plain_sdk_keeps_its_coordinator_warm_around_its_own_loop(

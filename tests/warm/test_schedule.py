@@ -88,6 +88,7 @@ def test_the_fork_stops_before_the_first_block_of_the_last_reply() -> None:
     )
     earlier = fork_point(HISTORY, reply="r1")
     assert earlier is not None and (earlier.resume_at, earlier.lifetime) == ("a1", TTL_5M)
+    assert fork_point(HISTORY, reply="r9") is None  # not written yet: the runner looks again later
 
 
 def test_no_fork_point_without_a_reply_of_the_model_to_send_again() -> None:
