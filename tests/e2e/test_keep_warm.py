@@ -60,16 +60,14 @@ def main_script(steps: list[Any], ping: Any = None) -> Callable[[RecordedRequest
 
 
 class Held:
-    """A worker whose report waits until the test lets it go (after `pings` pings, or on `release()`)."""
+    """A worker whose report waits until `pings` pings went out (or the test sets `go` itself)."""
 
     def __init__(self, pings: int) -> None:
-        self.reached = threading.Event()
         self.go = threading.Event()
         self.pings = pings
         self.seen: list[KeepWarmPing] = []
 
     async def step(self, request: RecordedRequest) -> str:
-        self.reached.set()
         await anyio.to_thread.run_sync(lambda: self.go.wait(HANG_GUARD))
         return "ANALYST-REPORT: 42 files"
 
