@@ -185,11 +185,12 @@ async def send_ping(
     """Send one ping for `session_id`, whose live transcript is `transcript`; never raises but for a
     cancellation (the fork's CLI is then stopped and its directory removed all the same)."""
     await anyio.to_thread.run_sync(sweep)
-    private = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
+    private: Path | None = None
     replies: dict[str, AssistantMessage] = {}
     result: ResultMessage | None = None
     failure: str | None = None
     try:
+        private = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
         await anyio.to_thread.run_sync(_prepare, private, transcript, session_id, live.env)
         options = ping_options(live, session_id=session_id, point=point, private=private)
         messages = query(prompt=prompt, options=options)
@@ -208,10 +209,12 @@ async def send_ping(
             with anyio.CancelScope(shield=True):
                 await messages.aclose()  # type: ignore[attr-defined]
     except Exception as exc:  # a full disk, a login file that cannot be copied
-        failure = f"the private copy of the session could not be made: {type(exc).__name__}: {exc}"
+        failure = f"the ping could not be started: {type(exc).__name__}: {exc}"
     finally:
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(lambda: shutil.rmtree(private, ignore_errors=True))
+        if private is not None:
+            gone = private
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(lambda: shutil.rmtree(gone, ignore_errors=True))
     answered = [m for m in replies.values() if m.error is None]
     error = failure
     if not answered:
