@@ -52,6 +52,7 @@ from .wall import (
     report_guard,
     report_hooks,
 )
+from .warm import KeepWarm, KeepWarmPolicy
 from .workbench import WORKBENCH_RULES, Workbench, index_guard, index_hooks
 
 __all__ = [
@@ -74,6 +75,8 @@ __all__ = [
     "GlanceVerdict",
     "Handoff",
     "HandoffPolicy",
+    "KeepWarm",
+    "KeepWarmPolicy",
     "Lease",
     "LeaseError",
     "LoadReport",

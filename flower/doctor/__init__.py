@@ -3,7 +3,7 @@
 `diagnose()` gathers the versions (flower, Python, the SDK, the CLI) against the tested ranges, the path
 of the CLI the SDK will start, where credentials would come from (names only, never values), whether
 this machine gives glances a jail (a trial command run through the launcher), and runs
-the offline self-check: two short scripted runs through the real CLI, one pass or fail per fact. It needs
+the offline self-check: four short scripted runs through the real CLI, one pass or fail per fact. It needs
 no network and no API key, and takes a few seconds on an idle machine (up to a minute on a busy one).
 
 Example::

@@ -26,6 +26,7 @@ from .._errors import SpecError, StoreError
 from .._util.safe_open import read_regular
 from ..spill._files import MANIFEST
 from ..stores import PruningSessionStore, SqliteSessionStore, TrimmingSessionStore
+from ..warm.records import RECORDS, read_records
 
 __all__ = ["Loaded", "SessionData", "load_source"]
 
@@ -64,6 +65,8 @@ class Loaded:
     """The rows of the workbench's `spill/INDEX.jsonl` (empty when there is none)."""
     workbench: str | None = None
     """The workbench directory, when the source has one."""
+    pings: list[dict[str, Any]] = field(default_factory=list)
+    """The rows of the workbench's `keep-warm.jsonl` of these sessions (`flower.warm.records`)."""
 
 
 def _sqlite_path(store: SessionStore) -> str | None:
@@ -195,7 +198,12 @@ async def load_source(
         if owned is not None:
             await owned.aclose()
     spills = await anyio.to_thread.run_sync(read_spills, bench)
-    return Loaded(label, found, spills, str(bench) if bench is not None else None)
+    pings = (
+        await anyio.to_thread.run_sync(read_records, bench / RECORDS, [s.session_id for s in found])
+        if bench is not None
+        else []
+    )
+    return Loaded(label, found, spills, str(bench) if bench is not None else None, pings)
 
 
 def spills_of(rows: Sequence[Mapping[str, Any]], session_ids: Sequence[str]) -> list[Mapping[str, Any]]:

@@ -28,6 +28,7 @@ from ..handoff.document import TAKEOVER_PROMPT
 from ..stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
 from ..usage import TokenUsage
 from ..wall.rules import WORKER_RULES
+from ..warm.records import record_usage
 from . import metrics as m
 from ._load import Loaded, SessionData, load_source, spills_of
 from .delegation import delegation
@@ -197,11 +198,17 @@ def _reports(entries: Sequence[Mapping[str, Any]], main_results: Iterable[str]) 
     return Reports(sent_back=sent_back, cut=cut, chars=chars)
 
 
-def _cost(replies: Sequence[m.Message]) -> Cost:
-    """The replies priced by model; a lower bound when some output counts are (`Message.mid_stream`)."""
+def _cost(replies: Sequence[m.Message], pings: Sequence[Mapping[str, Any]] = ()) -> Cost:
+    """The replies and the keep-warm pings priced by model; a lower bound when some output counts are
+    (`Message.mid_stream`)."""
     by_model: dict[str, TokenUsage] = {}
     for reply in replies:
         by_model[reply.model] = by_model.get(reply.model, TokenUsage()) + reply.usage
+    warm = 0.0
+    for row in pings:
+        model = str(row.get("model") or "")
+        by_model[model] = by_model.get(model, TokenUsage()) + record_usage(row)
+        warm += price([record_usage(row)], model=model).total
     priced: list[tuple[str, float]] = []
     unpriced: list[str] = []
     for model, usage in sorted(by_model.items()):
@@ -213,6 +220,7 @@ def _cost(replies: Sequence[m.Message]) -> Cost:
         by_model=tuple(priced),
         unpriced=tuple(unpriced),
         lower_bound=any(reply.mid_stream for reply in replies),
+        keep_warm_usd=warm,
     )
 
 
@@ -276,7 +284,7 @@ def compute_report(
     if not loaded.workbench:
         notes.append("no workbench beside the store: spills and its scripts/ were not read")
     replies = [*main_turns, *sub_turns, *compaction_turns]
-    cost = _cost(replies)
+    cost = _cost(replies, loaded.pings)
     notes.extend(
         note
         for note in (output_note(replies), runs_note(sum(s.subagent_runs_from_calls for s in sessions)))
@@ -325,6 +333,8 @@ def compute_report(
             main=sum((t.usage for t in main_turns), TokenUsage()),
             subagents=sum((t.usage for t in sub_turns), TokenUsage()),
             compaction=sum((t.usage for t in compaction_turns), TokenUsage()),
+            keep_warm=sum((record_usage(row) for row in loaded.pings), TokenUsage()),
+            pings=len(loaded.pings),
             mid_stream=sum(1 for reply in replies if reply.mid_stream),
         ),
         cost=cost,

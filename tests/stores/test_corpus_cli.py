@@ -134,7 +134,7 @@ async def resume_one(session: corpus.Transcript, scripted_model: ScriptedModel, 
 
     scripted_model.script("main", ["RESUMED-OK"])
     run = await scripted_model.run(
-        "Where were we?", cwd=workspace, session_store=store, resume=session.session_id, timeout=240
+        "Where were we?", cwd=workspace, session_store=store, resume=session.session_id
     )
 
     assert run.error is None and run.text == "RESUMED-OK", f"the CLI accepts the rewritten {session.name}"
