@@ -239,7 +239,7 @@ class Tokens:
     pings: int = 0
     """Keep-warm pings recorded for these sessions."""
     mid_stream: int = 0
-    """Replies whose output count was recorded mid-stream (no `stop_reason`: CLI 2.1.42 and earlier),
+    """Replies whose output count was recorded mid-stream (no `stop_reason` on any of their entries),
     counted from their content instead (`flower.report.metrics.Message`). When not 0, `output` is a
     lower bound."""
 

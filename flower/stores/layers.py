@@ -209,6 +209,7 @@ class _RewritingStore(SessionStore):
             warm=applied.warm,
             seconds=applied.seconds,
             imported=imported or 0,
+            unreplayed=applied.unreplayed,
         )
         if report.subpath is None:
             self.last_report = report

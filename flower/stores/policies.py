@@ -265,10 +265,13 @@ class Change:
     """The call concerned, for changes about a call."""
     chars_saved: int = 0
     """Characters of the replayed JSON (`message.content`) saved; negative when text was added; 0 for
-    an API-error entry, which the CLI does not replay anyway."""
+    an API-error entry, which the CLI does not replay anyway. Counted against what the CLI sends without
+    flower: an orphan's answer in the history's last message replaces the one the CLI would add itself
+    (`flower.stores.rewrite.CLI_ORPHAN_NOTE`), so it saves their difference."""
     detail: str = ""
     """The command (`expired`), the file written (`trimmed`), the file read (`superseded`), the tool's
-    name (`denial`), the note (`denial_note`), or the size of an API-error entry."""
+    name (`denial`), the note (`denial_note`), the size of an API-error entry, or, for an orphan's answer
+    in place of the CLI's own, "instead of the CLI's own result (N chars)"."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -291,7 +294,12 @@ class LoadReport:
     entries_out: int
     """Entries handed to the SDK after the rewrite."""
     changes: tuple[Change, ...] = ()
-    """Every change, in history order."""
+    """Every change to what the CLI replays, in history order: each entry returned changed, dropped or
+    added names itself (`Change.uuid`) or the call it holds (`Change.tool_use_id`). Two things are left
+    out. An entry whose only difference is a reference re-pointed over a dropped entry (`parentUuid`,
+    `logicalParentUuid`, a `last-prompt`'s `leafUuid`): the change that dropped the entry names it.
+    And the rewrites a warm load repeats on entries the CLI no longer replays: they are in
+    `unreplayed`, apart, because they save nothing."""
     errors: tuple[str, ...] = ()
     """Rewrites that failed and were skipped, one message each."""
     warm: bool = False
@@ -302,6 +310,12 @@ class LoadReport:
     imported: int = 0
     """Entries imported from the CLI's local transcript before this load (main and subagents): the
     session predates the store, which now holds all of it. 0 otherwise."""
+    unreplayed: tuple[Change, ...] = ()
+    """The rewrites a warm load repeated on entries the CLI no longer replays, in history order: the
+    last cold load decided them on its branch, and a compaction, a `/clear` or a rewind written since
+    took those entries off what the CLI replays now. The returned history holds them (it is the one
+    that load returned), the model never sees them, and they save nothing now (each `chars_saved` is
+    what it saved then; `chars_saved` above leaves them out)."""
 
     @checked
     def of_kind(self, kind: ChangeKind) -> tuple[Change, ...]:
@@ -336,7 +350,8 @@ class LoadReport:
         done = ", ".join(parts) if parts else "nothing rewritten"
         failed = f"; {len(self.errors)} rewrite(s) failed and were skipped" if self.errors else ""
         imported = f"imported {self.imported} entries from the CLI's transcript; " if self.imported else ""
-        warm = " (cache warm: the last cold load's rewrites, repeated)" if self.warm else ""
+        apart = f"; {len(self.unreplayed)} on entries the CLI no longer replays" if self.unreplayed else ""
+        warm = f" (cache warm: the last cold load's rewrites, repeated{apart})" if self.warm else ""
         return f"{where}: {imported}{done}; {self.chars_saved} chars saved{warm}{failed}"
 
 

@@ -14,7 +14,7 @@ from flower import DeliveryPolicy, SpecError, SqliteSessionStore, StoreError
 from flower.stores.outbox import Deliverer, Outbox
 from flower.stores.outbox.reconcile import mirrored, missing
 from flower.testing import hang_guard
-from tests.stores.corpus import corpus_dir, missing_reason
+from tests.stores import corpus
 
 KEY: Any = {"project_key": "-repo", "session_id": "0c7c2a4e-0000-4000-8000-00000000b0b0"}
 SUB: Any = {**KEY, "subpath": "subagents/agent-a1"}
@@ -169,11 +169,8 @@ def test_mirrored_lines_skip_what_a_mirror_never_sends_and_stop_at_a_torn_line(t
 
 
 def test_reconciling_a_real_transcript_finds_exactly_what_a_store_lost() -> None:
-    reason = missing_reason()
-    if reason is not None:
-        pytest.skip(reason)
     rng = random.Random(7)
-    for path in sorted(corpus_dir().glob("*.jsonl"))[:6]:
+    for path in [t.path for t in corpus.transcripts()][:6]:
         local = mirrored(path)
         cut = rng.randint(1, max(1, len(local) - 1))
         assert missing(local, local[:cut]) == local[cut:], path.name

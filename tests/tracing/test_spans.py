@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -325,11 +326,9 @@ async def test_an_export_past_its_time_is_left_to_the_background() -> None:
     )
 
 
-def real_sessions() -> list[corpus.Session]:
-    reason = corpus.missing_reason()
-    if reason is not None:
-        pytest.skip(reason)
-    return [s for s in corpus.sessions() if not s.subagent]
+def real_sessions() -> Iterator[corpus.Transcript]:
+    """The main transcripts of the corpus (`tests/stores/corpus.py`), one at a time."""
+    return corpus.sessions(subagents=False)
 
 
 def test_every_real_transcript_makes_a_tree_with_every_parent_present() -> None:

@@ -120,7 +120,8 @@ def rewrite_history(
         return result.entries
 
     current, _, counted = _staged(current, steps, now, cache, run)
-    return Rewritten(current, _counted(changes, counted), tuple(spills.values()))
+    named, unreplayed = _counted(changes, counted)
+    return Rewritten(current, named, tuple(spills.values()), unreplayed)
 
 
 Runner: TypeAlias = Callable[[str, RewriteStep, list[Entry], float | None, Branch], list[Entry]]
@@ -138,7 +139,8 @@ def _staged(
     Returns the history, whether the load was warm, and what a change must touch to be counted (None:
     every change). A warm load repeats the last cold load's rewrites over the branch *that* load
     replayed; a compaction, a `/clear` or a rewind written since takes those entries off what the CLI
-    replays now, and their changes save nothing: only the ids `_replayed_ids` gives count then.
+    replays now, and their changes save nothing: only the ids `_replayed_ids` gives count then, the
+    others are reported apart (`Rewritten.unreplayed`).
     """
     point, moment, warm = rewrite_point(entries, now, cache)
     head, tail = entries[:point], entries[point:]
@@ -169,17 +171,21 @@ def _replayed_ids(entries: list[Entry]) -> frozenset[str]:
     return frozenset(ids)
 
 
-def _counted(changes: Sequence[Change], counted: frozenset[str] | None) -> tuple[Change, ...]:
-    """The changes to what the CLI replays: to an entry on its branch (`uuid`), or to a call it holds
-    (a dropped denial leaves no entry to name); an orphan's answer is added to the branch, so it counts."""
+def _counted(
+    changes: Sequence[Change], counted: frozenset[str] | None
+) -> tuple[tuple[Change, ...], tuple[Change, ...]]:
+    """`(changes to what the CLI replays, the others)`. A change counts when it touches an entry on the
+    branch (`uuid`) or a call it holds (a dropped denial leaves no entry to name); an orphan's answer is
+    added to the branch, so it counts. The others are a warm load's repeats of the last cold load's
+    rewrites on entries the CLI no longer replays: still in the history returned, so still named."""
     if counted is None:
-        return tuple(changes)
-    return tuple(
-        change
-        for change in changes
-        if change.kind == "orphan"
-        or (change.uuid if change.uuid is not None else change.tool_use_id) in counted
-    )
+        return tuple(changes), ()
+    named: list[Change] = []
+    unreplayed: list[Change] = []
+    for change in changes:
+        touched = change.uuid if change.uuid is not None else change.tool_use_id
+        (named if change.kind == "orphan" or touched in counted else unreplayed).append(change)
+    return tuple(named), tuple(unreplayed)
 
 
 def _join(head: list[Entry], rewritten: list[Entry], tail: list[Entry]) -> list[Entry]:
@@ -208,6 +214,8 @@ class Applied:
     """Time taken by all the steps."""
     warm: bool = False
     """The load was warm: only the last cold load's rewrites were repeated."""
+    unreplayed: tuple[Change, ...] = ()
+    """The changes a warm load repeated on entries the CLI no longer replays (`Rewritten.unreplayed`)."""
 
 
 def apply_steps(
@@ -254,4 +262,5 @@ def apply_steps(
     except Exception as exc:  # the staging itself (reading times, relinking): keep the history as stored
         logger.exception("flower.stores: the history is returned unrewritten")
         return Applied(current, (), (f"history: {type(exc).__name__}: {exc}",), time.perf_counter() - started)
-    return Applied(current, _counted(changes, counted), tuple(errors), time.perf_counter() - started, warm)
+    named, unreplayed = _counted(changes, counted)
+    return Applied(current, named, tuple(errors), time.perf_counter() - started, warm, unreplayed)
