@@ -51,6 +51,7 @@ from .wall import (
     report_cut,
     report_guard,
     report_hooks,
+    start_guard,
 )
 from .workbench import WORKBENCH_RULES, Workbench, index_guard, index_hooks
 
@@ -115,6 +116,7 @@ __all__ = [
     "report_hooks",
     "spill_guard",
     "spill_hooks",
+    "start_guard",
     "worker",
 ]
 
