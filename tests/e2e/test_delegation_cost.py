@@ -212,3 +212,29 @@ async def test_a_coordinators_parallel_workers_read_the_prefix_the_first_one_wri
     for request in others:  # held until the first worker replied, they read what it wrote
         assert request.received_at >= leader.received_at + 1.0
         assert (request.usage or {})["cache_read_input_tokens"] >= prefix * 0.9
+
+
+async def test_the_git_workflow_setting_drops_its_texts_for_the_coordinator_and_its_workers(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.script("main", [agent("analyst", "[a] count the files"), "done"] * 2)
+    scripted_model.script("analyst", ["3 files"] * 2)
+    off = {"env": {"CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS": "1"}}
+    for options in ({}, off):
+        spec = coordinator("lead", "Goal.", {"analyst": ANALYST}, model="claude-sonnet-4-6", options=options)
+        await Runtime(workspace, configure=scripted_model.attach).run(spec, "Start.")
+
+    def git_texts(request: RecordedRequest) -> tuple[bool, bool]:
+        (bash_tool,) = [t for t in request.body["tools"] if t["name"] == "Bash"]
+        workflow = "Committing changes with git" in bash_tool["description"]
+        return workflow, "Attribution for git commits" in json.dumps(request.messages)
+
+    on = [scripted_model.request("main", 0), scripted_model.request("analyst", 0)]
+    dropped = [scripted_model.request("main", 2), scripted_model.request("analyst", 1)]
+    assert all(git_texts(r) == (True, True) for r in on)  # what every coordinator and worker carries
+    fact(
+        all(git_texts(r) == (False, False) for r in dropped),
+        "later",
+        "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS drops the Bash tool's git workflow and the attribution "
+        "reminder from every agent of the session",
+    )
