@@ -30,6 +30,7 @@ from .expire import expire_ephemeral, short_command
 from .files import write_spills
 from .heal import HEAL_NAMESPACE, heal_orphans
 from .loads import MARKS_SINCE, LoadPoint, is_command, is_prompt, load_points, resumes, rewrite_point
+from .mend import mend_links
 from .pipeline import Applied, apply_steps, rewrite_history, rewrite_steps
 from .prune import drop_api_errors, drop_denials, neutralise_interrupts
 from .relink import REFERENCE_FIELDS, drop_entries
@@ -57,6 +58,7 @@ __all__ = [
     "is_command",
     "is_prompt",
     "load_points",
+    "mend_links",
     "neutralise_interrupts",
     "replayed",
     "resumes",
