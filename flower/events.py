@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
-    from .stores import LoadReport
+    from .stores.policies import LoadReport
 
 __all__ = [
     "ApiError",
