@@ -347,3 +347,45 @@ def loss(
             beyond += killed_at is None or (first is not None and first < killed_at - window)
         written += len(local)
     return Loss(written, missing, beyond)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The shape of a stored main transcript's chain."""
+
+    broken: tuple[str, ...]
+    """Entries whose parent the transcript does not hold."""
+    leaves: tuple[str, ...]
+    """User and assistant entries no entry continues: the tips a resume could start from (one when the
+    history is a single chain)."""
+
+
+def shape(entries: list[dict[str, Any]]) -> Shape:
+    """The links of the main thread's entries (sidechain entries left out)."""
+    mine = [e for e in entries if isinstance(e.get("uuid"), str) and e.get("isSidechain") is not True]
+    uuids = {e["uuid"] for e in mine}
+    named = {e.get("parentUuid") for e in mine}
+    broken = tuple(
+        e["uuid"] for e in mine if isinstance(e.get("parentUuid"), str) and e["parentUuid"] not in uuids
+    )
+    leaves = tuple(
+        e["uuid"] for e in mine if e.get("type") in ("user", "assistant") and e["uuid"] not in named
+    )
+    return Shape(broken, leaves)
+
+
+def main_key(config_dir: str, session_id: str) -> SessionKey:
+    """The store key of a session's main transcript, as its CLI (in `config_dir`) wrote it."""
+    files = local_transcripts(config_dir, session_id)
+    assert files, f"no local transcript of {session_id} under {config_dir}"
+    return files[0][0]
+
+
+def wait_stored(store: str, schema: str, key: SessionKey, needle: str, timeout: float = 120) -> None:
+    """Wait until an entry of `key` in the store holds `needle` (its JSON), up to `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(needle in json.dumps(e) for e in anyio.run(stored, store, schema, key)):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{needle!r} never reached the store")
