@@ -81,6 +81,7 @@ class DurableRun:
         self.stopped = False
         """The run was cut short because of `failure` (another runner took its session over)."""
         self.undelivered = 0
+        self._cause: StoreError | None = None
         self.current: str | None = None
         """The session the run writes now (the latest `SessionStarted`)."""
         self._scope = anyio.CancelScope()
@@ -315,20 +316,20 @@ class DurableRun:
         if left == 0:
             return
         self.undelivered = left
-        cause = self.deliverer.failure or StoreError("the store did not answer")
-        count = "an unknown number of" if left < 0 else str(left)
+        self._cause = self.deliverer.failure or StoreError("the store did not answer")
+        if not self.outbox.in_memory:  # in memory: `close()` says where they went
+            where = self.outbox.path
+            self._not_stored(f"They are kept in {where} and delivered at the next run in this workspace")
+
+    def _not_stored(self, where: str) -> None:
+        count = "an unknown number of" if self.undelivered < 0 else str(self.undelivered)
         sessions = ", ".join(sorted(self.sessions))
-        where = (
-            f"They wait in memory ({self.outboxes.path} cannot be written: {self.outboxes.why}) and are "
-            "written back there at the end of the run if it takes them again, else lost with this process"
-            if self.outbox.in_memory
-            else f"They are kept in {self.outbox.path} and delivered at the next run in this workspace"
-        )
+        cause = self._cause
         self.fail(
             StoreError(
                 f"{count} transcript entries of session {sessions} were not stored in {self.label}: "
                 f"{cause}. {where}",
-                path=cause.path,
+                path=cause.path if cause is not None else None,
             )
         )
 
@@ -375,14 +376,14 @@ class DurableRun:
             if self.target.startswith(LABEL):  # the store could not say who it was at the start
                 self.target = await self.outboxes.settle(self.target, self.sessions, self.store, self.label)
             lost = await self.outboxes.close_memory(self.target, self.sessions)
-            if lost:
-                self.fail(
-                    StoreError(
-                        f"{lost} transcript entries of session {', '.join(sorted(self.sessions))} were kept "
-                        f"nowhere: {self.label} did not take them and {self.outboxes.path} cannot be written "
-                        f"({self.outboxes.why}); the next run in this workspace recovers what the CLI's "
-                        "local transcript still holds"
-                    )
+            if self.undelivered and self.outboxes.why is not None:
+                path, why = self.outboxes.path, self.outboxes.why
+                self._not_stored(
+                    f"They were kept nowhere: {path} cannot be written ({why}); the next run in this "
+                    "workspace recovers what the CLI's local transcript still holds"
+                    if lost
+                    else f"{path} could not be written ({why}) until the end of the run; they are kept "
+                    "there now and delivered at the next run in this workspace"
                 )
             for session_id in self.sessions:
                 if lost:

@@ -68,12 +68,16 @@ class Proxy:
     def _connect(self, client: socket.socket) -> None:
         self._open.wait()  # a partition: the connection is accepted, nothing answers
         if self._closed:
+            client.close()
             return
         try:
             server = socket.create_connection(("127.0.0.1", self.upstream))
         except OSError:
             with contextlib.suppress(OSError):
                 client.close()
+            return
+        if self._closed:
+            server.close()
             return
         self._keep(server)
         threading.Thread(target=self._pump, args=(client, server), daemon=True).start()
@@ -91,7 +95,9 @@ class Proxy:
                 sink.sendall(data)
         except OSError:
             pass
-        finally:
+        finally:  # one side ended: end the other (its pump then ends too) and let both go
             for sock in (source, sink):
                 with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
+                with contextlib.suppress(OSError):
+                    sock.close()

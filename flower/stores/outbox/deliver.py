@@ -160,21 +160,28 @@ class Deliverer:
                 await self._recovered()
 
     async def _watched(self, rows: list[Row]) -> None:
-        """The append, told as an outage once it has waited `warn_after` seconds."""
+        """The append, told as an outage once it has waited `warn_after` seconds. Its own exception is
+        raised as it is (a `LeaseError` stays one), never wrapped in the watch's task group."""
+
+        async def watch() -> None:
+            await anyio.sleep(self.policy.warn_after)
+            if not self.waited:
+                self.failure = StoreError(
+                    f"an append to {self.label} has waited {self.policy.warn_after:g} s for an answer "
+                    "(DeliveryPolicy.warn_after)"
+                )
+                await self._failed()
+
+        failed: Exception | None = None
         async with anyio.create_task_group() as group:
-
-            async def watch() -> None:
-                await anyio.sleep(self.policy.warn_after)
-                if not self.waited:
-                    self.failure = StoreError(
-                        f"an append to {self.label} has waited {self.policy.warn_after:g} s for an answer "
-                        "(DeliveryPolicy.warn_after)"
-                    )
-                    await self._failed()
-
             group.start_soon(watch)
-            await self._append(rows)
+            try:
+                await self._append(rows)
+            except Exception as exc:
+                failed = exc
             group.cancel_scope.cancel()
+        if failed is not None:
+            raise failed
 
     async def _append(self, rows: list[Row]) -> None:
         key = rows[0].key
