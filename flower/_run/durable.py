@@ -386,8 +386,8 @@ class DurableRun:
                     "there now and delivered at the next run in this workspace"
                 )
             for session_id in self.sessions:
-                if lost:
-                    break  # the records keep this process's pid: the next start reconciles the sessions
+                if lost or not self.outboxes.opened:
+                    break  # lost: the records keep this process's pid, so the next start reconciles them
                 try:
                     await anyio.to_thread.run_sync(self.outboxes.file.end, self.target, session_id)
                 except StoreError as exc:

@@ -101,12 +101,17 @@ class Recovery:
         for other in await anyio.to_thread.run_sync(outbox.waiting):
             if other.target == self.target or not other.pending:
                 continue
+            records = await anyio.to_thread.run_sync(outbox.records, other.target)
+            live = {r.session_id for r in records if r.pid and alive(r.pid)}  # their own runs send them
+            waiting = other.pending - await anyio.to_thread.run_sync(outbox.count, other.target, live)
+            if waiting <= 0:
+                continue
             known = "whose identity is unknown" if other.target.startswith(LABEL) else f"({other.target})"
             await self.say(
-                f"{other.pending} transcript entries in the outbox {outbox.path} wait for another session "
+                f"{waiting} transcript entries in the outbox {outbox.path} wait for another session "
                 f"store, {other.label} {known}: not the one this run uses, so they stay there until a run "
                 "on that store delivers them (`flower doctor` lists them)",
-                other.pending,
+                waiting,
                 False,
             )
 

@@ -66,11 +66,13 @@ class Runner:
         linger: float = 0.0,
         config: Path | None = None,
         stderr: Path | None = None,
+        outbox: Path | None = None,
     ) -> Runner:
         argv = [sys.executable, "-m", "tests.durability.runner", store, schema, str(workspace), mode]
         argv += [str(steps), str(sleep), "--drain", str(drain), "--linger", str(linger)]
         argv += ["--subagent"] if subagent else []
         argv += ["--config", str(config)] if config is not None else []
+        argv += ["--outbox", str(outbox)] if outbox is not None else []
         err = open(stderr, "w") if stderr is not None else subprocess.DEVNULL  # noqa: SIM115
         process = subprocess.Popen(
             argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True, start_new_session=True
