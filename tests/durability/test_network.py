@@ -18,6 +18,7 @@ import anyio
 import pytest
 
 from flower import DeliveryPolicy, PostgresSessionStore, Runtime, worker
+from flower.cli import main
 from flower.doctor._outbox import outbox_state
 from flower.events import Event, StoreWarning, ToolResult
 from flower.testing import ScriptedModel, bash
@@ -63,7 +64,11 @@ async def run(
 
 
 async def test_what_waits_for_a_database_is_delivered_through_another_dsn_and_kept_from_another_store(
-    scripted_model: ScriptedModel, tmp_path: Path, postgres_dsn: str, pg_schema: Callable[[], str]
+    scripted_model: ScriptedModel,
+    tmp_path: Path,
+    postgres_dsn: str,
+    pg_schema: Callable[[], str],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     schema, workspace = pg_schema(), tmp_path / "repo"
     proxy = proxy_for(postgres_dsn)
@@ -91,6 +96,11 @@ async def test_what_waits_for_a_database_is_delivered_through_another_dsn_and_ke
     assert any(f"(schema {schema})" in w.message and "another session store" in w.message for w in warned), (
         warned
     )
+    assert (
+        await anyio.to_thread.run_sync(main, ["doctor", "--no-self-check", "--workspace", str(workspace)])
+        == 0
+    )
+    assert f"(schema {schema}) [postgresql:" in capsys.readouterr().out, "flower doctor lists them"
     state = outbox_state(workspace)
     assert state is not None and [
         (s.label.endswith(f"(schema {schema})"), s.pending > 0) for s in state.stores
