@@ -39,7 +39,6 @@ import os
 import platform
 import random
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -56,11 +55,14 @@ import anyio
 from tests import postgres
 from tests.durability.harness import (
     Runner,
+    fill,
     loss,
     main_key,
+    mount_tmpfs,
     shape,
     stored,
     stored_results,
+    unmount,
     written_results,
 )
 from tests.durability.proxy import Proxy
@@ -143,8 +145,9 @@ def kill_table(rows: list[dict[str, Any]]) -> str:
 def disk_trial(root: Path, number: int) -> dict[str, Any]:
     trial = root / f"disk-{number}"
     small = trial / "small"
-    small.mkdir(parents=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", str(small)], check=True)
+    why = mount_tmpfs(small)
+    if why is not None:
+        raise SystemExit(f"bench_faults disks: {why}")
     try:
         store = str(trial / "sessions.db")
         config = trial / "config"
@@ -152,16 +155,11 @@ def disk_trial(root: Path, number: int) -> dict[str, Any]:
             store, "-", trial / "repo", "start", 4, 0.2, config=config, outbox=small / "outbox.db"
         )
         runner.until(lambda e: e["ev"] == "session")
-        with open(small / "filler", "wb", buffering=0) as filler:
-            try:
-                while True:
-                    filler.write(b"\0" * 65536)
-            except OSError:
-                pass
+        fill(small)
         result = runner.finish()
         lost = loss(store, "-", str(config), result.get("session_id") or "")
     finally:
-        subprocess.run(["umount", "-l", str(small)], check=False)
+        unmount(small)
     warnings = [e for e in runner.events if e["ev"] == "warning" and "straight to the store" in e["message"]]
     return {
         "trial": number,

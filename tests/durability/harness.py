@@ -391,3 +391,34 @@ def wait_stored(store: str, schema: str, key: SessionKey, needle: str, timeout: 
             return
         time.sleep(0.1)
     raise AssertionError(f"{needle!r} never reached the store")
+
+
+def mount_tmpfs(path: Path, size: str = "1m") -> str | None:
+    """Mount a tmpfs of `size` at `path` (created); None, or why it cannot be done here (root only)."""
+    if os.geteuid() != 0:
+        return "mounting a tmpfs needs root"
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(path)],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"cannot mount a tmpfs here: {exc}"
+    return None
+
+
+def unmount(path: Path) -> None:
+    subprocess.run(["umount", "-l", str(path)], check=False, capture_output=True, timeout=60)
+
+
+def fill(path: Path) -> None:
+    """Write zeros under `path` until its file system is full."""
+    with open(path / "filler", "wb", buffering=0) as filler:
+        try:
+            while True:
+                filler.write(b"\0" * 65536)
+        except OSError:
+            return

@@ -6,7 +6,6 @@ with every line the CLI wrote; when the store cannot take them either, the run f
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 from flower import DeliveryPolicy, Runtime, StepResult, worker
 from flower.events import Event, SessionStarted, StoreWarning
 from flower.testing import ScriptedModel, bash
-from tests.durability.harness import loss
+from tests.durability.harness import fill, loss, mount_tmpfs, unmount
 
 pytestmark = pytest.mark.cli
 
@@ -28,32 +27,13 @@ SCRIPT = [bash("echo one"), bash("echo two"), bash("echo three"), "all done"]
 @contextmanager
 def small_disk(path: Path) -> Iterator[Path]:
     """A 1 MiB tmpfs at `path`, unmounted at the end (root only: skipped, saying why, elsewhere)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    path.mkdir()
-    try:
-        subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", str(path)],
-            check=True,
-            capture_output=True,
-            timeout=60,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        pytest.skip(f"cannot mount a tmpfs here: {exc}")
+    why = mount_tmpfs(path)
+    if why is not None:
+        pytest.skip(why)
     try:
         yield path
     finally:
-        subprocess.run(["umount", "-l", str(path)], check=False, capture_output=True, timeout=60)
-
-
-def fill(path: Path) -> None:
-    """Write zeros under `path` until its file system is full."""
-    with open(path / "filler", "wb", buffering=0) as filler:
-        try:
-            while True:
-                filler.write(b"\0" * 65536)
-        except OSError:
-            return
+        unmount(path)
 
 
 async def run_with(
