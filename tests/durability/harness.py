@@ -25,6 +25,7 @@ from claude_agent_sdk import SessionKey
 
 from flower import PostgresSessionStore, SqliteSessionStore
 from flower.stores.outbox.reconcile import mirrored, transcript_files
+from flower.testing import hang_guard
 
 ROOT = Path(__file__).resolve().parents[2]
 EXIT_LINES = frozenset({"last-prompt", "cost-state"})
@@ -62,13 +63,16 @@ class Runner:
         sleep: float,
         *,
         subagent: bool = False,
-        drain: float = 30.0,
+        drain: float | None = None,
         linger: float = 0.0,
         config: Path | None = None,
         stderr: Path | None = None,
         outbox: Path | None = None,
     ) -> Runner:
         argv = [sys.executable, "-m", "tests.durability.runner", store, schema, str(workspace), mode]
+        drain = (
+            hang_guard() if drain is None else drain
+        )  # the outbox's drain: a hang guard, not a speed check
         argv += [str(steps), str(sleep), "--drain", str(drain), "--linger", str(linger)]
         argv += ["--subagent"] if subagent else []
         argv += ["--config", str(config)] if config is not None else []
@@ -96,11 +100,11 @@ class Runner:
                 return event
         return None
 
-    def finish(self, timeout: float = 600) -> dict[str, Any]:
+    def finish(self) -> dict[str, Any]:
         """Read to the end; the `result` line (or a stand-in naming the exit status)."""
         while self.next() is not None:
             pass
-        code = self.process.wait(timeout=timeout)
+        code = self.process.wait(timeout=hang_guard())
         if self.process.stdout is not None:
             self.process.stdout.close()
         results = [e for e in self.events if e.get("ev") == "result"]
@@ -125,7 +129,7 @@ class Runner:
         self.killed_at = time.monotonic()
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=60)
+        self.process.wait(timeout=hang_guard())
         if self.tail is not None:
             self.tail.stop()
         if self.process.stdout is not None:

@@ -19,7 +19,7 @@ from flower._util.secrets import redact
 from flower.cli import main
 from flower.events import Event, SessionStarted, StoreWarning
 from flower.stores.outbox import Deliverer, Outbox
-from flower.testing import ScriptedModel, bash
+from flower.testing import ScriptedModel, bash, hang_guard
 
 STEPS = worker("runs steps", "You run the steps.", tools=["Bash"])
 
@@ -161,7 +161,9 @@ async def test_a_full_pool_names_its_size_and_the_timeout(
         await locker.execute(f"LOCK TABLE {schema}.entries IN ACCESS EXCLUSIVE MODE")
         async with anyio.create_task_group() as group:
             group.start_soon(store.append, key, [{"type": "user", "uuid": "b"}])
-            with anyio.fail_after(60):  # the append holds the pool's one connection, waiting on the lock
+            with anyio.fail_after(
+                hang_guard()
+            ):  # the append holds the pool's one connection, waiting on the lock
                 # blocked by this lock (its query text may still read BEGIN while it waits in Parse)
                 while not await locker.fetchval(
                     "SELECT count(*) FROM pg_stat_activity "

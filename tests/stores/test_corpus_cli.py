@@ -111,7 +111,7 @@ async def test_a_large_real_session_resumes_through_layer_4(
 
     scripted_model.script("main", ["RESUMED-OK"])
     run = await scripted_model.run(
-        "Where were we?", cwd=workspace, session_store=store, resume=session.session_id, timeout=240
+        "Where were we?", cwd=workspace, session_store=store, resume=session.session_id
     )
 
     assert run.error is None and run.text == "RESUMED-OK", "the CLI accepts the rewritten history"

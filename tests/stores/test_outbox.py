@@ -16,11 +16,12 @@ import pytest
 from flower import DeliveryPolicy, SpecError, SqliteSessionStore, StoreError
 from flower.stores.outbox import MEMORY, Deliverer, Outbox
 from flower.stores.outbox.reconcile import mirrored, missing
+from flower.testing import hang_guard
 from tests.stores.corpus import corpus_dir, missing_reason
 
 KEY: Any = {"project_key": "-repo", "session_id": "0c7c2a4e-0000-4000-8000-00000000b0b0"}
 SUB: Any = {**KEY, "subpath": "subagents/agent-a1"}
-FAST = DeliveryPolicy(backoff=0.001, max_backoff=0.002, drain_timeout=30)
+FAST = DeliveryPolicy(backoff=0.001, max_backoff=0.002, drain_timeout=hang_guard())
 
 
 class Flaky:
@@ -86,23 +87,25 @@ async def test_a_deliverer_sends_only_its_sessions_and_says_when_it_waits(tmp_pa
     outbox.put("elsewhere", KEY, [{"type": "user", "uuid": "another store"}])
     said: list[tuple[str, int]] = []
 
+    blocked = {"now": True}
+
     async def waiting(failure: StoreError, pending: int) -> None:
         said.append((str(failure), pending))
+        blocked["now"] = False  # the lease comes: the drain's next attempt delivers
 
     inner = SqliteSessionStore(tmp_path / "sessions.db")
-    blocked = {"now": True}
     deliverer = Deliverer(
         outbox,
         inner,
         "target",
-        DeliveryPolicy(backoff=0.01, max_backoff=0.01, drain_timeout=0.05),
+        DeliveryPolicy(backoff=0.01, max_backoff=0.01, drain_timeout=hang_guard()),
         sessions={KEY["session_id"]},
         blocked=lambda session: StoreError(f"no lease of {session} yet") if blocked["now"] else None,
         on_wait=waiting,
     )
-    assert await deliverer.drain() == 1 and said == [(f"no lease of {KEY['session_id']} yet", 1)]
-    blocked["now"] = False
-    assert await deliverer.drain(timeout=60) == 0
+    assert await deliverer.drain() == 0 and said == [(f"no lease of {KEY['session_id']} yet", 1)]
+    never = Deliverer(outbox, inner, "elsewhere", DeliveryPolicy(), blocked=lambda _: StoreError("no lease"))
+    assert await never.drain(timeout=0.05) == 1, "a drain that runs out of time leaves the rows, counted"
     assert [e["uuid"] for e in await inner.load(KEY)] == ["mine"] and await inner.load(other) is None
     assert outbox.count("target") == 1 and outbox.count("elsewhere") == 1
     outbox.close()
