@@ -17,7 +17,8 @@ cluster with fsync on (`$FLOWER_BENCH_POSTGRES_DSN` when set, on 127.0.0.1).
   run but the call in flight (SQLite: every result its CLI wrote, which the next start recovers;
   PostgreSQL: every result the store had when the runner died, since another machine cannot read the
   dead runner's outbox) and the first resume's; the stored main transcript must be one chain: no entry
-  whose parent it lacks, one leaf.
+  whose parent it lacks, one leaf. A kill that cut a call in flight shows at the second resume as the
+  note layer 4 answered that call with (counted).
 - disks: the outbox on a 1 MiB tmpfs, filled up as the session starts; the SQLite store elsewhere is
   healthy. The run must end `ok`, warn, and the store must hold every line the CLI wrote.
 - dsns: a PostgreSQL run through a local TCP proxy that is stopped for good after the first tool result
@@ -52,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import anyio
 
+from flower.stores import PrunePolicy
 from tests import postgres
 from tests.durability.harness import (
     Runner,
@@ -68,6 +70,8 @@ from tests.durability.harness import (
 from tests.durability.proxy import Proxy
 
 STEP, MORE = "step-", "more-"
+CUT = PrunePolicy().orphan_note[:12]
+"""How the answer layer 4 gives a call the kill cut begins (the model sees it in the call's place)."""
 
 
 def steps_of(texts: list[str], tag: str) -> list[str]:
@@ -100,6 +104,7 @@ def kill_trial(kind: str, dsn: str, root: Path, number: int, rng: random.Random)
         "trial": number,
         "subagent": subagent,
         "killed after result": k,
+        "cut a call": any(text.startswith(CUT) for text in seen),
         "results written": len(written),
         "results stored at the kill": len(had),
         "resumes ok": bool(once.get("ok")) and bool(twice.get("ok")),
@@ -125,15 +130,17 @@ def kills(dsn: str, trials: int, rng: random.Random, root: Path) -> list[dict[st
 
 def kill_table(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| store | kills | with a subagent | resumed twice, ok | 2nd resume saw the killed run "
+        "| store | kills | with a subagent | that cut a call in flight | resumed twice, ok "
+        "| 2nd resume saw the killed run "
         "| missed beyond the call in flight | 2nd resume saw the 1st | broken links "
         "| stores with 2+ leaves |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for kind in ("sqlite", "postgresql"):
         mine = [r for r in rows if r["store"] == kind]
         lines.append(
             f"| {kind} | {len(mine)} | {sum(r['subagent'] for r in mine)} "
+            f"| {sum(r['cut a call'] for r in mine)} "
             f"| {sum(r['resumes ok'] for r in mine)} "
             f"| {sum(r['saw the killed run'] for r in mine)} | {sum(not r['in flight only'] for r in mine)} "
             f"| {sum(r['saw the first resume'] for r in mine)} | {sum(r['broken links'] for r in mine)} "

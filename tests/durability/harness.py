@@ -68,6 +68,7 @@ class Runner:
         config: Path | None = None,
         stderr: Path | None = None,
         outbox: Path | None = None,
+        hold: int = 0,
     ) -> Runner:
         argv = [sys.executable, "-m", "tests.durability.runner", store, schema, str(workspace), mode]
         drain = (
@@ -77,6 +78,7 @@ class Runner:
         argv += ["--subagent"] if subagent else []
         argv += ["--config", str(config)] if config is not None else []
         argv += ["--outbox", str(outbox)] if outbox is not None else []
+        argv += ["--hold", str(hold)] if hold else []
         err = open(stderr, "w") if stderr is not None else subprocess.DEVNULL  # noqa: SIM115
         process = subprocess.Popen(
             argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True, start_new_session=True
@@ -387,9 +389,9 @@ def main_key(config_dir: str, session_id: str) -> SessionKey:
     return files[0][0]
 
 
-def wait_stored(store: str, schema: str, key: SessionKey, needle: str, timeout: float = 120) -> None:
-    """Wait until an entry of `key` in the store holds `needle` (its JSON), up to `timeout` s."""
-    deadline = time.monotonic() + timeout
+def wait_stored(store: str, schema: str, key: SessionKey, needle: str) -> None:
+    """Wait until an entry of `key` in the store holds `needle` (its JSON); the hang guard bounds it."""
+    deadline = time.monotonic() + hang_guard()
     while time.monotonic() < deadline:
         if any(needle in json.dumps(e) for e in anyio.run(stored, store, schema, key)):
             return

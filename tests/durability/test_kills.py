@@ -155,7 +155,7 @@ async def killed_mid_call_then_resumed_twice(
     resume replayed the older branch and saw none of it.)"""
     kind = "postgresql" if store.startswith("postgres") else "sqlite"
     first = tmp_path / "a" / "repo"
-    killed = Runner.start(store, schema, first, "start", 3, 3.0, config=tmp_path / "config-a")
+    killed = Runner.start(store, schema, first, "start", 3, 0.1, config=tmp_path / "config-a", hold=2)
     config, session = killed.follow()
     killed.until(lambda event: event["ev"] == "tool_result")
     key = main_key(config, session)

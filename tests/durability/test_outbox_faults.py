@@ -15,7 +15,7 @@ import pytest
 
 from flower import DeliveryPolicy, Runtime, StepResult, worker
 from flower.events import Event, SessionStarted, StoreWarning
-from flower.testing import ScriptedModel, bash
+from flower.testing import ScriptedModel, bash, hang_guard
 from tests.durability.harness import fill, loss, mount_tmpfs, unmount
 
 pytestmark = pytest.mark.cli
@@ -37,7 +37,12 @@ def small_disk(path: Path) -> Iterator[Path]:
 
 
 async def run_with(
-    model: ScriptedModel, workspace: Path, store: str, outbox: Path, fault: Callable[[], None]
+    model: ScriptedModel,
+    workspace: Path,
+    store: str,
+    outbox: Path,
+    fault: Callable[[], None],
+    drain: float | None = None,
 ) -> tuple[StepResult, list[StoreWarning]]:
     events: list[Event] = []
 
@@ -48,7 +53,8 @@ async def run_with(
 
     model.script("main", SCRIPT)
     workspace.mkdir(parents=True, exist_ok=True)
-    policy = DeliveryPolicy(outbox=str(outbox), drain_timeout=2)
+    # a store that takes the entries is waited for as long as the hang guard: a busy machine is no outage
+    policy = DeliveryPolicy(outbox=str(outbox), drain_timeout=drain or hang_guard())
     rt = Runtime(workspace, store=store, configure=model.attach, delivery=policy)
     try:
         result = await rt.run(STEPS, "Run the steps.", on_event=on_event)
@@ -96,7 +102,7 @@ async def test_when_neither_the_outbox_nor_the_store_can_take_the_entries_the_ru
     with small_disk(tmp_path / "small") as disk:  # the store and the outbox on one disk, filled mid-run
         store = str(disk / "sessions.db")
         result, warnings = await run_with(
-            scripted_model, tmp_path / "repo", store, disk / "outbox.db", lambda: fill(disk)
+            scripted_model, tmp_path / "repo", store, disk / "outbox.db", lambda: fill(disk), drain=2
         )
     assert not result.ok and result.cause is not None
     assert "transcript entries of session" in str(result.error) and "were not stored" in str(result.error)
