@@ -17,7 +17,7 @@ from ..stores.postgres import _files as files
 from ..stores.postgres.store import PostgresSessionStore
 from ._load import Loaded, SessionData, load_source
 
-__all__ = ["FleetData", "load_fleet", "parse_time"]
+__all__ = ["FleetData", "load_fleet", "parse_time", "within"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def _stamp(text: str) -> datetime | None:
         return None
 
 
-def _within(session: SessionData, since: datetime | None, until: datetime | None) -> bool:
+def within(session: SessionData, since: datetime | None, until: datetime | None) -> bool:
     """The session was active in [since, until]: it ended after `since` and started before `until`."""
     started, ended = _stamp(session.started), _stamp(session.ended)
     if since is not None and (ended is None or ended < since):
@@ -74,7 +74,7 @@ async def load_fleet(
     found: list[SessionData] = []
     for key in keys:
         loaded = await load_source(store, project_key=key, sessions=sessions)
-        found.extend(s for s in loaded.sessions if _within(s, since, until))
+        found.extend(s for s in loaded.sessions if within(s, since, until))
     found.sort(key=lambda s: s.started)
     ids = [s.session_id for s in found]
     async with conns.connection("reading the fleet") as conn:

@@ -41,6 +41,8 @@ class SessionData:
     session_id: str
     main: list[dict[str, Any]]
     subagents: dict[str, list[dict[str, Any]]]
+    path: str = ""
+    """Where it was read from: the main transcript's file, or `<store>#<session id>` ('' when not told)."""
 
     @property
     def started(self) -> str:
@@ -70,7 +72,8 @@ def _sqlite_path(store: SessionStore) -> str | None:
     return store.path if isinstance(store, SqliteSessionStore) else None
 
 
-def _unwrap(store: SessionStore) -> SessionStore:
+def unwrap(store: SessionStore) -> SessionStore:
+    """The store beneath any rewriting layer: the entries as written, never a resume's rewritten copy."""
     while isinstance(store, TrimmingSessionStore | PruningSessionStore):
         store = store.inner
     return store
@@ -175,7 +178,7 @@ async def load_source(
         store: SessionStore = owned
         label = str(source)
     elif callable(getattr(source, "load", None)) and callable(getattr(source, "list_sessions", None)):
-        store = _unwrap(source)
+        store = unwrap(source)
         label = repr(store)
     else:
         raise SpecError(
