@@ -56,7 +56,7 @@ class SpillRows:
         """This session's rows (removed from the pool)."""
         mine = self.by_session.pop(session_id, [])
         if self.unnamed and calls:
-            kept = []
+            kept: list[Mapping[str, Any]] = []
             for row in self.unnamed:
                 (mine if row.get("tool_use_id") in calls else kept).append(row)
             self.unnamed = kept
