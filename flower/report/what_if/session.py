@@ -1,0 +1,192 @@
+"""One session's what-if: its requests as recorded, then each layer replayed on them.
+
+The threads are the main transcript and each subagent's; the CLI's compaction workers
+(`subagents/agent-acompact-*`) are priced as recorded in every line (the handoff line weighs them).
+Spill acts on every thread (`spill_guard` runs in subagents too), layer 4 on the main thread's resumes
+(a subagent's history is replayed only if it is continued), and both together rewrite the main thread in
+flower's order: spill when an output arrives, layer 4 on what spill left, at each resume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..._util.content import text_of
+from ...cost import price
+from ...spill import SpillPolicy
+from ...usage import TokenUsage
+from .. import metrics as m
+from .._load import SessionData
+from ..gaps import subagent_runs
+from ..options import ReportOptions
+from ..resumed import resume_points
+from .delegation import DelegationAssumptions, delegation_line
+from .handoff import glance_line, handoff_line
+from .layer4 import RESIDUE, ResumeReplay, layer4_savings, replay_resumes
+from .lines import AsRecorded, Layer4Line, Layers, ReplayLine, SessionWhatIf, SpillLine, TokensByKind
+from .replay import Saving, Thread, replayed, thread_of, tokens_per_char
+from .spill import spill_hits, spill_savings, spilled_entries
+
+__all__ = ["WhatIfOptions", "what_if_session"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class WhatIfOptions:
+    """The layers' settings a what-if replays with (flower's defaults unless told)."""
+
+    spill: SpillPolicy = field(default_factory=SpillPolicy)
+    """What `spill_guard` spills (threshold 4,000 chars, the six tools)."""
+    layer4: ReportOptions = field(default_factory=ReportOptions)
+    """Layer 4's policies at each resume (expiry keeps 6, one denial kept, the 5-minute cache)."""
+    delegation: DelegationAssumptions = field(default_factory=DelegationAssumptions)
+    """What the delegation estimate assumes."""
+    show_prompts: bool = False
+    """Give each session the first line of its first prompt as a title (content: off by default)."""
+
+
+def _dollars(pairs: Sequence[tuple[str, TokenUsage]]) -> float:
+    by_model: dict[str, list[TokenUsage]] = {}
+    for model, usage in pairs:
+        by_model.setdefault(model, []).append(usage)
+    return sum(price(usages, model=model).total for model, usages in by_model.items())
+
+
+def _priced(threads: Sequence[Thread], usages: Sequence[Sequence[TokenUsage]]) -> float:
+    return _dollars(
+        [
+            (r.model, u)
+            for t, us in zip(threads, usages, strict=True)
+            for r, u in zip(t.requests, us, strict=True)
+        ]
+    )
+
+
+def _recorded(threads: Sequence[Thread]) -> list[list[TokenUsage]]:
+    return [[r.usage for r in t.requests] for t in threads]
+
+
+def _peak(usages: Sequence[TokenUsage]) -> int:
+    return max((u.context for u in usages), default=0)
+
+
+def _line(
+    threads: Sequence[Thread], savings: Sequence[Sequence[Saving]], recorded_usd: float, fixed_usd: float
+) -> tuple[ReplayLine, list[list[TokenUsage]]]:
+    used = [
+        replayed(t, s) if s else [r.usage for r in t.requests] for t, s in zip(threads, savings, strict=True)
+    ]
+    saved = sum(
+        r.usage.context - u.context
+        for t, us in zip(threads, used, strict=True)
+        for r, u in zip(t.requests, us, strict=True)
+    )
+    line = ReplayLine(
+        cost_usd=_priced(threads, used) + fixed_usd,
+        recorded_usd=recorded_usd,
+        main_peak=_peak(used[0]),
+        tokens_saved=saved,
+    )
+    return line, used
+
+
+def _as_recorded(session: SessionData, threads: Sequence[Thread], fixed: Sequence[Thread]) -> AsRecorded:
+    every = [r for t in (*threads, *fixed) for r in t.requests]
+    tokens = TokensByKind()
+    for r in every:
+        u = r.usage
+        tokens += TokensByKind(
+            input=u.input,
+            cache_read=u.cache_read,
+            cache_write_5m=u.cache_creation,
+            cache_write_1h=u.cache_creation_1h,
+            output=u.output,
+        )
+    workers = [p for p in session.subagents if not m.is_compaction(p)]
+    return AsRecorded(
+        requests=len(every),
+        tokens=tokens,
+        cost_usd=_dollars([(r.model, r.usage) for r in every]),
+        cost_lower_bound=any(r.mid_stream for r in every),
+        main_peak=_peak([r.usage for r in threads[0].requests]),
+        compactions=sum(1 for e in session.main if e.get("subtype") == "compact_boundary"),
+        resumes=len(resume_points(session.main, None)),
+        subagents=subagent_runs(session.main, workers).total,
+    )
+
+
+def _layer4_line(resumes: Sequence[ResumeReplay], line: ReplayLine) -> Layer4Line:
+    return Layer4Line(
+        cost_usd=line.cost_usd,
+        recorded_usd=line.recorded_usd,
+        main_peak=line.main_peak,
+        tokens_saved=line.tokens_saved,
+        resumes=len(resumes),
+        cold_resumes=sum(1 for r in resumes if not r.warm),
+        expired=sum(r.kinds.get("expired", 0) for r in resumes),
+        denials_pruned=sum(r.kinds.get("denial", 0) for r in resumes),
+        residue=sum(r.kinds.get(kind, 0) for r in resumes for kind in RESIDUE),
+        chars_saved=sum(r.chars for r in resumes),
+    )
+
+
+def _title(entries: Sequence[Mapping[str, object]]) -> str:
+    found = m.prompts(entries)
+    return text_of(found[0][1]).strip().split("\n", 1)[0][:60] if found else ""
+
+
+async def what_if_session(session: SessionData, options: WhatIfOptions | None = None) -> SessionWhatIf:
+    """The what-if of one session (reads nothing but `session`; layer 4 runs in an in-memory store)."""
+    options = options or WhatIfOptions()
+    main = thread_of("main", session.main)
+    subs = [thread_of(p, e) for p, e in session.subagents.items() if not m.is_compaction(p)]
+    fixed = [thread_of(p, e) for p, e in session.subagents.items() if m.is_compaction(p)]
+    threads = [main, *subs]
+    rate = tokens_per_char(threads)
+    recorded = _as_recorded(session, threads, fixed)
+    fixed_usd = _priced(fixed, _recorded(fixed))
+    total = recorded.cost_usd
+    none: list[list[Saving]] = [[] for _ in threads]
+
+    hits = [spill_hits(t, options.spill) for t in threads]
+    spill_cuts = [spill_savings(t, h, rate) for t, h in zip(threads, hits, strict=True)]
+    spill, _ = _line(threads, spill_cuts, total, fixed_usd)
+
+    resumes = await replay_resumes(session.project_key, session.session_id, session.main, options.layer4)
+    cut4 = [layer4_savings(main, resumes, rate), *none[1:]]
+    layer4, _ = _line(threads, cut4, total, fixed_usd)
+
+    spilled = spilled_entries(session.main, hits[0])
+    over = await replay_resumes(session.project_key, session.session_id, spilled, options.layer4)
+    both_cuts = [[*spill_cuts[0], *layer4_savings(main, over, rate)], *spill_cuts[1:]]
+    both, used = _line(threads, both_cuts, total, fixed_usd)
+
+    subs_usd = _priced(threads[1:], used[1:]) + fixed_usd
+    return SessionWhatIf(
+        session_id=session.session_id,
+        project_key=session.project_key,
+        path=session.path,
+        started=session.started,
+        ended=session.ended,
+        tokens_per_char=round(rate, 4),
+        as_recorded=recorded,
+        layers=Layers(
+            spill=SpillLine(
+                cost_usd=spill.cost_usd,
+                recorded_usd=total,
+                main_peak=spill.main_peak,
+                tokens_saved=spill.tokens_saved,
+                outputs=sum(len(h) for h in hits),
+                main_outputs=len(hits[0]),
+                chars_kept_out=sum(hit.saved for h in hits for hit in h),
+            ),
+            layer4=_layer4_line(resumes, layer4),
+            spill_and_layer4=both,
+            handoff=handoff_line(main, fixed, rate),
+            glance=glance_line(main),
+            delegation=delegation_line(main, used[0], subs_usd, rate, options.delegation),
+        ),
+        main_context=tuple(r.usage.context for r in main.requests),
+        main_context_after=tuple(u.context for u in used[0]),
+        title=_title(session.main) if options.show_prompts else "",
+    )

@@ -1,0 +1,174 @@
+"""Layer 3 replayed: which recorded tool outputs `spill_guard` would have spilled, and how much shorter.
+
+The hook sees a tool's output as the CLI hands it over (`tool_response`), which is what the transcript keeps
+beside the result (`toolUseResult`). So the same functions decide: `find_candidates` picks the string
+fields at or over the threshold of the policy's tools (a Read of the workbench passes, an error never
+reaches the hook), `spilled_as` names the file the text would go to without writing it, and `preview_for`
+builds the pointer and preview exactly as the hook writes them. What the model read shrinks by what each
+field lost (for a Read, in proportion: the CLI numbers its lines); the spilled output is replaced from the
+request after it, until a compaction drops it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..._util.content import text_of
+from ...spill import SpillPolicy
+from ...spill._files import label_of, spilled_as
+from ...spill._preview import preview_for
+from ...spill._shape import find_candidates, get_at
+from ...spill.guard import _reads_inside
+from .replay import Saving, Thread
+
+__all__ = ["SpillHit", "spill_hits", "spill_savings", "spilled_entries"]
+
+_WORKBENCH = ".flower"
+
+
+@dataclass(frozen=True)
+class SpillHit:
+    """One recorded output `spill_guard` would have spilled."""
+
+    entry: int
+    """Index of the user entry holding the result."""
+    tool_use_id: str
+    tool: str
+    chars: int
+    """The result's text as the model read it."""
+    saved: int
+    """Characters the pointer and preview would have saved."""
+
+
+def _size(value: object) -> int:
+    if isinstance(value, list):
+        return sum(len(str(item)) for item in value) + max(0, len(value) - 1)
+    return len(value) if isinstance(value, str) else 0
+
+
+def _calls(thread: Thread) -> dict[str, Mapping[str, Any]]:
+    return {
+        str(block.get("id")): block
+        for request in thread.requests
+        for block in request.blocks
+        if block.get("type") == "tool_use"
+    }
+
+
+def _results(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    if entry.get("type") != "user":
+        return []
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, Mapping) else None
+    return (
+        [b for b in content or () if isinstance(b, Mapping) and b.get("type") == "tool_result"]
+        if isinstance(content, list)
+        else []
+    )
+
+
+def _saved(tool: str, output: object, text: str, policy: SpillPolicy, cwd: Path) -> int | None:
+    """Characters of `text` the spill of `output` saves; None when nothing would be spilled."""
+    assert policy.threshold is not None
+    found = find_candidates(tool, output, threshold=policy.threshold, lists=policy.lists)
+    if not found:
+        return None
+    label = label_of(tool)
+    directory = cwd / _WORKBENCH / "spill"
+    lost = whole = 0
+    for candidate in found:
+        value = get_at(output, candidate.path)
+        if not isinstance(value, str | list):
+            continue
+        spilled = spilled_as(
+            directory, "\n".join(value) if isinstance(value, list) else value, label, tail=policy.tail
+        )
+        shown = preview_for(tool, output, candidate, value, spilled, policy)[candidate.path]
+        whole += _size(value)
+        lost += max(0, _size(value) - _size(shown))
+    if tool == "Read" and whole and len(text) > whole:  # the CLI numbers a Read's lines
+        lost = round(lost * len(text) / whole)
+    return min(lost, len(text))
+
+
+def spill_hits(thread: Thread, policy: SpillPolicy) -> list[SpillHit]:
+    """Every output of `thread` the policy spills, in order."""
+    if not policy.enabled:
+        return []
+    calls = _calls(thread)
+    hits = []
+    for index, entry in enumerate(thread.entries):
+        results = _results(entry)
+        for block in results:
+            call = calls.get(str(block.get("tool_use_id")))
+            tool = str(call.get("name")) if call is not None else ""
+            if tool not in policy.tools or block.get("is_error") is True:
+                continue
+            cwd = Path(str(entry.get("cwd") or "."))
+            if tool == "Read" and _reads_inside(
+                {"tool_input": call.get("input") if call else None, "cwd": str(cwd)}, cwd / _WORKBENCH
+            ):
+                continue
+            text = text_of(block.get("content"))
+            output = entry.get("toolUseResult") if len(results) == 1 else None
+            if not isinstance(output, Mapping | str):
+                output = text
+            saved = _saved(tool, output, text, policy, cwd)
+            if saved is not None:
+                hits.append(SpillHit(index, str(block.get("tool_use_id")), tool, len(text), saved))
+    return hits
+
+
+def boundaries(entries: Sequence[Mapping[str, Any]]) -> list[int]:
+    """Indices of the compaction boundaries of a transcript (the context restarts after each)."""
+    return [
+        i
+        for i, e in enumerate(entries)
+        if e.get("type") == "system" and e.get("subtype") == "compact_boundary"
+    ]
+
+
+def until_compacted(thread: Thread, index: int, cuts: Sequence[int]) -> int:
+    """The first request that no longer holds what entry `index` added (after the next compaction)."""
+    after = next((cut for cut in cuts if cut > index), None)
+    return len(thread.requests) if after is None else thread.first_after(after)
+
+
+def spill_savings(thread: Thread, hits: Sequence[SpillHit], rate: float) -> list[Saving]:
+    """Each hit as a `Saving`, from the request that first carried it until a compaction."""
+    cuts = boundaries(thread.entries)
+    savings = []
+    for hit in hits:
+        start = thread.first_after(hit.entry)
+        end = until_compacted(thread, hit.entry, cuts)
+        if start < end and hit.saved:
+            at = thread.end_of(start - 1)
+            savings.append(Saving(start, end, at, hit.chars * rate, hit.saved * rate))
+    return savings
+
+
+def spilled_entries(
+    entries: Sequence[Mapping[str, Any]], hits: Sequence[SpillHit]
+) -> list[Mapping[str, Any]]:
+    """`entries` with each hit's result as short as the spill leaves it (only its length is kept
+    faithfully; the input is not modified), for layer 4 to rewrite what layer 3 left."""
+    by_entry: dict[int, dict[str, SpillHit]] = {}
+    for hit in hits:
+        by_entry.setdefault(hit.entry, {})[hit.tool_use_id] = hit
+    out: list[Mapping[str, Any]] = list(entries)
+    for index, found in by_entry.items():
+        entry = entries[index]
+        message = dict(entry["message"])
+        content = []
+        for block in message["content"]:
+            shortened = found.get(str(block.get("tool_use_id"))) if isinstance(block, Mapping) else None
+            if shortened is not None:
+                text = text_of(block.get("content"))
+                block = {**block, "content": text[: max(0, len(text) - shortened.saved)]}
+            content.append(block)
+        message["content"] = content
+        out[index] = {**entry, "message": message}
+    return out
