@@ -280,11 +280,31 @@ def _doctor(args: argparse.Namespace) -> int:
 _COMMANDS = {"report": _report, "demo": _demo, "doctor": _doctor}
 
 
+_ATTACHED = ("--project", "--project-key")
+"""Options whose value may start with `-`: the CLI names a project directory after its path (`-home-me-x`)."""
+
+
+def _attached(argv: Sequence[str]) -> list[str]:
+    """`--project -home-me-app` as `--project=-home-me-app` (argparse would take the value for an option)."""
+    out: list[str] = []
+    items = list(argv)
+    index = 0
+    while index < len(items):
+        item = items[index]
+        if item in _ATTACHED and index + 1 < len(items) and items[index + 1].startswith("-"):
+            out.append(f"{item}={items[index + 1]}")
+            index += 2
+            continue
+        out.append(item)
+        index += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `flower` command with `argv` (default: the process's arguments); return the exit status."""
     parser = _parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(_attached(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:  # argparse exits on --help, --version and usage errors
         return int(exc.code or 0)
     try:
