@@ -13,7 +13,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 import anyio
 
@@ -137,13 +137,10 @@ def _report(args: argparse.Namespace) -> int:
             progress=Tally("flower report: sessions read"),
         )
 
-    report = anyio.run(build)
-    print(report.to_json() if args.json else report.render_text())
-    if args.plots is not None:
-        from .report.plots import write_plots
+    from .report.plots import write_plots
 
-        for path in write_plots(report, args.plots):
-            print(f"plot: {path}", file=sys.stderr if args.json else sys.stdout)
+    report = anyio.run(build)
+    _show(args, report, lambda directory: write_plots(report, directory))
     if args.otlp is not None:
         _export(args)
     return 0
@@ -168,14 +165,10 @@ def _what_if(args: argparse.Namespace) -> int:
             progress=Tally("flower report --what-if: sessions replayed"),
         )
 
-    report = anyio.run(build)
-    print(report.to_json() if args.json else report.render_text())
-    if args.plots is not None:
-        from .report.what_if.plots import write_plots
+    from .report.what_if.plots import write_plots
 
-        for path in write_plots(report, args.plots):
-            print(f"plot: {path}", file=sys.stderr if args.json else sys.stdout)
-    return 0
+    report = anyio.run(build)
+    return _show(args, report, lambda directory: write_plots(report, directory))
 
 
 def _export(args: argparse.Namespace) -> None:
@@ -224,9 +217,20 @@ def _fleet(args: argparse.Namespace) -> int:
         )
 
     fleet = anyio.run(build)
-    print(fleet.to_json() if args.json else fleet.render_text())
+    return _show(args, fleet, fleet.write_plots)
+
+
+class _Shown(Protocol):
+    def to_json(self) -> str: ...
+
+    def render_text(self) -> str: ...
+
+
+def _show(args: argparse.Namespace, report: _Shown, plots: Callable[[Path], list[Path]]) -> int:
+    """Print the report (JSON with `--json`), then write its plots with `--plots` and say where."""
+    print(report.to_json() if args.json else report.render_text())
     if args.plots is not None:
-        for path in fleet.write_plots(args.plots):
+        for path in plots(args.plots):
             print(f"plot: {path}", file=sys.stderr if args.json else sys.stdout)
     return 0
 

@@ -38,9 +38,9 @@ from .._errors import SpecError, StoreError
 from ..stores import SqliteSessionStore
 from ..stores._local import config_dir, read_transcripts
 from ._fleet_load import parse_time, within
-from ._load import DB_NAME, WORKBENCH, SessionData, project_keys, read_spills, resolve_path, unwrap
+from ._load import DB_NAME, WORKBENCH, Loaded, SessionData, project_keys, read_spills, resolve_path, unwrap
 
-__all__ = ["Place", "TranscriptSource", "open_source"]
+__all__ = ["Place", "TranscriptSource", "load_all", "open_source"]
 
 logger = logging.getLogger("flower.report")
 
@@ -259,11 +259,15 @@ async def open_source(
     if source is not None and not isinstance(source, str | os.PathLike):
         if not (callable(getattr(source, "load", None)) and callable(getattr(source, "list_sessions", None))):
             raise SpecError(f"a report reads a path or a SessionStore, got {source!r:.80}")
-        if project_key is None:
-            raise SpecError(f"{source!r:.80}: give project_key= (a store lists no projects by itself)")
         inner = unwrap(source)
         label = repr(inner)
-        places = await _store_places(inner, label, [project_key], sessions)
+        if project_key is not None:
+            keys = [project_key]
+        elif isinstance(inner, SqliteSessionStore):
+            keys = await anyio.to_thread.run_sync(project_keys, inner.path)
+        else:
+            raise SpecError(f"{label:.80}: give project_key= (a store lists no projects by itself)")
+        places = await _store_places(inner, label, keys, sessions)
         return TranscriptSource(label, "store", places, store=inner, workbench=bench, since=start, until=end)
     root = Path(source).expanduser() if source is not None else config_dir() / "projects"
     kind, found = await anyio.to_thread.run_sync(_kind, root)
@@ -292,3 +296,21 @@ async def open_source(
     if sessions is not None:
         places = [p for p in places if p.session_id in sessions]
     return TranscriptSource(str(root), kind, places, workbench=bench, since=start, until=end)
+
+
+async def load_all(
+    source: str | os.PathLike[str] | SessionStore | None,
+    *,
+    project_key: str | None = None,
+    sessions: Sequence[str] | None = None,
+    workbench: str | os.PathLike[str] | None = None,
+) -> Loaded:
+    """Every session of `source`, oldest first, with the workbench's spill rows, all in memory (for what
+    needs them together: the fleet report, the OTLP export); `open_source` reads one at a time."""
+    opened = await open_source(source, project_key=project_key, sessions=sessions, workbench=workbench)
+    async with opened:
+        found = [session async for session in opened.sessions()]
+        spills = await anyio.to_thread.run_sync(opened.spills)
+    found.sort(key=lambda s: s.started)
+    bench = str(opened.workbench) if opened.workbench is not None else None
+    return Loaded(opened.label, found, spills, bench)

@@ -31,6 +31,16 @@ def _sessions(out: str) -> dict[str, dict[str, Any]]:
     return {s["session_id"]: s for s in json.loads(out)["sessions"]}
 
 
+def _counts(session: dict[str, Any]) -> dict[str, int]:
+    """What `--json` says a session spilled, cold-resumed and compacted."""
+    layers = session["layers"]
+    return {
+        "spilled": layers["spill"]["outputs"],
+        "cold_resumes": layers["layer4"]["cold_resumes"],
+        "compactions": layers["handoff"]["compactions"],
+    }
+
+
 def test_json_counts_equal_an_independent_count_of_the_transcripts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -41,13 +51,7 @@ def test_json_counts_equal_an_independent_count_of_the_transcripts(
     assert set(found) == {h.S1, h.S2, h.S3}
     for session in found.values():
         counted = h.independent_counts(Path(session["path"]))
-        layers = session["layers"]
-        got = {
-            "spilled": layers["spill"]["outputs"],
-            "cold_resumes": layers["layer4"]["cold_resumes"],
-            "compactions": layers["handoff"]["compactions"],
-        }
-        assert got == counted, session["session_id"]
+        assert _counts(session) == counted, session["session_id"]
         assert session["as_recorded"]["compactions"] == counted["compactions"]
     assert [found[s]["layers"]["spill"]["outputs"] for s in (h.S1, h.S2, h.S3)] == [1, 0, 2]
     assert found[h.S2]["layers"]["layer4"]["resumes"] == 2 and found[h.S2]["as_recorded"]["resumes"] == 2
@@ -203,14 +207,7 @@ def test_on_real_sessions_the_counts_equal_an_independent_count(
     found = _sessions(out)
     assert len(found) == len(list((corpus_projects / "-corpus").glob("*.jsonl")))
     for session in found.values():
-        counted = h.independent_counts(Path(session["path"]))
-        layers = session["layers"]
-        got = {
-            "spilled": layers["spill"]["outputs"],
-            "cold_resumes": layers["layer4"]["cold_resumes"],
-            "compactions": layers["handoff"]["compactions"],
-        }
-        assert got == counted, session["path"]
+        assert _counts(session) == h.independent_counts(Path(session["path"])), session["path"]
     total = json.loads(out)["total"]
     assert total["layers"]["spill"]["outputs"] > 0 and total["as_recorded"]["compactions"] > 0
     assert 0 < total["layers"]["spill_and_layer4"]["cost_usd"] < total["as_recorded"]["cost_usd"]
