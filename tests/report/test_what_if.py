@@ -54,6 +54,10 @@ def test_json_counts_equal_an_independent_count_of_the_transcripts(
         assert _counts(session) == counted, session["session_id"]
         assert session["as_recorded"]["compactions"] == counted["compactions"]
     assert [found[s]["layers"]["spill"]["outputs"] for s in (h.S1, h.S2, h.S3)] == [1, 0, 2]
+    s1, s3 = found[h.S1]["layers"]["spill"], found[h.S3]["layers"]["spill"]
+    assert s1["quoted_later"] == 0 and s1["read_back_usd"] == s1["cost_usd"]
+    assert s3["quoted_later"] == 1, "the worker's report quotes a value only the spilled part held"
+    assert s3["read_back_usd"] > s3["cost_usd"]
     assert found[h.S2]["layers"]["layer4"]["resumes"] == 2 and found[h.S2]["as_recorded"]["resumes"] == 2
     total = json.loads(out)["total"]
     assert total["sessions"] == 3 and total["layers"]["spill"]["outputs"] == 3

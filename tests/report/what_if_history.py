@@ -6,7 +6,8 @@
   chosen so the spill's replay can be priced by hand (`S1_*`);
 - `-home-me-alpha/S2`: two ephemeral results and two denied calls, a pause of two hours, a resume (cold),
   then another within a minute (warm); writes to the 1-hour cache;
-- `-home-me-beta/S3`: a big Read, a compaction, and a worker whose transcript holds a big Bash output.
+- `-home-me-beta/S3`: a big Read, a compaction, and a worker whose transcript holds a big Bash output
+  with a value its final reply quotes.
 
 `independent_counts(path)` counts, from the raw lines and without flower's functions, the outputs a spill
 would take, the cold resumes and the compactions of one session.
@@ -111,8 +112,8 @@ def _s3() -> tuple[Transcript, Transcript]:
     _use(t.assistant({"type": "text", "text": "Next done."}), (5, 0, 6_000, 10))
     sub.prompt("Count the errors.")
     _use(sub.assistant(sub.bash("grep -c error log.txt && cat log.txt", "s1")), (5, 0, 4_000, 20))
-    sub.result("s1", "E" * 5_000)
-    _use(sub.assistant({"type": "text", "text": "3 errors."}), (5, 4_000, 1_300, 10))
+    sub.result("s1", "E" * 2_500 + " ERR-4711=disk " + "E" * 2_500)  # a value the preview hides
+    _use(sub.assistant({"type": "text", "text": "3 errors, one is ERR-4711=disk."}), (5, 4_000, 1_300, 10))
     return t, sub
 
 

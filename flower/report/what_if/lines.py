@@ -76,6 +76,12 @@ class ReplayLine:
     main_peak: int = 0
     tokens_saved: int = 0
     """Context tokens not sent, summed over every request replayed."""
+    read_back_usd: float = 0.0
+    """A line with spill: its cost if every output quoted later had been read back whole by the reply
+    that first quotes it (one request more, and its text from then on): the replay's pessimistic end.
+    Equal to `cost_usd` for a line without spill."""
+    read_back_peak: int = 0
+    """The main thread's peak then."""
 
     @property
     def saved_usd(self) -> float:
@@ -95,6 +101,10 @@ class SpillLine(ReplayLine):
     """Of those, on the main thread."""
     chars_kept_out: int = 0
     """Characters of those outputs not resident (their text minus the pointer and preview)."""
+    quoted_later: int = 0
+    """Of the outputs, those a later message of their thread quotes from the part the preview hides (a value
+    found nowhere else): a model that saw the preview alone would have read the file back for them, which
+    the replay does not count (it is optimistic by that much)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -55,7 +55,8 @@ def render(report: WhatIfReport, rows: int) -> str:
             spill,
             rec.cost_usd,
             f"{spill.outputs:,} outputs ({spill.main_outputs:,} main), "
-            f"{human(spill.chars_kept_out)} chars kept out",
+            f"{human(spill.chars_kept_out)} chars kept out; {spill.quoted_later:,} quoted later, "
+            f"if read back: {_usd(spill.read_back_usd)}, peak {human(spill.read_back_peak)}",
         )
     )
     lines.append(
@@ -67,7 +68,16 @@ def render(report: WhatIfReport, rows: int) -> str:
             f"{l4.denials_pruned} denials, {l4.residue} residue; {human(l4.chars_saved)} chars",
         )
     )
-    lines.append(_row("spill + layer 4", layers.spill_and_layer4, rec.cost_usd, "flower without delegation"))
+    both = layers.spill_and_layer4
+    lines.append(
+        _row(
+            "spill + layer 4",
+            both,
+            rec.cost_usd,
+            f"flower without delegation; if read back: {_usd(both.read_back_usd)}, "
+            f"peak {human(both.read_back_peak)}",
+        )
+    )
     h, g, d = layers.handoff, layers.glance, layers.delegation
     estimated = f" ({h.estimated} estimated)" if h.estimated else ""
     lines += [

@@ -9,6 +9,7 @@ flower's order: spill when an output arrives, layer 4 on what spill left, at eac
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -26,7 +27,7 @@ from .handoff import glance_line, handoff_line
 from .layer4 import RESIDUE, ResumeReplay, layer4_savings, replay_resumes
 from .lines import AsRecorded, Layer4Line, Layers, ReplayLine, SessionWhatIf, SpillLine, TokensByKind
 from .replay import Saving, Thread, replayed, thread_of, tokens_per_char
-from .spill import spill_hits, spill_savings, spilled_entries
+from .spill import SpillHit, read_backs, spill_hits, spill_savings, spilled_entries
 
 __all__ = ["WhatIfOptions", "what_if_session"]
 
@@ -70,12 +71,33 @@ def _peak(usages: Sequence[TokenUsage]) -> int:
     return max((u.context for u in usages), default=0)
 
 
+def _used(threads: Sequence[Thread], savings: Sequence[Sequence[Saving]]) -> list[list[TokenUsage]]:
+    return [
+        replayed(t, s) if s else [r.usage for r in t.requests] for t, s in zip(threads, savings, strict=True)
+    ]
+
+
+def _read_back(
+    threads: Sequence[Thread],
+    savings: Sequence[Sequence[Saving]],
+    hits: Sequence[Sequence[SpillHit]],
+    rate: float,
+) -> tuple[float, int]:
+    """The cost and main-thread peak with every output quoted later read back whole (`read_backs`)."""
+    found = [read_backs(t, h, rate) for t, h in zip(threads, hits, strict=True)]
+    used = _used(threads, [[*s, *added] for s, (added, _) in zip(savings, found, strict=True)])
+    again = [
+        (t.requests[i].model, us[i])
+        for t, us, (_, repeat) in zip(threads, used, found, strict=True)
+        for i in repeat
+    ]
+    return _priced(threads, used) + _dollars(again), _peak(used[0])
+
+
 def _line(
     threads: Sequence[Thread], savings: Sequence[Sequence[Saving]], recorded_usd: float, fixed_usd: float
 ) -> tuple[ReplayLine, list[list[TokenUsage]]]:
-    used = [
-        replayed(t, s) if s else [r.usage for r in t.requests] for t, s in zip(threads, savings, strict=True)
-    ]
+    used = _used(threads, savings)
     saved = sum(
         r.usage.context - u.context
         for t, us in zip(threads, used, strict=True)
@@ -86,6 +108,8 @@ def _line(
         recorded_usd=recorded_usd,
         main_peak=_peak(used[0]),
         tokens_saved=saved,
+        read_back_usd=_priced(threads, used) + fixed_usd,
+        read_back_peak=_peak(used[0]),
     )
     return line, used
 
@@ -121,6 +145,8 @@ def _layer4_line(resumes: Sequence[ResumeReplay], line: ReplayLine) -> Layer4Lin
         recorded_usd=line.recorded_usd,
         main_peak=line.main_peak,
         tokens_saved=line.tokens_saved,
+        read_back_usd=line.read_back_usd,
+        read_back_peak=line.read_back_peak,
         resumes=len(resumes),
         cold_resumes=sum(1 for r in resumes if not r.warm),
         expired=sum(r.kinds.get("expired", 0) for r in resumes),
@@ -151,6 +177,7 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
     hits = [spill_hits(t, options.spill) for t in threads]
     spill_cuts = [spill_savings(t, h, rate) for t, h in zip(threads, hits, strict=True)]
     spill, _ = _line(threads, spill_cuts, total, fixed_usd)
+    back_usd, back_peak = _read_back(threads, spill_cuts, hits, rate)
 
     resumes = await replay_resumes(session.project_key, session.session_id, session.main, options.layer4)
     cut4 = [layer4_savings(main, resumes, rate), *none[1:]]
@@ -160,6 +187,8 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
     over = await replay_resumes(session.project_key, session.session_id, spilled, options.layer4)
     both_cuts = [[*spill_cuts[0], *layer4_savings(main, over, rate)], *spill_cuts[1:]]
     both, used = _line(threads, both_cuts, total, fixed_usd)
+    both_usd, both_peak = _read_back(threads, both_cuts, hits, rate)
+    both = dataclasses.replace(both, read_back_usd=both_usd + fixed_usd, read_back_peak=both_peak)
 
     subs_usd = _priced(threads[1:], used[1:]) + fixed_usd
     return SessionWhatIf(
@@ -176,9 +205,12 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
                 recorded_usd=total,
                 main_peak=spill.main_peak,
                 tokens_saved=spill.tokens_saved,
+                read_back_usd=back_usd + fixed_usd,
+                read_back_peak=back_peak,
                 outputs=sum(len(h) for h in hits),
                 main_outputs=len(hits[0]),
                 chars_kept_out=sum(hit.saved for h in hits for hit in h),
+                quoted_later=sum(hit.quoted_later for h in hits for hit in h),
             ),
             layer4=_layer4_line(resumes, layer4),
             spill_and_layer4=both,

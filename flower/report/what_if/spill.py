@@ -11,6 +11,8 @@ request after it, until a compaction drops it.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +26,7 @@ from ...spill._shape import find_candidates, get_at
 from ...spill.guard import _reads_inside
 from .replay import Saving, Thread
 
-__all__ = ["SpillHit", "spill_hits", "spill_savings", "spilled_entries"]
+__all__ = ["SpillHit", "boundaries", "read_backs", "spill_hits", "spill_savings", "spilled_entries"]
 
 _WORKBENCH = ".flower"
 
@@ -41,6 +43,15 @@ class SpillHit:
     """The result's text as the model read it."""
     saved: int
     """Characters the pointer and preview would have saved."""
+    quoted_at: int | None = None
+    """The first later reply of the thread (its first entry's index) whose text or tool input holds a
+    value found only in the part the preview hides: a model that saw the preview alone would have read
+    the file back for it. None when no reply does."""
+
+    @property
+    def quoted_later(self) -> bool:
+        """A later reply quotes the hidden part (`quoted_at`)."""
+        return self.quoted_at is not None
 
 
 def _size(value: object) -> int:
@@ -78,7 +89,7 @@ def _saved(tool: str, output: object, text: str, policy: SpillPolicy, cwd: Path)
         return None
     label = label_of(tool)
     directory = cwd / _WORKBENCH / "spill"
-    lost = whole = 0
+    whole = left = 0
     for candidate in found:
         value = get_at(output, candidate.path)
         if not isinstance(value, str | list):
@@ -86,12 +97,47 @@ def _saved(tool: str, output: object, text: str, policy: SpillPolicy, cwd: Path)
         spilled = spilled_as(
             directory, "\n".join(value) if isinstance(value, list) else value, label, tail=policy.tail
         )
-        shown = preview_for(tool, output, candidate, value, spilled, policy)[candidate.path]
         whole += _size(value)
-        lost += max(0, _size(value) - _size(shown))
-    if tool == "Read" and whole and len(text) > whole:  # the CLI numbers a Read's lines
+        left += _size(preview_for(tool, output, candidate, value, spilled, policy)[candidate.path])
+    if len(text) < whole:  # the CLI showed less (a Bash output it saved to a file): ours replaces it
+        return max(0, len(text) - left)
+    lost = whole - left
+    if tool == "Read" and whole:  # the CLI numbers a Read's lines: what it shows shrinks in proportion
         lost = round(lost * len(text) / whole)
-    return min(lost, len(text))
+    return max(0, min(lost, len(text)))
+
+
+_VALUE = re.compile(r"[A-Za-z0-9_./=:+-]{6,}")
+
+
+def _values(text: str) -> set[str]:
+    """The identifier-like words of `text` (with a digit or one of `=_/.:`): values an agent copies."""
+    words = (w.strip(".:/=+-") for w in _VALUE.findall(text))
+    return {w for w in words if len(w) >= 6 and any(c.isdigit() or c in "=_/.:" for c in w)}
+
+
+def _later(thread: Thread) -> list[tuple[int, set[str]]]:
+    """`(entry index, values)` of each reply of the thread: its text and its tool inputs."""
+    found = []
+    for request in thread.requests:
+        parts = [
+            str(b.get("text", "")) if b.get("type") == "text" else json.dumps(b.get("input", {}))
+            for b in request.blocks
+            if b.get("type") in ("text", "tool_use")
+        ]
+        found.append((request.entry, _values("\n".join(parts))))
+    return found
+
+
+def _quoted(
+    text: str, call: Mapping[str, Any], index: int, later: list[tuple[int, set[str]]], policy: SpillPolicy
+) -> int | None:
+    hidden = _values(text[policy.head : len(text) - policy.tail])
+    if not hidden:
+        return None
+    hidden -= _values(text[: policy.head] + "\n" + text[len(text) - policy.tail :])
+    hidden -= _values(json.dumps(call.get("input", {})))
+    return next((at for at, values in later if at > index and hidden & values), None)
 
 
 def spill_hits(thread: Thread, policy: SpillPolicy) -> list[SpillHit]:
@@ -99,6 +145,7 @@ def spill_hits(thread: Thread, policy: SpillPolicy) -> list[SpillHit]:
     if not policy.enabled:
         return []
     calls = _calls(thread)
+    later = _later(thread)
     hits = []
     for index, entry in enumerate(thread.entries):
         results = _results(entry)
@@ -117,8 +164,9 @@ def spill_hits(thread: Thread, policy: SpillPolicy) -> list[SpillHit]:
             if not isinstance(output, Mapping | str):
                 output = text
             saved = _saved(tool, output, text, policy, cwd)
-            if saved is not None:
-                hits.append(SpillHit(index, str(block.get("tool_use_id")), tool, len(text), saved))
+            if saved is not None and call is not None:
+                quoted = _quoted(text, call, index, later, policy)
+                hits.append(SpillHit(index, str(block.get("tool_use_id")), tool, len(text), saved, quoted))
     return hits
 
 
@@ -148,6 +196,24 @@ def spill_savings(thread: Thread, hits: Sequence[SpillHit], rate: float) -> list
             at = thread.end_of(start - 1)
             savings.append(Saving(start, end, at, hit.chars * rate, hit.saved * rate))
     return savings
+
+
+def read_backs(thread: Thread, hits: Sequence[SpillHit], rate: float) -> tuple[list[Saving], list[int]]:
+    """The pessimistic end of a spill: every output quoted later read back whole by the reply that
+    first quotes it. Its text comes back from the request after that reply (a `Saving` that adds it) until
+    a compaction; the read itself is one request more, taken as that reply's request again (the requests
+    to repeat, by index)."""
+    cuts = boundaries(thread.entries)
+    added, again = [], []
+    for hit in hits:
+        if hit.quoted_at is None:
+            continue
+        start = thread.first_after(hit.quoted_at)
+        end = until_compacted(thread, hit.quoted_at, cuts)
+        if start < end:
+            added.append(Saving(start, end, thread.end_of(start - 1), hit.chars * rate, -hit.chars * rate))
+        again.append(start - 1)
+    return added, again
 
 
 def spilled_entries(
