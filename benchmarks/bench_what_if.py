@@ -18,11 +18,13 @@ transcripts, as a user would read their own, and its predictions are compared wi
 - the delegation estimate's range against `flower`'s all-agent cost: inside in at least 4 of 5 workloads.
 
 The scripted model reports every request as read from the cache (its usage is the request's size, not a
-cache's), which no real API does. So the usage in the kept transcripts is replaced, reply by reply, with
-the usage the suite's own simulated prompt cache gives those requests under the calibrated clock: the
-numbers the suite prices its runs with, so what the what-if reads as recorded is what the suite measured
-(the table's first columns check it). The harness deletes the CLI's config directory when a run ends;
-this file keeps the transcripts by giving `suite.record` a scripted model that copies `projects/` first.
+cache's), which no real API does, and the runs take seconds, not the minutes real requests take. So the
+kept transcripts are moved to the suite's calibrated clock: each reply gets the usage the suite's own
+simulated prompt cache gives its request and its request's send time (the entries after it move as
+much): the numbers and times the suite prices its runs with, so what the what-if reads as recorded is
+what the suite measured (the table's first columns check it). The harness deletes the CLI's config
+directory when a run ends; this file keeps the transcripts by giving `suite.record` a scripted model that
+copies `projects/` first.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import subprocess
 import sys
 from collections import defaultdict, deque
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -82,36 +85,66 @@ def _caller(name: str) -> str:
     return name if name in ("main", "compact") else "worker"
 
 
+def _stamp(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def _iso(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def _reprice_transcripts(projects: Path, rec: Any, trace: Any) -> tuple[int, int]:
-    """Give every reply of the kept transcripts the usage the suite's cache simulation gave its request:
-    `(replies given one, replies without a match)`."""
+    """Give every reply of the kept transcripts the usage the suite's cache simulation gave its request,
+    and move every entry to the suite's clock (each reply to its request's send time, the entries after it
+    by as much): `(replies given one, replies without a match)`."""
     queues: dict[tuple[str, tuple[int, int, int]], deque[Any]] = defaultdict(deque)
     for request, priced in zip(rec.requests, trace.requests, strict=True):
-        queues[(_caller(request.caller), _key(request.usage))].append(priced.usage)
+        queues[(_caller(request.caller), _key(request.usage))].append(priced)
+    files = {
+        path: [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        for path in sorted(projects.rglob("*.jsonl"))
+    }
+    origin = min(
+        (
+            _stamp(e["timestamp"])
+            for entries in files.values()
+            for e in entries
+            if isinstance(e.get("timestamp"), str)
+        ),
+        default=0.0,
+    )
     matched = unmatched = 0
-    for path in sorted(projects.rglob("*.jsonl")):
-        name = path.stem
+    for path, entries in files.items():
         caller = (
-            "main" if path.parent.name != "subagents" else ("compact" if "acompact" in name else "worker")
+            "main"
+            if path.parent.name != "subagents"
+            else ("compact" if "acompact" in path.stem else "worker")
         )
-        lines = path.read_text(encoding="utf-8").splitlines()
         given: dict[str, Any] = {}
-        out = []
-        for line in lines:
-            entry = json.loads(line) if line.strip() else None
-            message = entry.get("message") if isinstance(entry, dict) else None
-            if entry is not None and entry.get("type") == "assistant" and isinstance(message, dict):
+        shifts: list[float | None] = []
+        for entry in entries:
+            message = entry.get("message")
+            shift = None
+            if entry.get("type") == "assistant" and isinstance(message, dict):
                 ident = str(message.get("id"))
                 if ident not in given and isinstance(message.get("usage"), dict):
                     queue = queues.get((caller, _key(message["usage"])))
                     given[ident] = queue.popleft() if queue else None
-                    matched += queue is not None and given[ident] is not None
+                    matched += given[ident] is not None
                     unmatched += given[ident] is None
-                if given.get(ident) is not None:
-                    message["usage"] = _api_usage(given[ident])
-                line = json.dumps(entry, ensure_ascii=False)
-            out.append(line)
-        path.write_text("\n".join(out) + "\n", encoding="utf-8")
+                priced = given.get(ident)
+                if priced is not None:
+                    message["usage"] = _api_usage(priced.usage)
+                    if isinstance(entry.get("timestamp"), str):
+                        shift = origin + priced.time - _stamp(entry["timestamp"])
+            shifts.append(shift)
+        known = [s for s in shifts if s is not None]
+        current = known[0] if known else 0.0
+        for entry, shift in zip(entries, shifts, strict=True):
+            current = shift if shift is not None else current
+            if isinstance(entry.get("timestamp"), str):
+                entry["timestamp"] = _iso(_stamp(entry["timestamp"]) + current)
+        path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), encoding="utf-8")
     return matched, unmatched
 
 

@@ -61,6 +61,9 @@ def test_json_counts_equal_an_independent_count_of_the_transcripts(
     assert found[h.S2]["layers"]["layer4"]["resumes"] == 2 and found[h.S2]["as_recorded"]["resumes"] == 2
     total = json.loads(out)["total"]
     assert total["sessions"] == 3 and total["layers"]["spill"]["outputs"] == 3
+    delegated = total["layers"]["delegation"]
+    assert delegated["estimate"] is True and 0 < delegated["cost_usd_low"] <= delegated["cost_usd_high"]
+    assert json.loads(out)["assumptions"]["report_chars"] == [1_027, 3_480]
 
 
 def _preview_chars() -> int:

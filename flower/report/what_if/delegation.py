@@ -1,12 +1,15 @@
 """Layer 1 estimated: the main thread's tool loops moved into workers. An estimate, never a replay.
 
 A *tool loop* is a run of main-thread requests that only carry tool results back (no prompt, no
-compaction between them), from the reply that first called a tool to the reply that ends it. A loop whose
-calls a coordinator may not make itself (anything but `Read`, `TodoWrite`, the Agent/planning tools and the
-Bash calls glance accepts) would have been one mandate: the coordinator's reply that started it becomes the
-Agent call, a worker makes the loop's requests on its own context (its start, the mandate, then what the
-loop added), and the main thread keeps only the mandate, the worker's report inside the CLI's hand-back
-frame, and, sometimes, a document the report pointed to that it reads back. Everything else is priced as
+compaction between them). Its stretches of calls a coordinator may not make itself (anything but `Read`,
+`TodoWrite`, the Agent/planning tools and the Bash calls glance accepts) would each have been one
+mandate: the coordinator's reply that started the stretch becomes the Agent call, a worker makes the
+stretch's requests on its own context (its start, the mandate, then what the stretch added), and the main
+thread keeps only the mandate, the worker's report inside the CLI's hand-back frame, and, sometimes, a
+document the report pointed to that it reads back; the coordinator's own glances and reads stay where
+they were. A worker takes as long as its stretch took: when that is the prompt cache's lifetime or more
+(an hour if the main thread wrote to the 1-hour cache, else five minutes), the coordinator's request that
+gets the report finds its cache gone and writes its whole context again. Everything else is priced as
 recorded (with spill and layer 4 applied first, as flower runs them).
 
 What no transcript can tell is assumed, twice, as a range (`DelegationAssumptions`): report sizes are those
@@ -25,9 +28,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ...cost import price
+from ...cost import TTL_1H, TTL_5M, price
 from ...glance import is_ephemeral
 from ...stores.rewrite import is_prompt
+from ...stores.rewrite.expire import entry_time
 from ...usage import TokenUsage
 from ..measured import READ_BACK_INTERVAL, REPORT_CHARS_DECILES
 from .replay import Request, Saving, Thread, replayed
@@ -93,8 +97,10 @@ def _own(call: Mapping[str, Any]) -> bool:
 
 
 def tool_loops(thread: Thread) -> list[tuple[int, int, int]]:
-    """`(first, last, calls)` of each delegable tool loop: the request whose reply called first, the
-    request that got the loop's last results, and the calls made."""
+    """`(first, last, calls)` of each stretch of a tool loop a worker would have made: the request whose
+    reply made its first delegable call, the request that got its last results, and its calls. A reply
+    whose calls the coordinator may make itself (`_own`) stays on the main thread and ends a stretch: the
+    coordinator runs its glances and reads between mandates."""
     requests, entries = thread.requests, thread.entries
     cuts = set(boundaries(entries))
 
@@ -102,17 +108,39 @@ def tool_loops(thread: Thread) -> list[tuple[int, int, int]]:
         between = range(requests[number - 1].entry + 1, requests[number].entry)
         return not any(i in cuts or is_prompt(dict(entries[i])) for i in between)
 
-    loops = []
-    first = 0
-    while first < len(requests):
-        last = first
-        while last + 1 < len(requests) and _calls(requests[last]) and carried_back(last + 1):
-            last += 1
-        calls = [c for r in requests[first:last] for c in _calls(r)]
-        if last > first and not all(_own(c) for c in calls):
-            loops.append((first, last, len(calls)))
-        first = last + 1
-    return loops
+    stretches = []
+    opened: int | None = None
+    for number, request in enumerate(requests):
+        calls = _calls(request)
+        goes_on = number + 1 < len(requests) and bool(calls) and carried_back(number + 1)
+        if opened is None and goes_on and not all(_own(c) for c in calls):
+            opened = number
+        elif opened is not None and (not goes_on or all(_own(c) for c in calls)):
+            stretches.append((opened, number))
+            opened = None
+    return [(first, last, sum(len(_calls(r)) for r in requests[first:last])) for first, last in stretches]
+
+
+def _lifetime(thread: Thread) -> float:
+    """The prompt cache's lifetime the main thread's writes show: an hour with any 1-hour write."""
+    return TTL_1H if any(r.usage.cache_creation_1h for r in thread.requests) else TTL_5M
+
+
+def _seconds(thread: Thread, first: int, last: int) -> float:
+    """How long a stretch took, from its first reply to the one that got its last results."""
+    stamps = [entry_time(dict(thread.entries[thread.requests[n].entry])) for n in (first, last)]
+    return stamps[1] - stamps[0] if stamps[0] is not None and stamps[1] is not None else 0.0
+
+
+def _cold(usage: TokenUsage, hour: bool) -> TokenUsage:
+    """`usage` sent after the cache expired: what it read is written again."""
+    read = usage.cache_read
+    return dataclasses.replace(
+        usage,
+        cache_read=0,
+        cache_creation=usage.cache_creation + (0 if hour else read),
+        cache_creation_1h=usage.cache_creation_1h + (read if hour else 0),
+    )
 
 
 def _with(thread: Thread, usages: Sequence[TokenUsage]) -> Thread:
@@ -150,6 +178,10 @@ def _bound(
         )
         workers.extend(used)
     kept = replayed(main, savings)
+    lifetime = _lifetime(main)
+    for first, last, _ in loops:  # the coordinator waited as long as the loop took: its cache may be gone
+        if _seconds(main, first, last) >= lifetime:
+            kept[last] = _cold(kept[last], lifetime == TTL_1H)
     model = {r.model for r in main.requests}
     main_cost = sum(
         price([u], model=r.model).total
