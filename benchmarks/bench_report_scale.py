@@ -1,11 +1,13 @@
 """`flower report` and `flower report --what-if` over a long history: time and peak memory.
 
 Run from the repository root: `python benchmarks/bench_report_scale.py` (`--sessions 1000`, the
-default; `--keep DIR` leaves the history there). It writes a history of that many sessions, about 41
+default; `--keep DIR` leaves the history there; `--write-docs` writes the table into docs/what-if.md). It writes a history of that many sessions, about 41
 entries each on average (41,000 for 1,000), as the CLI lays it out (`projects/<project>/<session>.jsonl`,
 subagents in `<session>/subagents/`), in a temporary directory; then runs each command as a user would,
 in a process of its own, and prints its wall time, CPU time and peak resident memory (`ru_maxrss`).
 Bounds: under a minute each on two cores; under 400 MB for `--what-if`, under 500 MB for the report.
+The report is given `--window` so that it does not start the bundled CLI to ask for the model's window
+(a few seconds, whatever the history's size).
 
 The history is generated, not copied: every entry is made of random words, in the shapes real Claude Code
 transcripts have (the 18 public sessions flower's tests read): the same kinds of entries in the same
@@ -59,6 +61,8 @@ WORDS = [
     "list",
 ]
 MODEL = "claude-sonnet-4-5-20250929"
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "what-if.md"
+BEGIN, END = "<!-- scale: begin -->", "<!-- scale: end -->"
 BOUNDS = {"report": (60.0, 500.0), "what-if": (60.0, 400.0)}
 """Seconds and MB of peak resident memory each command must stay under."""
 
@@ -287,6 +291,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=1_000)
     parser.add_argument("--keep", type=Path, help="write the history here and leave it")
+    parser.add_argument("--write-docs", action="store_true", help="write the table into docs/what-if.md")
     args = parser.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="flower-scale-"))
     try:
@@ -299,6 +304,13 @@ def main() -> int:
         )
         print(f"{'command':<34}{'wall s':>8}{'CPU s':>8}{'peak RSS MB':>13}  bound")
         failed = False
+        rows = [
+            f"{args.sessions:,} sessions, {entries:,} entries, {size / 1e6:.1f} MB of transcripts "
+            f"({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} when it started):",
+            "",
+            "| command | wall time | CPU time | peak memory (RSS) | bound |",
+            "|---|---|---|---|---|",
+        ]
         for name, argv in (
             ("report", ["report", str(root / "projects"), "--json", "--window", "200000"]),
             ("what-if", ["report", "--what-if", str(root / "projects"), "--json"]),
@@ -312,6 +324,16 @@ def main() -> int:
                 f"{'ok' if ok else 'MISSED'} (< {seconds:.0f} s, < {megabytes:.0f} MB)",
                 flush=True,
             )
+            command = "flower report" if name == "report" else "flower report --what-if"
+            rows.append(
+                f"| `{command}` | {wall:.1f} s | {cpu:.1f} s | {rss:.0f} MB | "
+                f"{'within' if ok else 'MISSED'} (< {seconds:.0f} s, < {megabytes:.0f} MB) |"
+            )
+        if args.write_docs:
+            page = DOCS.read_text(encoding="utf-8")
+            start, end = page.index(BEGIN) + len(BEGIN), page.index(END)
+            DOCS.write_text(page[:start] + "\n" + "\n".join(rows) + "\n" + page[end:], encoding="utf-8")
+            print(f"wrote {DOCS}")
         return 1 if failed else 0
     finally:
         if args.keep is None:

@@ -6,6 +6,7 @@ Run from the repository root (about 100 real runs of the bundled CLI; hours on t
     python benchmarks/bench_what_if.py --from /tmp/what-if        # compare again from what was kept
     python benchmarks/bench_what_if.py --from /tmp/what-if --write-docs   # the table in docs/what-if.md
     python benchmarks/bench_what_if.py --seeds 1 --only w1,w3     # fewer runs
+    python benchmarks/bench_what_if.py --real --write-docs        # the real sessions' totals per layer
 
 For each of the suite's five workloads and each realistic seed, the suite's harness (`suite.record`,
 unchanged) runs the two plain strategies (`baseline_raw`, and `baseline_cc_default`: the CLI as a user
@@ -37,6 +38,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict, deque
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from datetime import UTC, datetime
@@ -56,6 +58,7 @@ INSIDE = 4
 """Workloads (of 5) whose flower cost the delegation range must contain."""
 DOCS = ROOT / "docs" / "what-if.md"
 BEGIN, END = "<!-- bench_what_if: begin -->", "<!-- bench_what_if: end -->"
+REAL = ("<!-- real sessions: begin -->", "<!-- real sessions: end -->")
 
 
 def _api_usage(usage: Any) -> dict[str, Any]:
@@ -288,10 +291,88 @@ def verdict(rows: list[dict[str, Any]], plain: str) -> list[str]:
     ]
 
 
-def _write_docs(text: str) -> None:
+def _write_docs(text: str, markers: tuple[str, str] = (BEGIN, END)) -> None:
     page = DOCS.read_text(encoding="utf-8")
-    start, end = page.index(BEGIN) + len(BEGIN), page.index(END)
+    start, end = page.index(markers[0]) + len(markers[0]), page.index(markers[1])
     DOCS.write_text(page[:start] + "\n" + text + "\n" + page[end:], encoding="utf-8")
+
+
+def real_sessions(root: Path) -> str:
+    """`--what-if` on the real-transcript corpus (`FLOWER_REAL_TRANSCRIPTS`, else `shared/real-transcripts`
+    beside the repository), laid out as the CLI keeps it (links, not copies): its totals per layer."""
+    sys.path.insert(0, str(ROOT))
+    from tests.stores import corpus
+
+    reason = corpus.missing_reason()
+    if reason is not None:
+        raise SystemExit(reason)
+    project = root / "projects" / "-corpus"
+    for path in sorted(corpus.corpus_dir().glob("*.jsonl")):
+        main, _, agent = path.stem.partition("--")
+        target = project / main / "subagents" / f"{agent}.jsonl" if agent else project / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(path)
+    t = what_if(root / "projects")
+    return real_table(t)
+
+
+def _money(value: float) -> str:
+    return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"
+
+
+def real_table(t: dict[str, Any]) -> str:
+    """The totals per layer of a `--what-if` JSON's `total`, as a Markdown table."""
+    r, layers = t["as_recorded"], t["layers"]
+    k = r["tokens"]
+    spill, l4, both = layers["spill"], layers["layer4"], layers["spill_and_layer4"]
+    h, g, d = layers["handoff"], layers["glance"], layers["delegation"]
+    cost = r["cost_usd"]
+
+    def saved(value: float) -> str:
+        return f"{_money(value)} ({100 * value / cost:.1f} %)" if cost else _money(value)
+
+    recorded = (
+        f"{t['sessions']} sessions, {r['requests']:,} requests; tokens: input {k['input']:,}, cache read "
+        f"{k['cache_read']:,}, 5-minute writes {k['cache_write_5m']:,}, "
+        f"1-hour writes {k['cache_write_1h']:,}, output {k['output']:,}; {r['compactions']} compactions, "
+        f"{r['resumes']} resumes, "
+        f"{r['subagents']} subagent runs"
+    )
+    spilled = (
+        f"{spill['outputs']} outputs ({spill['main_outputs']} on the main thread), "
+        f"{spill['chars_kept_out']:,} characters kept out; {spill['quoted_later']} of them quoted later: "
+        f"read back whole, {_money(spill['read_back_usd'])} (peak {spill['read_back_peak']:,})"
+    )
+    delegated = f"{d['loops']} stretches of delegable calls ({d['calls']} calls, {d['requests']} requests)"
+    rows = [
+        ("as recorded", f"≥ {_money(cost)}", "", f"{r['main_peak']:,}", recorded),
+        ("spill", _money(spill["cost_usd"]), saved(spill["saved_usd"]), f"{spill['main_peak']:,}", spilled),
+        (
+            "layer 4",
+            _money(l4["cost_usd"]),
+            saved(l4["saved_usd"]),
+            f"{l4['main_peak']:,}",
+            f"{l4['resumes']} resumes ({l4['cold_resumes']} cold), {l4['expired']} expired",
+        ),
+        ("spill + layer 4", _money(both["cost_usd"]), saved(both["saved_usd"]), f"{both['main_peak']:,}", ""),
+        (
+            "handoff",
+            _money(h["handoff_usd"]),
+            _money(h["saved_usd"]),
+            "",
+            f"{h['compactions']} compactions ({h['estimated']} estimated): {_money(h['compaction_usd'])}",
+        ),
+        ("glance", "", "", "", f"{g['accepted']} of {g['bash_calls']} main-thread Bash calls accepted"),
+        (
+            "delegation (estimate)",
+            f"{_money(d['cost_usd_low'])} to {_money(d['cost_usd_high'])}",
+            f"{saved(cost - d['cost_usd_high'])} to {saved(cost - d['cost_usd_low'])}",
+            f"{d['main_peak_low']:,} to {d['main_peak_high']:,}",
+            delegated,
+        ),
+    ]
+    lines = ["| line | cost | saved | main-thread peak | what it counts |", "|---|---|---|---|---|"]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
 
 
 def main() -> int:
@@ -302,7 +383,20 @@ def main() -> int:
     parser.add_argument("--seeds", default=",".join(map(str, SEEDS)), help="realistic seeds (1-5)")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2)")
     parser.add_argument("--write-docs", action="store_true", help="write the table into docs/what-if.md")
+    parser.add_argument(
+        "--real",
+        action="store_true",
+        help="only --what-if on the real-transcript corpus, its totals per layer",
+    )
     args = parser.parse_args()
+    if args.real:
+        with tempfile.TemporaryDirectory(prefix="flower-what-if-real-") as temp:
+            text = real_sessions(Path(temp))
+        print(text)
+        if args.write_docs:
+            _write_docs(text, REAL)
+            print(f"wrote {DOCS}")
+        return 0
     from suite.workloads import build
 
     keys = [w.key for w in build(False) if not args.only or w.key in args.only.split(",")]
