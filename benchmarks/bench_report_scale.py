@@ -1,10 +1,11 @@
 """`flower report` and `flower report --what-if` over a long history: time and peak memory.
 
 Run from the repository root: `python benchmarks/bench_report_scale.py` (`--sessions 1000`, the
-default; `--keep DIR` leaves the history there; `--write-docs` writes the table into docs/what-if.md). It writes a history of that many sessions, about 41
-entries each on average (41,000 for 1,000), as the CLI lays it out (`projects/<project>/<session>.jsonl`,
-subagents in `<session>/subagents/`), in a temporary directory; then runs each command as a user would,
-in a process of its own, and prints its wall time, CPU time and peak resident memory (`ru_maxrss`).
+default; `--keep DIR` leaves the history there; `--write-docs` writes the table into docs/what-if.md).
+It writes a history of that many sessions, about 41 entries each on average (41,000 for 1,000), as the
+CLI lays it out (`projects/<project>/<session>.jsonl`, subagents in `<session>/subagents/`), in a
+temporary directory; then runs each command as a user would, in a process of its own, and prints its
+wall time, CPU time and peak resident memory (`ru_maxrss`).
 Bounds: under a minute each on two cores; under 400 MB for `--what-if`, under 500 MB for the report.
 The report is given `--window` so that it does not start the bundled CLI to ask for the model's window
 (a few seconds, whatever the history's size).
