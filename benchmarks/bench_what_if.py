@@ -238,6 +238,8 @@ def compare(keep: Path, keys: list[str], seeds: tuple[int, ...]) -> list[dict[st
                 cells["predicted"].append(both["cost_usd"])
                 cells["measured"].append(n["cost_all"])
                 cells["peak_predicted"].append(both["main_peak"])
+                cells["read_back"].append(both["read_back_usd"])
+                cells["read_back_peak"].append(both["read_back_peak"])
                 cells["peak_measured"].append(n["peak"])
                 cells["low"].append(d["cost_usd_low"])
                 cells["high"].append(d["cost_usd_high"])
@@ -261,8 +263,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| workload | read from | as recorded / suite | spill + layer 4 predicted | flower -delegation "
         "measured | cost error (worst seed) | peak predicted / measured | peak error (worst seed) | "
-        "delegation estimate | flower measured | inside |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "if read back: cost, peak | delegation estimate | flower measured | inside |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
@@ -270,7 +272,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"${r['predicted']:.3f} | ${r['measured']:.3f} | {100 * r['cost_error']:+.1f} % "
             f"({100 * r['worst_cost_error']:+.1f} %) | {r['peak_predicted'] / 1000:.1f}k / "
             f"{r['peak_measured'] / 1000:.1f}k | {100 * r['peak_error']:+.1f} % "
-            f"({100 * r['worst_peak_error']:+.1f} %) | ${r['low']:.3f}-${r['high']:.3f} | "
+            f"({100 * r['worst_peak_error']:+.1f} %) | ${r['read_back']:.3f}, "
+            f"{r['read_back_peak'] / 1000:.1f}k | ${r['low']:.3f}-${r['high']:.3f} | "
             f"${r['flower']:.3f} | {'yes' if r['low'] <= r['flower'] <= r['high'] else 'no'} "
             f"({round(r['inside_share'] * r['seeds'])}/{r['seeds']} seeds) |"
         )
