@@ -172,7 +172,8 @@ def _what_if(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> None:
-    from .report._load import Loaded, load_source
+    from .report._load import Loaded
+    from .report.sources import load_source
     from .tracing import export_sessions
     from .tracing.policy import resolve_tracing
 

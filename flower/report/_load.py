@@ -1,11 +1,11 @@
-"""Reading a run back: the transcripts of a store and the workbench files beside it, without changing any.
+"""What a report reads: one session's transcripts (`SessionData`), a store's place on disk, its workbench.
 
-A source is a workspace (`<ws>/.flower/sessions.db`), its `.flower/` directory, a `.db` file, or a
+A store source is a workspace (`<ws>/.flower/sessions.db`), its `.flower/` directory, a `.db` file, or a
 `SessionStore` object. The transcripts are read through the store's public methods (`list_sessions`,
-`list_subkeys`, `load`); a rewriting layer (`rt.store`) is unwrapped to its inner store first, so the
-report sees the entries as written, never a resume's rewritten copy. The protocol has no call that lists
-projects, so for a SQLite file the project keys are read with one read-only query; for another store pass
-`project_key`.
+`list_subkeys`, `load`; `flower.report.sources` does the reading); a rewriting layer (`rt.store`) is
+unwrapped to its inner store first (`unwrap`), so the report sees the entries as written, never a resume's
+rewritten copy. The protocol has no call that lists projects, so for a SQLite file the project keys are
+read with one read-only query (`project_keys`); for another store pass `project_key`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .._util.safe_open import read_regular
 from ..spill._files import MANIFEST
 from ..stores import PruningSessionStore, TrimmingSessionStore
 
-__all__ = ["Loaded", "SessionData", "load_source"]
+__all__ = ["Loaded", "SessionData"]
 
 DB_NAME = "sessions.db"
 WORKBENCH = ".flower"
@@ -126,20 +126,6 @@ def read_spills(workbench: Path | None) -> list[dict[str, Any]]:
         if isinstance(row, dict):
             rows.append(row)
     return rows
-
-
-async def load_source(
-    source: str | os.PathLike[str] | SessionStore | None,
-    *,
-    project_key: str | None = None,
-    sessions: Sequence[str] | None = None,
-    workbench: str | os.PathLike[str] | None = None,
-) -> Loaded:
-    """Read every session of `source` (or of `project_key`, or only `sessions`), oldest first, all at once
-    (`flower.report.sources.load_all`: the fleet report and the OTLP export need them together)."""
-    from .sources import load_all
-
-    return await load_all(source, project_key=project_key, sessions=sessions, workbench=workbench)
 
 
 def spills_of(rows: Sequence[Mapping[str, Any]], session_ids: Sequence[str]) -> list[Mapping[str, Any]]:

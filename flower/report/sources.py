@@ -37,10 +37,10 @@ from claude_agent_sdk import SessionKey, SessionStore
 from .._errors import SpecError, StoreError
 from ..stores import SqliteSessionStore
 from ..stores._local import config_dir, read_transcripts
-from ._fleet_load import parse_time, within
 from ._load import DB_NAME, WORKBENCH, Loaded, SessionData, project_keys, read_spills, resolve_path, unwrap
+from ._time import parse_time, within
 
-__all__ = ["Place", "TranscriptSource", "load_all", "open_source"]
+__all__ = ["Place", "TranscriptSource", "load_source", "open_source"]
 
 logger = logging.getLogger("flower.report")
 
@@ -298,7 +298,7 @@ async def open_source(
     return TranscriptSource(str(root), kind, places, workbench=bench, since=start, until=end)
 
 
-async def load_all(
+async def load_source(
     source: str | os.PathLike[str] | SessionStore | None,
     *,
     project_key: str | None = None,
