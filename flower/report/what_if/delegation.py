@@ -10,7 +10,8 @@ document the report pointed to that it reads back; the coordinator's own glances
 they were. A worker takes as long as its stretch took: when that is the prompt cache's lifetime or more
 (an hour if the main thread wrote to the 1-hour cache, else five minutes), the coordinator's request that
 gets the report finds its cache gone and writes its whole context again. Everything else is priced as
-recorded (with spill and layer 4 applied first, as flower runs them).
+recorded (with spill and layer 4 applied first, as flower runs them: at the low end as replayed, at the
+high end with every spilled output a later reply quotes read back whole).
 
 What no transcript can tell is assumed, twice, as a range (`DelegationAssumptions`): report sizes are those
 of real project agents with a set report format (`flower.report.measured.REPORT_CHARS_DECILES`, 1st and
@@ -195,20 +196,24 @@ def _bound(
 
 
 def delegation_line(
-    main: Thread, usages: Sequence[TokenUsage], others_usd: float, rate: float, a: DelegationAssumptions
+    main: Thread,
+    usages: tuple[Sequence[TokenUsage], Sequence[TokenUsage]],
+    others_usd: tuple[float, float],
+    rate: float,
+    a: DelegationAssumptions,
 ) -> DelegationLine:
-    """The estimate for a session whose main thread, with spill and layer 4 replayed, used `usages`;
-    `others_usd` is what its subagents and compactions cost (kept as they are)."""
+    """The estimate for a session whose main thread, with spill and layer 4 replayed, used `usages` (the
+    low end: the replay; the high end: every spilled output quoted later read back whole); `others_usd`
+    is what its subagents and compactions cost at each end (kept as they are)."""
     loops = tool_loops(main)
-    thread = _with(main, usages)
-    low_usd, low_peak = _bound(thread, loops, rate, True, a)
-    high_usd, high_peak = _bound(thread, loops, rate, False, a)
+    low_usd, low_peak = _bound(_with(main, usages[0]), loops, rate, True, a)
+    high_usd, high_peak = _bound(_with(main, usages[1]), loops, rate, False, a)
     return DelegationLine(
         loops=len(loops),
         calls=sum(calls for _, _, calls in loops),
         requests=sum(last - first for first, last, _ in loops),
-        cost_usd_low=low_usd + others_usd,
-        cost_usd_high=high_usd + others_usd,
+        cost_usd_low=low_usd + others_usd[0],
+        cost_usd_high=high_usd + others_usd[1],
         main_peak_low=low_peak,
         main_peak_high=high_peak,
         assumptions=a,

@@ -24,7 +24,7 @@ from ...usage import TokenUsage
 from .replay import Thread
 from .spill import boundaries
 
-__all__ = ["GlanceLine", "HandoffLine", "glance_line", "handoff_line"]
+__all__ = ["GlanceLine", "HandoffLine", "glance_line", "handoff_line", "main_model", "unkept_compactions"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,35 +71,57 @@ def _summary_chars(entries: Sequence[Mapping[str, Any]], boundary: int) -> int:
     return 0
 
 
+def main_model(thread: Thread) -> str:
+    """The model of most of a thread's requests ('' without any)."""
+    models = [r.model for r in thread.requests]
+    return max(set(models), key=models.count) if models else ""
+
+
+def _kept(compactions: Sequence[Thread]) -> list[Thread]:
+    return sorted(compactions, key=lambda t: str(t.entries[0].get("timestamp", "")) if t.entries else "")
+
+
+def unkept_compactions(main: Thread, compactions: Sequence[Thread], rate: float) -> list[TokenUsage]:
+    """The compaction requests the CLI kept no transcript of (one per boundary past the transcripts of its
+    compaction worker), estimated: the context before the boundary read from the cache, the summary after
+    it as output."""
+    cuts = boundaries(main.entries)
+    kept = [t for t in _kept(compactions) if t.requests]
+    return [
+        TokenUsage(
+            cache_read=main.end_of(main.first_after(cut) - 1),
+            output=round(_summary_chars(main.entries, cut) * rate),
+        )
+        for cut in cuts[len(kept) :]
+    ]
+
+
 def handoff_line(main: Thread, compactions: Sequence[Thread], rate: float) -> HandoffLine:
     """The handoff line of a session: its main thread and its compaction workers' threads (by time)."""
     cuts = boundaries(main.entries)
     if not cuts or not main.requests:
         return HandoffLine(compactions=len(cuts))
-    model = max(
-        {r.model for r in main.requests}, key=lambda name: sum(r.model == name for r in main.requests)
-    )
+    model = main_model(main)
     asked = round(len(HANDOFF_PROMPT) * rate)
     framed = round(len(TAKEOVER_PROMPT) * rate)
-    kept = sorted(compactions, key=lambda t: str(t.entries[0].get("timestamp", "")) if t.entries else "")
+    kept = [t for t in _kept(compactions) if t.requests]
+    unkept = unkept_compactions(main, compactions, rate)
     compaction = handoff = 0.0
-    estimated = 0
     for number, cut in enumerate(cuts):
         restart = main.first_after(cut)
         before = main.end_of(restart - 1)
         document = round(_summary_chars(main.entries, cut) * rate)
-        if number < len(kept) and kept[number].requests:
+        if number < len(kept):
             own = sum(price([r.usage], model=r.model).total for r in kept[number].requests)
         else:
-            estimated += 1
-            own = price([TokenUsage(cache_read=before, output=document)], model=model).total
+            own = price([unkept[number - len(kept)]], model=model).total
         again = main.requests[restart].usage if restart < len(main.requests) else TokenUsage()
         compaction += own + price([again], model=model).total
         ask = TokenUsage(cache_read=before, cache_creation=asked, output=document)
         start = again + TokenUsage(cache_creation=framed)
         handoff += price([ask, start], model=model).total
     return HandoffLine(
-        compactions=len(cuts), estimated=estimated, compaction_usd=compaction, handoff_usd=handoff
+        compactions=len(cuts), estimated=len(unkept), compaction_usd=compaction, handoff_usd=handoff
     )
 
 

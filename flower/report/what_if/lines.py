@@ -58,6 +58,9 @@ class AsRecorded:
     main_peak: int = 0
     """The main thread's largest context (tokens)."""
     compactions: int = 0
+    compactions_estimated: int = 0
+    """Compactions whose own request the CLI kept no transcript of: counted in `requests`, `tokens` and
+    `cost_usd` as estimated (the context before the boundary read from the cache, the summary as output)."""
     resumes: int = 0
     """Prompts the CLI marked as starting a new process."""
     subagents: int = 0

@@ -23,7 +23,7 @@ from ..gaps import subagent_runs
 from ..options import ReportOptions
 from ..resumed import resume_points
 from .delegation import DelegationAssumptions, delegation_line
-from .handoff import glance_line, handoff_line
+from .handoff import glance_line, handoff_line, main_model, unkept_compactions
 from .layer4 import RESIDUE, ResumeReplay, layer4_savings, replay_resumes
 from .lines import AsRecorded, Layer4Line, Layers, ReplayLine, SessionWhatIf, SpillLine, TokensByKind
 from .replay import Saving, Thread, replayed, thread_of, tokens_per_char
@@ -77,21 +77,34 @@ def _used(threads: Sequence[Thread], savings: Sequence[Sequence[Saving]]) -> lis
     ]
 
 
+@dataclass(frozen=True)
+class _ReadBack:
+    """A replay with every output quoted later read back whole (`read_backs`)."""
+
+    usd: float
+    peak: int
+    used: list[list[TokenUsage]]
+    """Each thread's usage."""
+    again_usd: float
+    """The read requests themselves."""
+
+
 def _read_back(
     threads: Sequence[Thread],
     savings: Sequence[Sequence[Saving]],
     hits: Sequence[Sequence[SpillHit]],
     rate: float,
-) -> tuple[float, int]:
-    """The cost and main-thread peak with every output quoted later read back whole (`read_backs`)."""
+) -> _ReadBack:
     found = [read_backs(t, h, rate) for t, h in zip(threads, hits, strict=True)]
     used = _used(threads, [[*s, *added] for s, (added, _) in zip(savings, found, strict=True)])
-    again = [
-        (t.requests[i].model, us[i])
-        for t, us, (_, repeat) in zip(threads, used, found, strict=True)
-        for i in repeat
-    ]
-    return _priced(threads, used) + _dollars(again), _peak(used[0])
+    again = _dollars(
+        [
+            (t.requests[i].model, us[i])
+            for t, us, (_, repeat) in zip(threads, used, found, strict=True)
+            for i in repeat
+        ]
+    )
+    return _ReadBack(_priced(threads, used) + again, _peak(used[0]), used, again)
 
 
 def _line(
@@ -114,11 +127,13 @@ def _line(
     return line, used
 
 
-def _as_recorded(session: SessionData, threads: Sequence[Thread], fixed: Sequence[Thread]) -> AsRecorded:
+def _as_recorded(
+    session: SessionData, threads: Sequence[Thread], fixed: Sequence[Thread], unkept: Sequence[TokenUsage]
+) -> AsRecorded:
     every = [r for t in (*threads, *fixed) for r in t.requests]
+    model = main_model(threads[0])
     tokens = TokensByKind()
-    for r in every:
-        u = r.usage
+    for u in [*(r.usage for r in every), *unkept]:
         tokens += TokensByKind(
             input=u.input,
             cache_read=u.cache_read,
@@ -128,12 +143,13 @@ def _as_recorded(session: SessionData, threads: Sequence[Thread], fixed: Sequenc
         )
     workers = [p for p in session.subagents if not m.is_compaction(p)]
     return AsRecorded(
-        requests=len(every),
+        requests=len(every) + len(unkept),
         tokens=tokens,
-        cost_usd=_dollars([(r.model, r.usage) for r in every]),
+        cost_usd=_dollars([*((r.model, r.usage) for r in every), *((model, u) for u in unkept)]),
         cost_lower_bound=any(r.mid_stream for r in every),
         main_peak=_peak([r.usage for r in threads[0].requests]),
         compactions=sum(1 for e in session.main if e.get("subtype") == "compact_boundary"),
+        compactions_estimated=len(unkept),
         resumes=len(resume_points(session.main, None)),
         subagents=subagent_runs(session.main, workers).total,
     )
@@ -169,15 +185,16 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
     fixed = [thread_of(p, e) for p, e in session.subagents.items() if m.is_compaction(p)]
     threads = [main, *subs]
     rate = tokens_per_char(threads)
-    recorded = _as_recorded(session, threads, fixed)
-    fixed_usd = _priced(fixed, _recorded(fixed))
+    unkept = unkept_compactions(main, fixed, rate)
+    recorded = _as_recorded(session, threads, fixed, unkept)
+    fixed_usd = _priced(fixed, _recorded(fixed)) + _dollars([(main_model(main), u) for u in unkept])
     total = recorded.cost_usd
     none: list[list[Saving]] = [[] for _ in threads]
 
     hits = [spill_hits(t, options.spill) for t in threads]
     spill_cuts = [spill_savings(t, h, rate) for t, h in zip(threads, hits, strict=True)]
     spill, _ = _line(threads, spill_cuts, total, fixed_usd)
-    back_usd, back_peak = _read_back(threads, spill_cuts, hits, rate)
+    back = _read_back(threads, spill_cuts, hits, rate)
 
     resumes = await replay_resumes(session.project_key, session.session_id, session.main, options.layer4)
     cut4 = [layer4_savings(main, resumes, rate), *none[1:]]
@@ -187,10 +204,13 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
     over = await replay_resumes(session.project_key, session.session_id, spilled, options.layer4)
     both_cuts = [[*spill_cuts[0], *layer4_savings(main, over, rate)], *spill_cuts[1:]]
     both, used = _line(threads, both_cuts, total, fixed_usd)
-    both_usd, both_peak = _read_back(threads, both_cuts, hits, rate)
-    both = dataclasses.replace(both, read_back_usd=both_usd + fixed_usd, read_back_peak=both_peak)
+    worst = _read_back(threads, both_cuts, hits, rate)
+    both = dataclasses.replace(both, read_back_usd=worst.usd + fixed_usd, read_back_peak=worst.peak)
 
-    subs_usd = _priced(threads[1:], used[1:]) + fixed_usd
+    others = (
+        _priced(threads[1:], used[1:]) + fixed_usd,
+        _priced(threads[1:], worst.used[1:]) + fixed_usd + worst.again_usd,
+    )
     return SessionWhatIf(
         session_id=session.session_id,
         project_key=session.project_key,
@@ -205,8 +225,8 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
                 recorded_usd=total,
                 main_peak=spill.main_peak,
                 tokens_saved=spill.tokens_saved,
-                read_back_usd=back_usd + fixed_usd,
-                read_back_peak=back_peak,
+                read_back_usd=back.usd + fixed_usd,
+                read_back_peak=back.peak,
                 outputs=sum(len(h) for h in hits),
                 main_outputs=len(hits[0]),
                 chars_kept_out=sum(hit.saved for h in hits for hit in h),
@@ -216,7 +236,7 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
             spill_and_layer4=both,
             handoff=handoff_line(main, fixed, rate),
             glance=glance_line(main),
-            delegation=delegation_line(main, used[0], subs_usd, rate, options.delegation),
+            delegation=delegation_line(main, (used[0], worst.used[0]), others, rate, options.delegation),
         ),
         main_context=tuple(r.usage.context for r in main.requests),
         main_context_after=tuple(u.context for u in used[0]),
