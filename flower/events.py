@@ -17,8 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from .usage import TokenUsage
+
 if TYPE_CHECKING:
-    from .stores import LoadReport
+    from .stores.policies import LoadReport
 
 __all__ = [
     "ApiError",
@@ -26,6 +28,7 @@ __all__ = [
     "GlanceWarning",
     "HandoffDone",
     "HandoffWarning",
+    "KeepWarmPing",
     "Result",
     "SessionStarted",
     "StoreReport",
@@ -193,6 +196,45 @@ class HandoffDone:
 
 
 @dataclass(frozen=True, kw_only=True)
+class KeepWarmPing:
+    """A keep-warm request renewed the coordinator's prompt cache while it waited on a worker.
+
+    It read the coordinator's last request again for one output token, from a private fork of the
+    session (`flower.warm`): no entry in the session, its store or its transcript. Its tokens count in
+    `StepResult.cost_usd` and `StepResult.usage.keep_warm`, and `flower report` reads them from the
+    workspace's `.flower/keep-warm.jsonl`.
+    """
+
+    agent: str | None = None
+    """Always None: the cache kept is the main thread's."""
+    session_id: str
+    """The coordinator's session."""
+    number: int
+    """1 for the first ping of this wait, then 2, 3..."""
+    waited_s: float
+    """Seconds since the coordinator's last request, when the ping started."""
+    duration_s: float = 0.0
+    """Seconds the ping took, its CLI's start included (about 1 to 3 s)."""
+    ok: bool
+    """The API answered it: the prefix was read, and lives another cache lifetime."""
+    error: str | None = None
+    """Why not: the API refused it, the fork failed, or the worker returned first (`cancelled`)."""
+    cancelled: bool = False
+    """The worker returned (or the run ended) while it was in flight: its CLI was stopped. If its request
+    had already gone out, the API may bill it, and flower does not count it."""
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    """Its tokens as the CLI counted them (cache read for the prefix, a few written, one output)."""
+    model: str = ""
+    """The model that answered (the coordinator's)."""
+    cost_usd: float = 0.0
+    """`usage` priced by flower's cost model, as `StepResult.cost_usd`."""
+    cli_cost_usd: float = 0.0
+    """The CLI's own price of it."""
+    requests: int = 0
+    """Requests it sent (1; more would mean the CLI retried a reply cut at one token)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class StoreReport:
     """Layer 4 rewrote a history for a resume: what it expired, trimmed and pruned (`report`).
 
@@ -321,6 +363,7 @@ Event: TypeAlias = (
     | HandoffWarning
     | HandoffDone
     | StoreReport
+    | KeepWarmPing
     | WorkbenchWarning
     | VersionWarning
     | TracingWarning

@@ -1,4 +1,5 @@
-"""Suite-wide fixtures: a real PostgreSQL server for the fleet tests (never a fake).
+"""Suite-wide options and fixtures: the transcript corpus the corpus tests read (`--corpus DIR`), and a
+real PostgreSQL server for the fleet tests (never a fake).
 
 `postgres_dsn` is `$FLOWER_TEST_POSTGRES_DSN` (CI starts a cluster and sets it), else a throwaway cluster
 this test process starts and stops (`tests/postgres.py`); a test that needs it is skipped, with the
@@ -14,6 +15,26 @@ from collections.abc import AsyncIterator, Callable, Iterator
 import pytest
 
 from tests import postgres
+from tests.stores import corpus
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--corpus",
+        metavar="DIR",
+        default=None,
+        help="a directory of Claude Code transcripts (*.jsonl, any depth) for the corpus tests; default: "
+        f"${corpus.ENV}, else the real transcripts beside the repository, else tests/stores/data/corpus",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    named = config.getoption("--corpus")
+    if named:
+        corpus.choose(named)
+    directory = corpus.named_dir()
+    if directory is not None and corpus.missing_reason(directory) is not None:
+        raise pytest.UsageError(f"--corpus / ${corpus.ENV}: {corpus.missing_reason(directory)}")
 
 
 @pytest.fixture(scope="session")

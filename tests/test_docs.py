@@ -16,6 +16,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from flower.testing import hang_guard
+
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC_MODULES = [
     "flower",
@@ -214,7 +216,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=hang_guard(),
         check=False,
         cwd=work,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},  # the theme's end-of-life notice: see the README
@@ -303,7 +305,12 @@ def test_the_getting_started_script_runs(tmp_path: Path) -> None:
     script.write_text(found.group(1), encoding="utf-8")
 
     done = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=180, check=False, cwd=tmp_path
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=hang_guard(),
+        check=False,
+        cwd=tmp_path,
     )
 
     assert done.returncode == 0, f"the getting-started script failed:\n{done.stdout}\n{done.stderr}"
@@ -354,7 +361,7 @@ def test_the_first_test_of_the_testing_page_passes_in_an_empty_project(tmp_path:
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", test.name],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=hang_guard(),
         check=False,
         cwd=project,
         env=outside_env(tmp_path),
@@ -373,7 +380,7 @@ def test_the_readmes_first_coordinator_says_what_it_needs(tmp_path: Path) -> Non
             [sys.executable, str(script)],
             capture_output=True,
             text=True,
-            timeout=180,
+            timeout=hang_guard(),
             check=False,
             cwd=tmp_path,
             env=outside_env(tmp_path),

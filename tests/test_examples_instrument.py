@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from flower.testing import hang_guard
 from tests.test_examples import assert_says_what_starts
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "existing_app.py"
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.cli
 
 def test_existing_app() -> None:
     done = subprocess.run(
-        [sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=180, check=False
+        [sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=hang_guard(), check=False
     )
     assert done.returncode == 0, f"existing_app.py failed:\n{done.stdout}\n{done.stderr}"
     assert_says_what_starts("existing_app.py", done.stderr)

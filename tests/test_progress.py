@@ -6,6 +6,7 @@ import io
 import threading
 
 from flower.progress import Heartbeat, Tally
+from flower.testing import hang_guard
 
 
 class Lines(io.StringIO):
@@ -34,7 +35,7 @@ def test_a_silent_step_gets_a_line_naming_it() -> None:
     stream = Lines("still running")
     with Heartbeat("app: started", every=0.05, stream=stream) as beat:
         beat.step("step 1: the survey")
-        assert stream.seen.wait(60), stream.getvalue()
+        assert stream.seen.wait(hang_guard()), stream.getvalue()
     lines = stream.getvalue().splitlines()
     assert lines[0] == "app: started"
     assert lines[1].startswith("  ... step 1: the survey: still running, ") and lines[1].endswith(" s so far")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -23,7 +22,18 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import TERMINAL_TASK_STATUSES
 
 from .._util.content import refused_by_cli, text_of
-from ..events import ApiError, Event, Result, SubagentFinished, SubagentStarted, Text, ToolCall, ToolResult
+from .._util.handlers import call_handler
+from ..events import (
+    ApiError,
+    Event,
+    KeepWarmPing,
+    Result,
+    SubagentFinished,
+    SubagentStarted,
+    Text,
+    ToolCall,
+    ToolResult,
+)
 from ..glance import take_warnings
 from ..usage import UsageMeter
 from ..versions import version_warnings
@@ -82,6 +92,7 @@ class Tracker:
         self.unreachable_retries = 0  # retries in a row for no response (or refused credentials)
         self.unreachable_status: int | None = None
         self.mirror_errors: list[str] = []  # batches the SDK dropped after its store failed (mirror_error)
+        self.pings: list[KeepWarmPing] = []  # the keep-warm requests of the run (`flower.warm`)
 
     @property
     def unreachable(self) -> bool:
@@ -104,9 +115,7 @@ class Tracker:
         if self._on_event is None:
             return
         try:
-            outcome = self._on_event(event)
-            if inspect.isawaitable(outcome):
-                await outcome
+            await call_handler(self._on_event, event)
         except Exception:  # a broken UI callback must not break the run
             logger.exception("on_event raised on %s; the run goes on", type(event).__name__)
 
@@ -114,6 +123,13 @@ class Tracker:
         if parent_tool_use_id is None:
             return None
         return self._agents.get(parent_tool_use_id, "subagent")
+
+    async def ping(self, event: KeepWarmPing) -> None:
+        """A keep-warm ping ended: its tokens count in the step's usage and cost; the event goes out."""
+        self.pings.append(event)
+        if event.usage.total:
+            self.usage.add_ping(event.model, event.usage)
+        await self.emit(event)
 
     def later(self, event: Event) -> None:
         """Queue an event that happened outside the message stream; it goes out before the next one."""

@@ -65,6 +65,8 @@ class Loaded:
     """The rows of the workbench's `spill/INDEX.jsonl` (empty when there is none)."""
     workbench: str | None = None
     """The workbench directory, when the source has one."""
+    pings: list[dict[str, Any]] = field(default_factory=list)
+    """The rows of the workbench's `keep-warm.jsonl` of these sessions (`flower.warm.records`)."""
 
 
 def unwrap(store: SessionStore) -> SessionStore:

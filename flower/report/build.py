@@ -67,6 +67,7 @@ def compute_report(
         windows=windows or {},
         workbench=loaded.workbench,
         unclaimed=rows.unnamed,
+        pings=loaded.pings,
     )
 
 
@@ -106,10 +107,17 @@ async def build_report(
             parts.append(await anyio.to_thread.run_sync(session_part, session, options, roots, rows))
             if progress is not None:
                 progress(len(parts), len(opened.places))
+    pings = await anyio.to_thread.run_sync(opened.pings, [p.summary.session_id for p in parts])
     models = [model for model, _ in Counter(p.summary.model for p in parts if p.summary.model).most_common()]
     windows = await cli_windows(models) if options.ask_cli and options.window is None else {}
     return merge_parts(
-        parts, source=opened.label, options=options, windows=windows, workbench=bench, unclaimed=rows.unnamed
+        parts,
+        source=opened.label,
+        options=options,
+        windows=windows,
+        workbench=bench,
+        unclaimed=rows.unnamed,
+        pings=pings,
     )
 
 

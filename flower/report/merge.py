@@ -14,7 +14,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..cost import price
 from ..usage import TokenUsage
+from ..warm.records import record_usage
 from . import metrics as m
 from .delegation import Delegation
 from .economy import EconomyReport
@@ -107,8 +109,10 @@ def merge_parts(
     windows: Mapping[str, int],
     workbench: str | None,
     unclaimed: Sequence[Mapping[str, Any]] = (),
+    pings: Sequence[Mapping[str, Any]] = (),
 ) -> EconomyReport:
-    """The report of these sessions (pure). `unclaimed` are spill rows no session claimed."""
+    """The report of these sessions (pure). `unclaimed` are spill rows no session claimed, `pings` the
+    keep-warm pings of these sessions (`flower.warm.records`), priced with their replies."""
     parts = sorted(parts, key=lambda p: p.started)
     sessions = _chained(parts, windows)
     notes: list[str] = []
@@ -133,7 +137,12 @@ def merge_parts(
     for part in parts:
         for model, usage in part.by_model:
             by_model[model] = by_model.get(model, TokenUsage()) + usage
-    cost = priced(by_model, mid > 0)
+    warm = 0.0
+    for row in pings:
+        model = str(row.get("model") or "")
+        by_model[model] = by_model.get(model, TokenUsage()) + record_usage(row)
+        warm += price([record_usage(row)], model=model).total
+    cost = priced(by_model, mid > 0, warm)
     spills = [p.spills for p in parts]
     if unclaimed:
         spills.append(spill_totals(unclaimed))
@@ -171,6 +180,8 @@ def merge_parts(
             main=sum((p.tokens.main for p in parts), TokenUsage()),
             subagents=sum((p.tokens.subagents for p in parts), TokenUsage()),
             compaction=sum((p.tokens.compaction for p in parts), TokenUsage()),
+            keep_warm=sum((record_usage(row) for row in pings), TokenUsage()),
+            pings=len(pings),
             mid_stream=mid,
         ),
         cost=cost,

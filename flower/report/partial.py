@@ -112,8 +112,9 @@ def usage_by_model(replies: Iterable[m.Message]) -> dict[str, TokenUsage]:
     return by_model
 
 
-def priced(by_model: Mapping[str, TokenUsage], lower_bound: bool) -> Cost:
-    """Usage per model in dollars, with flower's one cost model (as `StepResult.cost_usd`)."""
+def priced(by_model: Mapping[str, TokenUsage], lower_bound: bool, keep_warm_usd: float = 0.0) -> Cost:
+    """Usage per model in dollars, with flower's one cost model (as `StepResult.cost_usd`); of them,
+    `keep_warm_usd` were keep-warm pings'."""
     found: list[tuple[str, float]] = []
     unpriced: list[str] = []
     for model, usage in sorted(by_model.items()):
@@ -121,7 +122,11 @@ def priced(by_model: Mapping[str, TokenUsage], lower_bound: bool) -> Cost:
         unpriced.extend(cost.unpriced)
         found.append((model, cost.total))
     return Cost(
-        usd=sum(c for _, c in found), by_model=tuple(found), unpriced=tuple(unpriced), lower_bound=lower_bound
+        usd=sum(c for _, c in found),
+        by_model=tuple(found),
+        unpriced=tuple(unpriced),
+        lower_bound=lower_bound,
+        keep_warm_usd=keep_warm_usd,
     )
 
 

@@ -37,6 +37,7 @@ from claude_agent_sdk import SessionKey, SessionStore
 from .._errors import SpecError, StoreError
 from ..stores import SqliteSessionStore
 from ..stores._local import config_dir, read_transcripts
+from ..warm.records import RECORDS, read_records
 from ._load import DB_NAME, WORKBENCH, Loaded, SessionData, project_keys, read_spills, resolve_path, unwrap
 from ._time import parse_time, within
 
@@ -162,6 +163,10 @@ class TranscriptSource:
     def spills(self) -> list[dict[str, Any]]:
         """The rows of the workbench's `spill/INDEX.jsonl` (none without a workbench)."""
         return read_spills(self.workbench)
+
+    def pings(self, session_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The workbench's keep-warm pings of these sessions (`flower.warm.records`; none without one)."""
+        return read_records(self.workbench / RECORDS, session_ids) if self.workbench is not None else []
 
     async def sessions(self) -> AsyncIterator[SessionData]:
         """Each session listed and active in the time range, read when reached (one in memory at a time
@@ -311,6 +316,7 @@ async def load_source(
     async with opened:
         found = [session async for session in opened.sessions()]
         spills = await anyio.to_thread.run_sync(opened.spills)
+        pings = await anyio.to_thread.run_sync(opened.pings, [s.session_id for s in found])
     found.sort(key=lambda s: s.started)
     bench = str(opened.workbench) if opened.workbench is not None else None
-    return Loaded(opened.label, found, spills, bench)
+    return Loaded(opened.label, found, spills, bench, pings)

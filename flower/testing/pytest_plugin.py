@@ -8,6 +8,12 @@ An `async def` test that uses one of them runs as it is, with no marker and no c
 through anyio). A test that pytest-asyncio or anyio's plugin runs (`@pytest.mark.asyncio`,
 `@pytest.mark.anyio`, `asyncio_mode = "auto"`) is left to them; other async tests are pytest's business.
 
+Every wait of the harness is a hang guard (`flower.testing.hang_guard()`: 10 minutes, or
+`FLOWER_TEST_HANG_GUARD` seconds), never a speed check. The plugin gives the SDK's own 60 s wait for a
+starting CLI to answer (`CLAUDE_CODE_STREAM_CLOSE_TIMEOUT`, read from the test process's environment) the
+same bound, unless that variable is set already: on a busy machine the CLI's cold start alone can take a
+minute.
+
 Example::
 
     async def test_hello(scripted_model, workspace):
@@ -20,18 +26,28 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from collections.abc import Generator
 from pathlib import Path
 
 import anyio
 import pytest
 
+from ._guard import hang_guard
 from .server import ScriptedModel
 
 __all__ = ["scripted_model", "workspace"]
 
 _PASSED = pytest.StashKey[bool]()
 _FIXTURES = frozenset({"scripted_model", "workspace"})
+# milliseconds; the SDK reads it from os.environ in query() and ClaudeSDKClient.connect() (default 60 s)
+_SDK_START_TIMEOUT = "CLAUDE_CODE_STREAM_CLOSE_TIMEOUT"
+
+
+@pytest.hookimpl
+def pytest_configure(config: pytest.Config) -> None:
+    """Bound the SDK's wait for a starting CLI by the hang guard (unless the variable is set already)."""
+    os.environ.setdefault(_SDK_START_TIMEOUT, str(int(hang_guard() * 1000)))
 
 
 @pytest.hookimpl

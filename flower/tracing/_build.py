@@ -3,7 +3,7 @@
 ::
 
     invoke_agent lead                the run (root): StepResult's usage and cost, flower.* figures
-      chat claude-…                  each reply of the main thread
+      chat claude-…                  each reply of the main thread (and each keep-warm ping)
       execute_tool Agent             each tool call
         invoke_agent counter         the delegation, over the worker's own transcript
           chat … / execute_tool …    the worker's replies and calls
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..events import ApiError, Event, HandoffDone, StoreReport, SubagentFinished
+from ..events import ApiError, Event, HandoffDone, KeepWarmPing, StoreReport, SubagentFinished
 from ..result import StepResult
 from ..usage import TokenUsage
 from . import _names as n
@@ -78,7 +78,31 @@ def build_run_spans(run: RunRecord) -> list[SpanSpec]:
         model = model or thread.model
         _delegations(run, thread, by_tool, spills, specs, worker_totals, depth=1)
     root = _root(run, specs, main_totals, worker_totals, model, spills)
-    return [root, *specs]
+    return [root, *specs, *_pings(run)]
+
+
+def _pings(run: RunRecord) -> list[SpanSpec]:
+    """A chat span per keep-warm ping (`KeepWarmPing`), under the root: it is no entry of the session."""
+    specs = []
+    for i, (at, ping) in enumerate((at, e) for at, e in run.events if isinstance(e, KeepWarmPing)):
+        attrs: dict[str, AttrValue] = {
+            n.OPERATION: n.CHAT,
+            n.PROVIDER_NAME: n.PROVIDER,
+            n.REQUEST_MODEL: ping.model,
+            n.CONVERSATION: ping.session_id,
+            **usage_attributes(ping.usage),
+            n.COST: ping.cost_usd,
+            n.KEEP_WARM: True,
+            n.KEEP_WARM_NUMBER: ping.number,
+            n.KEEP_WARM_WAITED: ping.waited_s,
+        }
+        error = None if ping.ok else (ping.error or "the ping failed")[:500]
+        if error is not None:
+            attrs[n.ERROR_TYPE] = "cancelled" if ping.cancelled else "keep_warm_failed"
+        start = at - int(ping.duration_s * 1e9)
+        name = f"{n.CHAT} {ping.model}".strip()
+        specs.append(SpanSpec(f"warm:{i}", ROOT, name, "CLIENT", start, at, attrs, error))
+    return specs
 
 
 def _workers_by_tool(workers: Mapping[str, Sequence[Entry]]) -> dict[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from flower import StepResult, StepUsage, TokenUsage
-from flower.events import HandoffDone, SubagentFinished
+from flower.events import HandoffDone, KeepWarmPing, SubagentFinished
 from flower.tracing import session_runs
 from flower.tracing._build import ROOT, RunRecord, build_run_spans
 from flower.tracing._emit import emit
@@ -147,6 +148,30 @@ def test_the_tree_nests_replies_tools_and_the_delegation_under_its_agent_call() 
     # a reply runs from the entry before it to its own last entry; a tool call from its call to its result
     assert (keyed["chat:m2"].start_ns, keyed["chat:m2"].end_ns) == (ns(at(3)), ns(at(4)))
     assert (keyed["tool:t2"].start_ns, keyed["tool:t2"].end_ns) == (ns(at(4)), ns(at(9)))
+
+
+def test_a_keep_warm_ping_is_a_chat_span_under_the_root() -> None:
+    used = TokenUsage(cache_read=4_716, cache_creation=27, output=1)
+    ping = KeepWarmPing(
+        session_id="s1",
+        number=1,
+        waited_s=270.5,
+        duration_s=2.0,
+        ok=True,
+        usage=used,
+        model="m",
+        cost_usd=0.5,
+    )
+    stopped = KeepWarmPing(
+        session_id="s1", number=2, waited_s=540.0, duration_s=1.0, ok=False, cancelled=True
+    )
+    specs = build_run_spans(record(events=[(10**10, ping), (2 * 10**10, stopped)]))
+    warm = by_key(specs)["warm:0"]
+    assert (warm.parent, warm.name, warm.kind) == (ROOT, "chat m", "CLIENT")
+    assert (warm.start_ns, warm.end_ns, warm.error) == (10**10 - 2 * 10**9, 10**10, None)
+    assert warm.attributes["flower.keep_warm"] is True and warm.attributes["flower.keep_warm.number"] == 1
+    assert warm.attributes["gen_ai.usage.cache_read.input_tokens"] == 4_716
+    assert by_key(specs)["warm:1"].attributes["error.type"] == "cancelled"
 
 
 def test_the_root_without_a_result_adds_up_the_transcripts_and_with_one_carries_it() -> None:
@@ -301,11 +326,9 @@ async def test_an_export_past_its_time_is_left_to_the_background() -> None:
     )
 
 
-def real_sessions() -> list[corpus.Session]:
-    reason = corpus.missing_reason()
-    if reason is not None:
-        pytest.skip(reason)
-    return [s for s in corpus.sessions() if not s.subagent]
+def real_sessions() -> Iterator[corpus.Transcript]:
+    """The main transcripts of the corpus (`tests/stores/corpus.py`), one at a time."""
+    return corpus.sessions(subagents=False)
 
 
 def test_every_real_transcript_makes_a_tree_with_every_parent_present() -> None:

@@ -26,7 +26,7 @@ from flower import Runtime, StepResult, TracingPolicy, coordinator, instrument, 
 from flower.cli import main
 from flower.events import Event, SubagentStarted, TracingWarning
 from flower.report.sources import load_source
-from flower.testing import ScriptedModel, Usage, agent, bash, reply
+from flower.testing import ScriptedModel, Usage, agent, bash, hang_guard, reply
 from flower.testing.otlp import OtlpReceiver, Span
 from flower.tracing import export_sessions
 
@@ -218,7 +218,7 @@ async def test_an_endpoint_that_refuses_is_a_warning_and_the_run_is_ok(
 ) -> None:
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")  # the exporter gives up after 1 s of retries
     scripted_model.script("main", ["Hello."])
-    policy = TracingPolicy(endpoint=refused_endpoint(), flush_timeout=60)
+    policy = TracingPolicy(endpoint=refused_endpoint(), flush_timeout=min(hang_guard(), 600))
     events: list[Event] = []
 
     result = await Runtime(workspace, configure=scripted_model.attach, tracing=policy).run(
@@ -241,7 +241,7 @@ async def test_with_the_cli_tracing_its_spans_nest_under_the_run_and_requests_ar
     with OtlpReceiver() as rx:
         policy = TracingPolicy(endpoint=rx.endpoint, cli=True)
         result = await Runtime(workspace, configure=scripted_model.attach, tracing=policy).run(LEAD, "Start.")
-        rx.wait_for(lambda r: any(s.name == "claude_code.interaction" for s in r.spans), timeout=30)
+        rx.wait_for(lambda r: any(s.name == "claude_code.interaction" for s in r.spans))
         spans = list(rx.spans)
     assert result.ok, result.error
 
@@ -271,7 +271,7 @@ async def test_instrument_makes_each_run_of_a_session_a_tree_under_the_app_span(
         )
         with app.get_tracer("app").start_as_current_span("job") as job:
             run = await scripted_model.run("Say hi.", options=options)
-        assert rx.wait_for(lambda r: any(s.name == "invoke_agent app" for s in r.spans), timeout=20)
+        assert rx.wait_for(lambda r: any(s.name == "invoke_agent app" for s in r.spans))
         spans = list(rx.spans)
     assert run.text == "Said hi."
 
