@@ -281,27 +281,10 @@ class Tracker:
         del self._open_tasks[task_id]
         self._ended.pop(task_id, None)
         kind = self._kinds.pop(task_id, None)
-        if kind is not None:
-            await self.emit(
-                TaskFinished(
-                    agent=self._callers.get(tool_use_id or ""),
-                    task_id=task_id,
-                    tool_use_id=tool_use_id,
-                    kind=kind,
-                    status=status,
-                    summary=summary,
-                )
-            )
-            return
-        await self.emit(
-            SubagentFinished(
-                agent=self._agents.get(tool_use_id or ""),
-                task_id=task_id,
-                tool_use_id=tool_use_id,
-                status=status,
-                summary=summary,
-            )
-        )
+        who = self._agents if kind is None else self._callers  # a subagent's type; who ran a command
+        ended: dict[str, Any] = {"task_id": task_id, "tool_use_id": tool_use_id, "status": status}
+        ended.update(agent=who.get(tool_use_id or ""), summary=summary)
+        await self.emit(SubagentFinished(**ended) if kind is None else TaskFinished(kind=kind, **ended))
 
 
 def _task_kind(message: TaskStartedMessage) -> str | None:

@@ -25,12 +25,12 @@ from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import Span, SpanKind, Tracer
 
 from ..spill._files import MANIFEST
 from . import _names as n
 from ._build import ROOT
-from ._emit import emit
+from ._emit import decorate, emit
 from ._entries import Entry, blocks, ns
 from ._spans import AGENT_TOOLS, SpanSpec, ThreadReader, Where
 
@@ -245,11 +245,7 @@ class _Feeder:
 
 
 def _finish(span: Span, spec: SpanSpec) -> None:
-    span.set_attributes(dict(spec.attributes))
-    for event in spec.events:
-        span.add_event(event.name, dict(event.attributes), timestamp=event.time_ns)
-    if spec.error:
-        span.set_status(Status(StatusCode.ERROR, spec.error))
+    decorate(span, spec)
     span.end(end_time=spec.end_ns)
 
 
