@@ -56,13 +56,19 @@ def reports_late(model: ScriptedModel) -> object:
     return after_the_coordinators_request
 
 
+STATES = pytest.mark.parametrize(
+    "states", ["1", ""], ids=["cli-says-idle", "no-session-states"]
+)  # "": a CLI that sends no session state (the JS CLI reads an empty variable as unset), read from the stream
+
+
 def notified(request: RecordedRequest) -> bool:
     """The request carries the CLI's task notification with the worker's report."""
     return "<task-notification>" in request and REPORT in request
 
 
+@STATES
 async def test_a_worker_that_ends_during_the_last_reply_is_read_before_the_run_returns(
-    scripted_model: ScriptedModel, workspace: Path
+    scripted_model: ScriptedModel, workspace: Path, states: str
 ) -> None:
     finished = threading.Event()
     events: list[Event] = []
@@ -83,7 +89,8 @@ async def test_a_worker_that_ends_during_the_last_reply_is_read_before_the_run_r
     )
     scripted_model.script("analyst", [reports_late(scripted_model)])
 
-    result = await Runtime(workspace, configure=scripted_model.attach).run(lead(), "Go.", on_event=on_event)
+    rt = Runtime(workspace, env={STATE_ENV: states}, configure=scripted_model.attach)
+    result = await rt.run(lead(), "Go.", on_event=on_event)
 
     assert result.ok, result.error
     assert result.text == "42 files; the largest is data/big.csv." and result.results == 2
@@ -94,8 +101,9 @@ async def test_a_worker_that_ends_during_the_last_reply_is_read_before_the_run_r
     assert (done.agent, done.status, done.summary) == ("analyst", "completed", REPORT)
 
 
+@STATES
 async def test_a_worker_that_ends_while_the_turn_calls_tools_is_read_in_that_turn(
-    scripted_model: ScriptedModel, workspace: Path
+    scripted_model: ScriptedModel, workspace: Path, states: str
 ) -> None:
     """The CLI hands the report over in the turn's next request: no turn is owed, and the run ends with
     the turn (it does not wait for one)."""
@@ -115,7 +123,8 @@ async def test_a_worker_that_ends_while_the_turn_calls_tools_is_read_in_that_tur
     )
     scripted_model.script("analyst", [reports_late(scripted_model)])
 
-    result = await Runtime(workspace, configure=scripted_model.attach).run(lead(), "Go.", on_event=on_event)
+    rt = Runtime(workspace, env={STATE_ENV: states}, configure=scripted_model.attach)
+    result = await rt.run(lead(), "Go.", on_event=on_event)
 
     assert result.ok and result.results == 1, result.error
     assert [notified(r) for r in scripted_model.requests("main")] == [False, False, True]
