@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from .._errors import SpecError
+from .._util.check import checked
 
 __all__ = ["TracingPolicy"]
 
@@ -104,6 +105,7 @@ class TracingPolicy:
         """The main thread's agent name when flower does not know it."""
         return self.agent_name or "main"
 
+    @checked
     def metrics_on(self, env: Mapping[str, str] | None = None, *, app_meter: bool = False) -> bool:
         """Whether metrics go out: asked for (`metrics=True`), or configured (see `metrics`)."""
         env = os.environ if env is None else env
