@@ -202,16 +202,15 @@ async def test_a_worker_still_out_at_a_handoff_is_reported_lost_and_not_waited_f
     generation does not wait for a report that cannot come, and the step says it was lost."""
     big = Usage(input_tokens=10, cache_read_input_tokens=150_000)  # past the 147k threshold of a 200k window
 
-    def main(request: RecordedRequest) -> object:
-        if "Write the handoff document now" in request.last_user_text:
-            return HANDOFF_DOC
-        if "You are taking over work in progress" in str(request.messages[:2]):
-            return "FINAL: counted without the analyst."
-        if request.turn == 0:
-            return agent("analyst", "Count.", background=True)
-        return reply("Waiting for the analyst.", usage=big)
-
-    scripted_model.script("main", main)
+    scripted_model.script(
+        "main",
+        [
+            agent("analyst", "Count.", background=True),
+            reply("Waiting for the analyst.", usage=big),
+            HANDOFF_DOC,  # asked for in the same session
+            "FINAL: counted without the analyst.",  # the next generation
+        ],
+    )
     scripted_model.script("analyst", [reply("never seen", delay=hang_guard())])
     events: list[Event] = []
     spec = coordinator("lead", "Goal: count.", {"analyst": ANALYST}, model="claude-sonnet-4-6")
@@ -225,6 +224,9 @@ async def test_a_worker_still_out_at_a_handoff_is_reported_lost_and_not_waited_f
     assert result.text == "FINAL: counted without the analyst." and len(result.retired) == 1
     assert not result.ok and result.unreported == (ended.task_id,) and ended.status == "killed"
     assert "handed off" in ended.summary and "never reported" in (result.error or "")
+    handoff, takeover = scripted_model.requests("main")[2:]
+    assert "Write the handoff document now" in handoff.last_user_text
+    assert "You are taking over work in progress" in str(takeover.messages[:2])
 
 
 HANDOFF_DOC = """## Doing now
