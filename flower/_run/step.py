@@ -177,9 +177,9 @@ class Step:
         if error is None and last is None:
             error = "the CLI ended without a result"
         if tracker.unreported:
-            lost = f"{len(tracker.unreported)} background task(s) never reported to the coordinator: " + (
-                "; ".join(tracker.unreported.values())
-            )
+            which = "; ".join(tracker.unreported.values())
+            lost = f"{len(tracker.unreported)} worker(s) or command(s) never reported to the coordinator: "
+            lost += which
             error = lost if error is None else f"{error}; {lost}"
         structured = next(
             (r.structured_output for r in reversed(tracker.answers) if r.structured_output is not None), None
