@@ -215,24 +215,6 @@ def test_the_identity_does_not_change(world: World, shell: str, change: str) -> 
     assert "65534" not in ran.out.split(), ran.out
 
 
-def test_the_process_budget_refuses_forks_past_it(world: World, shell: str) -> None:
-    command = "for i in 1 2 3 4 5 6; do /bin/true || echo FAILED; done; echo END"
-    ran = world.run(command, shell=shell, processes=3, wall=1)
-    assert ran.effects == []
-    assert "resource temporarily unavailable" in ran.out.lower() or "FAILED" in ran.out or ran.rc == TIMEOUT
-
-
-def test_threads_have_a_budget_of_their_own(world: World, shell: str) -> None:
-    script = (
-        "import threading; ts = [threading.Thread(target=lambda: None) for _ in range({n})]; "
-        "[t.start() for t in ts]; print('STARTED')"
-    )
-    ok = world.run(f'{PYTHON} -c "{script.format(n=20)}"', shell=shell, processes=8, threads=32, wall=10)
-    assert "STARTED" in ok.out, ok.out
-    over = world.run(f'{PYTHON} -c "{script.format(n=40)}"', shell=shell, processes=8, threads=32, wall=10)
-    assert "can't start new thread" in over.out, over.out
-
-
 def test_the_time_and_output_limits_report_themselves(world: World, shell: str) -> None:
     slow = world.run("sleep 100", shell=shell, wall=1)
     assert slow.rc == TIMEOUT and "[glance: stopped after 1 s" in slow.out
@@ -280,15 +262,6 @@ def test_a_benign_command_works_in_the_jail(world: World, shell: str, command: s
     assert expected in ran.out, ran.out
 
 
-def test_the_credentials_of_the_cli_stay_out(world: World, shell: str) -> None:
-    os.environ["ANTHROPIC_API_KEY"] = "sk-test-not-a-key"
-    try:
-        ran = world.run("env; echo CDPATH=$CDPATH", shell=shell)
-    finally:
-        del os.environ["ANTHROPIC_API_KEY"]
-    assert "sk-test-not-a-key" not in ran.out and "GIT_CONFIG_COUNT" in ran.out
-
-
 def test_the_terminal_is_not_read(world: World, shell: str) -> None:
     os.write(world.pty_master, b"SECRET-KEYSTROKES\n")
     ran = world.run("cat {pts}; head -c 100 < {pts}", shell=shell, wall=1)
@@ -296,9 +269,13 @@ def test_the_terminal_is_not_read(world: World, shell: str) -> None:
 
 
 @pytest.mark.skipif(not HAVE["strace"], reason="strace is not installed")
-def test_strace_shows_the_kernel_refusing(world: World, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("namespaces", "kill"), [(True, "ESRCH"), (False, "EPERM")], ids=["namespace", "watcher"]
+)
+def test_strace_shows_the_kernel_refusing(world: World, tmp_path: Path, namespaces: bool, kill: str) -> None:
     """The refusals come from the kernel: each call returns its error (EACCES from Landlock or the socket
-    filter, EPERM from seccomp or Landlock's signal scope)."""
+    filter, EPERM from seccomp or Landlock's signal scope; in a PID namespace of its own, the command sees
+    no other process to signal at all: ESRCH)."""
     trace = tmp_path / "trace"
     bash = shutil.which("bash") or "/bin/bash"
     command = (
@@ -306,7 +283,7 @@ def test_strace_shows_the_kernel_refusing(world: World, tmp_path: Path) -> None:
         "python3 -c 'import os; os.setresuid(65534, 65534, 65534)'; true"
     )
     calls = "trace=socket,openat,utimensat,fchmodat,kill,setresuid"
-    jailed = world.jailed(command, wall=60)  # strace slows every process down: no time limit in the way
+    jailed = world.jailed(command, wall=60, namespaces=namespaces)  # strace slows every process down
     strace = ["strace", "-f", "-qq", "-o", str(trace), "-e", calls, bash, "-c", jailed]
     subprocess.run(strace, cwd=world.repo, env=world.env("strace", bash), capture_output=True, timeout=60)
     text = trace.read_text()
@@ -315,7 +292,7 @@ def test_strace_shows_the_kernel_refusing(world: World, tmp_path: Path) -> None:
         r'openat\(AT_FDCWD, "X", O_WRONLY\|O_CREAT.*\s+= -1 EACCES',
         r'utimensat\(AT_FDCWD, "README.md", NULL, 0\)\s+= -1 EPERM',
         r'fchmodat\(AT_FDCWD, "a", 000\)\s+= -1 EPERM',
-        rf"kill\({world.victim.pid}, SIGKILL\)\s+= -1 EPERM",
+        rf"kill\({world.victim.pid}, SIGKILL\)\s+= -1 {kill}",
         r"setresuid\(65534, 65534, 65534\)\s+= -1 EPERM",
     ):
         assert re.search(expected, text), f"{expected} not in the trace:\n{text[-3000:]}"
