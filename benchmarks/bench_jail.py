@@ -4,8 +4,11 @@ Run from the repository root: `python benchmarks/bench_jail.py [--runs 30]`. Eac
 TEXT` the way the CLI's Bash tool does, with TEXT the command itself (`bash -c`, no jail) or
 `jail_command(command)` (what the delegation wall hands the CLI): the launcher starts, confines itself and
 runs the same shell on the command. The two runs of a row alternate, so that the load of the machine falls
-on both alike, and the row's **ratio** is the jailed median over the plain one, measured in the same run.
-The last section splits the launcher's own start (`python -I -S`, its imports) from the rest.
+on both alike, and the row's **ratio** is the jailed median over the plain one, measured in the same run;
+so is the ratio of their CPU time (user and system, of the process tree), which the machine's load
+disturbs less than wall time. Then the launcher's own start (`python -I -S`, its imports) apart from the
+rest, and how long the command's processes outlive a launcher killed with SIGKILL (`sleep 600 & sleep
+600 & wait`), in a PID namespace and with the watcher (`--namespaces 0`), polled every millisecond.
 
 A benchmark, not a test: it asserts nothing. It needs a machine with a jail (`flower doctor` says).
 """
@@ -16,10 +19,12 @@ import argparse
 import base64
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 from flower.glance import jail_command, jail_support
@@ -34,15 +39,19 @@ COMMANDS = {
 }
 
 
-def _once(argv: list[str]) -> float:
+def _once(argv: list[str]) -> tuple[float, float]:
+    """Wall time and CPU time (user and system of it and every process it waited for), in milliseconds."""
     started = time.perf_counter()
-    subprocess.run(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=True)  # fmt: skip
-    return (time.perf_counter() - started) * 1000
+    process = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)  # fmt: skip
+    _, status, usage = os.wait4(process.pid, 0)
+    if status:
+        raise SystemExit(f"{argv!r} failed ({status})")
+    return (time.perf_counter() - started) * 1000, (usage.ru_utime + usage.ru_stime) * 1000
 
 
-def paired(first: list[str], second: list[str], runs: int) -> tuple[list[float], list[float]]:
-    """`runs` wall times in milliseconds of each argv, run one after the other in turn."""
+def paired(first: list[str], second: list[str], runs: int) -> tuple[list[tuple[float, float]], ...]:
+    """`runs` (wall, CPU) times in milliseconds of each argv, run one after the other in turn."""
     a, b = [], []
     for _ in range(runs):
         a.append(_once(first))
@@ -50,8 +59,52 @@ def paired(first: list[str], second: list[str], runs: int) -> tuple[list[float],
     return a, b
 
 
+GIVE_UP = 10.0
+"""Seconds after which processes still left by a killed launcher are counted as left running."""
+
+
+def _marked(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                environ = Path(f"/proc/{entry}/environ").read_bytes()
+                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker.encode() in environ and state != "Z":
+                found.append(int(entry))
+    return found
+
+
+def survival_ms(namespaces: bool) -> float:
+    """Milliseconds from SIGKILL of the launcher until no process of its command is left."""
+    marker = f"bench-{uuid.uuid4().hex}"
+    command = jail_command("sleep 600 & sleep 600 & wait") + ("" if namespaces else " --namespaces '0'")
+    env = {**os.environ, "LC_IDENTIFICATION": marker, "LC_ALL": "C.UTF-8"}  # every process carries it
+    outer = subprocess.Popen(["bash", "-c", command + " && :"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
+    while len(_marked(marker)) < 4:  # the launcher, the shell and the two sleeps (and the init or watcher)
+        if outer.poll() is not None:
+            return float("nan")  # the launcher refused (an older flower, without `--namespaces`)
+        time.sleep(0.01)
+    launcher = int(Path(f"/proc/{outer.pid}/task/{outer.pid}/children").read_text().split()[0])
+    os.kill(launcher, signal.SIGKILL)
+    killed = time.perf_counter()
+    while (left := set(_marked(marker)) - {outer.pid}) and time.perf_counter() - killed < GIVE_UP:
+        time.sleep(0.001)
+    gone = time.perf_counter()
+    for pid in left:  # a jail that leaves them running (an older flower): end them here
+        os.kill(pid, signal.SIGKILL)
+    outer.wait()
+    return (gone - killed) * 1000 if not left else float("inf")
+
+
 def _cell(times: list[float]) -> str:
     return f"{statistics.median(times):.1f} ({statistics.quantiles(times, n=10)[-1]:.1f})"
+
+
+def _ratio(jailed: list[float], plain: list[float]) -> float:
+    return statistics.median(jailed) / statistics.median(plain)
 
 
 def main() -> None:
@@ -65,26 +118,40 @@ def main() -> None:
     python = sys.version.split()[0]
     print(f"{runs} runs each; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f} at the start; "
           f"{support.describe()}; Python {python}")  # fmt: skip
-    print("\n| command | shell | `bash -c`: median ms (p90) | jailed: median ms (p90) | ratio |")
-    print("|---|---|---:|---:|---:|")
-    ratios = []
+    print("\n| command | shell | `bash -c`: median ms (p90) | jailed: median ms (p90) | ratio "
+          "| CPU ms: plain, jailed | CPU ratio |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---:|")
+    ratios, cpu_ratios = [], []
     for label, command in COMMANDS.items():
         for shell in shells:
             jailed_argv = [shell, "-c", jail_command(command) + " && :"]
             plain, jailed = paired([shell, "-c", command + " && :"], jailed_argv, runs)
-            ratio = statistics.median(jailed) / statistics.median(plain)
-            ratios.append(ratio)
+            walls = [[wall for wall, _ in times] for times in (plain, jailed)]
+            cpus = [[cpu for _, cpu in times] for times in (plain, jailed)]
+            ratios.append(_ratio(walls[1], walls[0]))
+            cpu_ratios.append(_ratio(cpus[1], cpus[0]))
             name = os.path.basename(shell)
-            print(f"| `{label}` | {name} | {_cell(plain)} | {_cell(jailed)} | {ratio:.1f} |")
+            cpu = f"{statistics.median(cpus[0]):.1f}, {statistics.median(cpus[1]):.1f}"
+            print(f"| `{label}` | {name} | {_cell(walls[0])} | {_cell(walls[1])} | {ratios[-1]:.1f}"
+                  f" | {cpu} | {cpu_ratios[-1]:.1f} |")  # fmt: skip
     load = os.getloadavg()[0]
-    print(f"\nMedian ratio over the rows: {statistics.median(ratios):.1f}; load {load:.1f} at the end.")
+    print(f"\nMedian ratio over the rows: {statistics.median(ratios):.1f} (wall), "
+          f"{statistics.median(cpu_ratios):.1f} (CPU); load {load:.1f} at the end.")  # fmt: skip
     encoded = base64.urlsafe_b64encode(b"true").decode()
     bare, launcher = paired([sys.executable, "-I", "-S", "-c", "pass"],
                             [sys.executable, "-I", "-S", str(LAUNCHER), "--b64", encoded], runs)  # fmt: skip
-    print("\n| the launcher alone | median ms (p90) | min ms |")
-    print("|---|---:|---:|")
-    print(f"| `python -I -S -c pass` (the interpreter's start) | {_cell(bare)} | {min(bare):.1f} |")
-    print(f"| the launcher running `true` (no outer shell) | {_cell(launcher)} | {min(launcher):.1f} |")
+    print("\n| the launcher alone | wall: median ms (p90) | min ms | CPU ms (median) |")
+    print("|---|---:|---:|---:|")
+    for what, pairs in (("`python -I -S -c pass` (the interpreter's start)", bare),
+                        ("the launcher running `true` (no outer shell)", launcher)):  # fmt: skip
+        elapsed = [wall for wall, _ in pairs]
+        used = statistics.median(each for _, each in pairs)
+        print(f"| {what} | {_cell(elapsed)} | {min(elapsed):.1f} | {used:.1f} |")
+    print("\n| the launcher killed (SIGKILL) | runs | processes left after: median ms | max ms |")
+    print("|---|---:|---:|---:|")
+    for mechanism, namespaces in (("PID namespace", True), ("watcher (`--namespaces 0`)", False)):
+        kept = [survival_ms(namespaces) for _ in range(max(3, runs // 3))]
+        print(f"| {mechanism} | {len(kept)} | {statistics.median(kept):.1f} | {max(kept):.1f} |")
 
 
 if __name__ == "__main__":

@@ -30,8 +30,7 @@ import claude_agent_sdk
 
 from .._run.credentials import credential_sources
 from .._version import __version__
-from ..glance import jail_support
-from ..glance.jail import ENVIRONMENT
+from ..glance import ENVIRONMENT, jail_support
 from ..versions import TESTED_CLI, TESTED_PARSER, TESTED_SDK, VersionRange, installed_version
 from ._selfcheck import Check, Progress, self_check
 

@@ -28,7 +28,7 @@ else:  # `signal` imports `enum`, which costs the launcher 10-20 ms at every gla
     import _signal as signal
 
 __all__ = [
-    "EXIT_MEMORY", "EXIT_OUTPUT", "EXIT_REFUSED", "EXIT_TIMEOUT", "REPORT", "Account", "Options",
+    "EXIT_MEMORY", "EXIT_OUTPUT", "EXIT_REFUSED", "EXIT_TIMEOUT", "REPORT", "Account", "Options", "Shell",
     "environment", "exited", "kill_group", "parse", "refuse", "same_file", "shell_argv", "stop_on_signals",
     "supervise", "write_all",
 ]  # fmt: skip
@@ -177,6 +177,21 @@ def exited(pid: int) -> bool:
     return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
 
 
+class Shell:
+    """The command's shell as the launcher's own child: whether it ended, and how (wait status, CPU s)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def ended(self) -> bool:
+        return exited(self.pid)
+
+    def status(self) -> tuple[int, float]:
+        """Its wait status and the CPU seconds it and the children it waited for used (blocks)."""
+        _, status, usage = os.wait4(self.pid, 0)
+        return status, usage.ru_utime + usage.ru_stime
+
+
 _NOTES = {
     EXIT_TIMEOUT: "[glance: stopped after {wall:g} s, the time limit of a glance: delegate a longer command]",
     EXIT_OUTPUT: "[glance: output cut at {output:,} bytes and the command stopped: narrow it or delegate it]",
@@ -207,15 +222,16 @@ class Account:
         self.memory, self.oom, self.refused = memory, oom, refused
 
 
-def supervise(pid: int, pipes: list[int], err_r: int | None, limits: Limits, started: float, *,
-              watch: dict[int, Callable[[], bool]], tick: float | None,
+def supervise(group: int, pipes: list[int], err_r: int | None, limits: Limits, started: float, *,
+              shell: Shell, watch: dict[int, Callable[[], bool]], tick: float | None,
               account: Account | None = None) -> int:  # fmt: skip
-    """Relay `pipes` until the shell `pid` ended and they closed, within the limits; return the exit status.
+    """Relay `pipes` until `shell` ended and they closed, within the limits; return the exit status.
 
-    `watch` maps more descriptors to a call made when they are readable, which returns whether to keep
-    watching (the Linux process counter; a pidfd that wakes the loop when the shell exits). Without such
-    a pidfd, `tick` seconds bound each wait so that the shell's end is noticed. The last line written is
-    the launcher's note when it ended the command, or saw it end by a signal or at a budget.
+    `group` is the command's process group (every process of it is killed at the end). `watch` maps
+    more descriptors to a call made when they are readable, which returns whether to keep watching (the
+    Linux process counter; a pidfd or a pipe that wakes the loop when the shell exits). Without such a
+    descriptor, `tick` seconds bound each wait so that the shell's end is noticed. The last line written
+    is the launcher's note when it ended the command, or saw it end by a signal or at a budget.
     """
     account = account or Account()
     memory = account.memory
@@ -258,12 +274,12 @@ def supervise(pid: int, pipes: list[int], err_r: int | None, limits: Limits, sta
                     break
         if outcome:
             break
-        if not finished and exited(pid):
+        if not finished and shell.ended():
             finished = True
-            kill_group(pid)  # the shell is a zombie, its group id still ours: end its background jobs
-    kill_group(pid)
-    _, status, usage = os.wait4(pid, 0)
-    code, note = _ending(outcome, status, usage.ru_utime + usage.ru_stime, limits, account)
+            kill_group(group)  # its leader is a zombie, its group id still ours: end the background jobs
+    kill_group(group)
+    status, cpu = shell.status()
+    code, note = _ending(outcome, status, cpu, limits, account)
     refused = account.refused() if account.refused is not None else 0
     if refused and not outcome:
         note = (f"[glance: {refused} process or thread creation{'s' * (refused > 1)} refused, past the "

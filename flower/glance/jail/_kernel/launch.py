@@ -46,6 +46,7 @@ from .common import (
     REPORT,
     Account,
     Options,
+    Shell,
     environment,
     kill_group,
     parse,
@@ -115,19 +116,26 @@ def _run(options: Options) -> int:
             f"{MEMORY_CHECK_SECONDS * 1000:g} ms bounds them together",
         )  # fmt: skip
     isolated = options.namespaces and isolate.new_pid_namespace()
+    report_r, report_w = os.pipe() if isolated else (-1, -1)
     prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphans of the command come back to us, not to init
+    setup = _Setup(readable, group, isolated, launcher)
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:  # the child: confine, hand the counter back, exec; any failure ends it before exec
         try:
             ours.close()
-            _child(argv, env, options, _Setup(readable, group, isolated, launcher), out_w, err_w, theirs)
+            if isolated:
+                _first(argv, env, options, setup, (out_w, err_w, report_w), theirs)
+            else:
+                _child(argv, env, options, setup, out_w, err_w, theirs)
         except BaseException as error:
             os.write(2, f"glance jail: {error}; the command was not run.\n".encode())
         os._exit(EXIT_REFUSED)
+    if report_w >= 0:
+        os.close(report_w)
     try:
-        return _supervise(options, pid, ours, theirs, (out_r, out_w, err_r, err_w), merged, started,
-                          _Setup(readable, group, isolated, launcher))  # fmt: skip
+        return _supervise(options, pid, ours, theirs, (out_r, out_w, err_r, err_w), merged, started, setup,
+                          report_r)  # fmt: skip
     except BaseException as error:
         kill_group(pid)  # the relay failed: the command must not run on unsupervised
         raise _Stopped(str(error)) from error
@@ -155,8 +163,8 @@ class _Setup:
 
 
 def _supervise(options: Options, pid: int, ours: socket.socket, theirs: socket.socket,
-               fds: tuple[int, int, int, int], merged: bool, started: float,
-               setup: _Setup) -> int:  # fmt: skip
+               fds: tuple[int, int, int, int], merged: bool, started: float, setup: _Setup,
+               report: int) -> int:  # fmt: skip
     out_r, out_w, err_r, err_w = fds
     theirs.close()
     for fd in {out_w, err_w}:
@@ -166,24 +174,31 @@ def _supervise(options: Options, pid: int, ours: socket.socket, theirs: socket.s
     listener, private = _receive(ours, options.limits)  # None: the child failed before exec, says why
     if options.report and listener is not None:
         _report(_ISOLATED if private else _WATCHED)
-    pidfd = os.pidfd_open(pid)
-    budget = _Budget(options.limits, pid, {watcher})
+    budget = _Budget(options.limits, pid, {watcher, pid} if setup.isolated else {watcher})
 
     def count() -> bool:
         assert listener is not None
         budget.answer(listener)
         return True
 
+    shell: Shell
+    if setup.isolated:  # the namespace's init reports the shell's end
+        shell = isolate.Reported(report)
+        watch = {report: shell.read}
+    else:  # the shell is our child: its pidfd wakes the loop when it ends
+        shell = Shell(pid)
+        watch = {os.pidfd_open(pid): lambda: False}
+    if listener is not None:
+        watch[listener] = count
     group = setup.group
     account = Account(
         memory=lambda: sum(_anonymous(each) for each in budget.census()[0]),
         oom=(lambda: cgroup.oom_killed(group)) if group is not None else None,
         refused=lambda: budget.refused,
     )
-    watch = {pidfd: lambda: False, **({listener: count} if listener is not None else {})}
     try:
         return supervise(pid, sorted({out_r, err_r}), None if merged else err_r, options.limits, started,
-                         watch=watch, tick=None, account=account)  # fmt: skip
+                         shell=shell, watch=watch, tick=None, account=account)  # fmt: skip
     finally:
         if alive >= 0:
             os.write(alive, b"x")  # ended in order: the watcher leaves the group alone
@@ -192,23 +207,52 @@ def _supervise(options: Options, pid: int, ours: socket.socket, theirs: socket.s
 
 def _child(argv: list[str], env: dict[str, str], options: Options, setup: _Setup, out: int, err: int,
            back: socket.socket) -> None:  # fmt: skip
+    """Without a PID namespace: the child confines itself and becomes the shell."""
     os.setsid()
-    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the shell dies with the launcher (in a namespace: all of it)
-    if not setup.isolated and os.getppid() != setup.launcher:  # pid 1 of a namespace has no parent to see
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the shell dies with the launcher (the watcher ends the rest)
+    if os.getppid() != setup.launcher:
         raise JailError("the launcher ended before the command started")
-    for number in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(number, signal.SIG_DFL)  # Python ignores SIGPIPE and SIGXFSZ; exec would keep that
+    _enter(setup)
+    _exec(argv, env, options, setup, out, err, back, private=False)
+
+
+def _first(argv: list[str], env: dict[str, str], options: Options, setup: _Setup,
+           fds: tuple[int, int, int], back: socket.socket) -> None:  # fmt: skip
+    """The first process of the PID namespace: a /proc of its own, then the shell as its child, whose
+    end it reports (`isolate.serve`)."""
+    out, err, report = fds
+    os.setsid()
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # it dies with the launcher, and the namespace with it
+    _enter(setup)
+    private = isolate.private_proc()
+    shell = os.fork()
+    if shell == 0:
+        try:
+            _exec(argv, env, options, setup, out, err, back, private=private)
+        except BaseException as error:
+            os.write(2, f"glance jail: {error}; the command was not run.\n".encode())
+        os._exit(EXIT_REFUSED)
+    isolate.serve(shell, report)
+
+
+def _enter(setup: _Setup) -> None:
     if setup.group is not None:
         try:  # noqa: SIM105 - contextlib costs the launcher an import
             cgroup.enter(setup.group)
         except OSError:
             pass  # one bound less: the launcher's own sum of memory still holds
-    private = setup.isolated and isolate.private_proc()
+
+
+def _exec(argv: list[str], env: dict[str, str], options: Options, setup: _Setup, out: int, err: int,
+          back: socket.socket, *, private: bool) -> None:  # fmt: skip
+    """Confine this process, hand the counter's descriptor to the launcher, and become the shell."""
+    for number in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)  # Python ignores SIGPIPE and SIGXFSZ; exec would keep that
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(out, 1)
     os.dup2(err, 2)
-    listener = confine(options.limits, pgid=os.getpid(), readable=setup.readable, private_proc=private,
+    listener = confine(options.limits, pgid=os.getpgrp(), readable=setup.readable, private_proc=private,
                        max_abi=options.max_abi)  # fmt: skip
     # Sent after PR_SET_PDEATHSIG: if the launcher is already gone, this fails and the command never runs.
     tag = b"P" if private else b"S"  # whether /proc is the namespace's own
@@ -267,8 +311,9 @@ class _Budget:
 
 
 def _census(group: int, skip: set[int]) -> tuple[list[int], int]:
-    """The command's processes (the launcher's descendants, as it is their subreaper, but `skip`; else
-    its group's), and how many threads they have beyond each one's first."""
+    """The command's processes (the launcher's descendants, as it is their subreaper, but those in `skip`,
+    the watcher and a namespace's init, whose children count; else its group's), and how many threads
+    they have beyond each one's first."""
     me = os.getpid()
     if not os.path.exists(f"/proc/{me}/task/{me}/children"):  # a kernel without CONFIG_PROC_CHILDREN
         members = _group_members(group)
@@ -282,14 +327,14 @@ def _census(group: int, skip: set[int]) -> tuple[list[int], int]:
             tasks = os.listdir(f"/proc/{parent}/task")
         except OSError:  # it just ended
             continue
-        threads += (len(tasks) - 1) * (parent != me)
+        threads += (len(tasks) - 1) * (parent != me and parent not in skip)
         for task in tasks:
             try:
                 with open(f"/proc/{parent}/task/{task}/children", "rb") as file:
-                    children = [int(word) for word in file.read().split() if int(word) not in skip]
+                    children = [int(word) for word in file.read().split()]
             except OSError:
                 continue
-            found += children
+            found += [child for child in children if child not in skip]
             parents += children
     return found, threads
 

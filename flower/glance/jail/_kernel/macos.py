@@ -38,7 +38,16 @@ import resource
 import time
 
 from . import isolate, reads
-from .common import EXIT_REFUSED, Options, environment, same_file, shell_argv, stop_on_signals, supervise
+from .common import (
+    EXIT_REFUSED,
+    Options,
+    Shell,
+    environment,
+    same_file,
+    shell_argv,
+    stop_on_signals,
+    supervise,
+)  # fmt: skip
 
 TYPE_CHECKING = False  # not `typing`: importing it costs the launcher milliseconds at every glance
 
@@ -190,9 +199,8 @@ def run_macos(options: Options) -> int:
     stop_on_signals(pid)
     _watcher, alive = isolate.watch(pid)
     try:
-        return supervise(
-            pid, sorted({out_r, err_r}), None if merged else err_r, limits, started, watch={}, tick=0.05
-        )
+        return supervise(pid, sorted({out_r, err_r}), None if merged else err_r, limits, started,
+                         shell=Shell(pid), watch={}, tick=0.05)  # fmt: skip
     finally:
         os.write(alive, b"x")  # ended in order: the watcher leaves the group alone
         os.close(alive)
