@@ -24,10 +24,9 @@ import statistics
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
-from flower.glance import jail_command, jail_support
+from flower.glance import JailLimits, jail_command, jail_support
 from flower.glance.jail import LAUNCHER
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,34 +62,42 @@ GIVE_UP = 10.0
 """Seconds after which processes still left by a killed launcher are counted as left running."""
 
 
-def _marked(marker: str) -> list[int]:
+def _session(sid: int) -> list[int]:
+    """The live processes of the session `sid` (the command's: every process of it stays there)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                environ = Path(f"/proc/{entry}/environ").read_bytes()
-                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            if marker.encode() in environ and state != "Z":
+            if int(fields[3]) == sid and fields[0] != "Z":
                 found.append(int(entry))
     return found
 
 
+def _children(pid: int) -> list[int]:
+    return [int(word) for word in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
 def survival_ms(namespaces: bool) -> float:
     """Milliseconds from SIGKILL of the launcher until no process of its command is left."""
-    marker = f"bench-{uuid.uuid4().hex}"
-    command = jail_command("sleep 600 & sleep 600 & wait") + ("" if namespaces else " --namespaces '0'")
-    env = {**os.environ, "LC_IDENTIFICATION": marker, "LC_ALL": "C.UTF-8"}  # every process carries it
-    outer = subprocess.Popen(["bash", "-c", command + " && :"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
-    while len(_marked(marker)) < 4:  # the launcher, the shell and the two sleeps (and the init or watcher)
-        if outer.poll() is not None:
+    command = jail_command("sleep 600 & sleep 600 & wait", limits=JailLimits(wall_seconds=60))
+    command += "" if namespaces else " --namespaces '0'"
+    outer = subprocess.Popen(["bash", "-c", command + " && :"], cwd=ROOT, stdin=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)  # fmt: skip
+    started = time.perf_counter()
+    while True:  # the launcher's child leads the command's session: the shell and its two sleeps
+        if outer.poll() is not None or time.perf_counter() - started > GIVE_UP:
             return float("nan")  # the launcher refused (an older flower, without `--namespaces`)
+        launchers = _children(outer.pid)
+        sessions = [child for launcher in launchers for child in _children(launcher)]
+        if sessions and len(_session(sessions[0])) >= 3:
+            break
         time.sleep(0.01)
-    launcher = int(Path(f"/proc/{outer.pid}/task/{outer.pid}/children").read_text().split()[0])
-    os.kill(launcher, signal.SIGKILL)
+    os.kill(launchers[0], signal.SIGKILL)
     killed = time.perf_counter()
-    while (left := set(_marked(marker)) - {outer.pid}) and time.perf_counter() - killed < GIVE_UP:
+    while (left := _session(sessions[0])) and time.perf_counter() - killed < GIVE_UP:
         time.sleep(0.001)
     gone = time.perf_counter()
     for pid in left:  # a jail that leaves them running (an older flower): end them here

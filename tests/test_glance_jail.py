@@ -15,32 +15,19 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from flower.glance import jail_support
 from flower.glance.jail import LAUNCHER
-from tests.jail_world import CUT, MEMORY, PYTHON, REFUSED, SHELLS, TIMEOUT, World
+from tests.jail_world import CUT, MEMORY, PYTHON, REFUSED, TIMEOUT, World
 
 pytestmark = pytest.mark.skipif(
     not jail_support().available, reason=f"this machine has no glance jail: {jail_support().reason}"
 )
 
 HAVE = {name: shutil.which(name) is not None for name in ("node", "gawk", "python3", "chattr", "strace")}
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    created = World(tmp_path_factory.mktemp("jail"))
-    yield created
-    created.close()
-
-
-@pytest.fixture(params=SHELLS, ids=os.path.basename)
-def shell(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 def _needs(command: str, shell: str) -> None:

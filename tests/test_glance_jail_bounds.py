@@ -15,13 +15,12 @@ import signal
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from flower.glance import jail_support
-from tests.jail_world import MEMORY, PYTHON, REFUSED, SHELLS, World, _stragglers
+from tests.jail_world import MEMORY, PYTHON, REFUSED, World, _stragglers
 
 pytestmark = pytest.mark.skipif(
     not jail_support().available, reason=f"this machine has no glance jail: {jail_support().reason}"
@@ -31,18 +30,6 @@ CRASH = (
     "[glance: the command was killed by SIGSEGV, which is how a process ends past a memory limit of a glance "
     "(8 MiB of stack, 512 MiB of data, 4,096 MiB of address space): delegate it]"
 )
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    created = World(tmp_path_factory.mktemp("bounds"))
-    yield created
-    created.close()
-
-
-@pytest.fixture(params=SHELLS, ids=os.path.basename)
-def shell(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 def _python(code: str) -> str:

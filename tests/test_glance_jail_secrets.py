@@ -22,7 +22,7 @@ import pytest
 from flower.glance import glance_verdict, jail_support
 from flower.glance.jail import ENVIRONMENT
 from tests.credentials import CLI_SCRUB_LIST, VARIABLES, cli_scrub_list, fake, fake_environment, leaks, plant
-from tests.jail_world import PYTHON, REFUSED, SHELLS, World
+from tests.jail_world import PYTHON, REFUSED, World
 
 JAIL = jail_support()
 needs_jail = pytest.mark.skipif(not JAIL.available, reason=f"this machine has no glance jail: {JAIL.reason}")
@@ -54,11 +54,6 @@ def secrets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secrets]:
     process.kill()
     process.wait()
     world.close()
-
-
-@pytest.fixture(params=SHELLS, ids=os.path.basename)
-def shell(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 @pytest.fixture(params=[True, False], ids=["namespace", "watcher"])

@@ -24,7 +24,7 @@ import stat
 from ._verb import names
 from .jail._kernel.reads import PROC_FILES, PROC_TREES
 
-__all__ = ["UNKNOWN", "join", "path_refusal", "reaches_root", "resolve"]
+__all__ = ["UNKNOWN", "candidates", "join", "path_refusal", "reaches_root", "resolve"]
 
 UNKNOWN = "\0"
 """Stands for a part of a word that is known only at run time."""
@@ -58,7 +58,7 @@ def path_refusal(template: str, cwd: str | None = None) -> str:
     """
     if "/" not in template and cwd is None:
         return ""  # one component: it is not under `/` (and `..` or a run-time part alone names no file)
-    for candidate in _candidates(template):
+    for candidate in candidates(template):
         path = join(cwd, candidate)
         reason = _special(path)
         real = resolve(path)
@@ -118,7 +118,8 @@ def _special_file(path: str) -> str:
     return ""
 
 
-def _candidates(template: str) -> list[str]:
+def candidates(template: str) -> list[str]:
+    """The argument, and the values an option may carry in it: after `=`, after a short option's letter."""
     found = [template]
     if "=" in template:
         found.append(template.partition("=")[2])

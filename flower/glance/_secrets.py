@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 
-from ._paths import UNKNOWN, join, resolve
+from ._paths import UNKNOWN, candidates, join, resolve
 from .jail._kernel.reads import HOME_SECRETS, SECRET_NAMES, SYSTEM_SECRETS
 
 __all__ = ["DUMPS", "secret_refusal"]
@@ -51,7 +51,7 @@ def secret_refusal(template: str, cwd: str | None = None, *, recursive: bool = F
     `recursive`: the verb walks the tree below the path, so a path above a credential store counts too.
     Besides the whole argument, an option's value is checked (`--file=~/.netrc`, `-f~/.netrc`).
     """
-    for candidate in _candidates(template):
+    for candidate in candidates(template):
         path = join(cwd, candidate)
         real = resolve(path) if _parts(path)[:1] != ["proc"] else None  # /proc/self is a magic link
         for form in dict.fromkeys([path, *([real] if real else [])]):
@@ -59,15 +59,6 @@ def secret_refusal(template: str, cwd: str | None = None, *, recursive: bool = F
             if reason:
                 return reason
     return ""
-
-
-def _candidates(template: str) -> list[str]:
-    found = [template]
-    if "=" in template:
-        found.append(template.partition("=")[2])
-    if template.startswith("-") and not template.startswith("--"):
-        found.extend(template[k:] for k in range(2, len(template)) if template[k] in "/.~" + UNKNOWN)
-    return found
 
 
 def _parts(path: str) -> list[str]:
