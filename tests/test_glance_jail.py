@@ -345,6 +345,20 @@ def test_an_older_landlock_abi_is_made_up_by_seccomp(
     assert ran.rc not in (REFUSED, -9), ran.out
 
 
+@pytest.mark.long
+@pytest.mark.parametrize("abi", [1, 5])
+@pytest.mark.parametrize(
+    "command", [c for c in OLDER_KERNELS if "kill" in c or "abstract" in c or "touch" in c]
+)
+def test_an_older_landlock_abi_without_a_pid_namespace(
+    world: World, shell: str, abi: int, command: str
+) -> None:
+    """Without a PID namespace, the seccomp stand-ins hold too (signals only within the group)."""
+    ran = world.run(command, shell=shell, abi=abi, namespaces=False)
+    assert ran.effects == [], f"{command!r} at ABI {abi}: {ran.effects}\n{ran.out}"
+    assert ran.rc not in (REFUSED, -9), ran.out
+
+
 @pytest.mark.parametrize("abi", [1, 5])
 def test_benign_commands_work_at_an_older_abi(world: World, shell: str, abi: int) -> None:
     command = "git status && diff <(sort a) <(sort b); cd sub && ps | head -1 && echo x > /dev/null"
