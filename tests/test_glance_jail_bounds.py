@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from flower.glance import jail_support
+from flower.testing import hang_guard
 from tests.jail_world import MEMORY, PYTHON, REFUSED, World, _stragglers
 
 pytestmark = pytest.mark.skipif(
@@ -46,7 +47,7 @@ def test_the_stack_limit_cannot_be_raised_and_the_stack_ends_at_it(world: World,
     assert raised.out.startswith("8192\n8192\n"), raised.out  # zsh says nothing, bash says it cannot
     assert raised.out.rstrip().endswith("ValueError: not allowed to raise maximum limit"), raised.out
     nested = "import sys; sys.setrecursionlimit(10 ** 8); x = []\nfor _ in range(10 ** 6): x = [x]\nrepr(x)"
-    grown = world.run(_python(nested), shell=shell, wall=30)
+    grown = world.run(_python(nested), shell=shell, wall=hang_guard())
     assert grown.rc == 128 + signal.SIGSEGV and grown.out.rstrip().endswith(CRASH), grown.out[-500:]
 
 
@@ -79,7 +80,7 @@ def test_memory_no_limit_counts_is_refused(world: World, shell: str, probe: str,
 def test_one_process_is_held_to_the_memory_budget(world: World, shell: str) -> None:
     """The budget is checked from the first process: one under its own data limit but over the budget."""
     ran = world.run(_python("import time; x = bytearray(300 << 20); time.sleep(5)") + "; echo done",
-                    shell=shell, wall=20, memory_bytes=200 << 20)  # fmt: skip
+                    shell=shell, wall=hang_guard(), memory_bytes=200 << 20)  # fmt: skip
     assert ran.rc == MEMORY and ran.out.rstrip().endswith(
         "[glance: stopped at 200 MiB of memory, the memory limit of a glance: delegate it]"
     ), ran.out
@@ -87,7 +88,8 @@ def test_one_process_is_held_to_the_memory_budget(world: World, shell: str) -> N
 
 
 def _launcher_of(shell_pid: int) -> int:
-    for _ in range(600):
+    deadline = time.monotonic() + hang_guard()
+    while time.monotonic() < deadline:
         for task in os.listdir(f"/proc/{shell_pid}/task"):
             for child in Path(f"/proc/{shell_pid}/task/{task}/children").read_text().split():
                 if b"run.py" in Path(f"/proc/{child}/cmdline").read_bytes():
@@ -99,21 +101,23 @@ def _launcher_of(shell_pid: int) -> int:
 @pytest.mark.parametrize("namespaces", [True, False], ids=["namespace", "watcher"])
 def test_nothing_outlives_a_killed_launcher(world: World, shell: str, namespaces: bool) -> None:
     marker = uuid.uuid4().hex
-    jailed = world.jailed("sleep 600 & sleep 600 & wait", wall=60, namespaces=namespaces)
+    jailed = world.jailed("sleep 600 & sleep 600 & wait", wall=hang_guard(), namespaces=namespaces)
     quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     process = subprocess.Popen(
         [shell, "-c", jailed + " && :"], cwd=world.repo, env=world.env(marker, shell), **quiet
     )
     launcher = _launcher_of(process.pid)
-    for _ in range(600):  # both sleeps started
+    deadline = time.monotonic() + hang_guard()
+    while time.monotonic() < deadline:  # both sleeps started
         if len(_stragglers(marker)) >= 3:
             break
         time.sleep(0.05)
     before = _stragglers(marker)
     assert len(before) >= 3, before  # the shell and its two sleeps
     os.kill(launcher, signal.SIGKILL)
-    process.wait(timeout=60)
-    for _ in range(300):  # a hang guard: they are gone within milliseconds (bench_jail.py measures it)
+    process.wait(timeout=hang_guard())
+    deadline = time.monotonic() + hang_guard()
+    while time.monotonic() < deadline:  # a hang guard: they are gone within milliseconds (bench_jail.py)
         if not (left := _stragglers(marker)):
             break
         time.sleep(0.1)
@@ -135,7 +139,9 @@ def test_a_signal_and_the_cpu_limit_are_told_by_the_launcher(
     killed = world.run("kill -TERM $$; echo survived", shell=shell, namespaces=namespaces)
     assert killed.rc == 128 + signal.SIGTERM, killed.out
     assert killed.out == "\n[glance: the command was killed by SIGTERM]\n"
-    spin = world.run(_python("while True: pass"), shell=shell, wall=30, cpu_seconds=1, namespaces=namespaces)
+    spin = world.run(
+        _python("while True: pass"), shell=shell, wall=hang_guard(), cpu_seconds=1, namespaces=namespaces
+    )
     assert spin.rc == 128 + signal.SIGXCPU, spin.out
     assert spin.out == "\n[glance: stopped at 1 s of CPU, the CPU limit of a glance: delegate it]\n"
 
@@ -144,10 +150,13 @@ def test_the_process_budget_counts_processes_alive_at_once(world: World, shell: 
     """A loop of short processes one after another passes (a budget of forks over the run refused it);
     processes at once past the budget fail, and the launcher says how many it refused."""
     loop = world.run("for i in $(seq 60); do /bin/true || echo FAILED; done; echo END", shell=shell,
-                     processes=3, wall=30)  # fmt: skip
+                     processes=3, wall=hang_guard())  # fmt: skip
     assert loop.rc == 0 and loop.out == "END\n", loop.out
-    many = world.run(
-        "sleep 1 & sleep 1 & sleep 1 & sleep 1 & wait; echo END", shell=shell, processes=3, wall=30
+    many = world.run(  # the sleeps outlast the shell (the launcher ends them): 4 at once, whatever the load
+        "sleep 600 & sleep 600 & sleep 600 & sleep 600 & echo END",
+        shell=shell,
+        processes=3,
+        wall=hang_guard(),
     )
     assert (
         "process or thread creation" in many.out
@@ -161,13 +170,17 @@ def test_the_thread_budget_counts_threads_alive_at_once(world: World, shell: str
         "import threading, time; ts = [threading.Thread(target=time.sleep, args=({pause},))"
         " for _ in range({n})]\nfor t in ts: t.start(){join}\nprint('STARTED')"
     )
-    at_once = world.run(_python(start.format(pause=2, n=20, join="")), shell=shell, threads=32, wall=20)
+    at_once = world.run(
+        _python(start.format(pause=2, n=20, join="")), shell=shell, threads=32, wall=hang_guard()
+    )
     assert "STARTED" in at_once.out, at_once.out
-    over = world.run(_python(start.format(pause=2, n=40, join="")), shell=shell, threads=32, wall=20)
+    over = world.run(
+        _python(start.format(pause=2, n=40, join="")), shell=shell, threads=32, wall=hang_guard()
+    )
     assert (
         "can't start new thread" in over.out and "refused, past the 128 processes and 32 threads" in over.out
     )
     one_by_one = world.run(
-        _python(start.format(pause=0, n=60, join="; t.join()")), shell=shell, threads=8, wall=20
+        _python(start.format(pause=0, n=60, join="; t.join()")), shell=shell, threads=8, wall=hang_guard()
     )
     assert "STARTED" in one_by_one.out, one_by_one.out

@@ -21,6 +21,7 @@ import pytest
 
 from flower.glance import glance_verdict, jail_support
 from flower.glance.jail import ENVIRONMENT
+from flower.testing import hang_guard
 from tests.credentials import CLI_SCRUB_LIST, VARIABLES, cli_scrub_list, fake, fake_environment, leaks, plant
 from tests.jail_world import PYTHON, REFUSED, World
 
@@ -84,7 +85,7 @@ def test_no_credential_comes_out_of_the_jail(
 ) -> None:
     command = command.replace("{process}", str(secrets.process.pid))
     ran = secrets.world.run(
-        f"{command}; echo RAN", shell=shell, namespaces=namespaces, env=secrets.env, wall=10
+        f"{command}; echo RAN", shell=shell, namespaces=namespaces, env=secrets.env, wall=hang_guard()
     )
     assert leaks(ran.out, secrets.values) == [], ran.out[-3000:]
     assert ran.rc != REFUSED and ran.out.rstrip().endswith("RAN"), ran.out[-2000:]  # it ran, to its end
@@ -93,7 +94,7 @@ def test_no_credential_comes_out_of_the_jail(
 
 @needs_jail
 def test_the_environment_is_the_allow_list(secrets: Secrets, shell: str) -> None:
-    ran = secrets.world.run("env", shell=shell, env=secrets.env)
+    ran = secrets.world.run("env", shell=shell, env=secrets.env, wall=hang_guard())
     names = {line.split("=", 1)[0] for line in ran.out.splitlines() if "=" in line}
     git = {name for name in names if name.startswith("GIT_")}
     given = {**secrets.env, **secrets.world.env("marker", shell)}  # what the launcher had
@@ -147,7 +148,7 @@ def test_reads_are_an_allow_list(secrets: Secrets, shell: str, namespaces: bool)
         f"|| echo 'DENIED {path}'"
         for path in READS
     )
-    ran = world.run(probes, shell=shell, namespaces=namespaces)
+    ran = world.run(probes, shell=shell, namespaces=namespaces, wall=hang_guard())
     seen = {line.split(" ", 1)[1]: line.startswith("READ") for line in ran.out.splitlines()}
     assert seen == {world.fill(path): readable for path, readable in READS.items()}, ran.out
 
@@ -162,7 +163,9 @@ def test_root_keeps_no_capability_to_read_past_file_permissions(secrets: Secrets
     os.chown(private, 65534, 65534)
     private.chmod(0o600)
     try:
-        ran = secrets.world.run("cat private.txt; grep ^Cap /proc/self/status", shell=shell)
+        ran = secrets.world.run(
+            "cat private.txt; grep ^Cap /proc/self/status", shell=shell, wall=hang_guard()
+        )
     finally:
         private.unlink()
     assert "private.txt: Permission denied" in ran.out and "private\n" not in ran.out

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 else:  # `signal` imports `enum`, which costs the launcher 10-20 ms at every glance
     import _signal as signal
 
-__all__ = ["Reported", "new_pid_namespace", "private_proc", "serve", "watch"]
+__all__ = ["Reported", "new_pid_namespace", "private_proc", "release", "serve", "watch"]
 
 _CLONE_NEWNS, _CLONE_NEWPID = 0x00020000, 0x20000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
@@ -82,6 +82,17 @@ def watch(group: int) -> tuple[int, int]:
             os._exit(0)
     os.close(read_end)
     return pid, write_end
+
+
+def release(watcher: int, alive: int) -> None:
+    """The command ended in order: tell the watcher to leave the group alone, and wait for it to end, so
+    that no process the launcher started outlives its return (not even the watcher)."""
+    os.write(alive, b"x")
+    os.close(alive)
+    try:  # noqa: SIM105 - contextlib costs the launcher an import
+        os.waitpid(watcher, 0)
+    except ChildProcessError:
+        pass
 
 
 def serve(shell: int, report: int) -> None:

@@ -201,8 +201,7 @@ def _supervise(options: Options, pid: int, ours: socket.socket, theirs: socket.s
                          shell=shell, watch=watch, tick=None, account=account)  # fmt: skip
     finally:
         if alive >= 0:
-            os.write(alive, b"x")  # ended in order: the watcher leaves the group alone
-            os.close(alive)
+            isolate.release(watcher, alive)  # ended in order: the watcher leaves the group alone
 
 
 def _child(argv: list[str], env: dict[str, str], options: Options, setup: _Setup, out: int, err: int,

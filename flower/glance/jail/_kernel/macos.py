@@ -197,10 +197,9 @@ def run_macos(options: Options) -> int:
     for fd in {out_w, err_w}:
         os.close(fd)
     stop_on_signals(pid)
-    _watcher, alive = isolate.watch(pid)
+    watcher, alive = isolate.watch(pid)
     try:
         return supervise(pid, sorted({out_r, err_r}), None if merged else err_r, limits, started,
                          shell=Shell(pid), watch={}, tick=0.05)  # fmt: skip
     finally:
-        os.write(alive, b"x")  # ended in order: the watcher leaves the group alone
-        os.close(alive)
+        isolate.release(watcher, alive)  # ended in order: the watcher leaves the group alone
