@@ -190,7 +190,7 @@ def test_the_jail_alone_keeps_credentials_from_the_model(
     scripted_model.script("main", [*(bash(command) for command in [*commands, *controls]), "done"])
     secret = fake("system-prompt")
     seen: list[dict[str, Any]] = []
-    jail = _jailing(seen, JailLimits(wall_seconds=20))
+    jail = _jailing(seen, slow="")  # no command is slow: each gets the hang guard
 
     async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
         command = data["tool_input"]["command"]
@@ -203,7 +203,7 @@ def test_the_jail_alone_keeps_credentials_from_the_model(
 
     run = scripted_model.run_sync(
         "look around", cwd=workspace, hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[hook])]},
-        env={**env, "SHELL": shell}, system_prompt=f"You look. {secret}", timeout=180,
+        env={**env, "SHELL": shell}, system_prompt=f"You look. {secret}",
     )  # fmt: skip
 
     assert run.text == "done"
