@@ -139,7 +139,8 @@ def main() -> None:
             cpu_ratios.append(_ratio(cpus[1], cpus[0]))
             name = os.path.basename(shell)
             cpu = f"{statistics.median(cpus[0]):.1f}, {statistics.median(cpus[1]):.1f}"
-            print(f"| `{label}` | {name} | {_cell(walls[0])} | {_cell(walls[1])} | {ratios[-1]:.1f}"
+            cell = label.replace("|", "\\|")  # a pipe in a Markdown table cell
+            print(f"| `{cell}` | {name} | {_cell(walls[0])} | {_cell(walls[1])} | {ratios[-1]:.1f}"
                   f" | {cpu} | {cpu_ratios[-1]:.1f} |")  # fmt: skip
     load = os.getloadavg()[0]
     print(f"\nMedian ratio over the rows: {statistics.median(ratios):.1f} (wall), "
