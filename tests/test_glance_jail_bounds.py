@@ -87,6 +87,29 @@ def test_one_process_is_held_to_the_memory_budget(world: World, shell: str) -> N
     assert "done" not in ran.out
 
 
+PIPES = (  # each of 8 processes fills pipes until it runs out of descriptors, then holds them
+    "import fcntl, os, time\n"
+    "for _ in range(3): os.fork()\n"
+    "try:\n"
+    "    while True:\n"
+    "        r, w = os.pipe(); fcntl.fcntl(w, fcntl.F_SETFL, os.O_NONBLOCK)\n"
+    "        try:\n"
+    "            while True: os.write(w, bytes(65536))\n"
+    "        except BlockingIOError: pass\n"
+    "except OSError: pass\n"
+    "time.sleep(600)"
+)
+
+
+def test_pipe_buffers_count_toward_the_memory_budget(world: World, shell: str) -> None:
+    """Kernel memory no process limit counts: with socket pairs refused, pipes are where it can queue
+    (100 processes held 426 MiB in full pipes). Each pipe held counts in the launcher's sum."""
+    ran = world.run(f"{PYTHON} -c '{PIPES}'", shell=shell, wall=hang_guard(), memory_bytes=256 << 20)
+    assert ran.rc == MEMORY and ran.out.rstrip().endswith(
+        "[glance: stopped at 256 MiB of memory, the memory limit of a glance: delegate it]"
+    ), ran.out[-500:]
+
+
 def _launcher_of(shell_pid: int) -> int:
     deadline = time.monotonic() + hang_guard()
     while time.monotonic() < deadline:

@@ -212,7 +212,7 @@ _SIGNALS = {getattr(signal, name, -1): name for name in (
 class Account:
     """What the launcher knows of the command beyond its pipes (Linux): each callable may be None.
 
-    `memory()`: the bytes of anonymous memory the command's processes hold now; `oom()`: whether the
+    `memory()`: the bytes of memory the command's processes hold now (`memory.held`); `oom()`: whether the
     kernel killed one of them at the memory limit of a control group; `refused()`: how many process or
     thread creations the budget refused.
     """

@@ -18,14 +18,14 @@ launcher's two streams are the same file, as the CLI gives them, so that the int
 command's). Without a PID namespace the launcher forks a watcher that kills the command's group if the
 launcher is killed. On macOS, `macos.py` does the same with `sandbox-exec`.
 
-The launcher stays outside the jail, relays the output (`common.supervise`) and answers each process
-creation: it counts the command's processes and threads alive at that moment and fails with EAGAIN a
-creation past `--processes` or `--threads` (a thread shares its process's memory limit, so it gets a
-budget of its own). It is the command's child subreaper, so every process the command starts stays below
-it, and it sums their anonymous memory (`--memory`: each process is held to its own limits, but 128 of
-them would not be). It exits with the shell's status, 124 after the time limit, 137 over the memory
-budget, 141 after cutting the output, 128+N when the shell was killed by signal N, and 125 when the jail
-could not be set up: then the command did not run at all. Whatever it ended, its note says so.
+The launcher stays outside the jail, relays the output (`common.supervise`) and answers each process creation:
+it counts the command's processes and threads alive at that moment and fails with EAGAIN a creation past
+`--processes` or `--threads` (a thread shares its process's memory limit, so it gets a budget of its own). It
+is the command's child subreaper, so every process the command starts stays below it, and it sums their
+anonymous memory and the pipes they hold (`--memory`, `memory.py`: each process is held to its own limits, but
+128 of them would not be). It exits with the shell's status, 124 after the time limit, 137 over the memory
+budget, 141 after cutting the output, 128+N when the shell was killed by signal N, and 125 when the jail could
+not be set up: then the command did not run at all. Whatever it ended, its note says so.
 
 Only the standard library and ctypes: it runs before any site-packages are importable.
 """
@@ -39,7 +39,7 @@ import struct
 import sys
 import time
 
-from . import cgroup, isolate, reads
+from . import cgroup, isolate, memory, reads
 from .common import (
     EXIT_REFUSED,
     MEMORY_CHECK_SECONDS,
@@ -112,8 +112,8 @@ def _run(options: Options) -> int:
     if options.report:
         _report(
             f"a cgroup v2 memory limit for each glance, under {os.path.dirname(group)}" if group else
-            f"no cgroup memory limit ({why}): the launcher's sum of the processes' anonymous memory every "
-            f"{MEMORY_CHECK_SECONDS * 1000:g} ms bounds them together",
+            f"no cgroup memory limit ({why}): the launcher's sum of the processes' anonymous memory and "
+            f"pipes every {MEMORY_CHECK_SECONDS * 1000:g} ms bounds them together",
         )  # fmt: skip
     isolated = options.namespaces and isolate.new_pid_namespace()
     report_r, report_w = os.pipe() if isolated else (-1, -1)
@@ -192,7 +192,7 @@ def _supervise(options: Options, pid: int, ours: socket.socket, theirs: socket.s
         watch[listener] = count
     group = setup.group
     account = Account(
-        memory=lambda: sum(_anonymous(each) for each in budget.census()[0]),
+        memory=lambda: memory.held(budget.census()[0], options.limits.open_files),
         oom=(lambda: cgroup.oom_killed(group)) if group is not None else None,
         refused=lambda: budget.refused,
     )
@@ -357,17 +357,6 @@ def _group_members(group: int) -> list[int]:
             if int(fields[2]) == group:
                 members.append(int(entry))
     return members
-
-
-def _anonymous(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status", "rb") as file:
-            for line in file:
-                if line.startswith(b"RssAnon:"):
-                    return int(line.split()[1]) << 10
-    except (OSError, ValueError):
-        pass
-    return 0
 
 
 if __name__ == "__main__":
