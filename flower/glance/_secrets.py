@@ -11,7 +11,7 @@ credential stores); the parser refuses the same things first, with a reason the 
 - a process's environment (`/proc/*/environ`, the command's own included) and any other process's /proc
   directory (`/proc/1/cmdline`: an app's arguments, the CLI's system prompt);
 - the credential stores of `reads.HOME_SECRETS` in any home directory (`~/.ssh`, `$HOME/.aws`,
-  `/root/.claude`, `/home/*/.netrc` …), those of the system (`/etc/shadow`, private TLS keys …), the
+  `/home/alice/.claude`, `/home/*/.netrc` …), those of the system (`/etc/shadow`, private TLS keys …), the
   CLI's configuration directory (`$CLAUDE_CONFIG_DIR`), and files named like credentials anywhere
   (`.credentials.json`, `id_ed25519` …); for a recursive read, also a start above one (`grep -r x ~`).
 
