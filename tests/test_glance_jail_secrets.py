@@ -205,7 +205,7 @@ REFUSED_WITH = {
     "cat .credentials.json": "`cat` would read a file named like credentials (`.credentials.json`)",
     "cat keys/id_ed25519": "`cat` would read a file named like credentials (`id_ed25519`)",
     "cat < ~/.netrc": "input from a credential store (`~/.netrc`)",
-    "grep -r token ~": "`grep` would walk the whole tree from `/`",
+    "grep -r token ~": "`grep` would read a tree that holds a credential store (`~/.claude`)",
     "grep -r token /home": "`grep` would read every home directory below it, with their credential stores",
     "grep -r token /root": "`grep` would read a tree that holds a credential store (`~/.claude`)",
     "grep -r token /etc": "`grep` would read a tree that holds a credential store (`/etc/shadow`)",

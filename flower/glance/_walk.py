@@ -244,15 +244,22 @@ class Walk:
             if reason:
                 raise Refusal(f"`{name}` would read {reason}")
         recursive = reads_recursively(name, args)
+        opened = words if name not in TEXT_ONLY else []
+        # `~` first: the parser may not know it is no `/`, and its credential stores are the better reason
+        self.check_secrets(name, [word for word in opened if (word.value or "").startswith("~")], recursive)
         if recursive:
             self.check_walk(name, words, args)
-        for word in words if name not in TEXT_ONLY else []:
+        self.check_secrets(name, opened, recursive)
+        if recursive and (reason := self.secret_refusal(".", recursive=True)):  # with no path, it walks `.`
+            raise Refusal(f"`{name}` would read {reason}")
+
+    def check_secrets(self, name: str, words: list[Word], recursive: bool) -> None:
+        """Refuse a word that names a credential store, or a tree that holds one when the verb walks it."""
+        for word in words:
             walks = recursive or word.recursive
             reason = self.secret_refusal(word.root_template if walks else word.template, recursive=walks)
             if reason:
                 raise Refusal(f"`{name}` would read {reason}")
-        if recursive and (reason := self.secret_refusal(".", recursive=True)):  # with no path, it walks `.`
-            raise Refusal(f"`{name}` would read {reason}")
 
     def check_walk(self, name: str, words: list[Word], args: list[Arg]) -> None:
         """A recursive read: not following links, not from `/`."""
