@@ -15,6 +15,7 @@ import flower.versions as versions
 from flower import Runtime, worker
 from flower.cli import main
 from flower.events import Event, VersionWarning
+from flower.glance.jail import ENVIRONMENT
 from flower.testing import ScriptedModel
 
 pytestmark = pytest.mark.cli
@@ -65,6 +66,11 @@ def test_doctor_without_a_cli(capsys: pytest.CaptureFixture[str], monkeypatch: p
 
     assert not diagnosis.ok and diagnosis.cli is None and diagnosis.checks == ()
     assert "Claude Code CLI   not found" in diagnosis.render_text()
+    assert diagnosis.glance_environment == ENVIRONMENT
+    env_line = (
+        "  glance env        " + " ".join(ENVIRONMENT) + " (and git's read-only settings; nothing else)"
+    )
+    assert env_line in diagnosis.render_text().splitlines()
     assert main(["doctor", "--no-self-check"]) == 1
 
 
