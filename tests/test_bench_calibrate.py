@@ -6,6 +6,7 @@ them in a `shared/real-transcripts/` directory next to (or above) the checkout; 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -84,3 +85,74 @@ def test_the_clocks_tables_are_the_corpus_timings() -> None:
     assert shapes["request_duration"]["main"]["median"] == pytest.approx(5.5, abs=0.1)
     assert shapes["report_chars"]["median"] == pytest.approx(9_002)
     assert shapes["subagent_runs"]["n"] == 11 and shapes["subagent_runs"]["max"] == pytest.approx(99.3)
+
+
+def test_the_clock_draws_tool_times_only_from_calls_no_person_approved() -> None:
+    from benchmarks import calibrate_time
+
+    assert CORPUS is not None
+    found = calibrate_time.measure(CORPUS)
+    # two sessions in bypassPermissions, one run headless by a test harness, and every subagent's calls
+    assert set(found.sources) == {"sp-fa812bfe.jsonl", "sp-short.jsonl", "drm-rust-port.jsonl", "(subagents)"}
+    tables = calibrate_time.figures(found)["tool_tables"]
+    everyone, unattended = tables["all sessions"], tables["unattended (prices the suite)"]
+    assert unattended["Bash"]["n"] < everyone["Bash"]["n"]
+    assert unattended["Bash"]["p95"] < everyone["Bash"]["p95"] / 2  # a person's approvals are the tail
+    assert unattended["Bash"]["over_5_min"] == 0 < everyone["Bash"]["over_5_min"]
+
+
+def test_a_session_names_its_permission_mode_or_runs_headless(tmp_path: Path) -> None:
+    from benchmarks import calibrate_time
+
+    interactive = [{"type": "file-history-snapshot"}, {"type": "user", "message": {"content": "go"}}]
+    assert not calibrate_time.headless(interactive)
+    assert calibrate_time.headless([{"type": "queue-operation"}, {"type": "user"}])
+    assert not calibrate_time.headless([{"type": "user", "permissionMode": "default"}])
+    lines = [
+        {
+            "type": "user",
+            "permissionMode": "default",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"content": "first"},
+        },
+        {
+            "type": "assistant",
+            "timestamp": "2026-01-01T00:00:05Z",
+            "message": {
+                "id": "m1",
+                "content": [
+                    {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "chmod +x a"}}
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "timestamp": "2026-01-01T00:02:05Z",
+            "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+        },
+        {
+            "type": "user",
+            "permissionMode": "bypassPermissions",
+            "timestamp": "2026-01-01T00:03:00Z",
+            "message": {"content": "second"},
+        },
+        {
+            "type": "assistant",
+            "timestamp": "2026-01-01T00:03:04Z",
+            "message": {
+                "id": "m2",
+                "content": [
+                    {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "chmod +x b"}}
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "timestamp": "2026-01-01T00:03:05Z",
+            "message": {"content": [{"type": "tool_result", "tool_use_id": "t2", "content": "ok"}]},
+        },
+    ]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    found = calibrate_time.measure(tmp_path)
+    assert found.tools["Bash"] == [120.0, 1.0]  # the first call waited on a person's approval
+    assert found.unattended["Bash"] == [1.0] and dict(found.sources) == {"s.jsonl": 1}
