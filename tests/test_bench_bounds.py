@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from benchmarks.suite import bounds
+from benchmarks.suite import bounds, floor
 from benchmarks.suite.metrics import Metrics
 from benchmarks.suite.ratios import bounds_table, replayed
 from benchmarks.suite.trace import Sent, dollars, usages
@@ -32,13 +32,7 @@ def run() -> list[Sent]:
     return [sent("main", 10), sent("worker", 3), sent("worker", 4), sent("main", 11), sent("main", 12)]
 
 
-def test_the_oracle_asks_one_hour_only_before_a_wait_over_five_minutes() -> None:
-    times = [0.0, 10.0, 390.0, 400.0, 420.0]  # the worker takes 400 s, the last step 20 s
-    assert bounds.oracle(run(), times) == {0: TTL_1H, 3: TTL_5M, 4: TTL_5M}
-    assert bounds.oracle(run(), [0.0, 10.0, 20.0, 30.0, 50.0]) == {0: TTL_5M, 3: TTL_5M, 4: TTL_5M}
-
-
-def test_a_replay_changes_only_the_coordinators_marks_and_the_oracle_saves_the_rewrite() -> None:
+def test_a_replay_changes_only_the_coordinators_marks_and_a_ping_saves_the_rewrite() -> None:
     requests = run()
     assert bounds.asks_one_hour(requests) and not bounds.asks_one_hour(requests[:1])
     five = bounds.with_lifetimes(requests, {0: TTL_5M, 3: TTL_5M, 4: TTL_5M})
@@ -48,12 +42,11 @@ def test_a_replay_changes_only_the_coordinators_marks_and_the_oracle_saves_the_r
     replays = bounds.variants(requests, long_wait, [0.0] * 5, [], 0)
     cost = {name: dollars(found, usages(found, at)) for name, (found, at) in replays.items()}
     as_run = dollars(requests, usages(requests, long_wait))
-    assert cost["oracle"] < cost["5m"]  # the 5-minute coordinator writes its prefix again after the wait
-    assert cost["oracle"] < as_run  # and one hour on every write pays 2x where 1.25x would do
     assert cost["warm"] < cost["5m"]  # a ping at 270 s reads the prefix, the next request reads it too
+    assert cost["warm"] < as_run  # and one hour on every write pays 2x where 1.25x would do
     short_wait = [0.0, 10.0, 20.0, 30.0, 50.0]
     replays = bounds.variants(requests, short_wait, [0.0] * 5, [], 0)
-    assert replays["oracle"] == replays["5m"] == replays["warm"]
+    assert replays["5m"] == replays["warm"] and set(replays) == set(bounds.VARIANTS)
 
 
 def test_a_coordinator_kept_warm_pings_every_270_seconds_of_a_long_wait_in_time_order() -> None:
@@ -110,18 +103,74 @@ def test_the_table_pairs_each_replay_with_the_cheapest_peer_seed_by_seed() -> No
         return dataclasses.replace(base, costs={"35": cost, "calibrated": cost}, bounds=found)
 
     rows = [
-        row(
-            "flower", "realistic #1", 1.2, {"5m": 1.0, "oracle": 0.9, "warm": 0.9, "short": 0.8, "both": 0.6}
-        ),
-        row(
-            "flower", "realistic #2", 1.4, {"5m": 1.3, "oracle": 1.1, "warm": 1.0, "short": 1.0, "both": 0.9}
-        ),
+        row("flower", "realistic #1", 1.2, {"5m": 1.0, "warm": 0.9, "short": 0.8}),
+        row("flower", "realistic #2", 1.4, {"5m": 1.3, "warm": 1.1, "short": 0.6}),
         *(row("peer", f"realistic #{s}", 1.0) for s in (1, 2)),
     ]
-    assert replayed(rows, "w1", "35", "oracle") == {"median": 1.0, "max": 1.1}
+    assert replayed(rows, "w1", "35", "warm") == {"median": 1.0, "max": 1.1}
     assert replayed(rows, "w1", "35", "missing") is None
     table = bounds_table(rows, ["w1"])
-    assert (
-        "| 35 s | lifetime knowing the wait, and cut reports as long as their head | 0.75 (0.90) |" in table
-    )
+    assert "| 35 s | cut reports written only as long as their head | 0.70 (0.80) |" in table
     assert "| calibrated | as run | **1.30 (1.40)** |" in table
+
+
+# -- the lower bound -----------------------------------------------------------------------------------
+
+
+def seen_request(thread: str, blocks: list[Block], results: dict[int, str], **more: Any) -> floor.Seen:
+    return floor.Seen(thread, MODEL, blocks, results, more.pop("output", 10), **more)
+
+
+def test_the_bound_pays_each_block_once_and_drops_an_output_after_its_last_use() -> None:
+    system, task = Block(1, 5_000, TTL_5M, "system"), Block(2, 100, None, "user", 0)
+    call, out = Block(3, 10, None, "assistant", 1), Block(4, 8_000, TTL_5M, "user", 2)
+    call2, out2 = Block(5, 10, None, "assistant", 3), Block(6, 2_000, TTL_5M, "user", 4)
+    first = seen_request("main", [system, task], {})
+    second = seen_request("main", [system, task, call, out], {4: "t1"})  # the model reads `out` here
+    third = seen_request("main", [system, task, call, out, call2, out2], {4: "t1", 6: "t2"})
+    usage = floor.floor_usage([first, second, third])[MODEL]
+    # every block paid once as input; carried ones read; `out` dropped after its one read
+    assert usage.input == 5_000 + 100 + 10 + 8_000 + 10 + 2_000
+    assert usage.cache_read == 5_100 + (5_100 + 10) and usage.output == 30
+    # a later reply that notes a fact `out` holds keeps it until then
+    noted = dataclasses.replace(third, uses=frozenset({"t1"}))
+    assert floor.floor_usage([first, second, noted])[MODEL].cache_read == 5_100 + (5_110 + 8_000)
+    # a worker's context is its own: its results live and drop in its thread; the shared prefix is read
+    worker = seen_request("worker:c0", [system, Block(7, 50, None, "user", 0), out], {4: "t9"})
+    assert floor.floor_usage([first, worker])[MODEL].cache_read == 5_000
+    # a report's narration is not paid (minimal reports)
+    report = seen_request("main", [system, task, call, out], {4: "t1"}, trims={4: 7_000})
+    assert floor.floor_usage([first, report])[MODEL].input == 100 + 10 + 1_000 + 5_000
+
+
+def test_the_bound_is_below_the_run_it_replays_and_names_the_facts_and_narration_it_reads() -> None:
+    requests = run()
+    seen = [seen_request("main" if s.caller == "main" else "worker:c0", s.blocks, {}) for s in requests]
+    times = [0.0, 10.0, 390.0, 400.0, 420.0]
+    assert floor.floor_dollars(seen) < dollars(requests, usages(requests, times))
+    assert floor.noted("Noted W1-F03=abc234. Noted T01=PASS.") == {"W1-F03=abc234", "T01=PASS"}
+    assert (
+        floor.narration("[task c0] done.\n  What I did: " + "x" * 400)
+        == (len("\n  What I did: ") + 400 + 3) // 4
+    )
+    assert floor.narration("[task c0] done.") == 0
+
+
+def test_flower_is_measured_against_the_cheapest_floor_of_its_seed() -> None:
+    from benchmarks.suite.ratios import lower_bound
+
+    def row(strategy: str, player: str, cost: float, bound: float) -> Metrics:
+        found = dataclasses.replace(metrics_row(strategy, cost, True), player=player, floor=bound)
+        return dataclasses.replace(found, family="flower") if strategy.startswith("flower") else found
+
+    rows = [
+        row("flower", "realistic #1", 1.0, 0.6),
+        row("peer", "realistic #1", 1.5, 0.5),  # the bound of seed 1
+        row("flower", "realistic #2", 1.2, 0.4),  # the bound of seed 2: flower's own floor
+        row("peer", "realistic #2", 1.1, 0.8),
+        row("flower", "ideal", 0.9, 0.45),
+        row("peer", "ideal", 1.0, 0.3),
+    ]
+    found = lower_bound(rows, "w1")
+    assert found == {"median": 2.5, "max": 3.0, "by": found["by"], "ideal": 3.0}
+    assert found["by"] in ("peer", "flower")

@@ -90,6 +90,9 @@ class Metrics:
     """All-agent dollars under every clock."""
     bounds: dict[str, dict[str, float]] = field(default_factory=dict)
     """Dollars of each replay of `bounds.VARIANTS` under each of `bounds.CLOCKS` (`Trace.bounds`)."""
+    floor: float = 0.0
+    """Dollars of this run with nothing paid twice (`floor.py`), under no clock: the lower bound of a
+    workload is the cheapest of its runs' floors."""
     wait_p50: float = 0.0
     """Median seconds the coordinator waited on a delegation, under `clock` (0: no delegation)."""
     wait_p90: float = 0.0
@@ -205,6 +208,7 @@ def compute(trace: Trace) -> Metrics:
         clock=trace.clock,
         costs=dict(trace.costs),
         bounds={clock: dict(found) for clock, found in trace.bounds.items()},
+        floor=trace.floor,
         wait_p50=round(_quantile(trace.waits, 0.5), 1),
         wait_p90=round(_quantile(trace.waits, 0.9), 1),
         waits_over_5m=sum(w > TTL_5M for w in trace.waits),
