@@ -194,14 +194,24 @@ def _cpu_seconds() -> float:
 def _print_summary(summary: dict[str, object], clock: str) -> None:
     print(f"\nflower ÷ the cheapest fair peer ({clock} clock, realistic player) and ÷ its ablations (ideal):")
     for key, value in summary.items():
-        if key == "clock" or not isinstance(value, dict):
+        if key in ("clock", "demo", "cpu_seconds") or not isinstance(value, dict):
             continue
         best = value["flower_vs_best"]
         head = f"{best['median']:.2f} (max {best['max']:.2f}) vs {best['peer']}" if best else "-"
-        if best and best.get("reads_cut"):
+        if best and best.get("reads_cut") is not None:
             head += f" (coordinator Reads cut reports: P={best['reads_cut']})"
         lever = ", ".join(f"{k} {v:.2f}" for k, v in value["ablations"].items())
         print(f"  {key}: {head}; ablations: {lever or '-'}")
+        bound = value.get("lower_bound") or {}
+        others = (
+            [f"÷ the lower bound {bound['median']:.2f} (max {bound['max']:.2f})"] if "median" in bound else []
+        )
+        for name in ("peers_as_before", "unbriefed", "reads 0.5"):
+            found = value.get(name)
+            if found:
+                others.append(f"{name.replace('_', ' ')} {found['median']:.2f} (max {found['max']:.2f})")
+        if others:
+            print(f"      {'; '.join(others)}")
 
 
 def _demo() -> dict[str, float]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from flower.cost import TTL_5M, price
 
+from .realistic import READS_CUT
 from .trace import Req, Trace
 
 WINDOW = 200_000
@@ -100,7 +101,7 @@ class Metrics:
     """Delegations the coordinator waited on for more than 5 minutes (a 5-minute cache lapses)."""
     report_chars: int = 0
     """Characters of the workers' final reports, as they reached the main thread."""
-    reads_cut: float = 0.0
+    reads_cut: float = READS_CUT
     """How often the coordinator was to Read a report flower's cap cut (`Behaviour.reads_cut`)."""
     cut_reads: int = 0
     """Cut reports the coordinator Read whole."""

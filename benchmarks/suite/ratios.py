@@ -24,6 +24,7 @@ from .bounds import VARIANTS
 from .metrics import Metrics
 from .prose import BOUNDS, CLOCK, WHY_LOSSES
 from .ranking import COORD, one, seeds, variant
+from .realistic import READS_CUT
 from .runs import AS_RUN, ONE_HOUR, SDK
 from .timing import CLOCKS, TABLES
 
@@ -217,8 +218,10 @@ def cut_shares(rows: Sequence[Metrics]) -> list[float]:
 
 def _best(found: dict[str, Any]) -> dict[str, Any]:
     """`versus` as `--json` writes it: the median, the max and the peer; and `reads_cut` when flower's
-    coordinator Read cut reports (absent at 0, as before there was a choice)."""
-    keys = ("median", "max", "peer", "reads_cut") if found["reads_cut"] else ("median", "max", "peer")
+    coordinator Read cut reports at another rate than the default player's (`realistic.READS_CUT`)."""
+    keys = ["median", "max", "peer"]
+    if found["reads_cut"] != READS_CUT:
+        keys.append("reads_cut")
     return {k: found[k] for k in keys}
 
 
@@ -272,10 +275,18 @@ def _median(values: Sequence[float]) -> str:
     return f"{statistics.median(values):.1f} s" if values else "-"
 
 
+def _tail(table: Sequence[float] | None) -> str:
+    """A Bash run-time table's median, 95th percentile and longest (its quantiles are 5 % apart)."""
+    if not table:
+        return "-"
+    return f"Bash median {table[10]:.1f} s, p95 {table[19]:.1f} s, longest {table[20]:.0f} s"
+
+
 def clock_text(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
     """The clock section's prose, with the calibration tables' medians and the waits this run saw."""
     requests = ", ".join(f"{b} tokens {_median(v)}" for b, v in TABLES["request_seconds"].items())
     tools = ", ".join(f"{t} {_median(v)}" for t, v in TABLES["tool_seconds"].items())
+    tails = {name: TABLES.get(name, {}).get("Bash") for name in ("tool_seconds", "tool_seconds_all")}
     subagents = sorted(TABLES["subagent_seconds"])
     waits = []
     for key in keys:
@@ -285,6 +296,8 @@ def clock_text(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
     return CLOCK.format(
         requests=f"medians: {requests}",
         tools=f"medians: {tools}",
+        unattended=_tail(tails["tool_seconds"]),
+        attended=_tail(tails["tool_seconds_all"]),
         waits=", ".join(waits) or "-",
         subagents=f"{subagents[0]:.0f}-{subagents[-1]:.0f} s (median {statistics.median(subagents):.0f} s)",
     )
