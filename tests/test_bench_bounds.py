@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import pytest
+
 from benchmarks.suite import bounds, floor
 from benchmarks.suite.metrics import Metrics
 from benchmarks.suite.ratios import bounds_table, replayed
@@ -174,3 +176,58 @@ def test_flower_is_measured_against_the_cheapest_floor_of_its_seed() -> None:
     found = lower_bound(rows, "w1")
     assert found == {"median": 2.5, "max": 3.0, "by": found["by"], "ideal": 3.0}
     assert found["by"] in ("peer", "flower")
+
+
+def test_where_the_money_goes_adds_up_to_the_runs_cost_and_parts_the_hand_back_frame() -> None:
+    from types import SimpleNamespace
+
+    from benchmarks.suite.player import Ledger
+    from benchmarks.suite.realistic import Behaviour
+    from benchmarks.suite.spend import spend
+    from benchmarks.suite.timing import send_times
+    from benchmarks.suite.trace import cut
+    from flower.testing import RecordedRequest
+
+    mark = {"type": "ephemeral", "ttl": "1h"}
+    tools = [{"name": "Agent", "description": "d" * 6_000, "input_schema": {}}]
+    system = [{"type": "text", "text": "s" * 8_000, "cache_control": mark}]
+    report = "[Subagent hand-back] " + "f" * 400 + "\n  [task c0] done.\n  " + "r" * 800 + "\nagentId: a1"
+    call = {"type": "tool_use", "id": "ag", "name": "Agent", "input": {"prompt": "[task c0] go"}}
+    result = {"type": "tool_result", "tool_use_id": "ag", "content": report, "cache_control": mark}
+    first = {
+        "model": MODEL,
+        "tools": tools,
+        "system": system,
+        "messages": [{"role": "user", "content": "Go."}],
+    }
+    second = {**first, "messages": [*first["messages"], {"role": "assistant", "content": [call]}]}
+    second["messages"].append({"role": "user", "content": [result]})
+    worker = {
+        "model": MODEL,
+        "tools": tools,
+        "system": system,
+        "messages": [{"role": "user", "content": "[task c0] go"}],
+    }
+    requests = [
+        RecordedRequest(0, "main", 0, 0, first, {}, "/v1/messages", 0.0, usage={"output_tokens": 50}),
+        RecordedRequest(1, "worker", 0, 1, worker, {}, "/v1/messages", 0.0, usage={"output_tokens": 300}),
+        RecordedRequest(2, "main", 1, 2, second, {}, "/v1/messages", 0.0, usage={"output_tokens": 20}),
+    ]
+    rec = SimpleNamespace(
+        requests=requests,
+        ledger=Ledger(),
+        workload=SimpleNamespace(pad=0),
+        behaviour=Behaviour("realistic", 1),
+    )
+    found = spend(rec, "35")
+    sent = [
+        cut(r.body, "worker" if r.caller == "worker" else "main", r.output_tokens, 0, None) for r in requests
+    ]
+    times = send_times(requests, {}, "35", 1, [s.context for s in sent])
+    assert sum(found.values()) == pytest.approx(dollars(sent, usages(sent, times)), abs=1e-3)
+    assert (
+        found["hand-back frames: write 1h"] > 0
+        and found["reports: write 1h"] > found["hand-back frames: write 1h"]
+    )
+    assert found["worker prompt: read"] > 0  # the worker reads the prompt its coordinator wrote
+    assert found["output: workers"] == pytest.approx(300 * 15 / 1e6, abs=1e-4)
