@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,6 +102,18 @@ def test_the_clock_draws_tool_times_only_from_calls_no_person_approved() -> None
     assert unattended["Bash"]["over_5_min"] == 0 < everyone["Bash"]["over_5_min"]
 
 
+def prompt_and_call(mode: str, ident: str, prompt: str, called: str, answered: str) -> list[dict[str, Any]]:
+    """A prompt in permission `mode`, then one Bash call and its result (times of one day)."""
+    day = prompt.split("T")[0]
+    use = {"type": "tool_use", "id": ident, "name": "Bash", "input": {"command": "chmod +x a"}}
+    result = {"type": "tool_result", "tool_use_id": ident, "content": "ok"}
+    return [
+        {"type": "user", "permissionMode": mode, "timestamp": f"{prompt}Z", "message": {"content": "go"}},
+        {"type": "assistant", "timestamp": f"{day}T{called}Z", "message": {"id": ident, "content": [use]}},
+        {"type": "user", "timestamp": f"{day}T{answered}Z", "message": {"content": [result]}},
+    ]
+
+
 def test_a_session_names_its_permission_mode_or_runs_headless(tmp_path: Path) -> None:
     from benchmarks import calibrate_time
 
@@ -109,48 +122,8 @@ def test_a_session_names_its_permission_mode_or_runs_headless(tmp_path: Path) ->
     assert calibrate_time.headless([{"type": "queue-operation"}, {"type": "user"}])
     assert not calibrate_time.headless([{"type": "user", "permissionMode": "default"}])
     lines = [
-        {
-            "type": "user",
-            "permissionMode": "default",
-            "timestamp": "2026-01-01T00:00:00Z",
-            "message": {"content": "first"},
-        },
-        {
-            "type": "assistant",
-            "timestamp": "2026-01-01T00:00:05Z",
-            "message": {
-                "id": "m1",
-                "content": [
-                    {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "chmod +x a"}}
-                ],
-            },
-        },
-        {
-            "type": "user",
-            "timestamp": "2026-01-01T00:02:05Z",
-            "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
-        },
-        {
-            "type": "user",
-            "permissionMode": "bypassPermissions",
-            "timestamp": "2026-01-01T00:03:00Z",
-            "message": {"content": "second"},
-        },
-        {
-            "type": "assistant",
-            "timestamp": "2026-01-01T00:03:04Z",
-            "message": {
-                "id": "m2",
-                "content": [
-                    {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "chmod +x b"}}
-                ],
-            },
-        },
-        {
-            "type": "user",
-            "timestamp": "2026-01-01T00:03:05Z",
-            "message": {"content": [{"type": "tool_result", "tool_use_id": "t2", "content": "ok"}]},
-        },
+        *prompt_and_call("default", "t1", "2026-01-01T00:00:00", "00:00:05", "00:02:05"),
+        *prompt_and_call("bypassPermissions", "t2", "2026-01-01T00:03:00", "00:03:04", "00:03:05"),
     ]
     (tmp_path / "s.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     found = calibrate_time.measure(tmp_path)
