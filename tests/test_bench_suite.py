@@ -139,6 +139,9 @@ def test_the_realistic_workers_report_as_project_agents_with_a_report_format_do(
     assert sum(size >= 4_000 for size in REPORTS) == 10 and len(REPORTS) == 11
     assert unbriefed.label == "realistic #1 [unbriefed]" and player.label == "realistic #1"
     assert Behaviour("realistic", 2, reads_cut=0.5).label == "realistic #2 [reads 0.5]"
+    from benchmarks.suite.trace import _seeds
+
+    assert _seeds(unbriefed.label) == (1,) and _seeds("realistic #3 [reads 0.5, unbriefed]") == (3,)
 
 
 def test_every_strategy_of_a_seed_draws_alike_where_it_does_alike(tmp_path: Any) -> None:

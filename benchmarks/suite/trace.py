@@ -214,7 +214,7 @@ def _caller(name: str) -> str:
 
 def _seeds(player: str) -> tuple[int, ...]:
     """The seeds that draw a drawn clock: the realistic player's own, or all of `timing.SEEDS`."""
-    return (int(player.split("#")[1]),) if "#" in player else timing.SEEDS
+    return (int(player.split("#")[1].split()[0]),) if "#" in player else timing.SEEDS
 
 
 def from_recording(
