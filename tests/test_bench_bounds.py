@@ -172,6 +172,7 @@ def test_flower_is_measured_against_the_cheapest_floor_of_its_seed() -> None:
         row("peer", "realistic #2", 1.1, 0.8),
         row("flower", "ideal", 0.9, 0.45),
         row("peer", "ideal", 1.0, 0.3),
+        dataclasses.replace(row("stopped", "realistic #1", 0.2, 0.1), finished=False),  # did less: no bound
     ]
     found = lower_bound(rows, "w1")
     assert found == {"median": 2.5, "max": 3.0, "by": found["by"], "ideal": 3.0}

@@ -115,19 +115,25 @@ def replayed(rows: Sequence[Metrics], key: str, clock: str, variant: str) -> dic
     return {"median": round(statistics.median(ratios), 3), "max": round(max(ratios), 3)}
 
 
+def _floored(row: Metrics) -> bool:
+    """A run whose floor bounds the workload: at the suite's size, and finished (one that stopped early,
+    at the window, did less of the work)."""
+    return bool(row.floor) and not row.size and row.finished
+
+
 def lower_bound(rows: Sequence[Metrics], key: str) -> dict[str, Any] | None:
     """flower ÷ the workload's lower bound (`floor.py`): per seed of the realistic player, the cheapest
-    floor of every run of that seed; `{"median", "max", "ideal", "by"}` (`ideal`: the ideal player's run
+    floor of every finished run of that seed; `{"median", "max", "ideal", "by"}` (`ideal`: the ideal player's run
     ÷ the cheapest floor of the ideal runs; `by`: whose run's floor the bound was, most often), or None."""
     ratios, by = [], []
     for mine in seeds(rows, key, COORD):
-        pool = [r for r in rows if r.workload == key and r.player == mine.player and not r.size and r.floor]
+        pool = [r for r in rows if r.workload == key and r.player == mine.player and _floored(r)]
         if pool and mine.cost_all:
             least = min(pool, key=lambda r: r.floor)
             ratios.append(mine.cost_all / least.floor)
             by.append(least.strategy)
     ideal = one(rows, key, COORD)
-    pool = [r for r in rows if r.workload == key and r.player == "ideal" and not r.size and r.floor]
+    pool = [r for r in rows if r.workload == key and r.player == "ideal" and _floored(r)]
     if not ratios and not (ideal and pool):
         return None
     out: dict[str, Any] = {}
