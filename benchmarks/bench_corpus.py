@@ -3,17 +3,19 @@
 Run from the repository root: `python benchmarks/bench_corpus.py` (`--cli` first resumes each main
 session ten minutes after its end through the real CLI on the scripted model, bare and through layer 4,
 trim off and on, and prints the requests' sizes: a few minutes). The transcripts are read from
-`FLOWER_REAL_TRANSCRIPTS`, else `../shared/real-transcripts` beside the repository (or beside the
-directory holding it); they are not part of it.
+`FLOWER_CORPUS` (any directory of them), else `../shared/real-transcripts` beside the repository (or
+beside the directory holding it); they are not part of it.
 
 Every prompt of a session is taken as a resume: a new process loads the history before it, at the
-prompt's time, through the rewrites. What a request holds is the replayed branch's message contents
-(compact JSON), as the CLI sends them (checked against the CLI in tests/stores/test_corpus_cli.py). For
-two consecutive resumes, the prompt cache holds the last request of the first process: what the first
-load sent, then the entries that process added, as sent (up to its last user entry). The second resume
-re-sends everything after the first unit that differs from it. Without flower only the last reply is
-re-sent; "beyond" is what flower re-sends more, as a share of the replayed history. A pair is warm when
-the second resume comes within 5 minutes of the history's last message.
+prompt's time, through the rewrites; the history is marked as the CLI marks a resumed process (so that
+a history whose CLI marks resumes does not say otherwise). What a request holds is the replayed
+branch's message contents (compact JSON), as the CLI sends them (checked against the CLI in
+tests/stores/test_corpus_cli.py). For two consecutive resumes, the prompt cache holds the last request
+of the first process: what the first load sent, then the entries that process added, as sent (up to
+its last user entry). The second resume re-sends everything after the first unit that differs from
+it. Without flower only the last reply is re-sent; "beyond" is what flower re-sends more, as a share
+of the replayed history. A pair is warm when the second resume comes within 5 minutes of the history's
+last message.
 """
 
 from __future__ import annotations
@@ -175,14 +177,14 @@ def _grown(before: Rewritten | list[dict[str, Any]], after: Rewritten, noted: se
 
 def run(load: Load) -> Outcome:
     outcome = Outcome([])
-    for session in CORPUS.sessions():
-        if session.subagent:
-            continue
-        entries = session.entries
+    for session in CORPUS.sessions(subagents=False, directory=CORPUS.real_dir()):
+        points = session.resume_points()
+        entries, moved = CORPUS.marked_as_resumes(session.entries, [p.index for p in points])
         kinds = {str(e.get("uuid")): str(e.get("type")) for e in entries}
+        positions = {str(e.get("uuid")): i for i, e in enumerate(entries)}
         previous: tuple[LoadPoint, Rewritten] | None = None
-        for point in session.resume_points():
-            history = entries[: point.index]
+        for point in points:
+            history = entries[: moved[point.index]]
             out = load(history, point)
             bare, flower = units(history), units(out.entries)
             saved = sum(map(_size, bare)) - sum(map(_size, flower))
@@ -205,8 +207,8 @@ def run(load: Load) -> Outcome:
                 for uuid, content in bare:
                     if kinds.get(uuid) is None:
                         continue
-                    position = _position(entries, uuid)
-                    if position < first.index:
+                    position = positions[uuid]
+                    if position < moved[first.index]:
                         if uuid in sent_units:
                             cached.append((uuid, sent_units[uuid]))
                     else:
@@ -232,14 +234,6 @@ def run(load: Load) -> Outcome:
     return outcome
 
 
-_POSITIONS: dict[int, dict[str, int]] = {}
-
-
-def _position(entries: list[dict[str, Any]], uuid: str) -> int:
-    table = _POSITIONS.setdefault(id(entries), {str(e.get("uuid")): i for i, e in enumerate(entries)})
-    return table[uuid]
-
-
 LATER = 600.0
 """A cold resume at the end of a session: ten minutes after its last entry."""
 
@@ -248,7 +242,7 @@ def end_resumes(trim: bool, supersede: bool) -> list[tuple[str, int, int, Counte
     """Each main session resumed ten minutes after its end, every rewrite decided as at a cold resume:
     `(session, replayed chars, chars the request lost, chars_saved by kind)`."""
     found = []
-    for session in (s for s in CORPUS.sessions() if not s.subagent):
+    for session in CORPUS.sessions(subagents=False, directory=CORPUS.real_dir()):
         later = max(t for t in map(entry_time, session.entries) if t is not None) + LATER
         out = rewrite_history(session.entries, now=later, cache=None, **_policies(trim, supersede=supersede))
         kinds: Counter[str] = Counter()
@@ -297,12 +291,7 @@ async def _resumed(session: Any, trim: bool | None, later: float, workspace: str
     from flower.testing import ScriptedModel
 
     store: Any = InMemorySessionStore()
-    key: Any = {"project_key": project_key_for_directory(workspace), "session_id": session.session_id}
-    await store.append(key, session.entries)
-    for path in sorted(CORPUS.corpus_dir().glob(f"{session.name}--agent-*.jsonl")):
-        await store.append(
-            {**key, "subpath": f"subagents/{path.stem.split('--', 1)[1]}"}, CORPUS.load(path.stem).entries
-        )
+    await CORPUS.into_store(session, store, project_key_for_directory(workspace))
     if trim is not None:
         store = PruningSessionStore(store, trim=trim, spill_dir=f"{workspace}/.flower/spill", cache=None)
         store.clock = lambda: later
@@ -320,7 +309,7 @@ async def _through_cli() -> None:
     print("## Through the CLI\n\n| session | bare request chars | trim off | trim on | accepted |")
     print("|---|---:|---:|---:|---|")
     bare_sum, saved_sums, reported_sums = 0, [0, 0], [0, 0]
-    for session in (s for s in CORPUS.sessions() if not s.subagent):
+    for session in CORPUS.sessions(subagents=False, directory=CORPUS.real_dir()):
         later = max(t for t in map(entry_time, session.entries) if t is not None) + LATER
         with tempfile.TemporaryDirectory() as workspace:
             runs = [await _resumed(session, trim, later, workspace) for trim in (None, False, True)]
@@ -349,14 +338,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--cli", action="store_true", help="also resume each session through the real CLI")
     args = parser.parse_args()
-    reason = CORPUS.missing_reason()
+    reason = CORPUS.missing_reason(CORPUS.real_dir())
     if reason:
         raise SystemExit(reason)
     if args.cli:
         import anyio
 
         anyio.run(_through_cli)
-    files = sorted(p.name for p in CORPUS.corpus_dir().glob("*.jsonl"))
+    files = CORPUS.transcripts(CORPUS.real_dir())
     print(f"# bench_corpus: {len(files)} transcripts, every prompt of the main ones taken as a resume\n")
     _print_end_resumes()
     results: dict[tuple[str, bool], Outcome] = {}

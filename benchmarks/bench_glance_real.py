@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from flower.glance import glance_verdict
-from tests.stores.corpus import corpus_dir
+from tests.stores.corpus import real_dir as corpus_dir
 
 HANDS_ON = frozenset(
     """rm rmdir mkdir mv cp chmod chown touch ln tee truncate dd install make cmake cargo go rustc gcc clang

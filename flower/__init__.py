@@ -51,7 +51,9 @@ from .wall import (
     report_cut,
     report_guard,
     report_hooks,
+    start_guard,
 )
+from .warm import KeepWarm, KeepWarmPolicy
 from .workbench import WORKBENCH_RULES, Workbench, index_guard, index_hooks
 
 __all__ = [
@@ -74,6 +76,8 @@ __all__ = [
     "GlanceVerdict",
     "Handoff",
     "HandoffPolicy",
+    "KeepWarm",
+    "KeepWarmPolicy",
     "Lease",
     "LeaseError",
     "LoadReport",
@@ -115,6 +119,7 @@ __all__ = [
     "report_hooks",
     "spill_guard",
     "spill_hooks",
+    "start_guard",
     "worker",
 ]
 

@@ -17,8 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from .usage import TokenUsage
+
 if TYPE_CHECKING:
-    from .stores import LoadReport
+    from .stores.policies import LoadReport
 
 __all__ = [
     "ApiError",
@@ -26,12 +28,15 @@ __all__ = [
     "GlanceWarning",
     "HandoffDone",
     "HandoffWarning",
+    "KeepWarmPing",
     "Result",
     "SessionStarted",
     "StoreReport",
     "StoreWarning",
     "SubagentFinished",
     "SubagentStarted",
+    "TaskFinished",
+    "TaskStarted",
     "Text",
     "ToolCall",
     "ToolResult",
@@ -88,7 +93,8 @@ class ToolResult:
 
 @dataclass(frozen=True, kw_only=True)
 class SubagentStarted:
-    """The main thread started a subagent with the Agent tool."""
+    """The main thread started a subagent with the Agent tool (other tasks of the CLI, such as a Bash
+    command in the background, are `TaskStarted`)."""
 
     agent: str | None
     """The subagent's type (a worker's name), when known."""
@@ -116,6 +122,44 @@ class SubagentFinished:
     """How it ended: `completed`, `failed`, `stopped` or `killed`."""
     summary: str
     """The CLI's account of its end: normally the subagent's final report ("" when none came)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskStarted:
+    """The CLI started a task that is not a subagent: a Bash command running in the background (the model
+    asked for it, or the CLI moved a slow command there past its timeout), or another kind of CLI task.
+
+    The run waits for it as for a background subagent: the CLI tells the model when it ends.
+    """
+
+    agent: str | None
+    """Who started it: None for the main thread, else the subagent's type."""
+    task_id: str
+    """The CLI's id for the task; `TaskFinished` carries the same one."""
+    tool_use_id: str | None
+    """The id of the tool call that started it (the Bash call)."""
+    description: str
+    """The task's description (a Bash call's own `description`, else the command)."""
+    kind: str
+    """The CLI's kind of task: `local_bash` for a background command (others as the CLI names them)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskFinished:
+    """A task of `TaskStarted` ended (`status`: completed, failed, stopped, killed)."""
+
+    agent: str | None
+    """Who started it: None for the main thread, else the subagent's type."""
+    task_id: str
+    """The CLI's id for the task, as in `TaskStarted`."""
+    tool_use_id: str | None
+    """The id of the tool call that started it."""
+    kind: str
+    """The CLI's kind of task, as in `TaskStarted`."""
+    status: str
+    """How it ended: `completed`, `failed`, `stopped` or `killed`."""
+    summary: str
+    """The CLI's account of its end, e.g. `Background command "..." completed (exit code 0)`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,6 +234,45 @@ class HandoffDone:
     """Where the document was saved (None without a workbench)."""
     document: str
     """The handoff document (Markdown, five sections) the next generation starts from."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeepWarmPing:
+    """A keep-warm request renewed the coordinator's prompt cache while it waited on a worker.
+
+    It read the coordinator's last request again for one output token, from a private fork of the
+    session (`flower.warm`): no entry in the session, its store or its transcript. Its tokens count in
+    `StepResult.cost_usd` and `StepResult.usage.keep_warm`, and `flower report` reads them from the
+    workspace's `.flower/keep-warm.jsonl`.
+    """
+
+    agent: str | None = None
+    """Always None: the cache kept is the main thread's."""
+    session_id: str
+    """The coordinator's session."""
+    number: int
+    """1 for the first ping of this wait, then 2, 3..."""
+    waited_s: float
+    """Seconds since the coordinator's last request, when the ping started."""
+    duration_s: float = 0.0
+    """Seconds the ping took, its CLI's start included (about 1 to 3 s)."""
+    ok: bool
+    """The API answered it: the prefix was read, and lives another cache lifetime."""
+    error: str | None = None
+    """Why not: the API refused it, the fork failed, or the worker returned first (`cancelled`)."""
+    cancelled: bool = False
+    """The worker returned (or the run ended) while it was in flight: its CLI was stopped. If its request
+    had already gone out, the API may bill it, and flower does not count it."""
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    """Its tokens as the CLI counted them (cache read for the prefix, a few written, one output)."""
+    model: str = ""
+    """The model that answered (the coordinator's)."""
+    cost_usd: float = 0.0
+    """`usage` priced by flower's cost model, as `StepResult.cost_usd`."""
+    cli_cost_usd: float = 0.0
+    """The CLI's own price of it."""
+    requests: int = 0
+    """Requests it sent (1; more would mean the CLI retried a reply cut at one token)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -316,11 +399,14 @@ Event: TypeAlias = (
     | ToolResult
     | SubagentStarted
     | SubagentFinished
+    | TaskStarted
+    | TaskFinished
     | Result
     | ApiError
     | HandoffWarning
     | HandoffDone
     | StoreReport
+    | KeepWarmPing
     | WorkbenchWarning
     | VersionWarning
     | TracingWarning

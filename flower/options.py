@@ -9,10 +9,14 @@ What it settles, each for a reason measured with CLI 2.1.327 to 2.1.332:
   workers); the coordinator's own limits are enforced by `delegate_guard`, never by removing tools;
 - the `Agent` tool is offered only where something can be delegated to (workers, or the CLI's built-in
   agents): its schema is about 10.5k characters in every request;
-- a session that delegates asks the CLI for a 1-hour prompt cache on its main thread
-  (`CLAUDE_CODE_PROMPT_CACHE_TTL=1h`; workers stay at 5 minutes), unless the user set any prompt-cache
-  variable (`PROMPT_CACHE_VARIABLES`) in the spec's env, the process env or a `settings` string: a
-  coordinator waits while its workers run, and its 5-minute cache would lapse under a long worker;
+- a coordinator starts every mandate with the same line (`mandate_guard`) and holds a worker's start
+  while another worker of its type writes their shared prefix (`start_guard`), so workers read the
+  prefix the first one cached instead of each writing it;
+- a session that delegates sets its main thread's prompt-cache lifetime (`CLAUDE_CODE_PROMPT_CACHE_TTL`;
+  workers stay at 5 minutes): 1 hour by default here, since a coordinator waits while its workers run and
+  nothing else keeps a 5-minute cache alive under a long worker; 5 minutes where a `Runtime` keeps it warm
+  (`cache_ttl="5m"`, `flower.warm`). Unless the user set any prompt-cache variable
+  (`PROMPT_CACHE_VARIABLES`) in the spec's env, the process env or a `settings` string: that choice wins;
 - `setting_sources=[]` unless the spec says otherwise: no settings file or CLAUDE.md leaks in;
 - the user's own hooks and option fields are merged, never dropped.
 """
@@ -22,7 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher
 from claude_agent_sdk.types import HookEvent, SessionStore, SystemPromptPreset
@@ -34,11 +38,12 @@ from .glance import BashRules
 from .handoff.compact import CompactPolicy
 from .wall._deny_chain import chain_denials
 from .wall.delegate import delegate_guard
-from .wall.mandate import mandate_guard
+from .wall.mandate import shared_prefix_hooks
 from .wall.rules import COORDINATOR_PROMPT
 
 __all__ = [
     "PROMPT_CACHE_VARIABLES",
+    "CacheTtl",
     "build_options",
     "cache_chosen",
     "cache_env",
@@ -51,9 +56,11 @@ DEFAULT_PERMISSION_MODE = "dontAsk"
 (never a permission prompt nobody answers). Works as root, unlike `bypassPermissions`."""
 
 _NO_BUILTIN_AGENTS = "CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS"
-COORDINATOR_CACHE_TTL = {"CLAUDE_CODE_PROMPT_CACHE_TTL": "1h"}
-"""What a delegating session adds to the CLI's env: the main thread's cache marks ask for 1 hour (the CLI
-sends `"ttl": "1h"` on its three marks and the `extended-cache-ttl` beta; subagents keep 5 minutes)."""
+CACHE_TTL_VARIABLE = "CLAUDE_CODE_PROMPT_CACHE_TTL"
+"""What a delegating session sets in the CLI's env: the main thread's cache marks' lifetime (`"1h"`: the
+CLI sends `"ttl": "1h"` on its three marks and the `extended-cache-ttl` beta; subagents keep 5 minutes)."""
+CacheTtl = Literal["5m", "1h"]
+"""The main thread's cache lifetime flower asks for when the user chose none."""
 PROMPT_CACHE_VARIABLES = (
     "CLAUDE_CODE_PROMPT_CACHE_TTL",
     "CLAUDE_CODE_SUBAGENT_PROMPT_CACHE_TTL",
@@ -111,15 +118,19 @@ def cache_chosen(env: Mapping[str, str], settings: object = None) -> str | None:
     return None
 
 
-def cache_env(env: Mapping[str, str], *, delegates: bool, settings: object = None) -> dict[str, str]:
-    """What to add to a session's env for its prompt cache: the 1-hour main-thread cache when it
+def cache_env(
+    env: Mapping[str, str], *, delegates: bool, settings: object = None, ttl: CacheTtl = "1h"
+) -> dict[str, str]:
+    """What to add to a session's env for its prompt cache: the main thread's lifetime `ttl` when it
     delegates and the user chose nothing (`cache_chosen`), else nothing."""
     if not delegates or cache_chosen(env, settings) is not None:
         return {}
-    return dict(COORDINATOR_CACHE_TTL)
+    return {CACHE_TTL_VARIABLE: ttl}
 
 
-def _env(spec: AgentSpec, compact: CompactPolicy | None, extra: Mapping[str, str] | None) -> dict[str, str]:
+def _env(
+    spec: AgentSpec, compact: CompactPolicy | None, extra: Mapping[str, str] | None, ttl: CacheTtl
+) -> dict[str, str]:
     env: dict[str, str] = dict(spec.options.get("env") or {})
     if not spec.builtin_agents:
         env.setdefault(_NO_BUILTIN_AGENTS, "1")
@@ -133,7 +144,7 @@ def _env(spec: AgentSpec, compact: CompactPolicy | None, extra: Mapping[str, str
             env[key] = value
     env.update(extra or {})
     delegates = "Agent" in session_tools(spec)
-    env.update(cache_env(env, delegates=delegates, settings=spec.options.get("settings")))
+    env.update(cache_env(env, delegates=delegates, settings=spec.options.get("settings"), ttl=ttl))
     return env
 
 
@@ -150,6 +161,7 @@ def build_options(
     hooks: Mapping[HookEvent, Sequence[HookMatcher]] | None = None,
     env: Mapping[str, str] | None = None,
     append: str = "",
+    cache_ttl: CacheTtl = "1h",
 ) -> ClaudeAgentOptions:
     """Compile `spec` into SDK options.
 
@@ -158,6 +170,8 @@ def build_options(
       handoff is active); the spec's own `compact` always wins.
     - `hooks`: flower's layers (spill, index) to install beside the wall and the spec's own hooks.
     - `env`: extra environment for the CLI; `append`: extra system-prompt text after the instructions.
+    - `cache_ttl`: the main thread's cache lifetime when the session delegates and the user chose none:
+      `"1h"`, or `"5m"` when something keeps it warm while the coordinator waits (`Runtime`'s pings).
     """
     if not isinstance(spec, AgentSpec):
         raise SpecError(
@@ -166,7 +180,7 @@ def build_options(
     if fork and not resume:
         raise SpecError("fork=True needs resume=<session id> (a fork starts from an existing session)")
     wall: dict[HookEvent, list[HookMatcher]] = {}
-    cli_env = _env(spec, spec.compact or compact, env)
+    cli_env = _env(spec, spec.compact or compact, env, cache_ttl)
     if spec.delegate_only:
         rules = BashRules(
             disallowed=tuple(spec.options.get("disallowed_tools") or ()),
@@ -180,9 +194,7 @@ def build_options(
     # of several denials the model reads only the last to end: when the wall and one of the spec's own
     # hooks both deny a call, each gives both reasons
     wall, own = chain_denials(wall, spec.hooks)
-    mandate: dict[HookEvent, list[HookMatcher]] = {}
-    if spec.delegate_only and spec.mandate_line is not None:
-        mandate["PreToolUse"] = [HookMatcher(matcher=None, hooks=[mandate_guard(spec.mandate_line)])]
+    mandate = shared_prefix_hooks(spec.mandate_line) if spec.delegate_only else {}
     tools = session_tools(spec)
     extra: dict[str, Any] = {k: v for k, v in spec.options.items() if k != "env"}
     extra.setdefault("permission_mode", DEFAULT_PERMISSION_MODE)

@@ -49,6 +49,9 @@ class StepResult:
     structured_output: Any = None
     """With `output_format` in the spec's options: the main thread's structured result (parsed JSON, as
     the CLI gives it in its last result); None otherwise."""
+    pings: int = 0
+    """Keep-warm requests sent while the coordinator waited on a worker (`Runtime(keep_warm=...)`); their
+    tokens are `usage.keep_warm`, their price part of `cost_usd`."""
     cause: StoreError | None = None
     """The store's exception when a store failure ended or spoiled the run (`error` says it in words): a
     `LeaseError` when another runner holds the session or took it over, else a `StoreError` (the store

@@ -61,6 +61,7 @@ from .stores import EphemeralPolicy, LoadReport, TrimPolicy
 from .stores.lease import check_timeout
 from .stores.outbox import DeliveryPolicy
 from .tracing.policy import TracingPolicy, cli_env, resolve_tracing
+from .warm.policy import KeepWarmPolicy, resolve_keep_warm
 from .workbench.bench import Workbench
 
 __all__ = ["Runtime"]
@@ -105,6 +106,11 @@ class Runtime:
     - `check_credentials`: fail fast with `CredentialsError` when the CLI has no key, token or login.
     - `tracing`: OpenTelemetry spans and metrics of each run (`flower.tracing`): `True`, a
       `TracingPolicy`, `False`, or None (the default) to follow the standard `OTEL_*` variables.
+    - `keep_warm`: a coordinator's prompt cache gets 5-minute marks, and while it waits on a worker a
+      keep-warm request about every 270 s reads its prefix for one output token (`flower.warm`; a
+      `KeepWarmPolicy` sets the interval and the limit); priced in `StepResult.cost_usd`. `False`: 1-hour
+      marks and no pings. A prompt-cache variable the user set (`env`, the spec's env, the process env)
+      wins over both lifetimes; the pings then follow the lifetime the CLI's marks ask for.
 
     The constructor checks that the workspace is a directory (`SpecError` naming it) and creates nothing;
     the workbench and the store are created by the first run.
@@ -129,6 +135,7 @@ class Runtime:
         configure: Configure | None = None,
         check_credentials: bool = True,
         tracing: bool | TracingPolicy | None = None,
+        keep_warm: bool | KeepWarmPolicy = True,
     ) -> None:
         if not isinstance(workspace, str | os.PathLike) or not str(workspace):
             raise SpecError(f"Runtime: workspace must be a path, got {workspace!r}")
@@ -183,6 +190,8 @@ class Runtime:
         """Every StepResult this runtime returned, in order."""
         self.tracing: TracingPolicy | None = resolve_tracing(tracing, "Runtime")
         """What each run sends to OpenTelemetry, or None when tracing is off."""
+        self.keep_warm: KeepWarmPolicy | None = resolve_keep_warm(keep_warm, "Runtime")
+        """How a waiting coordinator's cache is kept warm, or None (1-hour marks, no pings)."""
         self._active = 0  # runs in progress: the last one to end closes the store's connections
 
     async def __aenter__(self) -> Self:
@@ -243,6 +252,7 @@ class Runtime:
             session_store=self.store,
             env={**cli_env(self.tracing), **self.env},
             append=block or "",
+            cache_ttl="5m" if self.keep_warm is not None else "1h",
         )
         # every transcript line is handed to the store as the CLI writes it, not at the end of the turn
         options = dataclasses.replace(options, session_store_flush="eager")
@@ -340,6 +350,7 @@ class Runtime:
             options=self.options,
             blocks=self._blocks,
             listening=self._listening,
+            keep_warm=self.keep_warm,
         )
         result = await execution(prompt, resume, fork, on_event)
         self.results.append(result)

@@ -10,7 +10,9 @@ Where the numbers come from (measured, CLI 2.1.332):
 - `ResultMessage.model_usage` is cumulative over the CLI process and counts every request it made, the
   subagents' included; the last one of each session is its total;
 - the subagents' share is the difference. It also holds the CLI's own side requests, if any (a
-  compaction summary, when flower's handoff is off).
+  compaction summary, when flower's handoff is off);
+- the keep-warm pings (`flower.warm`) run in CLI processes of their own: each one's `model_usage`,
+  kept apart (`StepUsage.keep_warm`) and counted per model.
 
 The usage on each streamed `AssistantMessage` is not used: it carries the reply's *start* (its output
 tokens are 1), every block of a multi-block reply repeats it, and a subagent's final reply is not
@@ -135,12 +137,15 @@ class StepUsage:
     subagents: TokenUsage = field(default_factory=TokenUsage)
     """Everything else the CLI billed during the step: the subagents (and CLI side requests, if any)."""
     by_model: Mapping[str, TokenUsage] = field(default_factory=dict)
-    """Main thread and subagents together, per model name as the CLI reports it."""
+    """Main thread, subagents and keep-warm pings together, per model name as the CLI reports it."""
+    keep_warm: TokenUsage = field(default_factory=TokenUsage)
+    """The keep-warm pings' tokens (`flower.warm`): the coordinator's prefix read again while it waited on
+    a worker. Part of `by_model` and `total`, in neither `main` nor `subagents`."""
 
     @property
     def total(self) -> TokenUsage:
-        """Main thread and subagents together."""
-        return self.main + self.subagents
+        """Main thread, subagents and keep-warm pings together."""
+        return self.main + self.subagents + self.keep_warm
 
 
 class UsageMeter:
@@ -156,6 +161,7 @@ class UsageMeter:
     def __init__(self) -> None:
         self._main = TokenUsage()
         self._per_session: dict[str, dict[str, TokenUsage]] = {}  # session -> model -> cumulative usage
+        self._pings: dict[str, TokenUsage] = {}  # model -> the keep-warm pings' usage
         self.main_model: str | None = None
         """The model of the main thread's replies, when one was seen."""
 
@@ -168,11 +174,16 @@ class UsageMeter:
                 for name, entry in models.items()
             }
 
+    def add_ping(self, model: str, usage: TokenUsage) -> None:
+        """One keep-warm ping's usage (its own CLI process's `model_usage`, 1-hour writes apart)."""
+        self._pings[model] = self._pings.get(model, TokenUsage()) + usage
+
     def usage(self) -> StepUsage:
         by_model: dict[str, TokenUsage] = {}
         for models in self._per_session.values():
             for name, used in models.items():
                 by_model[name] = by_model.get(name, TokenUsage()) + used
+        pinged = sum(self._pings.values(), TokenUsage())
         hour = self._main.cache_creation_1h
         if hour and by_model:
             main = self.main_model
@@ -188,4 +199,8 @@ class UsageMeter:
         total = sum(by_model.values(), TokenUsage())
         if not by_model:  # an old CLI without model_usage: the main thread is all that is known
             total = self._main
-        return StepUsage(main=self._main, subagents=total.minus(self._main), by_model=by_model)
+        for name, used in self._pings.items() if by_model else ():  # else: priced with the main thread
+            by_model[name] = by_model.get(name, TokenUsage()) + used
+        return StepUsage(
+            main=self._main, subagents=total.minus(self._main), by_model=by_model, keep_warm=pinged
+        )

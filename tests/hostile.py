@@ -23,9 +23,11 @@ from typing import Any
 
 import pytest
 
+from flower.testing import hang_guard
 
-def finishes(work: Callable[[], object], seconds: float = 10.0) -> object:
-    """`work()`'s value; fails (instead of hanging the suite) when it blocks for `seconds`.
+
+def finishes(work: Callable[[], object]) -> object:
+    """`work()`'s value; fails (instead of hanging the suite) when it blocks for the hang guard's time.
 
     A blocked call stays blocked in a daemon thread: the test fails, the suite goes on.
     """
@@ -40,6 +42,7 @@ def finishes(work: Callable[[], object], seconds: float = 10.0) -> object:
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
+    seconds = hang_guard()
     thread.join(seconds)
     assert not thread.is_alive(), f"blocked for {seconds} s"
     if errors:
@@ -110,7 +113,7 @@ def on_tmpfs(
         "READ_ONLY": "1" if read_only else "0",
     }
     done = subprocess.run(
-        ["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, env=env, timeout=120
+        ["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, env=env, timeout=hang_guard()
     )
     assert done.returncode == 0, f"the child failed:\n{done.stdout}\n{done.stderr}"
     return json.loads(done.stdout.strip().splitlines()[-1])

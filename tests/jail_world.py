@@ -18,6 +18,7 @@ import os
 import pty
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flower.glance import JailLimits, jail_command
+from flower.testing import hang_guard
 
 PYTHON = os.path.realpath(sys.executable)
 SHELLS = [path for path in (shutil.which("bash"), shutil.which("zsh")) if path]
@@ -46,56 +48,51 @@ class Ran:
 
 
 class Listener:
-    """A TCP, UDP, Unix and abstract Unix listener on this machine that counts what reaches it."""
+    """A TCP, UDP, Unix and abstract Unix listener on this machine that counts what reaches it.
+
+    Nothing accepts while a command runs: the kernel completes a connection into the listen backlog and
+    queues a datagram by itself, and `collect()` takes them all once the command has ended, so a hit is
+    never missed for want of a thread that had not run yet.
+    """
 
     def __init__(self, root: Path) -> None:
-        self.hits: list[str] = []
         self.tcp = socket.socket()
         self.tcp.bind(("127.0.0.1", 0))
-        self.tcp.listen(16)
+        self.tcp.listen(64)
         self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.udp.bind(("127.0.0.1", 0))
         self.unix_path = str(root / "listen.sock")
         self.unix = socket.socket(socket.AF_UNIX)
         self.unix.bind(self.unix_path)
-        self.unix.listen(16)
+        self.unix.listen(64)
         self.abstract_name = f"jailtest-{uuid.uuid4().hex}"
         self.abstract = socket.socket(socket.AF_UNIX)
         self.abstract.bind("\0" + self.abstract_name)
-        self.abstract.listen(16)
+        self.abstract.listen(64)
         self.port, self.udp_port = self.tcp.getsockname()[1], self.udp.getsockname()[1]
-        self._stop = False
-        self._threads = [
-            threading.Thread(target=self._accept, args=(s, n), daemon=True)
-            for s, n in ((self.tcp, "tcp"), (self.unix, "unix"), (self.abstract, "abstract"))
-        ]
-        self._threads.append(threading.Thread(target=self._datagrams, daemon=True))
-        for thread in self._threads:
-            thread.start()
+        for server in (self.tcp, self.udp, self.unix, self.abstract):
+            server.setblocking(False)
 
-    def _accept(self, server: socket.socket, name: str) -> None:
-        server.settimeout(0.2)
-        while not self._stop:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            self.hits.append(f"{name} connection")
-            conn.close()
-
-    def _datagrams(self) -> None:
-        self.udp.settimeout(0.2)
-        while not self._stop:
+    def collect(self) -> list[str]:
+        """What reached a listener since the last call: each connection and datagram, named."""
+        hits: list[str] = []
+        for server, name in ((self.tcp, "tcp"), (self.unix, "unix"), (self.abstract, "abstract")):
+            while True:
+                try:
+                    conn, _ = server.accept()
+                except BlockingIOError:
+                    break
+                hits.append(f"{name} connection")
+                conn.close()
+        while True:
             try:
                 self.udp.recv(65536)
-            except OSError:
-                continue
-            self.hits.append("udp datagram")
+            except BlockingIOError:
+                break
+            hits.append("udp datagram")
+        return hits
 
     def close(self) -> None:
-        self._stop = True
-        for thread in self._threads:
-            thread.join()
         for server in (self.tcp, self.udp, self.unix, self.abstract):
             server.close()
 
@@ -112,6 +109,20 @@ def _snapshot(*tops: Path) -> dict[str, tuple[int, int, int]]:
                     continue
                 found[str(path)] = (info.st_size, info.st_mtime_ns, info.st_mode)
     return found
+
+
+def _dying(pid: str) -> bool:
+    """Whether a process has a SIGKILL pending (the launcher ended it; it has not run its exit yet), or is
+    gone already: a process left running without one escaped the jail's kill."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    pending = 0
+    for line in status.splitlines():
+        if line.startswith(("SigPnd:", "ShdPnd:")):
+            pending |= int(line.split()[1], 16)
+    return bool(pending & (1 << (signal.SIGKILL - 1)))
 
 
 def _stragglers(marker: str) -> list[str]:
@@ -195,14 +206,14 @@ class World:
     def run(self, command: str, *, shell: str, wall: float = 3, abi: int | None = None, **limits: int) -> Ran:
         """Run `command` through the launcher, as the CLI's shell runs it, and collect every effect."""
         before = _snapshot(self.repo, self.home, self.tmp)
-        hits = len(self.listener.hits)
+        self.listener.collect()  # what an earlier run left is not this one's
         marker = uuid.uuid4().hex
         argv = [shell, "-c", self.jailed(command, wall=wall, abi=abi, **limits) + " && :"]
         process = subprocess.Popen(
             argv, cwd=self.repo, env=self.env(marker, shell), stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         )  # fmt: skip
-        guard = threading.Timer(wall + 30, process.kill)  # a launcher that does not end is a failure
+        guard = threading.Timer(wall + hang_guard(), process.kill)  # a launcher that never ends: a failure
         guard.start()
         assert process.stdout is not None
         out = process.stdout.read()
@@ -211,11 +222,11 @@ class World:
         process.stdout.close()
         process.returncode = os.waitstatus_to_exitcode(status)
         ran = Ran(process.returncode, out.decode(errors="replace"), out, usage.ru_maxrss / 1024)
-        left: list[str] = []
-        for _ in range(20):  # killed processes are reaped by init; give it a moment
-            if not (left := _stragglers(marker)):
-                break
-            time.sleep(0.1)
+        left = _stragglers(marker)
+        deadline = time.monotonic() + hang_guard()
+        while left and all(_dying(pid) for pid in left) and time.monotonic() < deadline:
+            time.sleep(0.05)  # killed, not gone yet: a busy machine takes a while to end a process
+            left = _stragglers(marker)
         ran.effects += [f"process left running: {pid}" for pid in left]
         after = _snapshot(self.repo, self.home, self.tmp)
         for path in sorted(before.keys() | after.keys()):
@@ -224,8 +235,7 @@ class World:
                 ran.effects.append(f"{what} {path}")
         if self.outside.exists():
             ran.effects.append(f"created {self.outside}")
-        time.sleep(0.05)
-        ran.effects += self.listener.hits[hits:]
+        ran.effects += self.listener.collect()
         if self.victim.poll() is not None:
             ran.effects.append("the victim process was killed")
         elif Path(f"/proc/{self.victim.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T":

@@ -16,6 +16,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from flower.testing import hang_guard
+
 ENV = "FLOWER_TEST_POSTGRES_DSN"
 
 
@@ -50,7 +52,7 @@ class Cluster:
         command = [str(self.bindir / args[0]), *args[1:]]
         if self.as_postgres:
             command = ["runuser", "-u", "postgres", "--", *command]
-        subprocess.run(command, check=True, capture_output=True, timeout=120)
+        subprocess.run(command, check=True, capture_output=True, timeout=hang_guard())
 
     options: str = ""
 

@@ -63,6 +63,12 @@ def test_specs_are_immutable() -> None:
         (lambda: coordinator("c", "x", {"é": ANALYST, "e\u0301": ANALYST}), "duplicate worker name"),
         (lambda: coordinator("c", "x", {" a": ANALYST}), "surrounding spaces"),
         (lambda: coordinator("c", "x", {"a": "not a spec"}), "workers must be a mapping of str to AgentSpec"),
+        (  # a list of workers: what is expected, in words, and how to name them
+            lambda: coordinator("c", "x", [ANALYST]),
+            r"^coordinator: workers must be a mapping of str to AgentSpec or a sequence of "
+            r"\(str, AgentSpec\) pairs, got \[AgentSpec\(.*"
+            r": name each worker, as in \{'analyst': worker\(\.\.\.\)\}$",
+        ),
         (lambda: coordinator("c", "x", {"a": worker("d", "x")}, tools=["Read"]), "no Agent tool"),
         (lambda: coordinator("c", "x", {"Explore": ANALYST}, builtin_agents=True), "built-in agent"),
         (lambda: coordinator("c", "x", {"a": coordinator("b", "y", {"w": ANALYST})}), "nest"),
@@ -107,8 +113,9 @@ def test_build_options_for_a_coordinator() -> None:
     assert definition.model == "inherit" and definition.tools == ["Read", "Bash", "Glob"]
     assert definition.prompt.startswith(WORKER_RULES) and definition.prompt.endswith("You analyse.")
     pre = (options.hooks or {})["PreToolUse"]
-    # the wall first, then the mandate line, the user's kept
+    # the wall first, then the mandate line and the start of workers that share a prefix, the user's kept
     assert len(pre) == 3 and pre[0].matcher is None and pre[1].matcher is None and pre[2] is mine
+    assert len(pre[1].hooks) == 2 and [m.matcher for m in (options.hooks or {})["SubagentStop"]] == [None]
     assert options.setting_sources == [] and options.permission_mode == "dontAsk"
     assert options.env == {
         "MY_VAR": "1",

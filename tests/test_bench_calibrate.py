@@ -1,13 +1,16 @@
 """The realistic player's constants are what benchmarks/calibrate.py measures on the real transcripts.
 
-The transcripts are not part of the repository: set FLOWER_REAL_TRANSCRIPTS to their directory, or keep
-them in a `shared/real-transcripts/` directory next to (or above) the checkout; the test skips otherwise.
+The constants were measured on one corpus of real transcripts (`CALIBRATED_ON`: the digest of its files'
+contents), which is not part of the repository. The tests that compare them run where that corpus is
+the one `tests/stores/corpus.py` finds (`--corpus DIR`, `FLOWER_CORPUS`, or beside the repository);
+on any other corpus (the shipped sample included) the calibration tool is checked against a count of
+its own.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -15,29 +18,48 @@ import pytest
 
 from benchmarks.calibrate import Calibration, measure, measure_file
 from benchmarks.suite import realistic
+from tests.stores import corpus
+
+CALIBRATED_ON = "07a25846c4193bb60b6cb382e58ddd6db9b43b508d4255149cdc06f04dd01889"
+"""SHA-256 over the sorted SHA-256 digests of the calibration corpus's files (18 real transcripts)."""
 
 
-def _corpus() -> Path | None:
-    named = os.environ.get("FLOWER_REAL_TRANSCRIPTS")
-    if named:
-        return Path(named)
-    here = Path(__file__).resolve().parent
-    for parent in here.parents:
-        candidate = parent / "shared" / "real-transcripts"
-        if candidate.is_dir():
-            return candidate
-    return None
+def digest(directory: Path) -> str:
+    files = sorted(hashlib.sha256(p.read_bytes()).hexdigest() for p in directory.rglob("*.jsonl"))
+    return hashlib.sha256("\n".join(files).encode()).hexdigest()
 
 
-CORPUS = _corpus()
-pytestmark = pytest.mark.skipif(
-    CORPUS is None or not any(CORPUS.glob("*.jsonl")),
-    reason="no real transcripts (set FLOWER_REAL_TRANSCRIPTS to a directory of CLI transcripts)",
+CORPUS = corpus.corpus_dir()
+calibration_corpus = pytest.mark.skipif(
+    digest(CORPUS) != CALIBRATED_ON,
+    reason=f"the player was calibrated on another corpus than {CORPUS} (CALIBRATED_ON)",
 )
 
 
+def test_the_tool_counts_the_calls_of_any_corpus() -> None:
+    """On whatever corpus the tests read: the Bash and Read calls the tool counts are the transcripts'."""
+    paths = [t.path for t in corpus.transcripts()]
+    found = measure(paths)
+    bash = reads = 0
+    for path in paths:
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            message = entry.get("message") if isinstance(entry, dict) else None
+            if not isinstance(message, dict) or entry.get("type") != "assistant":
+                continue
+            for block in message.get("content") if isinstance(message.get("content"), list) else ():
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    bash += block.get("name") == "Bash"
+                    reads += block.get("name") == "Read"
+    assert (found.files, found.bash, found.reads) == (len(paths), bash, reads)
+    assert all(0.0 <= value <= 1.0 for key, value in found.figures().items() if key.endswith("_share"))
+
+
+@calibration_corpus
 def test_the_players_figures_are_the_corpus_figures() -> None:
-    assert CORPUS is not None
     figures = measure(CORPUS.glob("*.jsonl")).figures()
     assert figures["bash_piped_share"] == pytest.approx(realistic.PIPE_SHARE, abs=0.001)
     shares = dict(realistic.PIPES)
@@ -75,11 +97,11 @@ def test_one_transcript_adds_its_calls(tmp_path: Path) -> None:
     assert found.output_tokens == [40] and found.thinking == [3] and found.retrievals == [1]
 
 
+@calibration_corpus
 def test_the_clocks_tables_are_the_corpus_timings() -> None:
     from benchmarks import calibrate_time
     from benchmarks.suite import timing
 
-    assert CORPUS is not None
     found = calibrate_time.measure(CORPUS)
     assert calibrate_time.clock_tables(found) == timing.TABLES
     shapes = calibrate_time.figures(found)
@@ -88,10 +110,10 @@ def test_the_clocks_tables_are_the_corpus_timings() -> None:
     assert shapes["subagent_runs"]["n"] == 11 and shapes["subagent_runs"]["max"] == pytest.approx(99.3)
 
 
+@calibration_corpus
 def test_the_clock_draws_tool_times_only_from_calls_no_person_approved() -> None:
     from benchmarks import calibrate_time
 
-    assert CORPUS is not None
     found = calibrate_time.measure(CORPUS)
     # two sessions in bypassPermissions, one run headless by a test harness, and every subagent's calls
     assert set(found.sources) == {"sp-fa812bfe.jsonl", "sp-short.jsonl", "drm-rust-port.jsonl", "(subagents)"}

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from flower.testing import hang_guard
+from tests.printed import assert_prints, docs_output
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 LIVE_EXAMPLES = ["hello_worker.py", "two_workers.py", "resume.py", "handoff.py"]
 
@@ -18,10 +21,15 @@ LIVE_EXAMPLES = ["hello_worker.py", "two_workers.py", "resume.py", "handoff.py"]
 def offline(name: str) -> str:
     """Run an example in a fresh process, as a user would, and return what it printed."""
     done = subprocess.run(
-        [sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, timeout=180, check=False
+        [sys.executable, str(EXAMPLES / name)],
+        capture_output=True,
+        text=True,
+        timeout=hang_guard(),
+        check=False,
     )
     assert done.returncode == 0, f"{name} failed:\n{done.stdout}\n{done.stderr}"
     assert_says_what_starts(name, done.stderr)
+    assert_prints(docs_output("examples.md", name), done.stdout, name)
     return done.stdout
 
 
@@ -120,12 +128,13 @@ def test_fleet_moves_a_session_to_another_machine(postgres_dsn: str) -> None:
         [sys.executable, str(EXAMPLES / "fleet.py")],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=hang_guard(),
         check=False,
         env={**os.environ, "FLOWER_POSTGRES_DSN": postgres_dsn},
     )
     assert done.returncode == 0, f"fleet.py failed:\n{done.stdout}\n{done.stderr}"
     assert_says_what_starts("fleet.py", done.stderr)
+    assert_prints(docs_output("examples.md", "fleet.py"), done.stdout, "fleet.py")
     out = done.stdout
     assert "machine-b/repo/.flower/spill/" in out and "machine-a/repo" not in out
     assert "machine C: refused, the session is leased by machine-b" in out

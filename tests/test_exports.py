@@ -22,6 +22,7 @@ MODULES = [
     "flower.testing",
     "flower.versions",
     "flower.wall",
+    "flower.warm",
     "flower.workbench",
 ]
 

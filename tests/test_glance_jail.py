@@ -22,6 +22,7 @@ import pytest
 
 from flower.glance import jail_support
 from flower.glance.jail import LAUNCHER
+from flower.testing import hang_guard
 from tests.jail_world import CUT, MEMORY, PYTHON, REFUSED, SHELLS, TIMEOUT, World
 
 pytestmark = pytest.mark.skipif(
@@ -203,8 +204,10 @@ def test_a_bomb_stays_within_the_limits(world: World, shell: str, command: str) 
 
 def test_the_memory_of_all_processes_together_is_bounded(world: World, shell: str) -> None:
     """Each process holds at most its data limit; together they hold at most the memory budget."""
-    grow = "python3 -c 'import time; x = bytearray(120 << 20); time.sleep(3)'"
-    ran = world.run(f"{grow} | {grow} | {grow}; echo done", shell=shell, wall=10, memory_bytes=200 << 20)
+    grow = "python3 -c 'import time; x = bytearray(120 << 20); time.sleep(3600)'"  # until the budget ends it
+    ran = world.run(
+        f"{grow} | {grow} | {grow}; echo done", shell=shell, wall=hang_guard(), memory_bytes=200 << 20
+    )
     assert ran.rc == MEMORY and "[glance: stopped at 200 MiB of memory" in ran.out, ran.out
     assert "done" not in ran.out and ran.effects == []
 
@@ -227,16 +230,20 @@ def test_threads_have_a_budget_of_their_own(world: World, shell: str) -> None:
         "import threading; ts = [threading.Thread(target=lambda: None) for _ in range({n})]; "
         "[t.start() for t in ts]; print('STARTED')"
     )
-    ok = world.run(f'{PYTHON} -c "{script.format(n=20)}"', shell=shell, processes=8, threads=32, wall=10)
+    ok = world.run(
+        f'{PYTHON} -c "{script.format(n=20)}"', shell=shell, processes=8, threads=32, wall=hang_guard()
+    )
     assert "STARTED" in ok.out, ok.out
-    over = world.run(f'{PYTHON} -c "{script.format(n=40)}"', shell=shell, processes=8, threads=32, wall=10)
+    over = world.run(
+        f'{PYTHON} -c "{script.format(n=40)}"', shell=shell, processes=8, threads=32, wall=hang_guard()
+    )
     assert "can't start new thread" in over.out, over.out
 
 
 def test_the_time_and_output_limits_report_themselves(world: World, shell: str) -> None:
     slow = world.run("sleep 100", shell=shell, wall=1)
     assert slow.rc == TIMEOUT and "[glance: stopped after 1 s" in slow.out
-    flood = world.run("yes", shell=shell, output_bytes=1000)
+    flood = world.run("yes", shell=shell, output_bytes=1000, wall=hang_guard())
     assert flood.rc == CUT and flood.out.startswith("y\ny\n") and len(flood.out) < 1200
     assert flood.out.rstrip().endswith("narrow it or delegate it]")
 
@@ -274,7 +281,7 @@ def test_a_benign_command_works_in_the_jail(world: World, shell: str, command: s
     for program in ("node", "jq"):
         if (command.startswith(program) or f"| {program}" in command) and not shutil.which(program):
             pytest.skip(f"{program} is not installed")
-    ran = world.run(command, shell=shell, wall=10)
+    ran = world.run(command, shell=shell, wall=hang_guard())  # it ends by itself, however slowly
     assert ran.effects == [], ran.effects
     assert ran.rc == 0, f"{command!r} under {shell} exited {ran.rc}:\n{ran.out}"
     assert expected in ran.out, ran.out
@@ -283,7 +290,7 @@ def test_a_benign_command_works_in_the_jail(world: World, shell: str, command: s
 def test_the_credentials_of_the_cli_stay_out(world: World, shell: str) -> None:
     os.environ["ANTHROPIC_API_KEY"] = "sk-test-not-a-key"
     try:
-        ran = world.run("env; echo CDPATH=$CDPATH", shell=shell)
+        ran = world.run("env; echo CDPATH=$CDPATH", shell=shell, wall=hang_guard())
     finally:
         del os.environ["ANTHROPIC_API_KEY"]
     assert "sk-test-not-a-key" not in ran.out and "GIT_CONFIG_COUNT" in ran.out
@@ -291,7 +298,7 @@ def test_the_credentials_of_the_cli_stay_out(world: World, shell: str) -> None:
 
 def test_the_terminal_is_not_read(world: World, shell: str) -> None:
     os.write(world.pty_master, b"SECRET-KEYSTROKES\n")
-    ran = world.run("cat {pts}; head -c 100 < {pts}", shell=shell, wall=1)
+    ran = world.run("cat {pts}; head -c 100 < {pts}", shell=shell, wall=hang_guard())  # refused: no wait
     assert "SECRET" not in ran.out and "Permission denied" in ran.out
 
 
@@ -306,9 +313,11 @@ def test_strace_shows_the_kernel_refusing(world: World, tmp_path: Path) -> None:
         "python3 -c 'import os; os.setresuid(65534, 65534, 65534)'; true"
     )
     calls = "trace=socket,openat,utimensat,fchmodat,kill,setresuid"
-    jailed = world.jailed(command, wall=60)  # strace slows every process down: no time limit in the way
+    jailed = world.jailed(command, wall=hang_guard())  # strace slows every process: no time limit in the way
     strace = ["strace", "-f", "-qq", "-o", str(trace), "-e", calls, bash, "-c", jailed]
-    subprocess.run(strace, cwd=world.repo, env=world.env("strace", bash), capture_output=True, timeout=60)
+    subprocess.run(
+        strace, cwd=world.repo, env=world.env("strace", bash), capture_output=True, timeout=hang_guard()
+    )
     text = trace.read_text()
     for expected in (
         r"socket\(AF_INET, SOCK_STREAM, IPPROTO_TCP\)\s+= -1 EACCES",
@@ -341,7 +350,7 @@ def test_it_fails_closed_when_a_step_fails(world: World, call: str, error: str) 
     jailed = world.jailed(f": > {marker}; echo RAN") + " && :"
     argv = ["strace", "-f", "-qq", "-o", "/dev/null", *inject, "bash", "-c", jailed]
     env = world.env("inject", shutil.which("bash") or "/bin/bash")
-    done = subprocess.run(argv, cwd=world.repo, env=env, capture_output=True, timeout=60, text=True)
+    done = subprocess.run(argv, cwd=world.repo, env=env, capture_output=True, timeout=hang_guard(), text=True)
     assert done.returncode == REFUSED, done
     assert "the command was not run" in done.stderr
     assert "RAN" not in done.stdout and not marker.exists()
@@ -384,5 +393,5 @@ def test_an_older_landlock_abi_is_made_up_by_seccomp(
 @pytest.mark.parametrize("abi", [1, 5])
 def test_benign_commands_work_at_an_older_abi(world: World, shell: str, abi: int) -> None:
     command = "git status && diff <(sort a) <(sort b); cd sub && ps | head -1 && echo x > /dev/null"
-    ran = world.run(command, shell=shell, abi=abi, wall=10)
+    ran = world.run(command, shell=shell, abi=abi, wall=hang_guard())
     assert ran.effects == [] and "On branch" in ran.out and "PID" in ran.out, ran.out

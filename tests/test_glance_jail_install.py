@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from flower.glance import jail, jail_command, jail_support
+from flower.glance import JailLimits, jail, jail_command, jail_support
 from flower.glance.jail import LAUNCHER
+from flower.testing import hang_guard
 from tests.jail_world import PYTHON, SHELLS
 
 pytestmark = pytest.mark.skipif(
@@ -34,10 +35,11 @@ def test_the_launcher_runs_from_paths_with_blanks_and_quotes(
     python = place / "py thon's"
     python.symlink_to(PYTHON)
     monkeypatch.setattr(jail, "LAUNCHER", place / "jail" / "run.py")
-    text = jail_command("echo ok; echo $0", python=str(python))
+    text = jail_command("echo ok; echo $0", limits=JailLimits(wall_seconds=hang_guard()), python=str(python))
     for prelude in ("", "setopt RC_QUOTES; ") if "zsh" in shell else ("",):
         done = subprocess.run([shell, "-c", prelude + text + " && :"], cwd=tmp_path, capture_output=True,
-                              text=True, env={**os.environ, "SHELL": shell}, timeout=60)  # fmt: skip
+                              text=True, env={**os.environ, "SHELL": shell},
+                              timeout=hang_guard())  # fmt: skip
         assert done.returncode == 0 and done.stdout.split() == ["ok", shell], done
 
 
@@ -46,7 +48,7 @@ def test_the_launcher_runs_from_an_installed_wheel(tmp_path: Path) -> None:
     """`pip wheel` of the project holds the launcher and its `_kernel`, which run from where pip puts them."""
     root = Path(__file__).resolve().parent.parent
     subprocess.run([PYTHON, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(root)],
-                   check=True, capture_output=True, timeout=600)  # fmt: skip
+                   check=True, capture_output=True, timeout=hang_guard())  # fmt: skip
     wheel = next(tmp_path.glob("*.whl"))
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(tmp_path / "site")

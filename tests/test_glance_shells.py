@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from flower.glance import glance_verdict
+from flower.testing import hang_guard
 
 ZSH = shutil.which("zsh")
 GIT = shutil.which("git")
@@ -27,8 +28,11 @@ needs_zsh = pytest.mark.skipif(ZSH is None, reason="zsh is not installed (Debian
 needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")
 
 
-def run(shell: str, command: str, cwd: Path, timeout: float = 10.0) -> subprocess.CompletedProcess[str]:
-    """Run `command` in `shell` in a process group of its own, killed whole on timeout and at the end.
+def run(
+    shell: str, command: str, cwd: Path, timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `command` in `shell` in a process group of its own, killed whole on timeout (default: the hang
+    guard; a command that never ends gets a short one) and at the end.
 
     A read that never ends may be a grandchild of the shell: killing the shell alone would leak it.
     """
@@ -52,7 +56,7 @@ def run(shell: str, command: str, cwd: Path, timeout: float = 10.0) -> subproces
         start_new_session=True,
     ) as process:
         try:
-            stdout, stderr = process.communicate(timeout=timeout)
+            stdout, stderr = process.communicate(timeout=hang_guard() if timeout is None else timeout)
         except subprocess.TimeoutExpired:
             _kill_group(process.pid)
             process.communicate()
@@ -237,7 +241,7 @@ def test_zsh_brace_ccl_makes_slash_of_a_variable(tmp_path: Path) -> None:
 def test_gawk_connects_to_an_inet_operand(shell: str, tmp_path: Path) -> None:
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
-    listener.settimeout(5)
+    listener.settimeout(hang_guard())
     connected: list[bool] = []
 
     def accept() -> None:
@@ -251,7 +255,7 @@ def test_gawk_connects_to_an_inet_operand(shell: str, tmp_path: Path) -> None:
     thread = threading.Thread(target=accept)
     thread.start()
     command = f"gawk '{{print}}' /inet/tcp/0/127.0.0.1/{port}"
-    run(shell, command, tmp_path, timeout=10)
+    run(shell, command, tmp_path)
     thread.join()
     listener.close()
     assert connected

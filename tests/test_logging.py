@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from flower._util.flower_log import configure_from_env
+from flower.testing import hang_guard
 
 SCRIPT = """
 import logging
@@ -26,7 +27,12 @@ def run(value: str | None) -> subprocess.CompletedProcess[str]:
     if value is not None:
         env["FLOWER_LOG"] = value
     return subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=120, check=True
+        [sys.executable, "-c", SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=hang_guard(),
+        check=True,
     )
 
 

@@ -29,11 +29,14 @@ from ..stores._local import CONFIG_ENV, config_dir
 from ..stores.outbox import DeliveryPolicy
 from ..tracing._hook import start_run
 from ..tracing.policy import TracingPolicy
+from ..warm import KeepWarm, KeepWarmPolicy
+from ..warm.records import RECORDS
 from ..workbench._in_run import block_or_warning, preface_or_warning
 from ..workbench.bench import Workbench
 from .credentials import require_credentials
 from .durable import DurableRun
 from .fleet import attach_workbench
+from .generation import Keeper
 from .layers import spill_dir
 from .step import Step
 from .stream import EventHandler, Tracker
@@ -73,6 +76,8 @@ class Execution:
     """session id -> the workbench block its system prompt holds (the runtime's, kept across runs)."""
     listening: dict[str, Tracker]
     """resumed session id -> the run that resumes it (the runtime's: store reports find their run)."""
+    keep_warm: KeepWarmPolicy | None = None
+    """How a waiting coordinator's cache is kept warm (`flower.warm`), or None."""
 
     async def __call__(
         self, prompt: str, resume: str | None, fork: bool, on_event: EventHandler | None
@@ -82,6 +87,8 @@ class Execution:
         live = await start_run(self.tracing, self.spec.name, self.store, self.env)
         tracker = Tracker(live.listen(on_event) if live is not None else on_event)
         step = Step(task=prompt, tracker=tracker, policy=self.handoff, workbench=self.workbench)
+        if self.keep_warm is not None:
+            step.keeper = self._keeper(self.keep_warm, tracker)
         durable = DurableRun(
             self.store, self.workspace, tracker, lease_timeout=self.lease_timeout, policy=self.delivery
         )
@@ -111,6 +118,12 @@ class Execution:
         if live is not None:
             await live.finish(result, tracker.emit)
         return result
+
+    def _keeper(self, policy: KeepWarmPolicy, tracker: Tracker) -> Keeper:
+        """Each session's `KeepWarm`: its pings go to the tracker (events, usage) and to the records
+        `flower report` reads beside the store."""
+        records = spill_dir(self.workbench, self.workspace).parent / RECORDS
+        return lambda options: KeepWarm(options, policy=policy, on_ping=tracker.ping, records=records)
 
     async def _loop(
         self,

@@ -9,8 +9,8 @@ asks the CLI once per session, for the window of the model it actually serves (`
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from contextlib import aclosing
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing, nullcontext
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,6 +25,7 @@ from claude_agent_sdk import (
 
 from ..events import HandoffWarning
 from ..handoff.document import HandoffPolicy
+from ..warm import KeepWarm
 from .stream import Tracker
 
 logger = logging.getLogger("flower.runtime")
@@ -34,6 +35,9 @@ OVERFLOW_REASONS = frozenset({"blocking_limit", "prompt_too_long"})
 
 DEFAULT_WINDOW = 200_000
 """Used only if the CLI does not report its window."""
+
+Keeper = Callable[[ClaudeAgentOptions], KeepWarm]
+"""A session's options -> the `KeepWarm` that pings its coordinator's cache while it waits on a worker."""
 
 
 @dataclass(frozen=True)
@@ -83,13 +87,18 @@ async def _stop(client: ClaudeSDKClient, stream: AsyncIterator[Message], tracker
 
 
 async def run_generation(
-    options: ClaudeAgentOptions, prompt: str, tracker: Tracker, policy: HandoffPolicy | None
+    options: ClaudeAgentOptions,
+    prompt: str,
+    tracker: Tracker,
+    policy: HandoffPolicy | None,
+    keeper: Keeper | None = None,
 ) -> Outcome:
     """Run `prompt` in one session; with a policy, hand off before the context reaches the CLI's lines.
 
     Past the threshold, a reply that calls tools is interrupted and the same session is asked for its
     handoff document; that writing turn is exempt from the threshold. A turn that simply ends is left to
-    end: the step is done, and a later resume hands off at once if it must.
+    end: the step is done, and a later resume hands off at once if it must. With a `keeper`, the
+    coordinator's cache is pinged while it waits on a worker in the work turn, never after the session.
     """
     tracker.context = 0
     tracker.writing = False
@@ -97,7 +106,10 @@ async def run_generation(
     logger.info(
         "session starting in %s (resume=%s, fork=%s)", options.cwd, options.resume, options.fork_session
     )
-    async with ClaudeSDKClient(options=options) as client:
+    async with (
+        ClaudeSDKClient(options=options) as client,
+        keeper(options) if keeper is not None else nullcontext() as warm,
+    ):
         active = policy is not None and policy.enabled
         window = (policy.window if policy and policy.window else None) or (
             await _reported_window(client) if active else DEFAULT_WINDOW
@@ -117,6 +129,8 @@ async def run_generation(
         async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]
             async for message in stream:
                 await tracker.feed(message)
+                if warm is not None:
+                    warm.feed(message)
                 if tracker.unreachable:
                     await _stop(client, stream, tracker)
                     return outcome("unreachable")
@@ -142,6 +156,8 @@ async def run_generation(
                     return outcome("done")
         if not due or policy is None:
             return outcome("done")
+        if warm is not None:
+            warm.stop()  # the handoff turn: no wait on a worker is kept warm
         tracker.writing = True
         await client.query(policy.prompt.format(used=tracker.context, window=window))
         async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]

@@ -19,7 +19,7 @@ from ..result import StepResult
 from ..usage import StepUsage
 from ..workbench._in_run import warning_of
 from ..workbench.bench import Workbench
-from .generation import Outcome, run_generation
+from .generation import Keeper, Outcome, run_generation
 from .reach import unreachable_cause
 from .stream import Tracker
 
@@ -41,6 +41,7 @@ class Step:
     degraded_in_a_row: int = 0
     error: str | None = None
     structured: bool = False  # the options ask for a structured result (`output_format`)
+    keeper: Keeper | None = None  # keeps each session's coordinator cache warm while it waits (`flower.warm`)
 
     async def run(self, prompt: str, options_for: OptionsFor, resume: str | None, fork: bool) -> None:
         generation = 1
@@ -48,7 +49,7 @@ class Step:
             options = await options_for(resume, fork)
             self.structured = options.output_format is not None
             try:
-                outcome = await run_generation(options, prompt, self.tracker, self.policy)
+                outcome = await run_generation(options, prompt, self.tracker, self.policy, self.keeper)
             except CLINotFoundError:
                 raise
             except ClaudeSDKError as exc:
@@ -174,7 +175,7 @@ class Step:
             text=(answers[-1].result or "") if answers else "",
             error=error,
             cost_usd=_cost(usage),
-            cli_cost_usd=_cli_cost(tracker.results),
+            cli_cost_usd=_cli_cost(tracker.results) + sum(p.cli_cost_usd for p in tracker.pings),
             usage=usage,
             num_turns=sum(r.num_turns for r in tracker.results),
             results=len(tracker.answers),
@@ -183,6 +184,7 @@ class Step:
             denials=tuple(tracker.denials),
             duration_s=duration,
             structured_output=structured,
+            pings=len(tracker.pings),
         )
 
 
@@ -202,11 +204,11 @@ def _cost(usage: StepUsage) -> float:
     Each model's tokens (`StepUsage.by_model`, subagents included) are priced at that model's row of
     `flower.cost.PRICES`; the main thread's 1-hour cache writes at the 1-hour rate (its usage splits
     them), every other write at the 5-minute rate. A CLI that reports no per-model usage leaves the main
-    thread's tokens, priced like the CLI's default model.
+    thread's tokens (and the keep-warm pings'), priced like the CLI's default model.
     """
     if usage.by_model:
         return sum(price([used], model=name).total for name, used in usage.by_model.items())
-    return price([usage.main], model=DEFAULT_MODEL).total
+    return price([usage.main, usage.keep_warm], model=DEFAULT_MODEL).total
 
 
 def _cli_cost(results: list[ResultMessage]) -> float:

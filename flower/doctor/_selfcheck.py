@@ -1,10 +1,11 @@
 """`flower doctor`'s self-check: the CLI behaviours flower relies on, tried offline on the scripted model.
 
-Three short runs through the installed SDK and CLI, the way a user's runs go (a `Runtime` pointed at
+Four short runs through the installed SDK and CLI, the way a user's runs go (a `Runtime` pointed at
 `flower.testing.ScriptedModel`): the first, a coordinator and a worker, meets the delegation wall, a worker,
 a spill, a long report cut to its head and the usage the API reports; the second resumes it through
-flower's store after an HTTP 500; the third, a hands-on agent alone, shows the system prompt such an agent
-keeps.
+flower's store after an HTTP 500 (with 1-hour marks, `keep_warm=False`); the third, a hands-on agent
+alone, shows the system prompt such an agent keeps; the fourth, with a model of its own, holds a worker
+until its coordinator's cache has been pinged once (`_warmcheck`).
 Each fact is then read from what the scripted model received (the context the model saw), never from
 flower's own return values alone.
 """
@@ -25,6 +26,7 @@ from ..result import StepResult
 from ..runtime import Runtime
 from ..testing import ScriptedModel, Usage, agent, bash, http_error, reply, tool_use
 from ..wall.rules import COORDINATOR_PROMPT
+from ._warmcheck import WarmSeen, judge_warm, keep_warm_run
 
 __all__ = ["Check", "Progress", "self_check"]
 
@@ -58,6 +60,13 @@ class _Seen:
     events: list[Event] = field(default_factory=list)
     resumed: int = -1
     """The index of the resumed run's last request on the main thread."""
+    warm: WarmSeen | None = None
+    """The keep-warm run's (its own scripted model and workspace)."""
+
+
+def _marks(body: dict[str, object]) -> list[object]:
+    system = body.get("system")
+    return [b.get("cache_control") for b in system if isinstance(b, dict)] if isinstance(system, list) else []
 
 
 def _system(seen: _Seen) -> str | None:
@@ -65,9 +74,12 @@ def _system(seen: _Seen) -> str | None:
     system = first.system_text
     if COORDINATOR_PROMPT not in system or "Goal: count the data" not in system:
         return "the coordinator's system prompt lacks flower's coordinator prompt or its instructions"
-    marks = [b.get("cache_control") for b in first.body.get("system") or [] if isinstance(b, dict)]
-    if not any(isinstance(m, dict) and m.get("ttl") == "1h" for m in marks):
-        return f"the coordinator's cache marks do not ask for 1 hour (CLAUDE_CODE_PROMPT_CACHE_TTL): {marks}"
+    kept_warm = _marks(first.body)
+    if not kept_warm or any(isinstance(m, dict) and m.get("ttl") == "1h" for m in kept_warm):
+        return f"the coordinator's cache marks (kept warm) do not ask for 5 minutes: {kept_warm}"
+    hour = _marks(seen.model.request("main", seen.resumed).body)
+    if not any(isinstance(m, dict) and m.get("ttl") == "1h" for m in hour):
+        return f"keep_warm=False: the marks do not ask for 1 hour (CLAUDE_CODE_PROMPT_CACHE_TTL): {hour}"
     return None
 
 
@@ -139,7 +151,11 @@ def _preset(seen: _Seen) -> str | None:
 
 
 FACTS: list[tuple[str, Callable[[_Seen], str | None]]] = [
-    ("a coordinator runs on flower's own prompt and its instructions, its cache marks at 1 hour", _system),
+    (
+        "a coordinator runs on flower's own prompt and its instructions, its cache marks at 5 minutes "
+        "(kept warm), at 1 hour with keep_warm=False",
+        _system,
+    ),
     ("a hands-on agent keeps the CLI's claude_code preset, with its instructions appended", _preset),
     ("a PreToolUse deny stops the call and reaches the model as an error result (the wall)", _wall),
     ("a worker started with the Agent tool is told apart, and its report reaches the main thread", _worker),
@@ -148,6 +164,11 @@ FACTS: list[tuple[str, Callable[[_Seen], str | None]]] = [
     ("the usage the API reports is the context flower watches and counts", _usage),
     ("an HTTP 500 is retried and reported as an api_retry with its status", _retry),
     ("a resume through flower's session store replays the session", _resume),
+    (
+        "a keep-warm ping (a forked resume) sends the coordinator's last request again as its prefix, in "
+        "one request, and leaves nothing in the store",
+        lambda seen: judge_warm(seen.warm),
+    ),
 ]
 
 
@@ -183,15 +204,19 @@ async def _scenario(seen: _Seen, progress: Progress | None) -> None:
             progress(event)
 
     if progress is not None:
-        progress.step("self-check run 1 of 2")
+        progress.step("self-check run 1 of 3")
     seen.first = await rt.run(lead, "Start.", on_event=on_event)
     if progress is not None:
-        progress.step("self-check run 2 of 2 (a resume)")
+        progress.step("self-check run 2 of 3 (a resume)")
     model.script("main", [http_error(500), "Resumed."])
-    seen.second = await rt.run(lead, "Go on.", resume=seen.first.session_id, on_event=on_event)
+    hour = Runtime(workspace, configure=model.attach, check_credentials=False, keep_warm=False)
+    seen.second = await hour.run(lead, "Go on.", resume=seen.first.session_id, on_event=on_event)
     seen.resumed = len(model.requests("main")) - 1
     model.script("main", ["Counted."])
     await rt.run(worker("Counts by hand.", "Goal: count by hand.", tools=["Bash"]), "Count.")
+    if progress is not None:
+        progress.step("self-check run 3 of 3 (a worker held, its coordinator kept warm)")
+    seen.warm = await keep_warm_run(workspace / "warm")
 
 
 async def self_check(progress: Progress | None = None) -> list[Check]:

@@ -200,6 +200,14 @@ def _render(report: EconomyReport, width: int) -> str:
         f"cache write {human(total.cache_creation + total.cache_creation_1h)}{hour}, "
         f"output {at_least}{human(total.output)}"
     )
+    if tokens.pings:
+        pinged = tokens.keep_warm
+        written = pinged.cache_creation + pinged.cache_creation_1h
+        lines.append(
+            f"  keep-warm     {tokens.pings} pings while the coordinator waited: cache read "
+            f"{human(pinged.cache_read)}, written {human(written)}, "
+            f"${report.cost.keep_warm_usd:,.2f}"
+        )
     cost = report.cost
     unpriced = f"; unknown price for {', '.join(cost.unpriced)}" if cost.unpriced else ""
     lines.append(

@@ -1,9 +1,11 @@
 """What a store may lack, and how the report counts it anyway and says so.
 
-Two gaps were met in real sessions (CLI 2.0.74 to 2.1.42):
+Two gaps were met in real sessions:
 
-- **Output tokens recorded mid-stream.** Those CLIs wrote each reply's output count as it stood at the
-  start of the stream (a handful of tokens for a reply of thousands) and no `stop_reason`. The report
+- **Output tokens recorded mid-stream.** Some CLIs write each reply's output count as it stood at the
+  start of the stream (a handful of tokens for a reply of thousands) and no `stop_reason`: every real
+  session of CLI 2.0.64 to 2.1.42 we read, and of 2.1.44 to 2.1.52 too; CLI 2.1.332 writes the final
+  count and the `stop_reason`. The report tells such a reply by what it lacks, never by the version. It
   counts such a reply from its content instead (`metrics.Message.mid_stream`): a lower bound, so the
   output and the cost are printed as "≥" with a note saying how many replies and how they were counted.
 - **Subagent transcripts not kept.** A worker's transcript may be missing (a store that mirrored only
@@ -23,7 +25,7 @@ from typing import Any
 from .._util.content import text_of
 from . import metrics as m
 
-__all__ = ["Runs", "output_note", "runs_note", "subagent_runs"]
+__all__ = ["Runs", "output_counts_note", "output_note", "runs_note", "subagent_runs"]
 
 _DELEGATIONS = ("Agent", "Task")
 _AGENT_ID = re.compile(r"^agentId: (\w+)", re.MULTILINE)
@@ -112,13 +114,23 @@ def runs_note(from_calls: int) -> str | None:
 def output_note(replies: Sequence[m.Message]) -> str | None:
     """The report's note on replies whose output was recorded mid-stream (None when there are none)."""
     counted = [reply for reply in replies if reply.mid_stream]
+    return output_counts_note(
+        len(counted),
+        len(replies),
+        sum(reply.recorded_output for reply in counted),
+        sum(reply.usage.output for reply in counted),
+    )
+
+
+def output_counts_note(counted: int, replies: int, recorded: int, derived: int) -> str | None:
+    """`output_note` from its counts: `counted` of `replies` had their output counted from their content,
+    `recorded` tokens as written, `derived` as counted (None when `counted` is 0)."""
     if not counted:
         return None
-    recorded = sum(reply.recorded_output for reply in counted)
-    derived = sum(reply.usage.output for reply in counted)
     return (
-        f"output tokens: {len(counted)} of {len(replies)} replies have no stop_reason on any entry (their "
-        f"count was written mid-stream, as CLI 2.1.42 and earlier did): {recorded:,} tokens recorded, "
+        f"output tokens: {counted} of {replies} replies have no stop_reason on any entry (the "
+        "CLI that wrote them recorded each reply's output count as its stream started, not its final "
+        f"count): {recorded:,} tokens recorded, "
         f"{derived:,} counted from their content at {m.OUTPUT_CHARS_PER_TOKEN} characters a token; a lower "
         "bound, so output and cost are at least what is shown"
     )

@@ -6,10 +6,11 @@ rely on, all measured with CLI 2.1.327:
 - the CLI writes one assistant entry per content block; the blocks of one API reply share `message.id`
   and each entry repeats the reply's usage, so a reply (a *turn*) is counted once per id;
 - an entry is written when its block ends, with the usage as it stood then: CLI 2.1.332 writes the
-  final count and the reply's `stop_reason` on each, but CLI 2.1.42 and earlier wrote the output count
-  of the start of the stream and no `stop_reason` (measured on real sessions of CLI 2.0.74 to 2.1.42:
+  final count and the reply's `stop_reason` on each, but some CLIs write the output count of the start
+  of the stream and no `stop_reason` (real sessions of CLI 2.0.64 to 2.1.42 and of 2.1.44 to 2.1.52:
   "4" output tokens recorded for a reply of thousands). A reply none of whose entries has a
-  `stop_reason` has its output counted from its content instead, as a lower bound (`Message`);
+  `stop_reason` has its output counted from its content instead, as a lower bound (`Message`): what
+  the entries lack decides, not the CLI's version;
 - a failed request leaves a `system` entry `subtype: "api_error"` per retry, and a synthetic assistant
   entry (`model: "<synthetic>"`, `isApiErrorMessage`) when retries run out: not a turn;
 - a denied call's result entry carries `toolDenialKind: "permission-rule"` (CLI 2.1.42 and earlier wrote
@@ -47,6 +48,7 @@ __all__ = [
     "Message",
     "ScriptActivity",
     "api_error_count",
+    "block_chars",
     "body_chars",
     "denial_count",
     "hit_rate",
@@ -93,9 +95,10 @@ class Message:
     synthetic: bool
     """A reply the CLI wrote itself (an API error after its retries), not the model's."""
     mid_stream: bool = False
-    """No entry of the reply has a `stop_reason`: its usage was recorded while it streamed (CLI 2.1.42
-    and earlier), so `usage.output` is a lower bound: the larger of the recorded count and the visible
-    output (text, thinking, tool inputs) at `OUTPUT_CHARS_PER_TOKEN` characters a token."""
+    """No entry of the reply has a `stop_reason`: its usage was recorded as it started streaming (what a
+    CLI that records no final count writes), so `usage.output` is a lower bound: the larger of the
+    recorded count and the visible output (text, thinking, tool inputs) at `OUTPUT_CHARS_PER_TOKEN`
+    characters a token."""
     recorded_output: int = 0
     """The output tokens the transcript recorded for the reply."""
 
@@ -188,7 +191,9 @@ def _text_of(content: object) -> str:
     return ""
 
 
-def _block_chars(block: Mapping[str, Any]) -> int:
+def block_chars(block: Mapping[str, Any]) -> int:
+    """Characters of one content block as `body_chars` counts them (text, thinking, tool input as
+    compact JSON, a tool result's text)."""
     kind = block.get("type")
     if kind == "text":
         return len(str(block.get("text", "")))
@@ -212,7 +217,7 @@ def body_chars(entries: Iterable[Entry]) -> int:
         if isinstance(content, str):
             total += len(content)
         else:
-            total += sum(_block_chars(block) for block in _blocks(entry))
+            total += sum(block_chars(block) for block in _blocks(entry))
     return total
 
 

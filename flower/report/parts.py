@@ -233,8 +233,13 @@ class Tokens:
     """Over the subagents' replies."""
     compaction: TokenUsage = field(default_factory=TokenUsage)
     """Over the compaction worker's replies (`subagents/agent-acompact-*`)."""
+    keep_warm: TokenUsage = field(default_factory=TokenUsage)
+    """Over the keep-warm pings (`flower.warm`: they leave no entry in the session; read from the
+    workbench's `keep-warm.jsonl`). Not in the hit rates, which are the session's own replies'."""
+    pings: int = 0
+    """Keep-warm pings recorded for these sessions."""
     mid_stream: int = 0
-    """Replies whose output count was recorded mid-stream (no `stop_reason`: CLI 2.1.42 and earlier),
+    """Replies whose output count was recorded mid-stream (no `stop_reason` on any of their entries),
     counted from their content instead (`flower.report.metrics.Message`). When not 0, `output` is a
     lower bound."""
 
@@ -268,3 +273,5 @@ class Cost:
     """Models the price table does not know (priced like the CLI's default model)."""
     lower_bound: bool = False
     """Some output tokens are a lower bound (`Tokens.mid_stream`), so the cost is one too."""
+    keep_warm_usd: float = 0.0
+    """Of `usd`, the keep-warm pings' (`Tokens.keep_warm`)."""

@@ -109,7 +109,7 @@ class EphemeralPolicy:
         """Whether `command`'s result expires: `predicate`, or `flower.glance.is_ephemeral` by default."""
         if self.predicate is not None:
             return bool(self.predicate(command))
-        from ..glance import is_ephemeral  # imported late: the parser is only loaded when needed
+        from ..glance._verdict import is_ephemeral  # late: the parser is only loaded when needed
 
         return is_ephemeral(command)
 
@@ -245,11 +245,20 @@ class CachePolicy:
 
 
 ChangeKind = Literal[
-    "expired", "trimmed", "superseded", "denial", "denial_note", "api_error", "interrupt", "orphan"
+    "expired",
+    "trimmed",
+    "superseded",
+    "denial",
+    "denial_note",
+    "api_error",
+    "interrupt",
+    "orphan",
+    "relinked",
 ]
 """What a rewrite did: expired or trimmed a result, replaced a Read a later copy of its file superseded,
 dropped a denied call (and named the dropped ones in the kept denial's result) or an API-error entry,
-neutralised an interrupted result, gave an orphan call a result."""
+neutralised an interrupted result, gave an orphan call a result, joined an entry whose parent the store
+lacks back to the chain (`flower.stores.rewrite.mend`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -257,18 +266,22 @@ class Change:
     """One thing a load rewrote."""
 
     kind: ChangeKind
-    """What was done: `expired`, `trimmed`, `superseded`, `denial`, `denial_note`, `api_error`, `interrupt`
-    or `orphan`."""
+    """What was done: `expired`, `trimmed`, `superseded`, `denial`, `denial_note`, `api_error`, `interrupt`,
+    `orphan` or `relinked`."""
     uuid: str | None
-    """The entry changed, dropped (`api_error`) or added (`orphan`)."""
+    """The entry changed, dropped (`api_error`), added (`orphan`) or joined back (`relinked`)."""
     tool_use_id: str | None = None
     """The call concerned, for changes about a call."""
     chars_saved: int = 0
     """Characters of the replayed JSON (`message.content`) saved; negative when text was added; 0 for
-    an API-error entry, which the CLI does not replay anyway."""
+    an API-error entry, which the CLI does not replay anyway. Counted against what the CLI sends without
+    flower: an orphan's answer in the history's last message replaces the one the CLI would add itself
+    (`flower.stores.rewrite.CLI_ORPHAN_NOTE`), so it saves their difference."""
     detail: str = ""
     """The command (`expired`), the file written (`trimmed`), the file read (`superseded`), the tool's
-    name (`denial`), the note (`denial_note`), or the size of an API-error entry."""
+    name (`denial`), the note (`denial_note`), the size of an API-error entry, or, for an orphan's answer
+    in place of the CLI's own, "instead of the CLI's own result (N chars)", or the missing parent
+    and the new one (`relinked`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -291,7 +304,12 @@ class LoadReport:
     entries_out: int
     """Entries handed to the SDK after the rewrite."""
     changes: tuple[Change, ...] = ()
-    """Every change, in history order."""
+    """Every change to what the CLI replays, in history order: each entry returned changed, dropped or
+    added names itself (`Change.uuid`) or the call it holds (`Change.tool_use_id`). Two things are left
+    out. An entry whose only difference is a reference re-pointed over a dropped entry (`parentUuid`,
+    `logicalParentUuid`, a `last-prompt`'s `leafUuid`): the change that dropped the entry names it.
+    And the rewrites a warm load repeats on entries the CLI no longer replays: they are in
+    `unreplayed`, apart, because they save nothing."""
     errors: tuple[str, ...] = ()
     """Rewrites that failed and were skipped, one message each."""
     warm: bool = False
@@ -302,6 +320,12 @@ class LoadReport:
     imported: int = 0
     """Entries imported from the CLI's local transcript before this load (main and subagents): the
     session predates the store, which now holds all of it. 0 otherwise."""
+    unreplayed: tuple[Change, ...] = ()
+    """The rewrites a warm load repeated on entries the CLI no longer replays, in history order: the
+    last cold load decided them on its branch, and a compaction, a `/clear` or a rewind written since
+    took those entries off what the CLI replays now. The returned history holds them (it is the one
+    that load returned), the model never sees them, and they save nothing now (each `chars_saved` is
+    what it saved then; `chars_saved` above leaves them out)."""
 
     @checked
     def of_kind(self, kind: ChangeKind) -> tuple[Change, ...]:
@@ -336,7 +360,8 @@ class LoadReport:
         done = ", ".join(parts) if parts else "nothing rewritten"
         failed = f"; {len(self.errors)} rewrite(s) failed and were skipped" if self.errors else ""
         imported = f"imported {self.imported} entries from the CLI's transcript; " if self.imported else ""
-        warm = " (cache warm: the last cold load's rewrites, repeated)" if self.warm else ""
+        apart = f"; {len(self.unreplayed)} on entries the CLI no longer replays" if self.unreplayed else ""
+        warm = f" (cache warm: the last cold load's rewrites, repeated{apart})" if self.warm else ""
         return f"{where}: {imported}{done}; {self.chars_saved} chars saved{warm}{failed}"
 
 
@@ -348,6 +373,7 @@ _KIND_ORDER: tuple[ChangeKind, ...] = (
     "api_error",
     "interrupt",
     "orphan",
+    "relinked",
 )
 """The kinds `summary()` counts (a `denial_note` goes with the denials it names)."""
 _KIND_WORDS: dict[ChangeKind, str] = {
@@ -358,4 +384,5 @@ _KIND_WORDS: dict[ChangeKind, str] = {
     "api_error": "API errors dropped",
     "interrupt": "interrupts neutralised",
     "orphan": "orphans healed",
+    "relinked": "missing links mended",
 }

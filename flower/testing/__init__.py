@@ -3,9 +3,14 @@
 `ScriptedModel` is an Anthropic Messages API server on 127.0.0.1 that answers from scripts; the real
 bundled CLI talks to it as it would to the API, so hooks, subagents, transcripts and resume are all real,
 and every request it logs is exactly the context the model saw. See docs/testing.md.
+
+Every wait here is a hang guard, not a speed check: `ScriptedModel.run`, `wait_for` and the OTLP
+receiver's waits default to `hang_guard()`, 10 minutes or `FLOWER_TEST_HANG_GUARD` seconds, so a slow or
+busy machine makes a test slower, never red. Wait on what the run does (a request, a span), not on time.
 """
 
 from .._errors import ScriptError, ScriptTimeout, UnconsumedSteps, UnexpectedRequest
+from ._guard import HANG_GUARD_ENV, hang_guard
 from .callers import COMPACT, MAIN, SUBAGENT, agent_marker
 from .editing import ClearToolUses
 from .requests import RecordedRequest, RequestSizes, ToolResultView
@@ -34,6 +39,7 @@ from .steps import (
 
 __all__ = [
     "COMPACT",
+    "HANG_GUARD_ENV",
     "MAIN",
     "SUBAGENT",
     "ClearToolUses",
@@ -59,6 +65,7 @@ __all__ = [
     "agent_marker",
     "bash",
     "drop_connection",
+    "hang_guard",
     "http_error",
     "prompt_too_long",
     "read",

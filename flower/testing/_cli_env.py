@@ -2,7 +2,8 @@
 
 Every run gets its own config and scratch directories, a fake key and no telemetry, so a test never reads
 or writes the machine's own CLI state; the marker lets the server tell which subagent sent a request
-(`callers`), since the agent's name never reaches the wire.
+(`callers`), since the agent's name never reaches the wire. The SDK's own 60 s bound on a session store's
+load during a resume becomes the harness's hang guard, as every wait of a test does.
 """
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ import os
 
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions
 
+from ._guard import hang_guard
 from .callers import agent_marker
 
 __all__ = ["FAKE_API_KEY", "cli_env", "pointed"]
 
 FAKE_API_KEY = "sk-ant-scripted-model-not-a-real-key"
+
+# ClaudeAgentOptions.load_timeout_ms's default (claude-agent-sdk 0.2.18x): a store load during a resume
+_SDK_LOAD_TIMEOUT_MS = 60_000
 
 
 def cli_env(base_url: str, root: str) -> dict[str, str]:
@@ -41,11 +46,15 @@ def cli_env(base_url: str, root: str) -> dict[str, str]:
 
 
 def pointed(options: ClaudeAgentOptions, env: dict[str, str], *, mark_agents: bool) -> ClaudeAgentOptions:
-    """A copy of `options` with `env` under its own entries (which win), each agent's prompt marked."""
+    """A copy of `options` with `env` under its own entries (which win), each agent's prompt marked, and the
+    SDK's default store-load timeout (when the options keep it) raised to the hang guard."""
     agents = options.agents
     if options.agents is not None and mark_agents:
         agents = {name: _marked(name, definition) for name, definition in options.agents.items()}
-    return dataclasses.replace(options, env={**env, **options.env}, agents=agents)
+    changes: dict[str, object] = {"env": {**env, **options.env}, "agents": agents}
+    if getattr(options, "load_timeout_ms", None) == _SDK_LOAD_TIMEOUT_MS:
+        changes["load_timeout_ms"] = int(hang_guard() * 1000)
+    return dataclasses.replace(options, **changes)  # type: ignore[arg-type]
 
 
 def _marked(name: str, definition: AgentDefinition) -> AgentDefinition:

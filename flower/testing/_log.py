@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from .._errors import ScriptTimeout, SpecError
+from ._guard import guard
 from ._http import HttpRequest
 from .requests import RecordedRequest
 
@@ -106,10 +107,11 @@ class RequestLog:
         return "\n".join(r.summary() for r in self.requests()[-last:]) or "(no requests)"
 
     def wait_for_sync(
-        self, count: int = 1, *, caller: str | None = None, timeout: float = 30.0
+        self, count: int = 1, *, caller: str | None = None, timeout: float | None = None
     ) -> list[RecordedRequest]:
-        if count < 1 or timeout <= 0:
-            raise SpecError("wait_for needs count >= 1 and timeout > 0")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise SpecError(f"wait_for: count must be an int >= 1, got {count!r}")
+        timeout = guard(timeout)
         deadline = time.monotonic() + timeout
         with self._changed:
             while True:
@@ -119,7 +121,7 @@ class RequestLog:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise ScriptTimeout(
-                        f"waited {timeout}s for {count} request(s) from {caller or 'any caller'}, "
+                        f"waited {timeout:g} s for {count} request(s) from {caller or 'any caller'}, "
                         f"got {len(found)}.\n{self.describe()}"
                     )
                 self._changed.wait(left)

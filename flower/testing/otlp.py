@@ -45,6 +45,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
+from ._guard import guard
+
 __all__ = ["LogRecord", "MetricPoint", "OtlpReceiver", "Span"]
 
 _KINDS = {0: "UNSPECIFIED", 1: "INTERNAL", 2: "SERVER", 3: "CLIENT", 4: "PRODUCER", 5: "CONSUMER"}
@@ -311,12 +313,21 @@ class OtlpReceiver:
 
     # -- waiting -----------------------------------------------------------------------------------
 
-    def wait_for(self, predicate: Callable[[OtlpReceiver], bool], timeout: float = 10.0) -> bool:
-        """Block until `predicate(self)` holds (checked on each arrival) or `timeout` passes."""
-        with self._cond:
-            return self._cond.wait_for(lambda: predicate(self), timeout=timeout)
+    def wait_for(self, predicate: Callable[[OtlpReceiver], bool], timeout: float | None = None) -> bool:
+        """Block until `predicate(self)` holds (checked on each arrival): True, or False once `timeout`
+        seconds passed without it.
 
-    def wait_for_spans(self, predicate: Callable[[list[Span]], bool], timeout: float = 10.0) -> list[Span]:
+        The default is the harness's hang guard (`flower.testing.hang_guard()`, `FLOWER_TEST_HANG_GUARD`):
+        wait for what the run will send, never for how fast it sends it.
+        """
+        limit = guard(timeout)
+        with self._cond:
+            return self._cond.wait_for(lambda: predicate(self), timeout=limit)
+
+    def wait_for_spans(
+        self, predicate: Callable[[list[Span]], bool], timeout: float | None = None
+    ) -> list[Span]:
+        """The spans received once `predicate(spans)` holds, or once `timeout` passed (see `wait_for`)."""
         self.wait_for(lambda rx: predicate(rx.spans), timeout)
         with self._cond:
             return list(self.spans)

@@ -1,4 +1,4 @@
-"""Run the real CLI once with `query()` and keep everything it yields, with a timeout that always holds."""
+"""Run the real CLI once with `query()` and keep everything it yields, bounded by a hang guard."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from claude_agent_sdk import (
 from claude_agent_sdk._errors import ResultError
 
 from .._errors import ScriptTimeout
+from ._guard import HANG_GUARD_ENV, guard
 
 __all__ = ["ScriptedRun", "run_query"]
 
@@ -87,12 +88,12 @@ async def run_query(
     prompt: str,
     options: ClaudeAgentOptions,
     *,
-    timeout: float,
+    timeout: float | None = None,
     describe: Callable[[], str] = lambda: "",
 ) -> ScriptedRun:
-    """Iterate `query()` to its end; on timeout close it (the SDK stops the CLI) and raise `ScriptTimeout`."""
-    if timeout <= 0:
-        raise ValueError("timeout must be > 0")
+    """Iterate `query()` to its end; past `timeout` seconds (default `hang_guard()`) close it (the SDK stops
+    the CLI) and raise `ScriptTimeout`."""
+    timeout = guard(timeout)
     run = ScriptedRun()
     user_stderr = options.stderr
 
@@ -112,7 +113,8 @@ async def run_query(
     except TimeoutError:
         tail = "\n".join(run.stderr[-10:])
         raise ScriptTimeout(
-            f"the CLI run did not finish within {timeout}s ({len(run.messages)} messages so far).\n"
+            f"the CLI run did not finish within {timeout:g} s ({len(run.messages)} messages so far): a hang, "
+            f"or a machine slower than {HANG_GUARD_ENV} allows for.\n"
             f"last requests:\n{describe()}\nstderr tail:\n{tail}"
         ) from None
     return run

@@ -275,13 +275,17 @@ class ScriptedModel:
         return self._log.describe(last)
 
     def wait_for_sync(
-        self, count: int = 1, *, caller: str | None = None, timeout: float = 30.0
+        self, count: int = 1, *, caller: str | None = None, timeout: float | None = None
     ) -> list[RecordedRequest]:
-        """Block until `count` requests (of `caller`) arrived; `ScriptTimeout` after `timeout` seconds."""
+        """Block until `count` requests (of `caller`) arrived; `ScriptTimeout` after `timeout` seconds.
+
+        The default is the hang guard (`hang_guard()`, `FLOWER_TEST_HANG_GUARD`): a wait for something
+        the run will do bounds a hang and never checks speed.
+        """
         return self._log.wait_for_sync(count, caller=caller, timeout=timeout)
 
     async def wait_for(
-        self, count: int = 1, *, caller: str | None = None, timeout: float = 30.0
+        self, count: int = 1, *, caller: str | None = None, timeout: float | None = None
     ) -> list[RecordedRequest]:
         """Async form of `wait_for_sync`."""
         return await anyio.to_thread.run_sync(
@@ -295,7 +299,7 @@ class ScriptedModel:
         prompt: str,
         *,
         options: ClaudeAgentOptions | None = None,
-        timeout: float = 60.0,
+        timeout: float | None = None,
         mark_agents: bool = True,
         **fields: Any,
     ) -> ScriptedRun:
@@ -303,6 +307,9 @@ class ScriptedModel:
 
         Pass `options` (attached for you) or option fields (through `options()`). A `ResultError` is kept
         in `ScriptedRun.error` rather than raised; an unscripted request raises `UnexpectedRequest`.
+        A run still going after `timeout` seconds is stopped with `ScriptTimeout`; the default is the hang
+        guard (`hang_guard()`: 10 minutes, or `FLOWER_TEST_HANG_GUARD`), so a busy machine is never a
+        failure, only a run that hangs.
         """
         if options is not None and fields:
             raise SpecError("pass either options= or option fields, not both")
@@ -323,7 +330,7 @@ class ScriptedModel:
         prompt: str,
         *,
         options: ClaudeAgentOptions | None = None,
-        timeout: float = 60.0,
+        timeout: float | None = None,
         mark_agents: bool = True,
         **fields: Any,
     ) -> ScriptedRun:

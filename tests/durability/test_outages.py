@@ -20,7 +20,7 @@ from claude_agent_sdk import project_key_for_directory
 
 from flower import DeliveryPolicy, LeaseError, PostgresSessionStore, Runtime, worker
 from flower.events import Event, SessionStarted, StoreWarning, ToolResult
-from flower.testing import ScriptedModel, bash
+from flower.testing import ScriptedModel, bash, hang_guard
 from tests import postgres
 from tests.durability.harness import loss
 from tests.fleet.test_fleet_cli import waiting_for_a_lease
@@ -47,6 +47,7 @@ def runtime(
 ) -> Runtime:
     workspace.mkdir(parents=True, exist_ok=True)
     env = {"CLAUDE_CONFIG_DIR": str(config)} if config is not None else None
+    kw.setdefault("delivery", DeliveryPolicy(drain_timeout=hang_guard()))  # a busy machine is not an outage
     return Runtime(workspace, store=store, configure=model.attach, env=env, **kw)
 
 
@@ -59,17 +60,18 @@ async def test_a_server_restart_mid_run_loses_nothing_and_warns(
     events: list[Event] = []
     down = threading.Event()
 
-    def restart() -> None:
-        cluster.halt("immediate")
-        down.set()
-        threading.Timer(1.5, cluster.resume).start()
+    back = threading.Event()
 
     def on_event(event: Event) -> None:
         events.append(event)
         if isinstance(event, ToolResult) and "one" in event.text and not down.is_set():
-            restart()
+            cluster.halt("immediate")
+            down.set()
+        elif isinstance(event, StoreWarning) and not event.resolved and down.is_set() and not back.is_set():
+            back.set()  # the run said the store is away: bring it back (in order, whatever the timing)
+            threading.Thread(target=cluster.resume).start()
 
-    rt = runtime(tmp_path / "a" / "repo", store, scripted_model, delivery=DeliveryPolicy(drain_timeout=90))
+    rt = runtime(tmp_path / "a" / "repo", store, scripted_model)
     result = await rt.run(STEPS, "Run the steps.", on_event=on_event)
     assert down.is_set()
     assert result.ok, result.error
@@ -189,8 +191,11 @@ async def test_a_lease_taken_over_stops_the_first_runner_and_the_session_never_f
         ScriptedModel(main=[*steps, "a finished"], strict=False) as model_a,
         ScriptedModel(main=[bash("echo b-1"), "b finished"], strict=False) as model_b,
     ):
+        a_holds = anyio.Event()
 
         async def on_event(event: Event) -> None:
+            if isinstance(event, SessionStarted):
+                a_holds.set()
             if isinstance(event, ToolResult) and "a-2" in event.text:
                 await waiting_for_a_lease(postgres_dsn, schema, session)  # B queues behind A in the server
                 assert await terminate_leases(postgres_dsn, first) == 1
@@ -200,12 +205,12 @@ async def test_a_lease_taken_over_stops_the_first_runner_and_the_session_never_f
             results["a"] = await rt.run(STEPS, "A goes on.", resume=session, on_event=on_event)
 
         async def resume_b() -> None:
-            rt = runtime(tmp_path / "b" / "repo", store_b, model_b, lease_timeout=60)
+            rt = runtime(tmp_path / "b" / "repo", store_b, model_b, lease_timeout=hang_guard())
             results["b"] = await rt.run(STEPS, "B goes on.", resume=session)
 
         async with anyio.create_task_group() as group:
             group.start_soon(resume_a)
-            await anyio.sleep(1.0)
+            await a_holds.wait()  # A leased the session before it said it started: B comes second
             group.start_soon(resume_b)
 
     a, b = results["a"], results["b"]

@@ -23,7 +23,8 @@ async def test_the_clis_bill_the_report_and_the_cost_model_give_the_same_dollars
         model.script("analyst", [bash("python3 -c \"print('y' * 6000)\""), "Printed."])
         analyst = worker("Runs commands.", "You run commands.", tools=["Bash", "Read"])
         lead = coordinator("lead", "Goal: print.", {"analyst": analyst}, model="claude-sonnet-4-6")
-        result = await Runtime(workspace, configure=model.attach).run(lead, "Go.")
+        # the 1-hour marks (`keep_warm=False`), whose writes are priced apart
+        result = await Runtime(workspace, configure=model.attach, keep_warm=False).run(lead, "Go.")
         requests = model.requests()
     assert result.ok, result.error
 
@@ -76,7 +77,8 @@ async def test_a_coordinator_keeps_a_cache_the_user_chose(workspace: Path) -> No
         model.script("main", [agent("analyst", "Print y."), "done"])
         model.script("analyst", [bash("echo y"), "Printed."])
         lead = coordinator("lead", "Goal: print.", {"analyst": analyst}, options={"env": env})
-        result = await Runtime(workspace, configure=model.attach).run(lead, "Go.")
+        # the 1-hour marks (`keep_warm=False`), whose writes are priced apart
+        result = await Runtime(workspace, configure=model.attach, keep_warm=False).run(lead, "Go.")
         assert result.ok, result.error
         assert {m for r in model.requests() for m in marks(r)} == {'{"type": "ephemeral"}'}
         assert result.usage.main.cache_creation_1h == 0

@@ -32,7 +32,7 @@ def test_doctor_prints_versions_path_credentials_and_every_fact_passing(
     assert status == 0, out
     # what starts, on stderr, before any work; then the step under way while the runs are silent
     assert err.startswith("flower doctor: checking the installation, then an offline self-check"), err
-    assert "  ... self-check run 1 of 2: still running, " in err, err
+    assert "  ... self-check run 1 of 3: still running, " in err, err
     assert "claude-agent-sdk  " in out and "(tested: 0.2.184 to 0.2.189)" in out
     assert "Claude Code CLI   2.1." in out and "_bundled/claude" in out
     assert "ANTHROPIC_API_KEY is set" in out and "sk-secret" not in out

@@ -21,7 +21,7 @@ from claude_agent_sdk import HookMatcher
 
 from flower import Runtime, coordinator, worker
 from flower.glance import JailLimits, jail_command, jail_support
-from flower.testing import ScriptedModel, bash
+from flower.testing import ScriptedModel, bash, hang_guard
 
 pytestmark = [
     pytest.mark.cli,
@@ -51,13 +51,16 @@ async def test_a_coordinators_glances_run_in_the_jail(scripted_model: ScriptedMo
     assert "git status --short" in history and "run.py" not in history  # the model keeps its command
 
 
-def _jailing(seen: list[dict[str, Any]], limits: JailLimits) -> Any:
-    """A PreToolUse hook that jails every Bash call, whatever it is, as the wall jails a glance."""
+def _jailing(seen: list[dict[str, Any]], slow: str) -> Any:
+    """A PreToolUse hook that jails every Bash call, whatever it is, as the wall jails a glance: the `slow`
+    one with a wall time of 3 s, which it outlasts by far, the others with the hang guard's (no machine is
+    too slow for them)."""
 
     async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
         seen.append(data)
         tool_input = data["tool_input"]
-        command = jail_command(tool_input["command"], limits=limits)
+        wall = 3 if tool_input["command"] == slow else hang_guard()
+        command = jail_command(tool_input["command"], limits=JailLimits(wall_seconds=wall))
         return {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
@@ -80,11 +83,9 @@ def test_attacks_handed_to_the_cli_have_no_effect(
     ]
     scripted_model.script("main", [*(bash(command) for command in commands), "done"])
     seen: list[dict[str, Any]] = []
-    hooks = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[_jailing(seen, JailLimits(wall_seconds=3))])]}
+    hooks = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[_jailing(seen, commands[2])])]}
 
-    run = scripted_model.run_sync(
-        "look around", cwd=workspace, hooks=hooks, env={"SHELL": shell}, timeout=120
-    )
+    run = scripted_model.run_sync("look around", cwd=workspace, hooks=hooks, env={"SHELL": shell})
 
     assert run.text == "done"
     assert [data["tool_input"]["command"] for data in seen] == commands

@@ -55,7 +55,7 @@ def marathon(crossings: int = 1, overflow_first: bool = False):  # type: ignore[
             return prompt_too_long()
         if state["crossed"] < crossings:
             state["crossed"] += 1
-            slow = "python3 -c 'import time; time.sleep(5)'"
+            slow = "python3 -c 'import time; time.sleep(600)'"  # interrupted by the handoff, never done
             return reply(bash(slow), usage=Usage(input_tokens=10, cache_read_input_tokens=150_000))
         return "FINAL: 42 widgets"
 

@@ -36,7 +36,7 @@ LEAD = coordinator("lead", "Goal: look at data/.", {"analyst": ANALYST})
 def run(model: ScriptedModel, workspace: Path, events: list[Event], **kwargs: object) -> object:
     """A Runtime run on the scripted model, bounded in time (a blocked run fails instead of hanging)."""
     runtime = Runtime(workspace, configure=model.attach, **kwargs)  # type: ignore[arg-type]
-    return finishes(lambda: runtime.run_sync(LEAD, "Start.", on_event=events.append), 120)
+    return finishes(lambda: runtime.run_sync(LEAD, "Start.", on_event=events.append))
 
 
 def test_odd_file_names_reach_the_prompt_escaped(scripted_model: ScriptedModel, workspace: Path) -> None:
@@ -135,7 +135,7 @@ def test_a_handoff_that_cannot_be_saved_still_reaches_the_next_session(
     events: list[Event] = []
     runtime = Runtime(workspace, configure=scripted_model.attach)
 
-    result = finishes(lambda: runtime.run_sync(handoff_lead(), TASK, on_event=events.append), 120)
+    result = finishes(lambda: runtime.run_sync(handoff_lead(), TASK, on_event=events.append))
 
     assert result.ok and result.text == "FINAL: 42 widgets"  # type: ignore[attr-defined]
     (warning,) = [e for e in events if isinstance(e, WorkbenchWarning)]

@@ -29,7 +29,7 @@ from claude_agent_sdk._internal.sessions import project_key_for_directory
 
 from flower import PruningSessionStore, SqliteSessionStore
 from flower.instrument import instrument
-from flower.testing import RecordedRequest, ScriptedModel, agent, bash, read, tool_use
+from flower.testing import RecordedRequest, ScriptedModel, agent, bash, hang_guard, read, tool_use
 from tests.e2e.test_file_modes import assert_private
 from tests.facts import fact
 from tests.stores.transcripts import age_stored
@@ -197,7 +197,7 @@ async def test_a_client_app_over_three_prompts_gets_the_fresh_index_and_keeps_th
 
     answers: list[str] = []
     session_ids: set[str] = set()
-    with anyio.fail_after(90):
+    with anyio.fail_after(hang_guard()):
         async with ClaudeSDKClient(options=scripted_model.attach(options)) as client:
             for prompt in ("PROMPT-ONE", "PROMPT-TWO", "PROMPT-THREE"):
                 await client.query(prompt)

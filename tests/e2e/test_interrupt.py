@@ -22,7 +22,7 @@ from claude_agent_sdk._internal.sessions import project_key_for_directory
 
 from flower import Runtime, coordinator, instrument, worker
 from flower.events import Event, ToolResult
-from flower.testing import ScriptedModel, bash, reply
+from flower.testing import ScriptedModel, bash, hang_guard, reply
 from tests.e2e.test_runtime import cli_processes
 
 pytestmark = pytest.mark.cli
@@ -34,7 +34,7 @@ async def test_a_cancelled_run_leaves_no_cli_and_resumes_from_the_store(
     scripted_model: ScriptedModel, workspace: Path
 ) -> None:
     (workspace / "big.txt").write_text("line of a big file\n" * 400)
-    scripted_model.script("main", [bash("cat big.txt"), reply("never sent", delay=60)])
+    scripted_model.script("main", [bash("cat big.txt"), reply("never sent", delay=hang_guard())])
     rt = Runtime(workspace, configure=scripted_model.attach)
 
     with anyio.CancelScope() as scope:  # a KeyboardInterrupt in run_sync cancels the run the same way
@@ -69,7 +69,7 @@ ENDED_BY_SIGINT = (
 async def test_a_sigint_to_the_cli_alone_fails_the_step_and_keeps_the_turn(
     scripted_model: ScriptedModel, workspace: Path
 ) -> None:
-    scripted_model.script("main", [bash("echo FIRST-OUTPUT"), reply("never sent", delay=60)])
+    scripted_model.script("main", [bash("echo FIRST-OUTPUT"), reply("never sent", delay=hang_guard())])
     rt = Runtime(workspace, configure=scripted_model.attach)
 
     def on_event(event: Event) -> None:
@@ -89,7 +89,7 @@ async def test_a_client_interrupt_stops_the_turn_and_the_store_keeps_every_turn(
     scripted_model: ScriptedModel, workspace: Path
 ) -> None:
     scripted_model.script(
-        "main", [bash("echo FIRST-OUTPUT"), reply("never sent", delay=60), "Second answer."]
+        "main", [bash("echo FIRST-OUTPUT"), reply("never sent", delay=hang_guard()), "Second answer."]
     )
     options = scripted_model.attach(instrument(scripted_model.options(cwd=workspace), workspace=workspace))
     results: list[ResultMessage] = []
@@ -97,7 +97,7 @@ async def test_a_client_interrupt_stops_the_turn_and_the_store_keeps_every_turn(
         await client.query("Go.")
         async for message in client.receive_response():
             if "FIRST-OUTPUT" in str(getattr(message, "content", "")):
-                with anyio.fail_after(120):  # the request the delayed reply answers has arrived
+                with anyio.fail_after(hang_guard()):  # the request the delayed reply answers has arrived
                     while len(scripted_model.requests("main")) < 2:
                         await anyio.sleep(0.05)
                 await client.interrupt()  # while the model's reply is on its way
@@ -132,7 +132,7 @@ def test_ctrl_c_on_flower_demo_says_interrupted_and_leaves_no_cli(tmp_path: Path
             if line.startswith("  [01]"):
                 break
         os.killpg(demo.pid, signal.SIGINT)
-        out, err = demo.communicate(timeout=120)
+        out, err = demo.communicate(timeout=hang_guard())
     finally:
         if demo.poll() is None:
             os.killpg(demo.pid, signal.SIGKILL)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,16 @@ from flower import (
     coordinator,
     worker,
 )
-from flower.events import SubagentFinished, SubagentStarted, ToolCall, ToolResult
-from flower.testing import ScriptedModel, agent, bash, reply, tool_use
+from flower.events import (
+    Result,
+    SubagentFinished,
+    SubagentStarted,
+    TaskFinished,
+    TaskStarted,
+    ToolCall,
+    ToolResult,
+)
+from flower.testing import ScriptedModel, agent, bash, hang_guard, reply, tool_use
 from tests.facts import fact
 
 pytestmark = pytest.mark.cli
@@ -102,6 +111,35 @@ async def test_the_seed_example_end_to_end(scripted_model: ScriptedModel, worksp
         "§1",
         "the CLI gives a subagent no claude_code preset: its agent prompt and a short frame",
     )
+
+
+async def test_a_command_in_the_background_is_a_task_not_a_subagent(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """A Bash command the CLI runs in the background is a task of its own (`TaskStarted`, `TaskFinished`),
+    which the run waits for; only the Agent tool starts subagents."""
+    go = workspace / "go"
+    command = f"while [ ! -e {go} ]; do sleep 0.1; done; echo slow"  # it ends once the turn has ended
+    job = tool_use("Bash", command=command, run_in_background=True, description="a slow job")
+    scripted_model.script("main", [job, "Started it.", "The job printed slow."])
+    events: list[object] = []
+
+    def on_event(event: object) -> None:
+        events.append(event)
+        if isinstance(event, Result):
+            go.touch()
+
+    steps = worker("Runs steps.", "You run the steps.", tools=["Bash"])
+    result = await Runtime(workspace, configure=scripted_model.attach).run(steps, "Go.", on_event=on_event)
+
+    assert result.ok and result.text == "The job printed slow.", result.error
+    assert not [e for e in events if isinstance(e, SubagentStarted | SubagentFinished)]
+    (started,) = [e for e in events if isinstance(e, TaskStarted)]
+    (finished,) = [e for e in events if isinstance(e, TaskFinished)]
+    assert (started.agent, started.kind, started.description) == (None, "local_bash", "a slow job")
+    assert started.tool_use_id == scripted_model.request("main", 1).tool_uses[0]["id"]
+    assert (finished.task_id, finished.status) == (started.task_id, "completed")
+    assert "a slow job" in finished.summary
 
 
 async def test_the_wall_refuses_hands_on_tools_with_a_guiding_reason(
@@ -199,9 +237,21 @@ async def test_a_workers_bash_runs(scripted_model: ScriptedModel, workspace: Pat
 
 async def test_background_subagents_are_waited_for(scripted_model: ScriptedModel, workspace: Path) -> None:
     scripted_model.script("main", [agent("分析员", "Count.", background=None), "waiting", "final answer"])
-    scripted_model.script("分析员", [reply("REPORT", delay=0.5)])
 
-    result = await Runtime(workspace, configure=scripted_model.attach).run(lead(), "Go.")
+    waiting = threading.Event()
+
+    async def once_the_main_thread_waits(request: object) -> str:
+        while not waiting.is_set():  # the worker reports after the main thread's turn ended, however slow
+            await anyio.sleep(0.01)
+        return "REPORT"
+
+    def on_event(event: object) -> None:
+        if isinstance(event, Result) and event.agent is None:
+            waiting.set()
+
+    scripted_model.script("分析员", [once_the_main_thread_waits])
+
+    result = await Runtime(workspace, configure=scripted_model.attach).run(lead(), "Go.", on_event=on_event)
 
     assert result.ok and result.results == 2 and result.text == "final answer"
 
@@ -223,7 +273,8 @@ async def test_an_error_result_is_a_failed_step_not_an_exception(
 async def test_no_cli_is_left_after_an_exception_or_a_cancellation(
     scripted_model: ScriptedModel, workspace: Path
 ) -> None:
-    scripted_model.script("main", [reply("never seen", delay=30), reply("never seen either", delay=30)])
+    never = hang_guard()  # replies held until the test is over
+    scripted_model.script("main", [reply("never seen", delay=never), reply("never seen either", delay=never)])
     rt = Runtime(workspace, configure=scripted_model.attach)
 
     class Abort(BaseException):
@@ -232,11 +283,13 @@ async def test_no_cli_is_left_after_an_exception_or_a_cancellation(
     def explode(event: object) -> None:
         raise Abort
 
-    with anyio.move_on_after(2):  # cancellation while the CLI waits on the model
-        await rt.run(lead(), "Go.")
+    async with anyio.create_task_group() as group:  # cancellation while the CLI waits on the model
+        group.start_soon(rt.run, lead(), "Go.")
+        await scripted_model.wait_for(1, caller="main")
+        group.cancel_scope.cancel()
     assert cli_processes() == []
 
-    scripted_model.script("main", [bash("echo hi"), reply("never seen", delay=30)])
+    scripted_model.script("main", [bash("echo hi"), reply("never seen", delay=never)])
     with pytest.raises(Abort):
         await rt.run(lead(), "Go.", on_event=explode)
     assert cli_processes() == []

@@ -19,7 +19,7 @@ from flower.events import (
     ToolCall,
     ToolResult,
 )
-from flower.testing import ScriptedModel, agent, bash, reply
+from flower.testing import ScriptedModel, agent, bash, hang_guard, reply
 from tests.e2e.test_runtime import cli_processes
 
 pytestmark = pytest.mark.cli
@@ -68,19 +68,19 @@ async def test_stream_yields_the_runs_events_and_then_holds_its_result(
 
 
 async def test_breaking_out_of_the_loop_ends_the_cli(scripted_model: ScriptedModel, workspace: Path) -> None:
-    scripted_model.script("main", [bash("echo first"), reply("never seen", delay=30)])
+    scripted_model.script("main", [bash("echo first"), reply("never seen", delay=hang_guard())])
     rt = Runtime(workspace, configure=scripted_model.attach)
 
     async for event in rt.stream(LEAD, "Go."):
         if isinstance(event, ToolResult):
             assert cli_processes() != []
             break
-    with anyio.fail_after(120):  # asyncio closes the abandoned iterator at once, which stops the CLI
+    with anyio.fail_after(hang_guard()):  # asyncio closes the abandoned iterator at once, which stops the CLI
         while cli_processes():
             await anyio.sleep(0.05)
 
     # inside `async with`, the CLI is gone when the block ends
-    scripted_model.script("main", [bash("echo second"), reply("never seen", delay=30)])
+    scripted_model.script("main", [bash("echo second"), reply("never seen", delay=hang_guard())])
     async with rt.stream(LEAD, "Go.") as stream:
         async for event in stream:
             if isinstance(event, ToolCall):
@@ -90,15 +90,20 @@ async def test_breaking_out_of_the_loop_ends_the_cli(scripted_model: ScriptedMod
 
 
 async def test_a_cancelled_consumer_ends_the_cli(scripted_model: ScriptedModel, workspace: Path) -> None:
-    scripted_model.script("main", [reply("never seen", delay=30)])
+    scripted_model.script("main", [reply("never seen", delay=hang_guard())])
     rt = Runtime(workspace, configure=scripted_model.attach)
     stream = rt.stream(LEAD, "Go.")
 
-    with anyio.move_on_after(3) as scope:
+    async def consume() -> None:
         async for _ in stream:
             pass
 
-    assert scope.cancelled_caught and cli_processes() == [] and stream.result is None
+    async with anyio.create_task_group() as group:
+        group.start_soon(consume)
+        await scripted_model.wait_for(1, caller="main")  # the CLI waits on the model: cancel now
+        group.cancel_scope.cancel()
+
+    assert group.cancel_scope.cancelled_caught and cli_processes() == [] and stream.result is None
     scripted_model.script("main", [])
 
 

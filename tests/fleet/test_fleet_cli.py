@@ -17,13 +17,13 @@ import anyio
 import asyncpg
 import pytest
 
-from flower import LeaseError, PostgresSessionStore, Runtime, coordinator, worker
+from flower import DeliveryPolicy, LeaseError, PostgresSessionStore, Runtime, coordinator, worker
 from flower.cli import main
 from flower.events import ToolCall
 from flower.report.fleet import build_fleet_report
 from flower.stores.postgres._connection import advisory_key
 from flower.stores.postgres._lease import lock_parts
-from flower.testing import ScriptedModel, bash, read
+from flower.testing import ScriptedModel, bash, hang_guard, read
 from flower.testing.requests import RecordedRequest
 
 pytestmark = pytest.mark.cli
@@ -44,6 +44,7 @@ def runtime(
     workspace: Path, dsn: str, schema: str, runner: str, model: ScriptedModel, **kw: object
 ) -> Runtime:
     store = PostgresSessionStore(dsn, schema=schema, runner=runner)
+    kw.setdefault("delivery", DeliveryPolicy(drain_timeout=hang_guard()))  # a busy machine is not an outage
     return Runtime(workspace, store=store, configure=model.attach, **kw)  # type: ignore[arg-type]
 
 
@@ -52,7 +53,7 @@ async def waiting_for_a_lease(dsn: str, schema: str, session: str) -> None:
     classid, objid = lock_parts(advisory_key(schema, "lease", session))
     conn = await asyncpg.connect(dsn)
     try:
-        with anyio.fail_after(60):
+        with anyio.fail_after(hang_guard()):
             while not await conn.fetchval(
                 "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
                 "AND classid::bigint = $1 AND objid::bigint = $2",
@@ -113,7 +114,7 @@ async def test_a_session_resumes_on_another_machine_with_its_files_and_never_for
     scripted_model.script("main", [read_the_pointer, "Found it: test_checkout FAILED.", "All there."])
     rt_b = runtime(b, postgres_dsn, schema, "machine-b", scripted_model)
     rt_c = runtime(c, postgres_dsn, schema, "machine-c", scripted_model)
-    rt_queued = runtime(c, postgres_dsn, schema, "machine-c", scripted_model, lease_timeout=120)
+    rt_queued = runtime(c, postgres_dsn, schema, "machine-c", scripted_model, lease_timeout=hang_guard())
     results: dict[str, object] = {}
 
     async def resume_on_b() -> None:

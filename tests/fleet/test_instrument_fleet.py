@@ -13,7 +13,7 @@ from claude_agent_sdk import ClaudeAgentOptions
 
 from flower import LeaseError, PostgresSessionStore, instrument, lease_session
 from flower._errors import SpecError
-from flower.testing import ScriptedModel, bash, read
+from flower.testing import ScriptedModel, bash, hang_guard, read
 from flower.testing.requests import RecordedRequest
 
 pytestmark = pytest.mark.cli
@@ -64,7 +64,7 @@ async def test_an_instrumented_app_leases_and_carries_its_files(
         return read(found.group(1))
 
     scripted_model.script("main", [read_the_pointer, "The needle is on row 1500."])
-    async with lease_session(resumed, timeout=5) as lease:
+    async with lease_session(resumed, timeout=hang_guard()) as lease:
         assert lease is not None and f"spill/{Path(spilled.group(1)).name}" in lease.restored
         again = await scripted_model.run("Where is the needle?", options=resumed)
     assert again.error is None and "row 1500: the needle" in scripted_model.request("main", -1)

@@ -17,6 +17,7 @@ import pytest
 
 from flower import LeaseError, PostgresSessionStore, SqliteSessionStore
 from flower._errors import SpecError
+from flower.testing import hang_guard
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "6f1c1a4e-0000-4000-8000-00000000f1ee"
@@ -43,6 +44,8 @@ class Runner:
             text=True,
             env={**os.environ, "FLOWER_RUNNER": f"runner-{timeout}"},
         )
+        self.releasing: dict[str, Any] = {}
+        """Its `releasing` line (said while it still held the lease), once `release()` was called."""
 
     def said(self) -> dict[str, Any]:
         """The runner's next word after `asking` (its imports take a while under load)."""
@@ -53,22 +56,26 @@ class Runner:
     def _line(self) -> dict[str, Any]:
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
-        assert line, f"the runner ended without a word (exit {self.process.wait(timeout=30)})"
+        assert line, f"the runner ended without a word (exit {self.process.wait(timeout=hang_guard())})"
         return json.loads(line)
 
-    def wait_asking(self) -> None:
-        assert self._line()["event"] == "asking"
+    def said_asking(self) -> dict[str, Any]:
+        said = self._line()
+        assert said["event"] == "asking", said
+        return said
 
     def release(self) -> dict[str, Any]:
         assert self.process.stdin is not None
         self.process.stdin.write("release\n")
         self.process.stdin.flush()
+        self.releasing = self.said()
+        assert self.releasing["event"] == "releasing", self.releasing
         return self.said()
 
     def close(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
-        self.process.wait(timeout=30)
+        self.process.wait(timeout=hang_guard())
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
                 stream.close()
@@ -108,13 +115,15 @@ def test_a_second_runner_waits_its_turn(
 ) -> None:
     first = runners(location, 0)
     assert first.said()["event"] == "held"
-    second = runners(location, 30)
-    second.wait_asking()
-    time.sleep(1.0)
+    second = runners(location, hang_guard())
+    asked = second.said_asking()
+    time.sleep(1.0)  # likely inside its lease call by now; the assertions below hold either way
     assert second.process.poll() is None, "still waiting"
     assert first.release()["event"] == "released"
     turn = second.said()
-    assert turn["event"] == "held" and turn["waited"] >= 0.5
+    assert turn["event"] == "held", "it waited its turn (the lease timeout is a hang guard), not refused"
+    assert turn["at"] > first.releasing["at"], "one holder at a time: the second got it as the first let go"
+    assert turn["waited"] <= turn["at"] - asked["at"] + 0.01
 
 
 def test_a_runner_that_dies_releases_its_lease(
@@ -123,9 +132,11 @@ def test_a_runner_that_dies_releases_its_lease(
     first = runners(location, 0)
     assert first.said()["event"] == "held"
     first.process.send_signal(signal.SIGKILL)
-    first.process.wait(timeout=30)
+    first.process.wait(timeout=hang_guard())
 
-    assert runners(location, 10).said()["event"] == "held", "the OS or the server dropped the dead lease"
+    assert runners(location, hang_guard()).said()["event"] == "held", (
+        "the OS or the server dropped the dead lease"
+    )
 
 
 async def test_two_stores_in_one_process_exclude_each_other(tmp_path: Path) -> None:

@@ -1,7 +1,14 @@
-"""The report reads 18 real sessions right: their windows, their compactions, no resume that was not one."""
+"""The report reads every session of a corpus right (`tests/stores/corpus.py`: any directory of transcripts).
+
+Each session's report is checked against what its transcripts hold, read without flower's code
+(`tests/stores/oracle.py`): its replies and their usage (one per `message.id`), its compactions, its
+refusals, its workers; its cost is those replies priced by flower's one cost model, model by model. Then
+the whole corpus in one store: the totals are the sums of the sessions'.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -11,105 +18,121 @@ from flower.cost import price
 from flower.report import EconomyReport, ReportOptions, build_report
 from flower.report import metrics as m
 from flower.report.pricing import window_for
+from flower.usage import TokenUsage
 from tests.stores import corpus
-
-pytestmark = pytest.mark.skipif(corpus.missing_reason() is not None, reason=str(corpus.missing_reason()))
+from tests.stores.oracle import Reply, calls, refusals, replies
 
 PROJECT = "-corpus"
+NAMES = corpus.names(subagents=False)
+OFFLINE = ReportOptions(ask_cli=False)
 
 
-async def one_session(name: str) -> EconomyReport:
-    """The report of one corpus session (its subagent transcripts included), the table's windows."""
+async def one_session(session: corpus.Transcript) -> EconomyReport:
+    """The report of one session (its subagent transcripts included), the table's windows."""
     store = InMemorySessionStore()
+    await corpus.into_store(session, store, PROJECT)
+    return await build_report(store, project_key=PROJECT, options=OFFLINE)
+
+
+def usage(reply: Reply) -> TokenUsage:
+    """A reply's usage as the report must count it: a reply with no `stop_reason` recorded its output
+    count as its stream started, so it counts at least what its content needs."""
+    output = reply.count("output_tokens")
+    if not reply.stopped:
+        output = max(output, m.output_floor(reply.blocks))
+    return TokenUsage(
+        input=reply.count("input_tokens"),
+        cache_read=reply.count("cache_read_input_tokens"),
+        cache_creation=reply.count("cache_creation_input_tokens") - reply.written_1h,
+        cache_creation_1h=reply.written_1h,
+        output=output,
+    )
+
+
+def total(found: list[Reply]) -> TokenUsage:
+    return sum((usage(r) for r in found), TokenUsage())
+
+
+def compaction(agent: corpus.Transcript) -> bool:
+    return (agent.subpath or "").startswith("subagents/agent-acompact")
+
+
+@pytest.mark.parametrize("name", NAMES)
+async def test_a_session_report_is_what_its_transcripts_hold(name: str) -> None:
     session = corpus.load(name)
-    key: dict[str, Any] = {"project_key": PROJECT, "session_id": session.session_id}
-    await store.append(key, session.entries)  # type: ignore[arg-type]
-    for path in sorted(corpus.corpus_dir().glob(f"{name}--agent-*.jsonl")):
-        sub = {**key, "subpath": "subagents/" + path.stem.split("--", 1)[1]}
-        await store.append(sub, corpus.load(path.stem).entries)  # type: ignore[arg-type]
-    return await build_report(store, project_key=PROJECT, options=ReportOptions(ask_cli=False))
+    report = await one_session(session)
+
+    (summary,) = report.sessions
+    main = replies(session.entries)
+    workers = [r for a in session.agents if not compaction(a) for r in replies(a.entries)]
+    compacting = [r for a in session.agents if compaction(a) for r in replies(a.entries)]
+    assert (report.tokens.main, report.tokens.subagents, report.tokens.compaction) == (
+        total(main),
+        total(workers),
+        total(compacting),
+    )
+    models = Counter(r.model for r in main).most_common(1)
+    assert summary.turns == len(main) and summary.model == (models[0][0] if models else "")
+    assert summary.compactions == sum(1 for e in session.entries if e.get("subtype") == "compact_boundary")
+    known = calls(session.entries)
+    assert report.denials.main == len(refusals(session.entries, known)["refused"])
+    kept = sum(1 for a in session.agents if not compaction(a))
+    assert summary.subagent_runs == kept + summary.subagent_runs_from_calls
+    notes = "\n".join(report.notes)
+    assert ("counted from their Agent/Task calls" in notes) == (summary.subagent_runs_from_calls > 0)
+
+    mid_stream = [r for r in main + workers + compacting if not r.stopped and r.usage]
+    assert report.tokens.mid_stream == len(mid_stream) and report.cost.lower_bound == bool(mid_stream)
+    output = [n for n in report.notes if n.startswith("output tokens:")]
+    if mid_stream:
+        (note,) = output
+        assert f"{len(mid_stream)} of {len(main + workers + compacting)} replies have no stop_reason" in note
+        assert (
+            "lower bound" in note
+            and "output ≥ " in report.render_text()
+            and "cost          ≥ $" in report.render_text()
+        )
+    else:
+        assert output == []
+
+    by_model: dict[str, TokenUsage] = {}
+    for reply in main + workers + compacting:
+        by_model[reply.model] = by_model.get(reply.model, TokenUsage()) + usage(reply)
+    expected = {model: price([u], model=model).total for model, u in by_model.items()}
+    assert dict(report.cost.by_model) == pytest.approx(expected, abs=1e-9)
+    assert report.cost.usd == pytest.approx(sum(expected.values()), abs=1e-9)
+    every = report.tokens.main + report.tokens.subagents + report.tokens.compaction
+    assert ("(1 h: " in report.render_text()) == (every.cache_creation_1h > 0), "1-hour writes shown apart"
+    assert summary.window == window_for(summary.model)
 
 
-async def corpus_store() -> InMemorySessionStore:
+async def whole_corpus() -> tuple[InMemorySessionStore, dict[str, str]]:
+    """Every session of the corpus in one store (copies of one session under ids of their own)."""
     store = InMemorySessionStore()
-    for session in corpus.sessions():
-        _, _, agent = session.name.partition("--")
-        key: dict[str, Any] = {"project_key": PROJECT, "session_id": session.session_id}
-        if agent:
-            key["subpath"] = f"subagents/{agent}"
-        await store.append(key, session.entries)  # type: ignore[arg-type]
-    return store
+    ids = corpus.unique_ids()
+    for session in corpus.sessions(subagents=False):
+        await corpus.into_store(session, store, PROJECT, ids[session.name])
+    return store, ids
 
 
-async def test_the_report_reads_real_sessions_right() -> None:
-    report = await build_report(await corpus_store(), project_key=PROJECT)
+async def test_the_report_of_the_whole_corpus_adds_its_sessions_up() -> None:
+    store, ids = await whole_corpus()
+    report = await build_report(store, project_key=PROJECT, options=OFFLINE)
 
-    by_id = {s.session_id: s for s in report.sessions}
-    assert len(by_id) == 15
-    models = {s.model for s in report.sessions}
-    assert models <= {"claude-opus-4-5-20251101", "claude-opus-4-6", "claude-sonnet-4-5-20250929"}
-    assert {s.window for s in report.sessions} == {200_000}, "the CLI reports 200K for all of them"
-    assert report.context.window == 200_000 and "as the CLI reports it" in report.context.window_from
-
-    spotter = by_id[corpus.load("sp-fa812bfe").session_id]
-    assert (spotter.subagent_runs, spotter.compactions) == (2, 1), "the compaction worker is no subagent"
-    assert spotter.subagent_runs_from_calls == 0, "both workers' transcripts are in the store"
-    assert report.compactions == 4 and report.subagent_runs == 11, "11 Task calls ran a worker"
-    assert sum(s.subagent_runs_from_calls for s in report.sessions) == 9
-    assert "subagent runs: 9 counted from their Agent/Task calls" in "\n".join(report.notes)
-    assert report.tokens.compaction.context > 0 and report.tokens.subagents.context > 0
-
-    assert report.resumes == () and all(s.resumes == 0 for s in report.sessions), (
-        "single-process sessions: their later prompts are not resumes"
+    assert sorted(s.session_id for s in report.sessions) == sorted(ids.values())
+    assert report.compactions == sum(s.compactions for s in report.sessions)
+    assert report.subagent_runs == sum(s.subagent_runs for s in report.sessions)
+    each: dict[str, Any] = {"main": TokenUsage(), "subagents": TokenUsage(), "compaction": TokenUsage()}
+    cost = 0.0
+    for session in corpus.sessions(subagents=False):
+        alone = await one_session(session)
+        for part in each:
+            each[part] = each[part] + getattr(alone.tokens, part)
+        cost += alone.cost.usd
+    assert (report.tokens.main, report.tokens.subagents, report.tokens.compaction) == (
+        each["main"],
+        each["subagents"],
+        each["compaction"],
     )
-    apierr = by_id[corpus.load("en-b0-apierr-compact").session_id]
-    assert apierr.prompts >= 13 and report.api_errors >= 30
-    assert report.denials.main == 2, "the two old-format rule denials of en-d8"
-
-
-async def test_without_the_cli_the_table_knows_the_200k_models() -> None:
-    report = await build_report(
-        await corpus_store(), project_key=PROJECT, options=ReportOptions(ask_cli=False)
-    )
-    assert {s.window for s in report.sessions} == {200_000}
-    assert report.context.window_from.startswith("model claude-") and "CLI" not in report.context.window_from
-    assert [
-        window_for(m) for m in ("claude-opus-4-7", "claude-opus-5-5", "fake-x", "claude-opus-4-6[1m]")
-    ] == [1_000_000] * 4
-
-
-async def test_mid_stream_output_counts_are_derived_as_a_lower_bound_and_flagged() -> None:
-    """en-37 (CLI 2.1.12): every reply recorded the output count of the start of its stream and no
-    `stop_reason`; the report counts them from their content, prints "≥" and says how."""
-    session = corpus.load("en-37-rejections")
-    replies = m.turns(session.entries)
-    recorded = sum(r.recorded_output for r in replies)
-    assert all(r.mid_stream for r in replies) and recorded < 200, "a few tokens per reply, as written"
-
-    report = await one_session("en-37-rejections")
-
-    output = report.tokens.main.output
-    assert output >= sum(m.output_floor(r.blocks) for r in replies) > 50 * recorded
-    assert report.tokens.mid_stream == len(replies) and report.cost.lower_bound
-    (note,) = [n for n in report.notes if n.startswith("output tokens:")]
-    assert f"{len(replies)} of {len(replies)} replies have no stop_reason" in note and "lower bound" in note
-    text = report.render_text()
-    assert f"output ≥ {output:,}" in text and "cost          ≥ $" in text
-
-
-async def test_one_hour_cache_writes_are_priced_at_the_one_hour_rate() -> None:
-    """en-e9 wrote only to the 1-hour cache (`ephemeral_1h_input_tokens`): 2x the input price, not 1.25x."""
-    report = await one_session("en-e9-interrupts")
-    usage = report.tokens.main + report.tokens.subagents + report.tokens.compaction
-    assert usage.cache_creation == 0 and usage.cache_creation_1h > 100_000
-    (model,) = {model for model, _ in report.cost.by_model}
-    assert report.cost.usd == pytest.approx(price([usage], model=model).total)
-    assert "(1 h: " in report.render_text()
-
-
-async def test_a_worker_without_its_transcript_is_counted_from_its_call() -> None:
-    """en-d8 ran one Task whose transcript was not kept: one run, counted from the call, and said so."""
-    report = await one_session("en-d8-denials")
-    (session,) = report.sessions
-    assert (report.subagent_runs, session.subagent_runs_from_calls) == (1, 1)
-    assert any(n.startswith("subagent runs: 1 counted from their Agent/Task calls") for n in report.notes)
+    assert report.cost.usd == pytest.approx(cost, rel=1e-9)
+    assert len(report.resumes) == sum(s.resumes for s in report.sessions)

@@ -11,6 +11,7 @@ from claude_agent_sdk import HookMatcher
 
 from flower.spill import SpillPolicy, _chain, spill_hooks
 from flower.spill._chain import chain_spill
+from flower.testing import hang_guard
 from tests import shapes
 
 POLICY = SpillPolicy(threshold=100, head=10, tail=0)
@@ -112,13 +113,13 @@ def test_nothing_is_wrapped_without_spill_or_app_post_hooks(tmp_path: Path, poli
 async def test_a_spill_does_not_wait_for_app_hooks_that_cannot_match(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_chain, "_GRACE", 600.0)  # a wait for the app's callback would last ten minutes
+    monkeypatch.setattr(_chain, "_GRACE", 2 * hang_guard())  # a wait for the app's callback: past the guard
     ours, _ = chain_spill(
         spill_hooks(tmp_path, POLICY),
         {"PostToolUse": [HookMatcher(matcher="Write|Edit", hooks=[redact])]},
         POLICY,
     )
     spill = ours["PostToolUse"][0].hooks[0]
-    with anyio.fail_after(120):  # no grace for an app callback that the CLI never calls for Bash
+    with anyio.fail_after(hang_guard()):  # no grace for an app callback that the CLI never calls for Bash
         result = await spill(post("S" * 500), "toolu_1", {"signal": None})
     assert stdout(result).startswith("[spilled]")

@@ -51,7 +51,7 @@ def test_a_fifo_manifest_stalls_neither_the_hook_nor_the_thread_pool(
 
     try:
         with caplog.at_level(logging.WARNING, logger="flower.spill"):
-            finishes(lambda: anyio.run(scenario), 60)
+            finishes(lambda: anyio.run(scenario))
     finally:
         release(fifo)
     assert len(outputs) == SPILLS, "every output was still spilled"

@@ -14,6 +14,7 @@ from pathlib import Path
 import anyio
 
 from flower.stores import SqliteSessionStore
+from flower.testing import hang_guard
 
 SHARED = {"project_key": "proj", "session_id": "shared"}
 
@@ -21,9 +22,10 @@ WRITER = textwrap.dedent(
     """
     import sys, anyio
     from flower.stores import SqliteSessionStore
+    from flower.testing import hang_guard
 
     async def main(path, name, batches, size):
-        store = SqliteSessionStore(path, busy_timeout=60)
+        store = SqliteSessionStore(path, busy_timeout=hang_guard())
         own = {"project_key": "proj", "session_id": name}
         shared = {"project_key": "proj", "session_id": "shared"}
         for b in range(batches):
@@ -95,9 +97,9 @@ async def test_a_process_killed_during_an_append_leaves_a_consistent_database(tm
     with _spawn(path, "victim", 10_000, size) as process:
         assert process.stdout is not None
         assert await anyio.to_thread.run_sync(process.stdout.readline) == "started\n"
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + hang_guard()
         while time.monotonic() < deadline:  # let a few batches land, then kill it in the middle of one
-            conn = sqlite3.connect(path, timeout=30)
+            conn = sqlite3.connect(path, timeout=hang_guard())
             try:
                 if conn.execute("SELECT count(*) FROM entries").fetchone()[0] >= 4 * size:
                     break

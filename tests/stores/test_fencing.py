@@ -13,6 +13,7 @@ import asyncpg
 import pytest
 
 from flower import LeaseError, PostgresSessionStore, SqliteSessionStore
+from flower.testing import hang_guard
 
 ENTRY: Any = {"type": "user", "message": {"content": "x"}}
 
@@ -72,7 +73,7 @@ async def terminate(dsn: str, runner: str) -> None:
 
 
 async def lost(holding: Any) -> None:
-    with anyio.fail_after(30):
+    with anyio.fail_after(hang_guard()):
         await holding.lost.wait()
 
 

@@ -13,13 +13,13 @@ import copy
 import json
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from flower.stores import EphemeralPolicy, PrunePolicy, TrimPolicy
+from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
 from flower.stores.rewrite import replayed, rewrite_history
 
-from .transcripts import Transcript, ancestors, calls, dumps, results
+from .transcripts import Transcript, ancestors, calls, cli_would_add, dumps, results, unnamed
 
 COMMANDS = ["git status", "ls -la", "cat notes.txt", "rm -rf build", "make test", "python3 run.py"]
 FATES = ["ok", "ok", "ok", "big", "list", "denied", "interrupted", "orphan", "prompted"]
@@ -29,17 +29,13 @@ def ephemeral(command: str) -> bool:
     return command.split()[0] in {"git", "ls", "cat"}
 
 
-@st.composite
-def transcripts(draw: st.DrawFn) -> list[dict[str, Any]]:
-    t = Transcript()
-    t.prompt("start")
-    serial = 0
-    for _ in range(draw(st.integers(1, 14))):
-        step = draw(
-            st.sampled_from(
-                ["calls", "calls", "calls", "prompt", "api_error", "meta", "compact", "attachment", "marker"]
-            )
-        )
+STEPS = ["calls", "calls", "calls", "prompt", "api_error", "meta", "compact", "attachment", "marker"]
+
+
+def _steps(draw: st.DrawFn, t: Transcript, serial: int, count: int, kinds: list[str]) -> int:
+    """`count` steps drawn from `kinds`, appended to `t`; returns the next free call number."""
+    for _ in range(count):
+        step = draw(st.sampled_from(kinds))
         if step == "calls":
             count = draw(st.integers(1, 4))
             ids = [f"toolu_{serial + i}" for i in range(count)]
@@ -75,8 +71,37 @@ def transcripts(draw: st.DrawFn) -> list[dict[str, Any]]:
             t.compact_summary("Summary: so far so good")
         elif step == "attachment":
             t.attachment()
+        elif step == "pause":
+            t.pause(draw(st.sampled_from([60.0, 400.0, 4000.0])))
+        elif step == "resume":
+            t.resume("go on")
         else:
             t.marker(draw(st.sampled_from(["last-prompt", "cost-state"])))
+    return serial
+
+
+@st.composite
+def transcripts(draw: st.DrawFn) -> list[dict[str, Any]]:
+    t = Transcript()
+    t.prompt("start")
+    _steps(draw, t, 0, draw(st.integers(1, 14)), STEPS)
+    return t.entries
+
+
+@st.composite
+def resumed(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A session resumed by a new process after a pause (cold on the 5-minute cache), then more work, a
+    compaction or not, and more; pauses and more resumes anywhere."""
+    t = Transcript()
+    t.prompt("start")
+    kinds = [*STEPS, "pause", "resume"]
+    serial = _steps(draw, t, 0, draw(st.integers(2, 10)), ["calls", "calls", *kinds])
+    t.pause(draw(st.sampled_from([400.0, 4000.0])))
+    t.resume("go on")
+    serial = _steps(draw, t, serial, draw(st.integers(0, 5)), kinds)
+    if draw(st.integers(0, 3)):
+        t.compact_summary("Summary: resumed, then compacted")
+    _steps(draw, t, serial, draw(st.integers(0, 5)), kinds)
     return t.entries
 
 
@@ -214,9 +239,9 @@ def test_only_the_replayed_branch_changes_and_nothing_grows(
     for ident, block in after.items():
         if ident in before and ident not in noted:
             assert len(_text(block)) <= len(_text(before[ident]))
-    saved = sum(c.chars_saved for c in out.changes)
+    saved = sum(c.chars_saved for c in out.changes) - cli_would_add(out.changes)
     assert _content_chars(entries) - _content_chars(out.entries) == saved, "chars_saved is exact"
-    healed = sum(-c.chars_saved for c in out.changes if c.kind == "orphan")
+    healed = sum(-c.chars_saved for c in out.changes if c.kind == "orphan") + cli_would_add(out.changes)
     assert _content_chars(out.entries) <= _content_chars(entries) + healed
 
 
@@ -241,3 +266,29 @@ def _content_chars(entries: list[dict[str, Any]]) -> int:
         for e in entries
         if isinstance(e.get("message"), dict) and e.get("isApiErrorMessage") is not True
     )
+
+
+LOADS = st.sampled_from([None, 30.0, 30.0, 250.0, 400.0, 5000.0])
+"""When the load comes after the history's last entry (None: no time, a cold load)."""
+
+
+@SETTINGS
+@given(st.one_of(transcripts(), resumed(), resumed()), policies, LOADS)
+def test_every_entry_returned_changed_is_named(
+    entries: list[dict[str, Any]], chosen: dict[str, Any], after: float | None
+) -> None:
+    """Cold or warm, whatever the compactions: each entry returned changed, dropped or added is named by
+    a change (`changes`, or `unreplayed` for a warm load's repeats the CLI no longer replays), through
+    its uuid or a call it holds; one whose only difference is a reference re-pointed over a dropped
+    entry is named by that drop."""
+    now = None if after is None else Transcript(entries=entries).last_time + after
+    out = rewrite_history(entries, spill_dir="/abs/spill", now=now, cache=CachePolicy(), **chosen)
+    every = out.changes + out.unreplayed
+    assert unnamed(entries, out.entries, every) == []
+    kept = [e for e in entries if "uuid" not in e and e.get("type") != "last-prompt"]
+    assert [e for e in out.entries if "uuid" not in e and e.get("type") != "last-prompt"] == kept, (
+        "entries without a uuid are left as they are (a last-prompt's leaf may be re-pointed)"
+    )
+    saved = sum(c.chars_saved for c in every) - cli_would_add(every)
+    assert _content_chars(entries) - _content_chars(out.entries) == saved, "what each saved, together"
+    event("a warm repeat off the replayed branch" if out.unreplayed else "every change replayed")

@@ -14,7 +14,7 @@ import pytest
 from claude_agent_sdk import ClaudeSDKClient, HookMatcher, InMemorySessionStore, ResultMessage, SessionKey
 
 from flower.stores import PrunePolicy, PruningSessionStore, SqliteSessionStore, TrimPolicy
-from flower.testing import ScriptedModel, bash, http_error, read, reply
+from flower.testing import ScriptedModel, bash, hang_guard, http_error, read, reply
 from tests.facts import fact
 
 from .transcripts import calls, results, text
@@ -22,7 +22,6 @@ from .transcripts import calls, results, text
 pytestmark = pytest.mark.cli
 
 FAST_GIVE_UP = {"CLAUDE_CODE_MAX_RETRIES": "1"}
-SLEEP = 'python3 -c "import time; time.sleep(30)"'
 
 
 class Aged:
@@ -67,6 +66,17 @@ class RecordingSqlite(Aged, SqliteSessionStore):
         self.appended.setdefault(slot, []).extend(copy.deepcopy(entries))
         await super().append(key, entries)
 
+    def just_after_the_last_entry(self) -> float:
+        """A store clock that reads one second after the newest entry appended so far: every load is "at
+        once" after the last message, however long this machine took to get there (a pause is `age()`)."""
+        stamps = [
+            datetime.fromisoformat(entry["timestamp"].replace("Z", "+00:00")).timestamp()
+            for batch in self.appended.values()
+            for entry in batch
+            if isinstance(entry.get("timestamp"), str)
+        ]
+        return max(stamps) + 1
+
 
 async def deny_rm(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
     if str(hook_input.get("tool_input", {}).get("command", "")).startswith("rm "):
@@ -89,21 +99,15 @@ def git_workspace(workspace: Path) -> None:
 
 
 async def interrupt_a_sleep(model: ScriptedModel, workspace: Path, store: Any, session_id: str) -> None:
-    """Resume the session with a client, start a long Bash, interrupt it while it runs."""
-    starting = anyio.Event()
-
-    async def note_start(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
-        starting.set()  # PreToolUse: the command starts right after this hook answers
-        return {}
-
-    model.script("main", [bash(SLEEP)])
-    hooks = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[note_start])]}  # type: ignore[list-item]
-    options = model.options(cwd=workspace, session_store=store, resume=session_id, hooks=hooks)
-    with anyio.fail_after(60):
+    """Resume the session with a client, start a long Bash, interrupt it once it runs."""
+    running = workspace.parent / "slow-job-running"
+    model.script("main", [bash(f"touch {running} && python3 -c 'import time; time.sleep(600)'")])
+    options = model.options(cwd=workspace, session_store=store, resume=session_id)
+    with anyio.fail_after(hang_guard()):
         async with ClaudeSDKClient(options) as client:
             await client.query("Continue: wait for the slow job.")
-            await starting.wait()
-            await anyio.sleep(0.8)
+            while not running.exists():  # the command runs: interrupt it now, however slow the start was
+                await anyio.sleep(0.05)
             await client.interrupt()
             async for message in client.receive_response():
                 if isinstance(message, ResultMessage):
@@ -116,6 +120,7 @@ async def test_a_resume_sees_exactly_the_rewritten_history(
     git_workspace(workspace)
     sqlite = RecordingSqlite(workspace.parent / "sessions.db")
     store = PruningSessionStore(sqlite)
+    store.clock = sqlite.just_after_the_last_entry  # resumes come "at once" unless a test ages the history
     hooks = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[deny_rm])]}  # type: ignore[list-item]
     scripted_model.script(
         "main",
@@ -136,7 +141,7 @@ async def test_a_resume_sees_exactly_the_rewritten_history(
     assert session_id is not None
 
     await interrupt_a_sleep(scripted_model, workspace, store, session_id)
-    assert store.last_report is not None and store.last_report.warm, "seconds later: the cache is warm"
+    assert store.last_report is not None and store.last_report.warm, "a second later: the cache is warm"
     assert store.last_report.changes == (), "and nothing was ever decided at a cold load"
 
     (main_key,) = [k for k in sqlite.appended if k[1] == session_id and not k[2]]

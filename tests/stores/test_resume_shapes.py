@@ -1,7 +1,7 @@
 """The shapes of real sessions that misled layer 4, each built as the CLI writes it.
 
 - a compacted session resumed warm: the last cold load's rewrites are repeated on entries the
-  compaction took off what the CLI replays, and they save nothing;
+  compaction took off what the CLI replays, and they save nothing (named apart, `unreplayed`);
 - a slash command typed after an idle gap, in a transcript without resume marks: it ran in a live
   process, so it is no load, and a resume seconds later repeats the load before it;
 - a CLI that marks every resumed process and an idle gap inside one process: no mark, no load;
@@ -23,9 +23,17 @@ from claude_agent_sdk import InMemorySessionStore, SessionKey
 from claude_agent_sdk._internal.sessions import project_key_for_directory
 
 from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy, PruningSessionStore, TrimPolicy
-from flower.stores.rewrite import OLD_REJECTION, is_command, load_points, rewrite_history, rewrite_point
+from flower.stores.rewrite import (
+    CLI_ORPHAN_NOTE,
+    OLD_REJECTION,
+    is_command,
+    load_points,
+    rewrite_history,
+    rewrite_point,
+)
 from flower.testing import RecordedRequest, ScriptedModel, bash
 
+from .resumes import bare_and_flower
 from .transcripts import Transcript, dumps
 
 KEY: SessionKey = {"project_key": "proj", "session_id": "sess"}
@@ -98,6 +106,12 @@ async def test_a_warm_load_after_a_compaction_counts_nothing_the_cli_does_not_re
     assert dumps(loaded[boundary:]) == dumps(t.entries[boundary:]), "what the CLI replays, as sent"
     expired = [e for e in loaded[:resumed] if "expired" in json.dumps(e.get("message"))]
     assert len(expired) == 4, "the cold load's decisions are still repeated where they were made"
+    assert [c.uuid for c in report.unreplayed] == [e["uuid"] for e in expired], "and named, apart"
+    assert {c.kind for c in report.unreplayed} == {"expired"}
+    assert report.summary().endswith(
+        "0 chars saved (cache warm: the last cold load's rewrites, repeated; 4 on "
+        "entries the CLI no longer replays)"
+    )
 
 
 @pytest.mark.cli
@@ -107,22 +121,16 @@ async def test_through_the_cli_a_warm_resume_after_a_compaction_saves_what_the_r
     """The same history resumed without flower and with it, a minute after its last entry: the requests
     differ by exactly `chars_saved` (nothing: the CLI replays from the compaction on)."""
     t, _ = compacted_after_a_cold_resume()
-    key: SessionKey = {"project_key": project_key_for_directory(workspace), "session_id": t.session_id}
-    bare_store = InMemorySessionStore()
-    await bare_store.append(key, t.snapshot())  # type: ignore[arg-type]
-    scripted_model.script("main", ["BARE"])
-    await scripted_model.run("Go on.", cwd=workspace, session_store=bare_store, resume=t.session_id)
-    bare = scripted_model.request("main", -1)
+    bare, flower, store = await bare_and_flower(
+        scripted_model,
+        workspace,
+        t.snapshot(),
+        t.session_id,
+        t.last_time + 60,
+        lambda raw: PruningSessionStore(raw, ephemeral=GIT),
+    )
 
-    raw = InMemorySessionStore()
-    await raw.append(key, t.snapshot())  # type: ignore[arg-type]
-    store = PruningSessionStore(raw, ephemeral=GIT)
-    store.clock = lambda: t.last_time + 60
-    scripted_model.script("main", ["FLOWER"])
-    run = await scripted_model.run("Go on.", cwd=workspace, session_store=store, resume=t.session_id)
-
-    assert run.text == "FLOWER" and store.last_report is not None and store.last_report.warm
-    flower = scripted_model.request("main", -1)
+    assert store.last_report is not None and store.last_report.warm
     assert compact(bare) - compact(flower) == store.last_report.chars_saved == 0
     assert "Summary: tidied." in flower and "status 0" not in flower
 
@@ -286,3 +294,30 @@ async def test_a_resume_after_the_rewrites_of_tool_use_result(
     assert "AFTER-RESUME" in second.tool_results[-1].text
     loaded = await store.load(key) or []
     assert "STOP what you are doing" not in json.dumps(loaded) and status(0) not in json.dumps(loaded)
+
+
+# -- an orphan call: what the CLI would have answered -------------------------------------------------------
+
+
+@pytest.mark.cli
+async def test_an_orphan_heal_saves_what_the_request_loses_against_the_cli_own_answer(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """A process died while two parallel calls ran; one result was written. Resumed without flower, the CLI
+    answers the other itself ("[Tool call interrupted: …]", `CLI_ORPHAN_NOTE`); with flower, the heal's
+    shorter note does. `chars_saved` is the difference of the two requests, not minus our note's size."""
+    t = Transcript()
+    t.prompt("build both")
+    t.assistant(
+        t.bash("make a", "toolu_01MakeAAAAAAAAAAAAAAAAAA"), t.bash("make b", "toolu_01MakeBBBBBBBBBBBBBBBBBB")
+    )
+    t.result("toolu_01MakeAAAAAAAAAAAAAAAAAA", "built a")
+    bare, flower, store = await bare_and_flower(
+        scripted_model, workspace, t.snapshot(), t.session_id, t.last_time + 600
+    )
+
+    assert bare.tool_result("toolu_01MakeBBBBBBBBBBBBBBBBBB").text == CLI_ORPHAN_NOTE
+    assert flower.tool_result("toolu_01MakeBBBBBBBBBBBBBBBBBB").text == PrunePolicy().orphan_note
+    report = store.last_report
+    assert report is not None and [c.kind for c in report.changes] == ["orphan"]
+    assert compact(bare) - compact(flower) == report.chars_saved > 0

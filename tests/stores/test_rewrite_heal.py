@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from flower.stores import PrunePolicy
-from flower.stores.rewrite import drop_entries, heal_orphans
+from flower.stores.rewrite import CLI_ORPHAN_NOTE, drop_entries, heal_orphans
+from flower.stores.rewrite._transcript import block_size
 
 from .transcripts import Transcript, calls, results, text
 
@@ -28,7 +29,25 @@ def test_an_orphan_gets_a_result_entry_after_its_message() -> None:
     assert heal["sessionId"] == first["sessionId"] and heal["isSidechain"] is False
     assert [e for e in out.entries if e is not heal] == before, "no other entry changes"
     (change,) = out.changes
-    assert change.kind == "orphan" and change.uuid == heal["uuid"] and change.chars_saved < 0
+    assert change.kind == "orphan" and change.uuid == heal["uuid"]
+    ours, cli = heal["message"]["content"][0], {**heal["message"]["content"][0], "content": CLI_ORPHAN_NOTE}
+    assert change.chars_saved == block_size(cli) - block_size(ours) > 0, "in place of the CLI's own result"
+    assert change.detail == f"instead of the CLI's own result ({block_size(cli) + 2} chars)"
+
+
+def test_an_orphan_the_history_went_on_past_counts_what_it_adds() -> None:
+    """Not in the last message: the CLI would not answer it with its own result, so ours is all added."""
+    t = Transcript()
+    t.prompt("build")
+    t.assistant(t.bash("make", "toolu_make"), t.bash("ls", "toolu_ls"))
+    t.result("toolu_ls", "a")
+    t.prompt("and then?")
+    t.assistant({"type": "text", "text": "then nothing"})
+
+    (change,) = heal_orphans(t.entries).changes
+
+    healed = next(e for e in heal_orphans(t.entries).entries if e["uuid"] == change.uuid)
+    assert change.chars_saved == -block_size(healed["message"]["content"]) and change.detail == ""
 
 
 def test_healing_is_deterministic_and_idempotent() -> None:

@@ -6,7 +6,13 @@ import pytest
 
 from flower._errors import SpecError
 from flower.stores import PrunePolicy
-from flower.stores.rewrite import OLD_REJECTION, drop_api_errors, drop_denials, neutralise_interrupts
+from flower.stores.rewrite import (
+    OLD_INTERRUPTS,
+    OLD_REJECTION,
+    drop_api_errors,
+    drop_denials,
+    neutralise_interrupts,
+)
 
 from .transcripts import INTERRUPTED, Transcript, ancestors, calls, results, text
 
@@ -212,3 +218,27 @@ def test_old_format_refusals_are_the_clis_fixed_sentences_naming_their_own_call(
     assert "toolu_fake" in results(calm.entries), "a sentence that names another command is an output"
     assert [c.tool_use_id for c in calm.changes] == ["toolu_stop"]
     assert text(results(calm.entries)["toolu_said"]) == said, "the user's own words stay"
+
+
+def test_the_shorter_interrupt_sentence_of_cli_2_1_17_is_an_interrupt_too() -> None:
+    """CLI 2.1.17 also answered an interrupted call "The user doesn't want to take this action right now.
+    STOP …", its `toolUseResult` the same text, then the "[Request interrupted by user for tool use]"
+    prompt. The result loses its stale order; an output that merely says it stays."""
+    sentence = OLD_INTERRUPTS[1]
+    t = Transcript()
+    t.prompt("deploy")
+    t.assistant(t.bash("./deploy.sh", "toolu_stop"))
+    stopped = t.result("toolu_stop", sentence, is_error=True)
+    stopped["toolUseResult"] = sentence
+    t.prompt("[Request interrupted by user for tool use]")
+    t.assistant(t.bash("cat notes.txt", "toolu_cat"))
+    t.result("toolu_cat", sentence)  # a file that quotes it: no error, an output
+
+    calm = neutralise_interrupts(t.entries)
+
+    assert sentence.startswith("The user doesn't want to take this action right now. STOP")
+    assert [c.tool_use_id for c in calm.changes] == ["toolu_stop"]
+    entry = next(e for e in calm.entries if e.get("uuid") == stopped["uuid"])
+    assert text(entry["message"]["content"][0]) == PrunePolicy().interrupt_note
+    assert entry["toolUseResult"] == PrunePolicy().interrupt_note, "the CLI's copy says it too"
+    assert text(results(calm.entries)["toolu_cat"]) == sentence

@@ -15,6 +15,7 @@ import pytest
 
 from flower._errors import SpecError, StoreError
 from flower.stores import SqliteSessionStore
+from flower.testing import hang_guard
 
 KEY = {"project_key": "proj", "session_id": "sess"}
 
@@ -166,7 +167,9 @@ async def test_calls_never_block_the_event_loop(
     def held(*arguments: object) -> object:
         threads.append(threading.get_ident())
         entered.set()
-        assert released.wait(120), "the event loop did not run while the store's call was in progress"
+        assert released.wait(hang_guard()), (
+            "the event loop did not run while the store's call was in progress"
+        )
         return real(*arguments)
 
     monkeypatch.setattr(store._db, call, held)
@@ -203,7 +206,7 @@ def test_a_store_left_open_at_exit_is_closed_without_a_warning(tmp_path: Path) -
         [sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-c", script, str(tmp_path / "s.db")],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang_guard(),
         check=False,
     )
     assert done.returncode == 0 and "ResourceWarning" not in done.stderr, done.stderr

@@ -139,7 +139,7 @@ def test_a_fifo_in_place_of_the_database_does_not_block(tmp_path: Path) -> None:
         return str(await failure(store, "load", KEY))
 
     try:
-        message = str(finishes(lambda: anyio.run(load), 20))
+        message = str(finishes(lambda: anyio.run(load)))
     finally:
         threading.Thread(target=lambda: os.close(os.open(path, os.O_WRONLY)), daemon=True).start()
     assert "is not a regular file" in message

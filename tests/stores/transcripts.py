@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -263,3 +264,56 @@ def ancestors(entries: list[dict[str, Any]], uuid: str) -> list[str]:
         chain.append(current)
         current = parents[current]
     return chain
+
+
+def cli_would_add(changes: Any) -> int:
+    """The characters the CLI would have added itself in the place of these changes: the result it gives
+    an orphan call of the history's last message (`flower.stores.rewrite.CLI_ORPHAN_NOTE`), which a heal
+    replaces and counts in its `chars_saved`. What the entries lost is `chars_saved` less this."""
+    total = 0
+    for change in changes:
+        found = re.fullmatch(r"instead of the CLI's own result \((\d+) chars\)", change.detail)
+        if change.kind == "orphan" and found:
+            total += int(found.group(1))
+    return total
+
+
+def unnamed(before: list[dict[str, Any]], after: list[dict[str, Any]], changes: Any) -> list[str]:
+    """What a rewrite changed without a change naming it: for each entry returned changed, dropped or
+    added, one of `changes` must name its uuid or a call it holds (a `tool_use` id, a result's
+    `tool_use_id`); an entry whose only difference is a reference re-pointed over a dropped entry is named
+    by that entry's drop. Returns a line per unnamed entry (empty: all named). Entries whose uuid occurs
+    more than once in the history are compared by position only when unchanged."""
+    reference = ("parentUuid", "logicalParentUuid", "leafUuid")
+    named = {c.uuid for c in changes} | {c.tool_use_id for c in changes}
+
+    def held(entry: dict[str, Any]) -> set[str]:
+        content = (
+            (entry.get("message") or {}).get("content") if isinstance(entry.get("message"), dict) else None
+        )
+        blocks = content if isinstance(content, list) else []
+        return {str(b.get("id") or b.get("tool_use_id")) for b in blocks if isinstance(b, dict)} - {"None"}
+
+    def names(entry: dict[str, Any]) -> bool:
+        return entry.get("uuid") in named or bool(held(entry) & named)
+
+    counts: dict[str, int] = {}
+    for entry in before + after:
+        if isinstance(entry.get("uuid"), str):
+            counts[entry["uuid"]] = counts.get(entry["uuid"], 0) + 1
+    old = {e["uuid"]: e for e in before if isinstance(e.get("uuid"), str)}
+    new = {e["uuid"]: e for e in after if isinstance(e.get("uuid"), str)}
+    dropped = set(old) - set(new)
+    found = []
+    for uuid in dropped | (set(new) - set(old)):
+        if not names(old.get(uuid) or new[uuid]):
+            found.append(f"{uuid}: {'dropped' if uuid in dropped else 'added'} without a change naming it")
+    for uuid in set(old) & set(new):
+        a, b = old[uuid], new[uuid]
+        if a == b or names(a) or counts[uuid] > 2:
+            continue
+        moved = {k for k in set(a) | set(b) if a.get(k) != b.get(k)}
+        if moved <= set(reference) and all(a.get(k) in dropped and names(old[a[k]]) for k in moved):
+            continue
+        found.append(f"{uuid}: {sorted(moved)} changed without a change naming it")
+    return sorted(found)

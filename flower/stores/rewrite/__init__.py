@@ -25,11 +25,21 @@ from __future__ import annotations
 
 from ._transcript import Entry, Rewritten, Spill
 from .branch import replayed
-from .denials import OLD_REJECTION, denial_kind, tool_calls
+from .denials import OLD_INTERRUPTS, OLD_REJECTION, denial_kind, tool_calls
 from .expire import expire_ephemeral, short_command
 from .files import write_spills
-from .heal import HEAL_NAMESPACE, heal_orphans
-from .loads import MARKS_SINCE, LoadPoint, is_command, is_prompt, load_points, resumes, rewrite_point
+from .heal import CLI_ORPHAN_NOTE, HEAL_NAMESPACE, heal_orphans
+from .loads import (
+    MARKS_SINCE,
+    LoadPoint,
+    is_command,
+    is_prompt,
+    load_points,
+    resumes,
+    rewrite_point,
+    session_start,
+)
+from .mend import mend_links
 from .pipeline import Applied, apply_steps, rewrite_history, rewrite_steps
 from .prune import drop_api_errors, drop_denials, neutralise_interrupts
 from .relink import REFERENCE_FIELDS, drop_entries
@@ -37,8 +47,10 @@ from .supersede import READ_STUBS, supersede_reads
 from .trim import spill_name, trim_results
 
 __all__ = [
+    "CLI_ORPHAN_NOTE",
     "HEAL_NAMESPACE",
     "MARKS_SINCE",
+    "OLD_INTERRUPTS",
     "OLD_REJECTION",
     "READ_STUBS",
     "REFERENCE_FIELDS",
@@ -57,12 +69,14 @@ __all__ = [
     "is_command",
     "is_prompt",
     "load_points",
+    "mend_links",
     "neutralise_interrupts",
     "replayed",
     "resumes",
     "rewrite_history",
     "rewrite_point",
     "rewrite_steps",
+    "session_start",
     "short_command",
     "spill_name",
     "supersede_reads",

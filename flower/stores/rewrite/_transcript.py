@@ -66,6 +66,11 @@ class Rewritten:
     """What the rewrite did, in history order."""
     spills: tuple[Spill, ...] = ()
     """Bodies to write before the history is handed out (a trim only)."""
+    unreplayed: tuple[Change, ...] = ()
+    """Changes left out of `changes` because the CLI no longer replays what they touch: the last cold
+    load's rewrites a warm load repeats (`rewrite_history` with a `CachePolicy`) on entries a compaction,
+    a `/clear` or a rewind has since taken off the replayed branch. They are in `entries` (the history
+    stays the one that load returned) but save nothing now; each `chars_saved` is what it saved then."""
 
 
 def check_entries(entries: Sequence[Any]) -> list[Entry]:

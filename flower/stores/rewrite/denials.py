@@ -9,12 +9,14 @@ only when every one of these holds, so that no tool output can pass for one:
 - its one tool_result block has `is_error: true`;
 - the block's text is exactly one of the CLI's fixed sentences: "Permission to use <tool> has been
   denied." or "Permission to use <tool> with command <the call's own command> has been denied."
-  (a rule denial), or the whole "The user doesn't want to proceed with this tool use. ... STOP what you
-  are doing and wait for the user to tell you how to proceed." (an interrupt, or a permission prompt
-  dismissed with Esc; the variant that carries the user's own words is left alone).
+  (a rule denial), or one of the CLI's whole interrupt sentences (`OLD_INTERRUPTS`: an interrupt, or a
+  permission prompt dismissed with Esc; the variant that carries the user's own words is left alone).
 
 Measured on the 18 real transcripts: 2 rule denials and 4 interrupt results match (3 of them on the
-branch a resume replays), and nothing else.
+branch a resume replays), and nothing else. The second interrupt sentence ("The user doesn't want to take
+this action right now. ..."), followed by the "[Request interrupted by user for tool use]" prompt, was
+met in other public transcripts of CLI 2.1.17; CLI 2.1.332 still holds it (for a cancelled background
+call, which it marks `toolDenialKind: "cancelled"`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from ._transcript import Entry, content_blocks, result_text
 
-__all__ = ["OLD_REJECTION", "denial_kind", "tool_calls"]
+__all__ = ["OLD_INTERRUPTS", "OLD_REJECTION", "denial_kind", "tool_calls"]
 
 OLD_REJECTION = (
     "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
@@ -32,6 +34,13 @@ OLD_REJECTION = (
     "tell you how to proceed."
 )
 """The result text CLI 2.1.42 and earlier wrote for an interrupted or dismissed call."""
+OLD_INTERRUPTS = (
+    OLD_REJECTION,
+    "The user doesn't want to take this action right now. STOP what you are doing and wait for the user "
+    "to tell you how to proceed.",
+)
+"""Every whole result text an unmarked (old-format) entry is recognised as an interrupt by: the one above,
+and the shorter one CLI 2.1.17 also wrote for an interrupted call."""
 
 
 def denial_kind(entry: Entry, calls: Mapping[str, Mapping[str, Any]] | None = None) -> str | None:
@@ -53,7 +62,7 @@ def denial_kind(entry: Entry, calls: Mapping[str, Mapping[str, Any]] | None = No
     if len(blocks) != 1 or blocks[0].get("is_error") is not True:
         return None
     text = result_text(blocks[0])
-    if text == OLD_REJECTION:
+    if text in OLD_INTERRUPTS:
         return "user-rejected"
     call = calls.get(str(blocks[0].get("tool_use_id")))
     if text is None or call is None or not text.startswith("Permission to use "):

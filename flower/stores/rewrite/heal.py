@@ -2,10 +2,17 @@
 
 A call is left without a result when the process dies while the tool runs. The Messages API rejects a
 history where a `tool_use` is not answered in the next user message, so a resumed session could fail on
-every request. (Measured with CLI 2.1.332: the CLI now answers such a call itself on resume, "[Tool call
-interrupted: the session ended before this call's result was recorded ...]"; healing here keeps the
-repair explicit, with our wording, and independent of the CLI version.) Only the calls of the branch a
-resume replays are healed (`replayed`).
+every request. Healing here keeps the repair explicit, with our wording, and independent of the CLI
+version. Only the calls of the branch a resume replays are healed (`replayed`).
+
+What the CLI does without it (measured with CLI 2.1.332), and so what a heal saves (`Change.chars_saved`):
+
+- a call of the last message of the history, where a process that died leaves it (the only place met
+  in real transcripts): the CLI answers it itself with `CLI_ORPHAN_NOTE` (180 characters). The heal
+  saves that result's size less ours: 57 characters with the default note;
+- a call of an earlier message (a history that went on past it): the CLI drops the call, or, when its
+  entry also holds an answered call, answers it "[Tool result missing due to internal error]". The heal
+  counts our result's size as added (negative), which leaves out what the call itself adds back.
 
 The added entry is shaped like the CLI's own result entries: a user entry whose `parentUuid` and
 `sourceToolAssistantUUID` are the entry holding the call, placed after the last entry of that API
@@ -29,10 +36,15 @@ from ..policies import Change, PrunePolicy
 from ._transcript import Entry, Rewritten, block_size, check_entries, iter_blocks
 from .branch import replayed
 
-__all__ = ["HEAL_NAMESPACE", "heal_orphans", "is_healed"]
+__all__ = ["CLI_ORPHAN_NOTE", "HEAL_NAMESPACE", "heal_orphans", "is_healed"]
 
 HEAL_NAMESPACE = uuidlib.UUID("6d1c3c52-53a4-4c62-9f0e-2a6f3f2b7a41")
 """The `uuid5` namespace of added result entries."""
+CLI_ORPHAN_NOTE = (
+    "[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is "
+    "unknown. Check whether it took effect before relying on it or running it again.]"
+)
+"""The result CLI 2.1.332 gives a call of the history's last message that has none, when it resumes."""
 
 _COPIED = (
     "isSidechain",
@@ -78,6 +90,7 @@ def heal_orphans(entries: Sequence[Any], policy: PrunePolicy | None = None) -> R
         return Rewritten(entries)
     after: dict[int, list[Entry]] = {}
     changes: list[Change] = []
+    last = _last_message(entries, scope)
     for position, idents in orphans.items():
         holder = entries[position]
         heal = _heal_entry(holder, idents, policy.orphan_note)
@@ -95,12 +108,48 @@ def heal_orphans(entries: Sequence[Any], policy: PrunePolicy | None = None) -> R
         overhead = block_size(added) - sum(block_size(block) for block in added)  # brackets and commas
         for number, (ident, block) in enumerate(zip(idents, added, strict=True)):
             cost = block_size(block) + (overhead if number == 0 else 0)
-            changes.append(Change(kind="orphan", uuid=heal["uuid"], tool_use_id=ident, chars_saved=-cost))
+            if position in last:  # instead of the result the CLI would add, in the same place
+                cli = block_size({**block, "content": CLI_ORPHAN_NOTE}) + (overhead if number == 0 else 0)
+                changes.append(
+                    Change(
+                        kind="orphan",
+                        uuid=heal["uuid"],
+                        tool_use_id=ident,
+                        chars_saved=cli - cost,
+                        detail=f"instead of the CLI's own result ({cli} chars)",
+                    )
+                )
+            else:
+                changes.append(Change(kind="orphan", uuid=heal["uuid"], tool_use_id=ident, chars_saved=-cost))
     out: list[Entry] = []
     for position, entry in enumerate(entries):
         out.append(entry)
         out.extend(after.get(position, ()))
     return Rewritten(out, tuple(changes))
+
+
+def _last_message(entries: list[Entry], scope: frozenset[int]) -> frozenset[int]:
+    """The indices of the entries of the replayed branch's last API message (the last assistant entry's
+    `message.id`), when nothing but results follows it on the branch; empty otherwise. A `<synthetic>`
+    API-error entry is passed over: the CLI does not replay it."""
+    found: int | None = None
+    for position in sorted(scope, reverse=True):
+        entry = entries[position]
+        if entry.get("type") == "assistant" and entry.get("isApiErrorMessage") is not True:
+            found = position
+            break
+        if entry.get("type") == "user" and not any(True for _ in iter_blocks(entry, "tool_result")):
+            return frozenset()  # a prompt after it: the history went on
+    if found is None:
+        return frozenset()
+    ident = _message_id(entries[found])
+    if ident is None:
+        return frozenset({found})
+    return frozenset(
+        position
+        for position in scope
+        if entries[position].get("type") == "assistant" and _message_id(entries[position]) == ident
+    )
 
 
 def _heal_uuid(holder: str, idents: Sequence[str]) -> str:

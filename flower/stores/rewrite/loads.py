@@ -8,13 +8,17 @@ everything is decided anew; a warm load repeats exactly what the last cold load 
 history as it was then, and leaves every later entry as the session's own requests sent it. The last
 cold load is found in the history itself (`rewrite_point`), so no state is kept anywhere.
 
-Where a load happened: a resumed process starts with a prompt. The CLI marks such a prompt (measured
-with 2.1.332: a `mode` entry follows its first reply, never a prompt of a fresh or continuing process;
-CLI 2.1.42 and earlier wrote a `SessionStart:resume` hook progress entry before it, when a SessionStart
-hook was set). When a transcript carries such marks, only marked prompts count as loads. Without any,
-a prompt written by a CLI that marks every resumed process (2.1.327 and later) was no load; one
-written by an older CLI could have been, unless it is one of the CLI's own command lines (`is_command`:
-a slash command, a `!` shell line or their output), which nobody resumes a session with.
+Where a load happened: a resumed process starts with a prompt. The CLI's own evidence decides where it
+exists. It marks such a prompt: CLI 2.1.332 writes a `mode` entry after its first reply, never after a
+prompt of a fresh or continuing process; when a SessionStart hook is set, the CLI writes a hook entry
+for it at every start (a `progress` entry, or an `attachment` in later CLIs), named for its source:
+`SessionStart:resume` before the first prompt of a resumed process, `SessionStart:startup` for a new
+one, `:clear` and `:compact` within a process. So a history with any SessionStart hook entry, or any
+mark, is one whose resumes the CLI marked: there, only marked prompts were loads, and an unmarked
+prompt after any idle time was the same process going on. Without any, a prompt written by a CLI that
+marks every resumed process (2.1.327 and later) was no load either; one written by an older CLI could
+have been, unless it is one of the CLI's own command lines (`is_command`: a slash command, a `!` shell
+line or their output), which nobody resumes a session with.
 
 The cache's lifetime is the one the CLI asked for on its replies (`promptCacheRequested`), else the one
 their usage shows it wrote (`cache_creation.ephemeral_1h_input_tokens`: one hour; CLI 2.1.42 and
@@ -34,7 +38,16 @@ from ..policies import CachePolicy
 from ._transcript import Entry
 from .expire import entry_time
 
-__all__ = ["MARKS_SINCE", "LoadPoint", "is_command", "is_prompt", "load_points", "resumes", "rewrite_point"]
+__all__ = [
+    "MARKS_SINCE",
+    "LoadPoint",
+    "is_command",
+    "is_prompt",
+    "load_points",
+    "resumes",
+    "rewrite_point",
+    "session_start",
+]
 
 _INTERRUPTED = "[Request interrupted by user"
 _MESSAGES = ("user", "assistant")
@@ -103,14 +116,25 @@ def _request(entry: Entry) -> bool:
     return not (isinstance(message, Mapping) and message.get("model") == "<synthetic>")
 
 
-def _resume_hook(entry: Entry) -> bool:
-    data = entry.get("data")
-    return (
-        entry.get("type") == "progress"
-        and isinstance(data, Mapping)
-        and data.get("hookEvent") == "SessionStart"
-        and data.get("hookName") == "SessionStart:resume"
+def session_start(entry: Entry) -> str | None:
+    """The source of the SessionStart hook an entry records (`"startup"`, `"resume"`, `"clear"`,
+    `"compact"`), or None for any other entry.
+
+    The CLI records each hook it runs: as a `progress` entry whose `data` names it (`hook_progress`), or
+    as an `attachment` (`hook_success`, `hook_non_blocking_error` ...), with `hookEvent: "SessionStart"`
+    and `hookName: "SessionStart:<source>"`.
+    """
+    kind = entry.get("type")
+    record = (
+        entry.get("data") if kind == "progress" else entry.get("attachment") if kind == "attachment" else None
     )
+    if not isinstance(record, Mapping) or entry.get("isSidechain") is True:
+        return None
+    name = record.get("hookName")
+    if not isinstance(name, str) or not name.startswith("SessionStart:"):
+        return None
+    event = record.get("hookEvent")
+    return name.partition(":")[2] if event in (None, "SessionStart") else None
 
 
 @dataclass(frozen=True)
@@ -131,7 +155,10 @@ class LoadPoint:
     command: bool = False
     """A slash command, a `!` shell line or their output (`is_command`), not a typed prompt."""
     marking: bool = False
-    """Written by a CLI that marks every resumed process (`MARKS_SINCE`): unmarked, it was no load."""
+    """The CLI would have marked this prompt had a resumed process started with it: it was written by a
+    CLI that marks every resumed process (`MARKS_SINCE`), or the history holds a SessionStart hook entry
+    (`session_start`: the hook was set, and a resumed process writes `SessionStart:resume`). Unmarked,
+    it was no load."""
 
     @property
     def cold(self) -> bool:
@@ -170,6 +197,7 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
     progress or stop summaries, and its own `<synthetic>` replies are not requests).
     """
     cache = cache if cache is not None else CachePolicy()
+    hooks = any(isinstance(e, dict) and session_start(e) is not None for e in entries)
     points: list[LoadPoint] = []
     last_message: Entry | None = None
     lifetime: float | None = None  # the last one a reply told
@@ -183,7 +211,7 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
             points[-1] = dataclasses.replace(points[-1], marked=True)
         elif kind == "queue-operation" and queued is None:
             queued = entry_time(entry)
-        hooked = hooked or _resume_hook(entry)
+        hooked = hooked or session_start(entry) == "resume"
         if is_prompt(entry):
             if last_message is not None:
                 stamps = [t for t in (queued, entry_time(entry)) if t is not None]
@@ -198,7 +226,7 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
                         lifetime if lifetime is not None else cache.ttl,
                         hooked,
                         command=is_command(entry),
-                        marking=_marks_resumes(entry),
+                        marking=hooks or _marks_resumes(entry),
                     )
                 )
             hooked = False
@@ -222,8 +250,10 @@ def rewrite_point(
     A load with no `cache`, no `now`, or no timestamped message, or one the cache's lifetime after the
     last message, is cold: `(len(entries), now, False)`. A warm load goes back to the last cold load:
     the last marked prompt the lifetime or more after the message before it. When the CLI marked none,
-    the last such prompt written by a CLI older than `MARKS_SINCE` that is not a command line
-    (`is_command`). `(0, None, True)` when there was none (nothing was ever rewritten).
+    the last such prompt it could have left unmarked as a load (`LoadPoint.marking` false: written by a
+    CLI older than `MARKS_SINCE`, in a history without any SessionStart hook entry) that is not a
+    command line (`is_command`). `(0, None, True)` when there was none (nothing was ever rewritten, so
+    a warm load rewrites nothing either).
     """
     if cache is None or cache.ttl is None or now is None:
         return len(entries), now, False
@@ -241,7 +271,7 @@ def rewrite_point(
     points = load_points(entries, cache)
     if any(point.marked for point in points):
         points = [point for point in points if point.marked]
-    else:  # a live process went on: a command after a pause, or any prompt of a CLI that marks resumes
+    else:  # a live process went on: a command after a pause, or any prompt the CLI would have marked
         points = [point for point in points if not point.command and not point.marking]
     for point in reversed(points):
         if point.cold:

@@ -32,6 +32,7 @@ from .branch import branch_uuids, replayed
 from .expire import expire_ephemeral
 from .heal import heal_orphans
 from .loads import rewrite_point
+from .mend import mend_links
 from .prune import drop_api_errors, drop_denials, neutralise_interrupts
 from .relink import drop_entries
 from .supersede import supersede_reads
@@ -47,6 +48,10 @@ computes it."""
 
 RewriteStep: TypeAlias = Callable[[list[Entry], float | None, Branch], Rewritten]
 """One rewrite: `(entries, time of the load or None, uuids of the replayed branch or None) -> Rewritten`."""
+
+_FIRST = frozenset({"mend_links"})
+"""Steps that run over the whole history before anything else, at every load: a missing link decides
+which branch is replayed, and so what every later step sees (`mend`)."""
 
 _EVERYWHERE = frozenset({"heal_orphans"})
 """Steps that run over the whole history even at a warm load: an orphan must be answered anyway, and
@@ -65,7 +70,8 @@ def rewrite_steps(
     """The named steps the given policies enable, in pipeline order (`None` disables a policy)."""
     if trim is not None and spill_dir is None:
         raise SpecError("trimming needs a spill directory the agent can Read")
-    steps: list[tuple[str, RewriteStep]] = []
+    mending = prune if prune is not None else PrunePolicy()
+    steps: list[tuple[str, RewriteStep]] = [("mend_links", lambda e, now, b: mend_links(e, mending))]
     if prune is not None:
         if prune.drop_api_errors:
             steps.append(("drop_api_errors", lambda e, now, b: drop_api_errors(e, branch=b)))
@@ -120,7 +126,8 @@ def rewrite_history(
         return result.entries
 
     current, _, counted = _staged(current, steps, now, cache, run)
-    return Rewritten(current, _counted(changes, counted), tuple(spills.values()))
+    named, unreplayed = _counted(changes, counted)
+    return Rewritten(current, named, tuple(spills.values()), unreplayed)
 
 
 Runner: TypeAlias = Callable[[str, RewriteStep, list[Entry], float | None, Branch], list[Entry]]
@@ -138,14 +145,18 @@ def _staged(
     Returns the history, whether the load was warm, and what a change must touch to be counted (None:
     every change). A warm load repeats the last cold load's rewrites over the branch *that* load
     replayed; a compaction, a `/clear` or a rewind written since takes those entries off what the CLI
-    replays now, and their changes save nothing: only the ids `_replayed_ids` gives count then.
+    replays now, and their changes save nothing: only the ids `_replayed_ids` gives count then, the
+    others are reported apart (`Rewritten.unreplayed`).
     """
+    for name, step in steps:
+        if name in _FIRST:
+            entries = run(name, step, entries, now, None)
     point, moment, warm = rewrite_point(entries, now, cache)
     head, tail = entries[:point], entries[point:]
     rewritten = head
     branch = branch_uuids(head) if head else None  # once: dropping entries keeps it valid
     for name, step in steps:
-        if name not in _EVERYWHERE:
+        if name not in _EVERYWHERE | _FIRST:
             rewritten = run(name, step, rewritten, moment, branch)
     current = _join(head, rewritten, tail)
     for name, step in steps:
@@ -169,17 +180,21 @@ def _replayed_ids(entries: list[Entry]) -> frozenset[str]:
     return frozenset(ids)
 
 
-def _counted(changes: Sequence[Change], counted: frozenset[str] | None) -> tuple[Change, ...]:
-    """The changes to what the CLI replays: to an entry on its branch (`uuid`), or to a call it holds
-    (a dropped denial leaves no entry to name); an orphan's answer is added to the branch, so it counts."""
+def _counted(
+    changes: Sequence[Change], counted: frozenset[str] | None
+) -> tuple[tuple[Change, ...], tuple[Change, ...]]:
+    """`(changes to what the CLI replays, the others)`. A change counts when it touches an entry on the
+    branch (`uuid`) or a call it holds (a dropped denial leaves no entry to name); an orphan's answer is
+    added to the branch, so it counts. The others are a warm load's repeats of the last cold load's
+    rewrites on entries the CLI no longer replays: still in the history returned, so still named."""
     if counted is None:
-        return tuple(changes)
-    return tuple(
-        change
-        for change in changes
-        if change.kind == "orphan"
-        or (change.uuid if change.uuid is not None else change.tool_use_id) in counted
-    )
+        return tuple(changes), ()
+    named: list[Change] = []
+    unreplayed: list[Change] = []
+    for change in changes:
+        touched = change.uuid if change.uuid is not None else change.tool_use_id
+        (named if change.kind in ("orphan", "relinked") or touched in counted else unreplayed).append(change)
+    return tuple(named), tuple(unreplayed)
 
 
 def _join(head: list[Entry], rewritten: list[Entry], tail: list[Entry]) -> list[Entry]:
@@ -208,6 +223,8 @@ class Applied:
     """Time taken by all the steps."""
     warm: bool = False
     """The load was warm: only the last cold load's rewrites were repeated."""
+    unreplayed: tuple[Change, ...] = ()
+    """The changes a warm load repeated on entries the CLI no longer replays (`Rewritten.unreplayed`)."""
 
 
 def apply_steps(
@@ -254,4 +271,5 @@ def apply_steps(
     except Exception as exc:  # the staging itself (reading times, relinking): keep the history as stored
         logger.exception("flower.stores: the history is returned unrewritten")
         return Applied(current, (), (f"history: {type(exc).__name__}: {exc}",), time.perf_counter() - started)
-    return Applied(current, _counted(changes, counted), tuple(errors), time.perf_counter() - started, warm)
+    named, unreplayed = _counted(changes, counted)
+    return Applied(current, named, tuple(errors), time.perf_counter() - started, warm, unreplayed)

@@ -1,0 +1,173 @@
+"""The coordinator's cache lifetime, priced on kept recordings of flower's runs: 1 hour, 5 minutes, and 5
+minutes kept warm the way `flower.warm` keeps it.
+
+    python benchmarks/run_suite.py --strategies flower --no-scaling --keep DIR   # record (1-hour marks:
+                                                                                 # see below)
+    python benchmarks/bench_keep_warm.py DIR [--only w1,w4] [--json out.json]
+
+Nothing runs again: each kept recording of `flower` whose coordinator asked for 1-hour marks (a run
+with `keep_warm=False`, or with `CLAUDE_CODE_PROMPT_CACHE_TTL=1h` in the environment) is priced under
+each clock of the suite's replays (calibrated, 35 s, stress) with the send times drawn for its seed, the
+requests unchanged but for their coordinator marks:
+
+- `1h`: as run;
+- `5m`: every coordinator mark at 5 minutes, nothing else;
+- `warm (page)`: the page's replay (`suite.bounds.kept_warm`): a copy of the coordinator's last request
+  for one output token every 270 s, only while more than 5 minutes of the wait are left;
+- `warm (flower)`: what `flower.warm` sends, on the suite's simulated clock: pings at flower's own
+  schedule (`flower.warm.schedule.ping_times`: 270 s after the last request or ping, as long as the
+  coordinator waits on a worker, whatever is left of the wait, at most `ping_limit` a wait), each one the
+  coordinator's last request with its last mark moved onto the ping's own user message and budget line
+  (27 tokens written, as measured through the CLI), one output token, one request.
+
+A wall-clock run cannot show pings here: the scripted workers answer at once, and the suite's clock is
+simulated. Prints one table per clock: each workload's median dollars (over its recordings and seeds)
+and the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import json
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from suite import bounds, timing  # noqa: E402
+from suite.probes import View  # noqa: E402
+from suite.runner import load_recording  # noqa: E402
+from suite.trace import Sent, cut, dollars, usages  # noqa: E402
+
+from flower.cost import TTL_5M, Block  # noqa: E402
+from flower.warm import KeepWarmPolicy  # noqa: E402
+from flower.warm.schedule import ping_limit, ping_times  # noqa: E402
+
+PING_SUFFIX = 27
+"""Tokens a ping writes after the coordinator's prefix (its `. N` message and the budget line), in the
+suite's unit (characters / 4), as `tests/e2e/test_keep_warm.py` reads them on the scripted model, for a
+foreground worker (the suite's coordinators delegate in the foreground; a background worker's ping also
+writes the CLI's notice that the task is not running in the fork, about 300 tokens more)."""
+VARIANTS = ("1h", "5m", "warm (page)", "warm (flower)")
+
+
+def _ping(request: Sent, number: int) -> Sent:
+    """The coordinator's request `request` sent again as a ping: its last mark moved onto the suffix."""
+
+    def blocks(found: list[Block]) -> list[Block]:
+        last = max(i for i, b in enumerate(found) if b.breakpoint is not None)
+        moved = [dataclasses.replace(b, breakpoint=None) if i == last else b for i, b in enumerate(found)]
+        key = hash(("keep-warm", tuple(b.key for b in found), number))
+        return [*moved, Block(key, PING_SUFFIX, TTL_5M, "user", found[-1].message + 1)]
+
+    return dataclasses.replace(
+        request, blocks=blocks(request.blocks), ignored=blocks(request.ignored), output=1
+    )
+
+
+def as_flower(
+    sent: Sequence[Sent], times: Sequence[float], idle: Sequence[float], policy: KeepWarmPolicy
+) -> tuple[list[Sent], list[float]]:
+    """`sent` at 5-minute coordinator marks, with the pings `flower.warm` sends while the coordinator
+    waits on a worker (the workload's idle time, when no one waits, excluded), in time order."""
+    mains = [i for i, s in enumerate(sent) if s.caller == "main"]
+    five = bounds.with_lifetimes(sent, dict.fromkeys(mains, TTL_5M))
+    timed = [(at, n, s) for n, (s, at) in enumerate(zip(five, times, strict=True))]
+    for i, nxt in itertools.pairwise(mains):
+        if nxt == i + 1:  # no worker between two coordinator requests: it waited on no one
+            continue
+        limit = ping_limit(policy, model=sent[i].model, lifetime=TTL_5M)
+        until = times[nxt] - sum(idle[i:nxt])
+        for number, at in enumerate(
+            ping_times(policy, since=times[i], until=until, lifetime=TTL_5M, limit=limit)
+        ):
+            timed.append((at, i, _ping(five[i], number + 1)))
+    timed.sort(key=lambda item: (item[0], item[1]))
+    return [s for _, _, s in timed], [at for at, _, _ in timed]
+
+
+def _sent(rec: object) -> list[Sent]:
+    out = []
+    for r in rec.requests:  # type: ignore[attr-defined]
+        caller = r.caller if r.caller in ("main", "compact") else "worker"
+        view = View(r.body) if caller == "main" else None
+        out.append(cut(r.body, caller, r.output_tokens, rec.workload.pad, view))  # type: ignore[attr-defined]
+    return out
+
+
+def price_recording(path: Path, policy: KeepWarmPolicy) -> dict[str, dict[str, float]] | None:
+    """Per clock, each variant's median dollars over the recording's drawn send times; None when the
+    recording is not a 1-hour flower run."""
+    rec = load_recording(path)
+    sent = _sent(rec)
+    if not bounds.asks_one_hour(sent):
+        return None
+    idle = [rec.ledger.idle.get(r.seq, 0.0) for r in rec.requests]
+    tokens = [s.context for s in sent]
+    label = rec.behaviour.label
+    seeds = (int(label.split("#")[1]),) if "#" in label else timing.SEEDS
+    mains = [i for i, s in enumerate(sent) if s.caller == "main"]
+    out: dict[str, dict[str, float]] = {}
+    for clock in bounds.CLOCKS:
+        per: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        for seed in seeds if clock in timing.DRAWN else (0,):
+            times = timing.send_times(rec.requests, rec.ledger.idle, clock, seed, tokens)
+            five = bounds.with_lifetimes(sent, dict.fromkeys(mains, TTL_5M))
+            for name, (found, at) in {
+                "1h": (sent, times),
+                "5m": (five, times),
+                "warm (page)": bounds.kept_warm(sent, times, idle),
+                "warm (flower)": as_flower(sent, times, idle, policy),
+            }.items():
+                per[name].append(dollars(found, usages(found, at)))
+        out[clock] = {name: statistics.median(found) for name, found in per.items()}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("recordings", type=Path, help="a directory kept by run_suite.py --keep")
+    parser.add_argument("--only", default="", help="comma-separated workload keys (w1..w5)")
+    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
+    args = parser.parse_args()
+    policy = KeepWarmPolicy()
+    only = {w.strip().lower() for w in args.only.split(",") if w.strip()}
+    found: dict[str, list[dict[str, dict[str, float]]]] = {}
+    for path in sorted(args.recordings.glob("*/flower--*.pkl.gz")):
+        workload = path.parent.name
+        if only and workload not in only:
+            continue
+        priced = price_recording(path, policy)
+        if priced is None:
+            print(f"{path.relative_to(args.recordings)}: not a 1-hour flower run, left out", file=sys.stderr)
+            continue
+        found.setdefault(workload, []).append(priced)
+        print(f"{path.relative_to(args.recordings)}: priced", file=sys.stderr)
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for clock in bounds.CLOCKS:
+        print(f"\nclock {clock}: median $ over the recordings (n); ratios of the medians")
+        head = " ".join(f"{v:>14s}" for v in VARIANTS)
+        print(f"{'workload':9s} {'n':>2s} {head}  flower/1h (max) flower/5m (max)")
+        for workload, runs in sorted(found.items()):
+            med = {v: statistics.median(run[clock][v] for run in runs) for v in VARIANTS}
+            table.setdefault(clock, {})[workload] = med
+            row = " ".join(f"{med[v]:>14.4f}" for v in VARIANTS)
+            flower = med["warm (flower)"]
+            worst = {
+                v: max(run[clock]["warm (flower)"] / run[clock][v] for run in runs) for v in ("1h", "5m")
+            }
+            print(
+                f"{workload:9s} {len(runs):>2d} {row}  {flower / med['1h']:>9.3f} ({worst['1h']:.3f})"
+                f" {flower / med['5m']:>9.3f} ({worst['5m']:.3f})"
+            )
+    if args.json:
+        args.json.write_text(json.dumps(table, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
