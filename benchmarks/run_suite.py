@@ -10,7 +10,7 @@ Run from the repository root:
     python benchmarks/run_suite.py --check            # exit 1 if flower regressed (benchmarks/baseline.json)
     python benchmarks/run_suite.py --update-baseline  # store this run's numbers
     python benchmarks/run_suite.py --previews         # also W1's spill preview sweep
-    python benchmarks/run_suite.py --strategies "flower,flower -ttl" --no-scaling --keep DIR
+    python benchmarks/run_suite.py --strategies "flower,flower -keep_warm" --no-scaling --keep DIR
                                                       # only these strategies' runs (e.g. after a change
                                                       # to flower), to price beside kept peer recordings
     python benchmarks/run_suite.py --strategies "clear_tool_uses tuned" --seeds 4,5 --keep DIR
@@ -239,8 +239,8 @@ def main() -> int:
     parser.add_argument(
         "--strategies",
         default="",
-        help="comma-separated strategy names (e.g. 'flower,flower -ttl'): run only theirs, every player "
-        "(with --seeds, the realistic one)",
+        help="comma-separated strategy names (e.g. 'flower,flower -keep_warm'): run only theirs, every "
+        "player (with --seeds, the realistic one)",
     )
     parser.add_argument(
         "--no-scaling", action="store_true", help="leave out the scaling table's runs at other sizes"

@@ -66,6 +66,35 @@ def test_a_coordinator_kept_warm_pings_every_270_seconds_of_a_long_wait_in_time_
     assert at == [0.0, 10.0, 20.0, 30.0, 400.0]
 
 
+def test_flower_is_priced_with_the_pings_its_runtime_sends_while_the_coordinator_waits() -> None:
+    from benchmarks.suite import warm
+    from benchmarks.suite.runs import FLOWER, named
+    from benchmarks.suite.workloads import workload
+
+    requests = [*(dataclasses.replace(s, blocks=five(s)) for s in run())]
+    times = [0.0, 10.0, 600.0, 610.0, 620.0]
+    found, at = warm.as_flower(requests, times, [0.0] * 5)
+    assert at == [0.0, 10.0, 270.0, 540.0, 600.0, 610.0, 620.0]  # flower.warm's schedule: 270 s apart
+    assert [s.caller for s in found][2:4] == [warm.PING, warm.PING] and found[2].output == 1
+    # a ping is the coordinator's request with its last mark moved onto the ping's own suffix
+    assert found[2].blocks[:-1] == [dataclasses.replace(b, breakpoint=None) for b in requests[0].blocks]
+    assert found[2].blocks[-1].tokens == warm.PING_SUFFIX and found[2].blocks[-1].breakpoint == TTL_5M
+    assert found[2].blocks[-1].key != found[3].blocks[-1].key  # `. 1`, `. 2`: each its own suffix
+    pinged = dollars(found, usages(found, at))
+    assert dollars(requests, usages(requests, times)) > pinged  # the coordinator's prefix is read again
+    _, at = warm.as_flower(requests, times, [0.0, 0.0, 500.0, 0.0, 0.0])  # the idle time: no one waits
+    assert at == times
+    w1 = workload("w1", True)
+    assert warm.keeps_warm(FLOWER, requests) and not warm.keeps_warm(FLOWER, run())  # 1-hour marks
+    assert not warm.keeps_warm(named(w1, "flower -keep_warm"), requests)
+    assert not warm.keeps_warm(named(w1, "flower -delegation"), [s for s in requests if s.caller == "main"])
+
+
+def five(request: Sent) -> list[Block]:
+    """`request`'s blocks with its marks at 5 minutes."""
+    return [b if b.breakpoint is None else dataclasses.replace(b, breakpoint=TTL_5M) for b in request.blocks]
+
+
 def test_cut_reports_count_once_and_the_workers_last_replies_write_the_rest_less(tmp_path: Any) -> None:
     report = "\n".join(f"line {n}: " + "x" * 90 for n in range(100))
     cut = cut_report(report, str(tmp_path))

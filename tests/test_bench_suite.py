@@ -189,14 +189,14 @@ def test_a_peer_at_its_best_is_its_cheapest_finishing_setting() -> None:
 
 def test_a_selection_plans_only_the_named_strategies_runs_at_every_player() -> None:
     everything = planned(["w1"], quick=False, clock="35")
-    picked = Selection(frozenset({"flower", "flower -ttl"}))
+    picked = Selection(frozenset({"flower", "flower -keep_warm"}))
     runs = {
         (j.strategy, j.player, j.seed, j.size)
         for j in planned(["w1"], quick=False, clock="35", select=picked)
     }
 
     realistic = {("flower", "realistic", seed, None) for seed in SEEDS}
-    ideal = {("flower", "ideal", 0, None), ("flower -ttl", "ideal", 0, None)}
+    ideal = {("flower", "ideal", 0, None), ("flower -keep_warm", "ideal", 0, None)}
     scaled = {(j.strategy, j.player, j.seed, j.size) for j in everything if j.strategy == "flower" and j.size}
     assert scaled and runs == realistic | ideal | scaled
     assert {j.clock for j in everything} == {"35"}
@@ -553,7 +553,7 @@ def test_the_page_says_plainly_where_flower_is_not_the_cheapest() -> None:
 
     rows = [
         row("flower", "ideal", 1.0, family="flower"),
-        row("flower -ttl", "ideal", 0.9, family="flower"),  # 11 % cheaper: said
+        row("flower -keep_warm", "ideal", 0.9, family="flower"),  # 11 % cheaper: said
         row("flower -lean", "ideal", 0.97, family="flower"),  # within 5 %: not said
         *(row("flower", f"realistic #{s}", c, family="flower") for s, c in ((1, 0.8), (2, 1.1))),
         *(row("peer", f"realistic #{s}", 1.0) for s in (1, 2)),
@@ -561,7 +561,7 @@ def test_the_page_says_plainly_where_flower_is_not_the_cheapest() -> None:
     said = losses(rows, ["w1"])
     assert "W1, calibrated: `peer` costs less than flower on 1 of 2 seeds" in said
     assert "W1, 35 s: `peer` costs less than flower on 1 of 2 seeds" in said
-    assert "W1, calibrated, ideal player: more than 5 % cheaper than flower's default: `flower -ttl`" in said
+    assert "W1, calibrated, ideal player: more than 5 % cheaper than flower's default: `flower -keep_warm`" in said
     assert "(flower ÷ it 1.11)" in said
     assert "W1, 35 s, ideal player" in said and "-lean" not in said
     assert losses(rows[:3], ["w1"]).startswith("**Where flower is not the cheapest**")

@@ -3,10 +3,12 @@
 Nothing is recorded again: the requests stay exactly as sent, only their cache marks or their output
 change, and each variant is priced under the same clock and seed as the run.
 
-- **The coordinator's cache lifetime.** `5m`: every mark of the coordinator's requests at 5 minutes
-  (what `flower -ttl` does, on the same requests). `warm`: every coordinator mark at 5 minutes, and while
-  the coordinator waits longer on its workers, its last request sent again every `PING_EVERY` seconds
-  for one token of output, which reads its whole prefix and keeps it alive.
+- **The coordinator's cache lifetime** (on `flower -keep_warm`'s runs, whose coordinator asked for 1
+  hour). `5m`: every mark of the coordinator's requests at 5 minutes (flower's default marks without its
+  pings, on the same requests). `warm`: every coordinator mark at 5 minutes, and while the coordinator
+  waits longer on its workers, its last request sent again every `PING_EVERY` seconds for one token of
+  output, which reads its whole prefix and keeps it alive (the page's first sketch of what flower now
+  does; flower's own schedule is `warm.py`'s).
 - **Workers that keep to their brief.** `short`: each report flower's cap cut written only as long as
   the head the coordinator read of it (the workers' last replies write the rest less); the rest of the
   run is unchanged.

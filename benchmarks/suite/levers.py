@@ -9,7 +9,11 @@ from .ranking import COORD, money, one
 
 LEVERS: tuple[tuple[str, str], ...] = (
     ("flower -lean", "the coordinator's own short prompt; the ablation: the CLI's `claude_code` preset"),
-    ("flower -ttl", "the coordinator's cache asks for 1 hour; the ablation: 5 minutes"),
+    (
+        "flower -keep_warm",
+        "the coordinator's cache at 5 minutes, kept warm by pings while it waits on a worker; the ablation: "
+        "1 hour, no ping",
+    ),
     ("flower -whole_loops", "one mandate per move; the ablation: at most the workload's chunk of runs"),
     ("flower -fold_checks", "a look that checks a worker's work goes in its mandate; the ablation runs it"),
     ("flower -self_glance", "read-only looks run by the coordinator; the ablation delegates them all"),

@@ -48,7 +48,7 @@ python benchmarks/run_suite.py --clock 35         # priced at 35 s a request (de
 python benchmarks/run_suite.py --json out.json    # flower ÷ the cheapest fair peer, and its ablations
 python benchmarks/run_suite.py --keep DIR         # keep every recording, to price it again:
 python benchmarks/run_suite.py --from-recordings DIR --clock 60 --write-docs
-python benchmarks/run_suite.py --strategies "flower,flower -ttl" --seeds 4,5 --keep DIR  # only those runs
+python benchmarks/run_suite.py --strategies "flower,flower -keep_warm" --seeds 4,5 --keep DIR  # those runs
 python benchmarks/run_suite.py --write-docs       # this page and docs/img/benchmarks-*.png
 python benchmarks/run_suite.py --check            # exit 1 if flower regressed (benchmarks/baseline.json)
 python benchmarks/run_suite.py --update-baseline  # store this run's numbers as the baseline
@@ -255,10 +255,11 @@ Why, where it loses (each measured on this page's recordings):
 """The causes of the losses the list above shows, as the recordings decompose them."""
 
 BOUNDS = """\
-What choices flower does not make itself would change: flower's own runs replayed (nothing recorded
-again; the same requests, only their cache marks or their output changed; each seed under its own
-clock; flower ÷ the cheapest fair peer as above). **Every coordinator write at 5 minutes**: what
-`flower -ttl` does, on the same requests. **5 minutes, kept warm while the coordinator waits**: every
+What the coordinator's cache lifetime and the workers' brevity would change: the runs of
+`flower -keep_warm` (1-hour coordinator marks, no ping) replayed (nothing recorded again; the same
+requests, only their cache marks or their output changed; each seed under its own clock; ÷ the cheapest
+fair peer as above). **Every coordinator write at 5 minutes**: flower's default marks without its
+pings, on the same requests. **5 minutes, kept warm while the coordinator waits**: every
 coordinator write at 5 minutes and, during a wait longer than that, its last request sent again every
 270 s for one token, which reads the prefix and keeps it alive. **Cut reports written only as long as
 their head**: the workers write no more than the coordinator reads of each report the cap cut. The

@@ -123,8 +123,9 @@ def _floored(row: Metrics) -> bool:
 
 def lower_bound(rows: Sequence[Metrics], key: str) -> dict[str, Any] | None:
     """flower ÷ the workload's lower bound (`floor.py`): per seed of the realistic player, the cheapest
-    floor of every finished run of that seed; `{"median", "max", "ideal", "by"}` (`ideal`: the ideal player's run
-    ÷ the cheapest floor of the ideal runs; `by`: whose run's floor the bound was, most often), or None."""
+    floor of every finished run of that seed; `{"median", "max", "ideal", "by"}` (`ideal`: the ideal
+    player's run ÷ the cheapest floor of the ideal runs; `by`: whose run's floor the bound was, most
+    often), or None."""
     ratios, by = [], []
     for mine in seeds(rows, key, COORD):
         pool = [r for r in rows if r.workload == key and r.player == mine.player and _floored(r)]

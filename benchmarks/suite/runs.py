@@ -138,19 +138,19 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -handoff": {"handoff": False},
     "flower -workbench": {"workbench": False},
     "flower -report_cap": {"report_limit": None},
+    "flower -keep_warm": {"keep_warm": False},
 }
-"""The layers, one at a time: `Runtime` arguments."""
+"""The layers, one at a time: `Runtime` arguments (`-keep_warm`: the coordinator's cache at 1 hour and no
+keep-warm pings, `Runtime(keep_warm=False)`)."""
 PLANNING = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
 """The CLI's planning tools, opt-in for a flower coordinator."""
 DELEGATION_ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -lean": {"claude_code_preset": True},
-    "flower -ttl": {"options": {"env": {"CLAUDE_CODE_PROMPT_CACHE_TTL": "5m"}}},
     "flower -shared_prefix": {"mandate_line": None},
     "flower +planning": {"tools": ("Agent", "Read", *PLANNING)},
 }
 """The delegation levers, one at a time: `coordinator()` arguments (`-lean`: the CLI's `claude_code`
-preset under the coordinator's rules; `-ttl`: the coordinator's cache at 5 minutes, as a user who set
-the variable would have it)."""
+preset under the coordinator's rules)."""
 PLAY_ABLATIONS: dict[str, dict[str, bool]] = {
     "flower -whole_loops": {"whole_loops": False},
     "flower -fold_checks": {"fold": False},
@@ -276,7 +276,7 @@ def held_out(workload: Workload | None = None) -> list[Strategy]:
     return [*sweep(workload), *(peer(p.name) for p in CLEAR_SWEEP)]
 
 
-QUICK_ABLATIONS = ("flower -delegation", "flower -lean", "flower -ttl", "flower -whole_loops")
+QUICK_ABLATIONS = ("flower -delegation", "flower -keep_warm", "flower -lean", "flower -whole_loops")
 """The ablations `--quick` runs (the ideal player)."""
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from flower.cost import TTL_1H, Block, PromptCache, TokenUsage, blocks_of, price
 
-from . import bounds, floor, timing
+from . import bounds, floor, timing, warm
 from .player import Ledger, ProbeRecord
 from .probes import View, block_text, residue, stale_snapshots
 from .runs import ONE_HOUR
@@ -242,26 +242,30 @@ def from_recording(
     if one_hour:
         sent = at_one_hour(sent)
     tokens = [s.context for s in sent]
+    idle = [ledger.idle.get(r.seq, 0.0) for r in requests]
+    pinged = warm.keeps_warm(rec.strategy, sent)
     costs: dict[str, float] = {}
-    chosen: dict[str, tuple[list[float], list[TokenUsage]]] = {}
+    chosen: dict[str, tuple[list[float], list[Sent], list[float], list[TokenUsage]]] = {}
     drawn: dict[str, list[list[float]]] = {}
     for name in timing.CLOCKS:
         runs = []
         for seed in _seeds(rec.behaviour.label) if name in timing.DRAWN else (0,):
             times = timing.send_times(requests, ledger.idle, name, seed, tokens, getattr(ledger, "about", {}))
             drawn.setdefault(name, []).append(times)
-            used = usages(sent, times)
-            runs.append((dollars(sent, used), times, used))
+            # flower's pings, which its Runtime would have sent on this clock (none reach a recording)
+            billed, at = warm.as_flower(sent, times, idle) if pinged else (sent, times)
+            used = usages(billed, at)
+            runs.append((dollars(billed, used), times, billed, at, used))
         runs.sort(key=lambda run: run[0])
         median = runs[(len(runs) - 1) // 2]
         costs[name] = round(statistics.median(run[0] for run in runs), 4)
-        chosen[name] = (median[1], median[2])
-    times, used = chosen[run_clock]
-    ignored = usages(sent, times, ignored=True)
+        chosen[name] = median[1:]
+    times, billed, at, used = chosen[run_clock]
+    ignored = usages(billed, at, ignored=True)
     replays = _replays(rec, sent, drawn) if bounds.asks_one_hour(sent) else {}
     reqs = [
-        Req(s.caller, at, s.chars, s.context, s.model, u, i, s.residue)
-        for s, at, u, i in zip(sent, times, used, ignored, strict=True)
+        Req(s.caller, when, s.chars, s.context, s.model, u, i, s.residue)
+        for s, when, u, i in zip(billed, at, used, ignored, strict=True)
     ]
     events = []
     for kind, seq in ledger.events:
