@@ -110,7 +110,7 @@ order the API reads them (tools, system, messages); entries written only at the 
 breakpoints (its last system block, a subagent's prompt block, and the last block of each request),
 for a prefix of at least the model's minimum (1,024 tokens for Sonnet 4.6); a breakpoint reads the
 longest prefix still alive within 20 blocks before it; entries live 5 minutes after their last write or
-read (1 hour for a mark that asks for it: flower's coordinator). A request pays its cache reads
+read (1 hour for a mark that asks for it: `flower -keep_warm`'s coordinator). A request pays its cache reads
 ($0.30/M), its cache writes, each segment at its own mark's lifetime ($3.75/M for 5 minutes, 1.25x input;
 $6/M for 1 hour, 2x), its uncached input ($3/M) and its **output** ($15/M). The clock is the calibrated
 one (see "Under a realistic clock"), plus the workloads' idle gaps. *Cached* is the mean share of a

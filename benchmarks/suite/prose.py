@@ -224,11 +224,18 @@ requests, exactly as sent, are priced under each clock (`benchmarks/suite/timing
 - every clock adds the workloads' idle gaps.
 
 `python benchmarks/calibrate_time.py DIR` measures the tables (`benchmarks/suite/timing.json`) from a
-directory of real transcripts. flower's coordinator asks the CLI for a 1-hour cache (its workers keep 5
-minutes), so a long worker does not expire it; the peers, which never wait on a worker, keep the CLI's 5
-minutes. The cheapest fair peer is the non-flower strategy (the CLI's default, `baseline_raw`, each
-peer at its best) that finished on every seed and cost least under that clock; ratios are per seed
-(the same seed draws the same choices and durations for both sides), median (largest).
+directory of real transcripts. flower's coordinator asks for 5-minute marks and, while it waits on a
+worker, its `Runtime` keeps them warm: every 270 s a ping sends the coordinator's last request again for
+one output token (`flower.warm`). No recording holds a ping (the scripted workers answer in seconds of
+wall-clock time), so each of flower's runs is priced with the pings `flower.warm.schedule.ping_times`
+sends on that clock and seed (`benchmarks/suite/warm.py`: none across the workloads' idle time, at most
+as many a wait as cost one rewrite of the prefix), each one the coordinator's prefix read plus a
+27-token suffix written and one output token. `flower -keep_warm` is the run with 1-hour marks and no
+ping (`Runtime(keep_warm=False)`). The peers, which never wait on a worker, keep the CLI's 5 minutes,
+and are also priced with 1 hour. The cheapest fair peer is the non-flower strategy (the CLI's default,
+`baseline_raw`, each peer at its best) that finished on every seed and cost least under that clock;
+ratios are per seed (the same seed draws the same choices and durations for both sides), median
+(largest).
 **Bold**: above 0.9, or a seed above 1.0. Below the clocks: the same ratio against the peers as they
 ran before their variants (the `claude_code` preset and the CLI's 5 minutes), under the player
 variants that ran (workers that ignore the report rule; a coordinator that Reads half the reports its
@@ -240,11 +247,11 @@ last use and every report without its narration; no strategy of the suite can co
 WHY_LOSSES = """\
 Why, where it loses (each measured on this page's recordings):
 
-- **The 1-hour cache is insurance, paid on every write.** The coordinator's writes cost 2x instead of
-  1.25x; it pays back only where the coordinator waits more than 5 minutes on a worker. Where workers
-  are short (W2: 3-4 requests each) or the coordinator writes much of its own (W4's looks), the 5-minute
-  cache costs less (`flower -ttl`); the table below replays flower's runs with 5-minute marks kept warm
-  while the coordinator waits.
+- **Keeping the coordinator's cache.** flower's default (5-minute marks, kept warm by pings while the
+  coordinator waits on a worker) against 1-hour marks (`flower -keep_warm`): the 1-hour cache pays 2x on
+  every write where 5 minutes pay 1.25x, and bridges the workloads' idle pauses, which no ping crosses
+  (W5's 30-minute pause, W2's 2 hours expire both). The replays below price `flower -keep_warm`'s runs
+  with other marks.
 - **Reports.** The realistic workers report at the length real project agents with a set report format
   do (median 1,946 chars), and the coordinator Reads one cut report in five; workers that ignore the
   report rule (median 9,002 chars) are the pessimistic row above. The cap keeps a long report out of the
