@@ -85,7 +85,8 @@ def test_flower_is_priced_with_the_pings_its_runtime_sends_while_the_coordinator
     _, at = warm.as_flower(requests, times, [0.0, 0.0, 500.0, 0.0, 0.0])  # the idle time: no one waits
     assert at == times
     w1 = workload("w1", True)
-    assert warm.keeps_warm(FLOWER, requests) and not warm.keeps_warm(FLOWER, run())  # 1-hour marks
+    assert warm.keeps_warm(FLOWER, requests) and warm.keeps_warm(FLOWER, run())  # recorded at 1 hour
+    assert warm.as_flower(run(), times, [0.0] * 5)[0] == found  # priced with the marks flower sends
     assert not warm.keeps_warm(named(w1, "flower -keep_warm"), requests)
     assert not warm.keeps_warm(named(w1, "flower -delegation"), [s for s in requests if s.caller == "main"])
 

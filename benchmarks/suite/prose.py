@@ -229,13 +229,14 @@ worker, its `Runtime` keeps them warm: every 270 s a ping sends the coordinator'
 one output token (`flower.warm`). No recording holds a ping (the scripted workers answer in seconds of
 wall-clock time), so each of flower's runs is priced with the pings `flower.warm.schedule.ping_times`
 sends on that clock and seed (`benchmarks/suite/warm.py`: none across the workloads' idle time, at most
-as many a wait as cost one rewrite of the prefix), each one the coordinator's prefix read plus a
-27-token suffix written and one output token. `flower -keep_warm` is the run with 1-hour marks and no
-ping (`Runtime(keep_warm=False)`). The peers, which never wait on a worker, keep the CLI's 5 minutes,
-and are also priced with 1 hour. The cheapest fair peer is the non-flower strategy (the CLI's default,
-`baseline_raw`, each peer at its best) that finished on every seed and cost least under that clock;
-ratios are per seed (the same seed draws the same choices and durations for both sides), median
-(largest).
+as many a wait as cost one rewrite of the prefix), each one the coordinator's prefix read plus a 27-token
+suffix written and one output token; a run of flower recorded before its `Runtime` kept warm (1-hour
+marks) is priced the same way, its coordinator's marks at 5 minutes (its requests differ in nothing
+else). `flower -keep_warm` is the run with 1-hour marks and no ping (`Runtime(keep_warm=False)`). The
+peers, which never wait on a worker, keep the CLI's 5 minutes, and are also priced with 1 hour. The
+cheapest fair peer is the non-flower strategy (the CLI's default, `baseline_raw`, each peer at its best)
+that finished on every seed and cost least under that clock; ratios are per seed (the same seed draws the
+same choices and durations for both sides), median (largest).
 **Bold**: above 0.9, or a seed above 1.0. Below the clocks: the same ratio against the peers as they
 ran before their variants (the `claude_code` preset and the CLI's 5 minutes), under the player
 variants that ran (workers that ignore the report rule; a coordinator that Reads half the reports its
