@@ -71,7 +71,7 @@ def test_flower_is_priced_with_the_pings_its_runtime_sends_while_the_coordinator
     from benchmarks.suite.runs import FLOWER, named
     from benchmarks.suite.workloads import workload
 
-    requests = [*(dataclasses.replace(s, blocks=five(s)) for s in run())]
+    requests = [dataclasses.replace(s, blocks=five(s)) if s.caller == "main" else s for s in run()]
     times = [0.0, 10.0, 600.0, 610.0, 620.0]
     found, at = warm.as_flower(requests, times, [0.0] * 5)
     assert at == [0.0, 10.0, 270.0, 540.0, 600.0, 610.0, 620.0]  # flower.warm's schedule: 270 s apart
