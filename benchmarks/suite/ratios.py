@@ -339,6 +339,11 @@ def losses(rows: Sequence[Metrics], keys: Sequence[str], clocks: Sequence[str] =
     return "**Where flower is not the cheapest**:\n\n" + "\n".join(lines)
 
 
+def _run_kind(row: Metrics) -> str:
+    """A row's strategy and player variant (`flower [unbriefed]`), seeds and ideal runs together."""
+    return row.strategy + (row.player[row.player.find(" [") :] if " [" in row.player else "")
+
+
 def clock_section(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
     """The page's clock section: how the clocks work, the sensitivity table, the peers, the losses."""
     parts = [clock_text(rows, keys), sensitivity(rows, keys)]
@@ -351,16 +356,19 @@ def clock_section(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
         f"The cheapest fair peer, calibrated: {peers_line(rows, keys, 'calibrated')}; at 35 s: "
         f"{peers_line(rows, keys, '35')}."
     )
-    reused = sorted({(r.workload, r.strategy) for r in rows if "earlier run" in r.note})
+    earlier = {(r.workload, _run_kind(r)) for r in rows if "earlier run" in r.note}
+    fresh = {(r.workload, _run_kind(r)) for r in rows if "earlier run" not in r.note}
+    reused = sorted(earlier)
     if reused:
         said = "; ".join(
-            f"{key.upper()} " + ", ".join(f"`{s}`" for k, s in reused if k == key)
+            f"{key.upper()} "
+            + ", ".join(f"`{s}`" + (" (some runs)" if (k, s) in fresh else "") for k, s in reused if k == key)
             for key in dict.fromkeys(k for k, _ in reused)
         )
         parts.append(
-            "Recordings made by an earlier run of this harness, priced again here (an inline strategy's "
-            f"requests do not depend on flower's coordinator; one run of each kind, made again, matched "
-            f"them to the cent): {said}."
+            "Recordings made by an earlier run of this harness, before flower kept its coordinator's "
+            "cache warm, priced here with the marks and pings flower now sends (the requests differ in "
+            f"nothing else: seed 1 of W1, W2 and W4, recorded again, priced within $0.0001): {said}."
         )
     counts = {key: len(seeds(rows, key, COORD)) for key in keys}
     parts.append(

@@ -262,7 +262,8 @@ def from_recording(
         chosen[name] = median[1:]
     times, billed, at, used = chosen[run_clock]
     ignored = usages(billed, at, ignored=True)
-    replays = _replays(rec, sent, drawn) if bounds.asks_one_hour(sent) else {}
+    earlier = pinged and bounds.asks_one_hour(sent)  # recorded before flower kept warm: re-marked
+    replays = _replays(rec, sent, drawn) if bounds.asks_one_hour(sent) and not pinged else {}
     reqs = [
         Req(s.caller, when, s.chars, s.context, s.model, u, i, s.residue)
         for s, when, u, i in zip(billed, at, used, ignored, strict=True)
@@ -298,7 +299,7 @@ def from_recording(
             }
         ),
         wall=rec.wall,
-        note=rec.strategy.note,
+        note=rec.strategy.note + (f"; {warm.EARLIER}" if earlier else ""),
         expected=rec.workload.expected,
         cli_gap=max(rec.gaps, default=0.0),
         clock=run_clock,

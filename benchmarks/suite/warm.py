@@ -34,6 +34,8 @@ writes the CLI's notice that the task is not running in the fork, about 300 toke
 PING = "ping"
 """The caller of a priced ping (`Sent.caller`, `Req.caller`): not the main thread's, so the context
 series, the peak and the waits are the run's own."""
+EARLIER = "earlier run, 1-hour marks priced as flower's"
+"""What a re-marked recording's note says (`Trace.note`): the page lists those runs."""
 POLICY = KeepWarmPolicy()
 """The policy the suite's flower runs with (`Runtime`'s default)."""
 
@@ -96,4 +98,4 @@ def as_flower(
     return [s for _, _, s in timed], [at for at, _, _ in timed]
 
 
-__all__ = ["PING", "PING_SUFFIX", "POLICY", "as_flower", "keeps_warm", "ping"]
+__all__ = ["EARLIER", "PING", "PING_SUFFIX", "POLICY", "as_flower", "keeps_warm", "ping"]
