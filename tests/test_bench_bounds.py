@@ -249,6 +249,7 @@ def test_where_the_money_goes_adds_up_to_the_runs_cost_and_parts_the_hand_back_f
         ledger=Ledger(),
         workload=SimpleNamespace(pad=0),
         behaviour=Behaviour("realistic", 1),
+        strategy=SimpleNamespace(engine="plain", runtime={}),  # priced as recorded (no keep-warm)
     )
     found = spend(rec, "35")
     sent = [

@@ -13,7 +13,8 @@ paid at the model's prices and added to `<its category>: <read | write 5m | writ
 - `worker mandates`, `worker outputs`, `worker calls`: the same inside the workers' contexts;
 - `compaction`: the CLI's summary requests; `output: coordinator` / `output: workers`.
 
-`pings` (keep-warm requests) are counted apart when a recording holds any (`caller == "ping"`).
+`pings`: the keep-warm requests flower's `Runtime` sends while its coordinator waits on a worker, priced
+as the suite prices them (`warm.as_flower`; a recording holds none), input and output together.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from flower.cost import TTL_5M, PromptCache, blocks_of, price_for
+from flower.cost import TTL_5M, PromptCache, blocks_of, price, price_for
 
-from . import timing
+from . import timing, warm
 from .probes import block_text
 from .trace import Sent, cut
 
@@ -97,10 +98,18 @@ def spend(rec: Any, clock: str = "calibrated", seed: int | None = None) -> dict[
     tokens = [s.context for s in sent]
     about = getattr(rec.ledger, "about", {})
     times = timing.send_times(requests, rec.ledger.idle, clock, seed, tokens, about)
+    if warm.keeps_warm(rec.strategy, sent):
+        idle = [rec.ledger.idle.get(r.seq, 0.0) for r in requests]
+        sent, times = warm.as_flower(sent, times, idle)
+        own = iter(kinds)  # the run's own requests keep their order among the pings
+        kinds = [[] if s.caller == warm.PING else next(own) for s in sent]
     cache = PromptCache()
     out: dict[str, float] = defaultdict(float)
     for s, kind, at in zip(sent, kinds, times, strict=True):
         usage = cache.send_blocks(s.blocks, at=at, model=s.model, output=s.output)
+        if s.caller == warm.PING:
+            out["pings"] += price([usage], model=s.model).total
+            continue
         row = price_for(s.model)[0]
         label = {"main": "coordinator", "compact": "compaction", "ping": "pings"}.get(s.caller, "workers")
         out[f"output: {label}"] += usage.output * row.output / 1e6
