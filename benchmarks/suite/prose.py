@@ -248,18 +248,24 @@ last use and every report without its narration; no strategy of the suite can co
 WHY_LOSSES = """\
 Why, where it loses (each measured on this page's recordings):
 
+- **Against a peer with the SDK's own prompt, on short work (W2).** The cheapest peer there works inline
+  with the SDK's empty system prompt, not the CLI's 7k-token `claude_code` preset (against the same peer
+  with the preset, flower's median is 0.90). flower's workers cost their own prompt, output, mandates
+  and hand-back frames on every small task, which the inline peer does not pay; and the peer's cost moves
+  with the seed (its cheapest seeds are far below its dearest) where flower's stays flat, so flower costs
+  more on three seeds of five although not on the mean (`benchmarks/spend.py`).
 - **Keeping the coordinator's cache.** flower's default (5-minute marks, kept warm by pings while the
   coordinator waits on a worker) against 1-hour marks (`flower -keep_warm`): the 1-hour cache pays 2x on
-  every write where 5 minutes pay 1.25x, and bridges the workloads' idle pauses, which no ping crosses
-  (W5's 30-minute pause, W2's 2 hours expire both). The replays below price `flower -keep_warm`'s runs
-  with other marks.
+  every write where 5 minutes pay 1.25x, but bridges a user's idle pause, which no ping crosses: in W5
+  (a 30-minute pause) the 1-hour run costs a little less.
 - **Reports.** The realistic workers report at the length real project agents with a set report format
   do (median 1,946 chars), and the coordinator Reads one cut report in five; workers that ignore the
   report rule (median 9,002 chars) are the pessimistic row above. The cap keeps a long report out of the
   coordinator's context (its head and a path), but its output is paid.
-- **Delegation has a fixed price per mandate** (a worker's first turn written to the cache, a hand-back
-  frame). Where the coordinator's own context would stay small anyway, working inline costs less: W4 at
-  35 s (`flower -delegation`)."""
+- **Delegation has a fixed price per mandate** (a worker's prompt and first turn written to the cache,
+  its output, the mandate, a hand-back frame). Where the coordinator's own context would stay small
+  anyway, working inline costs about as much or less: W4's small items, each delegated
+  (`flower -delegation`)."""
 """The causes of the losses the list above shows, as the recordings decompose them."""
 
 BOUNDS = """\
