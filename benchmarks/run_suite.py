@@ -206,6 +206,9 @@ def _print_summary(summary: dict[str, object], clock: str) -> None:
         others = (
             [f"÷ the lower bound {bound['median']:.2f} (max {bound['max']:.2f})"] if "median" in bound else []
         )
+        inline = value.get("inline_realistic")
+        if inline:
+            others.append(f"÷ -delegation, realistic {inline['median']:.2f} (max {inline['max']:.2f})")
         for name in ("peers_as_before", "unbriefed", "reads 0.5"):
             found = value.get(name)
             if found:

@@ -19,6 +19,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import levers
 from .bounds import CLOCKS as BOUND_CLOCKS
 from .bounds import VARIANTS
 from .metrics import Metrics
@@ -196,6 +197,7 @@ def _workload(rows: Sequence[Metrics], key: str, clock: str) -> dict[str, Any]:
         "flower_vs_best": None if found is None else _best(found),
         "ablations": ablations(rows, key, clock),
         "lower_bound": lower_bound(rows, key),
+        "inline_realistic": levers.inline_realistic(rows, key, clock),
         "peers_as_before": None if preset is None else _best(preset),
     }
     for tag in SENSITIVITY:
@@ -327,6 +329,13 @@ def losses(rows: Sequence[Metrics], keys: Sequence[str], clocks: Sequence[str] =
                 )
     for clock in clocks:
         for key in keys:
+            inline = levers.inline_realistic(rows, key, clock)
+            if inline and inline["median"] > 1.05:
+                lines.append(
+                    f"- {key.upper()}, {NAMES[clock]}, realistic player: `flower -delegation` costs less "
+                    f"than flower (flower ÷ it: median {inline['median']:.2f}, largest {inline['max']:.2f}, "
+                    f"{inline['seeds']} seeds)."
+                )
             cheaper = {k: v for k, v in ablations(rows, key, clock).items() if v > 1.05}
             if cheaper:
                 said = ", ".join(f"`flower {k}` (flower ÷ it {v:.2f})" for k, v in cheaper.items())
@@ -337,11 +346,6 @@ def losses(rows: Sequence[Metrics], keys: Sequence[str], clocks: Sequence[str] =
     if not lines:
         return "flower is the cheapest in every workload under both clocks, on every seed."
     return "**Where flower is not the cheapest**:\n\n" + "\n".join(lines)
-
-
-def _run_kind(row: Metrics) -> str:
-    """A row's strategy and player variant (`flower [unbriefed]`), seeds and ideal runs together."""
-    return row.strategy + (row.player[row.player.find(" [") :] if " [" in row.player else "")
 
 
 def clock_section(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
@@ -356,20 +360,9 @@ def clock_section(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
         f"The cheapest fair peer, calibrated: {peers_line(rows, keys, 'calibrated')}; at 35 s: "
         f"{peers_line(rows, keys, '35')}."
     )
-    earlier = {(r.workload, _run_kind(r)) for r in rows if "earlier run" in r.note}
-    fresh = {(r.workload, _run_kind(r)) for r in rows if "earlier run" not in r.note}
-    reused = sorted(earlier)
+    reused = levers.earlier_runs(rows)
     if reused:
-        said = "; ".join(
-            f"{key.upper()} "
-            + ", ".join(f"`{s}`" + (" (some runs)" if (k, s) in fresh else "") for k, s in reused if k == key)
-            for key in dict.fromkeys(k for k, _ in reused)
-        )
-        parts.append(
-            "Recordings made by an earlier run of this harness, before flower kept its coordinator's "
-            "cache warm, priced here with the marks and pings flower now sends (the requests differ in "
-            f"nothing else: seed 1 of W1, W2 and W4, recorded again, priced within $0.0001): {said}."
-        )
+        parts.append(reused)
     counts = {key: len(seeds(rows, key, COORD)) for key in keys}
     parts.append(
         "Seeds (realistic player, flower): " + ", ".join(f"{k.upper()} {n}" for k, n in counts.items()) + "."
