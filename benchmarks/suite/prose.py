@@ -74,8 +74,9 @@ suite 20)."""
 
 KEPT_TIME = """\
 This page: the **{scale}** suite, {runs} runs, priced from recordings kept by `--keep` and made by
-several runs of this harness (a strategy's runs all by one version of flower; the peers' runs do not depend
-on it), so no one wall or CPU time covers them: the runs' own wall times add up to {minutes:.1f} min."""
+several runs of this harness (the peers' runs do not depend on flower's code; flower's runs recorded
+before it kept its coordinator's cache warm are named in the clock section), so no one wall or CPU time
+covers them: the runs' own wall times add up to {minutes:.1f} min."""
 """The timing sentence of a page priced from kept recordings (`--from-recordings`)."""
 
 READS_CUT = """ In some runs flower's realistic coordinator Read the saved whole of each report its cap
