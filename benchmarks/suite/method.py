@@ -40,8 +40,8 @@ last sometimes a whole-file Read), writes thinking and text in its replies, whic
 and the next requests carry as input, has its workers report at the length real project agents with a
 set report format do, and Reads the saved whole of a report flower's cap cut one time in five.
 
-**Paired draws.** Every draw, of the player and of the calibrated clock, is seeded by the seed and by
-what it is about, never by a request's place in the run, so every strategy of a seed draws alike
+**Paired draws.** Every draw, of the player and of the calibrated clock, is seeded by the run's seed
+number and by what it is about, never by a request's place in the run, so every strategy of a seed draws alike
 wherever it does alike (common random numbers): the same commands piped, the same calls for the same
 fact, the same prose in a reply that does the same thing (runs `out-007`, looks for a fact, reports task
 `c2`) whether a worker or the main thread writes it, the same duration for its request (from the table

@@ -241,8 +241,8 @@ same choices and durations for both sides), median (largest).
 **Bold**: above 0.9, or a seed above 1.0. Below the clocks: the same ratio against the peers as they
 ran before their variants (the `claude_code` preset and the CLI's 5 minutes), under the player
 variants that ran (workers that ignore the report rule; a coordinator that Reads half the reports its
-cap cut), and flower ÷ the lower bound (`floor.py`: each seed's cheapest run replayed with every block
-paid once at the input price, read from the cache ever after, every tool output dropped right after its
+cap cut), and flower ÷ the lower bound (`floor.py`: the cheapest run of each seed replayed with every
+block paid once at the input price, read from the cache ever after, every tool output dropped right after its
 last use and every report without its narration; no strategy of the suite can cost less).
 """
 
@@ -253,8 +253,8 @@ Why, where it loses (each measured on this page's recordings):
   with the SDK's empty system prompt, not the CLI's 7k-token `claude_code` preset (against the same peer
   with the preset, flower's median is 0.90). flower's workers cost their own prompt, output, mandates
   and hand-back frames on every small task, which the inline peer does not pay; and the peer's cost moves
-  with the seed (its cheapest seeds are far below its dearest) where flower's stays flat, so flower costs
-  more on three seeds of five although not on the mean (`benchmarks/spend.py`).
+  from one seed to another (its cheapest seeds are far below its dearest) where flower's stays flat, so
+  flower costs more on three seeds of five although not on the mean (`benchmarks/spend.py`).
 - **Keeping the coordinator's cache.** flower's default (5-minute marks, kept warm by pings while the
   coordinator waits on a worker) against 1-hour marks (`flower -keep_warm`): the 1-hour cache pays 2x on
   every write where 5 minutes pay 1.25x, but bridges a user's idle pause, which no ping crosses: in W5
