@@ -16,9 +16,8 @@ requests unchanged but for their coordinator marks:
   for one output token every 270 s, only while more than 5 minutes of the wait are left;
 - `warm (flower)`: what `flower.warm` sends, on the suite's simulated clock: pings at flower's own
   schedule (`flower.warm.schedule.ping_times`: 270 s after the last request or ping, as long as the
-  coordinator waits on a worker, whatever is left of the wait, at most `ping_limit` a wait), each one the
-  coordinator's last request with its last mark moved onto the ping's own user message and budget line
-  (27 tokens written, as measured through the CLI), one output token, one request.
+  coordinator waits on a worker, whatever is left of the wait, at most `ping_limit` a wait), as the suite
+  prices flower's own runs (`suite.warm.as_flower`).
 
 A wall-clock run cannot show pings here: the scripted workers answer at once, and the suite's clock is
 simulated. Prints one table per clock: each workload's median dollars (over its recordings and seeds)
@@ -28,12 +27,9 @@ and the ratios.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import itertools
 import json
 import statistics
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -43,52 +39,12 @@ from suite import bounds, timing  # noqa: E402
 from suite.probes import View  # noqa: E402
 from suite.runner import load_recording  # noqa: E402
 from suite.trace import Sent, cut, dollars, usages  # noqa: E402
+from suite.warm import as_flower  # noqa: E402
 
-from flower.cost import TTL_5M, Block  # noqa: E402
+from flower.cost import TTL_5M  # noqa: E402
 from flower.warm import KeepWarmPolicy  # noqa: E402
-from flower.warm.schedule import ping_limit, ping_times  # noqa: E402
 
-PING_SUFFIX = 27
-"""Tokens a ping writes after the coordinator's prefix (its `. N` message and the budget line), in the
-suite's unit (characters / 4), as `tests/e2e/test_keep_warm.py` reads them on the scripted model, for a
-foreground worker (the suite's coordinators delegate in the foreground; a background worker's ping also
-writes the CLI's notice that the task is not running in the fork, about 300 tokens more)."""
 VARIANTS = ("1h", "5m", "warm (page)", "warm (flower)")
-
-
-def _ping(request: Sent, number: int) -> Sent:
-    """The coordinator's request `request` sent again as a ping: its last mark moved onto the suffix."""
-
-    def blocks(found: list[Block]) -> list[Block]:
-        last = max(i for i, b in enumerate(found) if b.breakpoint is not None)
-        moved = [dataclasses.replace(b, breakpoint=None) if i == last else b for i, b in enumerate(found)]
-        key = hash(("keep-warm", tuple(b.key for b in found), number))
-        return [*moved, Block(key, PING_SUFFIX, TTL_5M, "user", found[-1].message + 1)]
-
-    return dataclasses.replace(
-        request, blocks=blocks(request.blocks), ignored=blocks(request.ignored), output=1
-    )
-
-
-def as_flower(
-    sent: Sequence[Sent], times: Sequence[float], idle: Sequence[float], policy: KeepWarmPolicy
-) -> tuple[list[Sent], list[float]]:
-    """`sent` at 5-minute coordinator marks, with the pings `flower.warm` sends while the coordinator
-    waits on a worker (the workload's idle time, when no one waits, excluded), in time order."""
-    mains = [i for i, s in enumerate(sent) if s.caller == "main"]
-    five = bounds.with_lifetimes(sent, dict.fromkeys(mains, TTL_5M))
-    timed = [(at, n, s) for n, (s, at) in enumerate(zip(five, times, strict=True))]
-    for i, nxt in itertools.pairwise(mains):
-        if nxt == i + 1:  # no worker between two coordinator requests: it waited on no one
-            continue
-        limit = ping_limit(policy, model=sent[i].model, lifetime=TTL_5M)
-        until = times[nxt] - sum(idle[i:nxt])
-        for number, at in enumerate(
-            ping_times(policy, since=times[i], until=until, lifetime=TTL_5M, limit=limit)
-        ):
-            timed.append((at, i, _ping(five[i], number + 1)))
-    timed.sort(key=lambda item: (item[0], item[1]))
-    return [s for _, _, s in timed], [at for at, _, _ in timed]
 
 
 def _sent(rec: object) -> list[Sent]:

@@ -21,6 +21,13 @@ the CLI's entry timestamps:
   model, then its tools): what the clock must reproduce.
 - **Tool run**: a tool_use entry's stamp to its tool_result's (Agent and Task apart: a subagent run, the
   Agent call's stamp to its result's in the main thread). A background launch is not a tool run.
+- **Unattended tool run**: one no person could have held up by approving it: a main-thread call made
+  while the session's permission mode (the `permissionMode` of its latest prompt) was `bypassPermissions`
+  or `dontAsk`, a call of a session run headless (`claude -p`: no `permissionMode` on any entry and no
+  `file-history-snapshot`, which only interactive sessions write), and every subagent call. In a session
+  where a person approves calls, a call's "run time" includes the prompt (a `chmod +x` that "took" 122 s),
+  so the calibrated clock draws tool times from the unattended runs only (the suite runs in
+  `bypassPermissions`); both tables are printed.
 - **Idle gap**: the last entry before a human prompt to that prompt (main threads).
 - **Report**: the characters of a subagent's final text (`toolUseResult.content`).
 - Left out: a request whose interval holds an API error (`system`/`api_error`), a synthetic assistant
@@ -68,6 +75,10 @@ class Timing:
     latency: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     step: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     tools: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    unattended: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    """Tool runs no person could have held up (see the module docstring), by tool."""
+    sources: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    """Unattended tool runs per transcript file (and `(subagents)`)."""
     subagents: list[float] = field(default_factory=list)
     idle: list[float] = field(default_factory=list)
     reports: list[int] = field(default_factory=list)
@@ -103,11 +114,28 @@ def _is_prompt(entry: Mapping[str, Any]) -> bool:
     return bool(text) and not text.startswith(("<local-command", "<command-", "Caveat:"))
 
 
+UNATTENDED_MODES = frozenset({"bypassPermissions", "dontAsk"})
+"""Permission modes in which no person is asked to approve a call."""
+
+
+def headless(entries: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a main transcript was run headless (`claude -p`): it names no permission mode and has no
+    `file-history-snapshot` entry (the checkpoints an interactive session writes before each prompt)."""
+    kinds = {entry.get("type") for entry in entries}
+    return "file-history-snapshot" not in kinds and not any("permissionMode" in entry for entry in entries)
+
+
 class _Thread:
     """Walks one agent's entries and records its requests, steps and tool runs."""
 
-    def __init__(self, side: str, into: Timing, idle: float) -> None:
+    def __init__(
+        self, side: str, into: Timing, idle: float, source: str = "", *, unattended: bool = False
+    ) -> None:
         self.side, self.into, self.idle = side, into, idle
+        self.source = source
+        self.unattended = unattended
+        """No person approves this thread's calls (a subagent, a headless session); a main thread
+        becomes so when a prompt names an unattended permission mode, and stops when one names another."""
         self.start: float | None = None  # the request under way started here (last user entry)
         self.driven = False  # ... and was driven by tool results
         self.dirty = ""  # why the request under way is left out
@@ -130,6 +158,9 @@ class _Thread:
         self._close()
 
     def _user(self, entry: Mapping[str, Any], at: float) -> None:
+        mode = entry.get("permissionMode")
+        if isinstance(mode, str):
+            self.unattended = mode in UNATTENDED_MODES
         if entry.get("isCompactSummary"):
             self.dirty = "compaction"
         if "[Request interrupted" in json.dumps((entry.get("message") or {}).get("content")):
@@ -146,6 +177,9 @@ class _Thread:
                 self.into.excluded["tool: over the idle limit"] += 1
             else:
                 self.into.tools[name].append(at - called)
+                if self.unattended:
+                    self.into.unattended[name].append(at - called)
+                    self.into.sources[self.source] += 1
         self._close()
         if entry.get("isMeta") and self.start is not None:
             self.start = at  # bookkeeping: the request starts after it
@@ -236,6 +270,10 @@ def _idle_gaps(main: Sequence[Mapping[str, Any]], into: Timing) -> None:
             last = at
 
 
+SUBAGENTS = "(subagents)"
+"""How `Timing.sources` names the subagents' calls, pooled over every session."""
+
+
 def measure(directory: Path, *, idle_minutes: float = 10.0) -> Timing:
     """The samples over every transcript in `directory`."""
     into, idle = Timing(), idle_minutes * 60
@@ -245,10 +283,10 @@ def measure(directory: Path, *, idle_minutes: float = 10.0) -> Timing:
         entries = read_jsonl(path)
         if "--agent-" in path.name:
             if not path.stem.split("--agent-", 1)[1].startswith("acompact"):
-                _Thread("sub", into, idle).walk(entries)
+                _Thread("sub", into, idle, SUBAGENTS, unattended=True).walk(entries)
             continue
         main = [e for e in entries if e.get("type") != "progress" and not e.get("isSidechain")]
-        _Thread("main", into, idle).walk(main)
+        _Thread("main", into, idle, path.name, unattended=headless(entries)).walk(main)
         _idle_gaps(main, into)
         _subagent_runs(main, into)
         inlined: dict[str, dict[str, Mapping[str, Any]]] = defaultdict(dict)
@@ -259,7 +297,7 @@ def measure(directory: Path, *, idle_minutes: float = 10.0) -> Timing:
                 if agent not in own and isinstance(inner, Mapping):
                     inlined[agent].setdefault(str(inner.get("uuid") or len(inlined[agent])), inner)
         for thread in inlined.values():
-            _Thread("sub", into, idle).walk(thread.values())
+            _Thread("sub", into, idle, SUBAGENTS, unattended=True).walk(thread.values())
     return into
 
 
@@ -295,10 +333,40 @@ def figures(found: Timing) -> dict[str, Any]:
         "request_latency": {k: _shape(v) for k, v in sorted(found.latency.items()) if " " not in k[5:]},
         "step": {k: _shape(v) for k, v in sorted(found.step.items())},
         "tools": {k: _shape(v) for k, v in sorted(found.tools.items(), key=lambda kv: -len(kv[1]))},
+        "tools_unattended": {
+            k: _shape(v) for k, v in sorted(found.unattended.items(), key=lambda kv: -len(kv[1]))
+        },
+        "tool_tables": {
+            "all sessions": _grouped_shapes(found.tools),
+            "unattended (prices the suite)": _grouped_shapes(found.unattended),
+        },
+        "unattended_sources": dict(sorted(found.sources.items())),
         "subagent_runs": _shape(found.subagents) | {"all": sorted(round(s, 1) for s in found.subagents)},
         "idle_gaps": _shape(found.idle) | {"over_5_min": sum(g > 300 for g in found.idle)},
         "report_chars": _shape([float(r) for r in found.reports]) | {"all": sorted(found.reports)},
         "excluded": dict(sorted(found.excluded.items())),
+    }
+
+
+def _grouped(runs: Mapping[str, list[float]]) -> dict[str, list[float]]:
+    """Tool runs pooled into the suite's tools (`TOOL_GROUPS`)."""
+    tools: dict[str, list[float]] = defaultdict(list)
+    for name, found in runs.items():
+        if name in TOOL_GROUPS:
+            tools[TOOL_GROUPS[name]] += found
+    return dict(sorted(tools.items()))
+
+
+def _grouped_shapes(runs: Mapping[str, list[float]]) -> dict[str, dict[str, float]]:
+    """Each suite tool's run times as a shape, with its 95th percentile and the share over 5 minutes."""
+    return {
+        name: _shape(found)
+        | {
+            "p95": round(quantile(found, 0.95), 2),
+            "over_5_min": round(sum(f > 300 for f in found) / len(found), 3),
+        }
+        for name, found in _grouped(runs).items()
+        if found
     }
 
 
@@ -307,15 +375,13 @@ def clock_tables(found: Timing) -> dict[str, Any]:
     context bucket (every model pooled: the suite's Sonnet 4.6 is not in the corpus, and the models'
     medians are within a second of each other), tool run times for the suite's tools, the real subagent
     runs and report sizes. Requests under 20k tokens take the 20-50k table: the corpus has one such
-    main-thread request (its sidechains under 20k are Haiku, about twice as fast)."""
+    main-thread request (its sidechains under 20k are Haiku, about twice as fast). `tool_seconds` (what
+    the clock draws) holds the unattended tool runs; `tool_seconds_all` every session's, for the record."""
     requests = {label: _table(found.duration[f"main {label}"]) for _, label in BUCKETS[1:]}
-    tools: dict[str, list[float]] = defaultdict(list)
-    for name, runs in found.tools.items():
-        if name in TOOL_GROUPS:
-            tools[TOOL_GROUPS[name]] += runs
     return {
         "request_seconds": {"<20k": requests["20-50k"], **requests},
-        "tool_seconds": {name: _table(runs) for name, runs in sorted(tools.items())},
+        "tool_seconds": {name: _table(runs) for name, runs in _grouped(found.unattended).items()},
+        "tool_seconds_all": {name: _table(runs) for name, runs in _grouped(found.tools).items()},
         "subagent_seconds": sorted(round(s, 1) for s in found.subagents),
         "report_chars": sorted(found.reports),
     }
@@ -339,6 +405,11 @@ def main(argv: list[str] | None = None) -> int:
         for section, value in out.items():
             print(f"== {section}")
             for key, shape in value.items():
+                if section == "tool_tables":
+                    print(f"  -- {key}")
+                    for tool, figures_ in shape.items():
+                        print(f"     {tool:31s} {figures_}")
+                    continue
                 print(f"  {key:34s} {shape}")
     if args.write:
         TIMING.write_text(json.dumps(clock_tables(found), indent=1) + "\n")
@@ -350,4 +421,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["Timing", "clock_tables", "figures", "measure", "quantile"]
+__all__ = ["UNATTENDED_MODES", "Timing", "clock_tables", "figures", "headless", "measure", "quantile"]

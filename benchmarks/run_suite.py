@@ -10,7 +10,7 @@ Run from the repository root:
     python benchmarks/run_suite.py --check            # exit 1 if flower regressed (benchmarks/baseline.json)
     python benchmarks/run_suite.py --update-baseline  # store this run's numbers
     python benchmarks/run_suite.py --previews         # also W1's spill preview sweep
-    python benchmarks/run_suite.py --strategies "flower,flower -ttl" --no-scaling --keep DIR
+    python benchmarks/run_suite.py --strategies "flower,flower -keep_warm" --no-scaling --keep DIR
                                                       # only these strategies' runs (e.g. after a change
                                                       # to flower), to price beside kept peer recordings
     python benchmarks/run_suite.py --strategies "clear_tool_uses tuned" --seeds 4,5 --keep DIR
@@ -18,7 +18,13 @@ Run from the repository root:
                                                       # and 5 (a kept recording's missing seeds)
     python benchmarks/run_suite.py --strategies flower --reads-cut 1 --no-scaling --keep DIR
                                                       # flower's realistic coordinator Reads every report
-                                                      # its cap cut (default 0: never)
+                                                      # its cap cut (default 0.2, as real callers did)
+    python benchmarks/run_suite.py --side peers --keep DIR --resume
+                                                      # only the runs that are not flower's (they do not
+                                                      # depend on flower's code); --resume prices a run
+                                                      # already kept in DIR instead of running it again
+    python benchmarks/run_suite.py --from-recordings PEERS FLOWER --json out.json
+                                                      # price recordings kept in several directories
 
 Every number comes from real runs of the bundled CLI against flower's scripted model (`flower.testing`):
 baselines, peers (their edits applied by the scripted model, the CLI's compaction behind them) and flower,
@@ -41,6 +47,7 @@ sys.path.insert(0, str(HERE))
 from suite import baseline, ratios, report  # noqa: E402
 from suite.actions import Workload  # noqa: E402
 from suite.metrics import Metrics  # noqa: E402
+from suite.realistic import READS_CUT  # noqa: E402
 from suite.runner import EVERY, SEEDS, Selection, acts, run_suite  # noqa: E402
 from suite.runs import idle_layers  # noqa: E402
 from suite.timing import CLOCKS  # noqa: E402
@@ -101,7 +108,12 @@ def _share(value: str) -> float:
 
 
 def _selection(
-    names: str, scaling: bool, seeds: frozenset[int] | None, quick: bool, only: set[str]
+    names: str,
+    scaling: bool,
+    seeds: frozenset[int] | None,
+    quick: bool,
+    only: set[str],
+    side: str | None = None,
 ) -> Selection:
     """`--strategies`, `--no-scaling` and `--seeds` as a `Selection`: a name no workload runs is an error
     (a typo), one some selected workload does not run is said."""
@@ -114,7 +126,7 @@ def _selection(
         idle = sorted(set(only or keys) - set(runs))
         if idle:
             print(f"--strategies: {name!r} runs only in {', '.join(runs)} (not in {', '.join(idle)})")
-    return Selection(wanted or None, scaling, seeds)
+    return Selection(wanted or None, scaling, seeds, side)
 
 
 def _run(
@@ -125,7 +137,8 @@ def _run(
     clock: str,
     keep: Path | None,
     select: Selection = EVERY,
-    reads_cut: float = 0.0,
+    reads_cut: float = READS_CUT,
+    resume: bool = False,
 ) -> tuple[list[Metrics], list[Workload], dict[str, dict[str, str]]]:
     workloads = [w for w in build(quick) if not only or w.key in only]
     keys = [w.key for w in workloads]
@@ -139,38 +152,82 @@ def _run(
         select=select,
         progress=lambda line: print(line, flush=True),
         reads_cut=reads_cut,
+        resume=resume,
     )
     _print_table(rows)
     idle = {w.key: {} if quick else idle_layers(w) for w in workloads}
     return rows, workloads, idle
 
 
-def _repriced(root: Path, clock: str, only: set[str]) -> list[Metrics]:
-    """Every recording under `root` priced under `clock` (no CLI runs)."""
-    from suite.metrics import compute
-    from suite.runner import load_recording
-    from suite.trace import from_recording
+def _repriced(roots: list[Path], clock: str, only: set[str], jobs: int) -> list[Metrics]:
+    """Every recording under `roots` priced under `clock` (no CLI runs), `jobs` at a time."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
-    rows = []
-    for path in sorted(root.glob("w*/*.pkl.gz")):
-        if only and path.parent.name not in only:
-            continue
-        size = int(path.name.split("@")[1].split(".")[0]) if "@" in path.name else 0
-        rows.append(compute(from_recording(load_recording(path), size=size, run_clock=clock)))
-    return rows
+    paths = [p for root in roots for p in sorted(root.glob("w*/*.pkl.gz"))]
+    paths = [p for p in paths if not only or p.parent.name in only]
+    print(f"pricing {len(paths)} kept recordings from {', '.join(map(str, roots))}", flush=True)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        found = pool.map(_price_kept, paths, [clock] * len(paths))
+        return [row for rows in found for row in rows]
+
+
+def _price_kept(path: Path, clock: str) -> list[Metrics]:
+    """One kept recording's rows (`replays.priced`), in a worker process."""
+    from suite.replays import priced
+    from suite.runner import load_recording
+
+    size = int(path.name.split("@")[1].split(".")[0]) if "@" in path.name else 0
+    return priced(load_recording(path), size=size, clock=clock)
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and every child it waited for (the pool's workers, the CLIs and their
+    tools): what `/usr/bin/time` reports as user + system."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _print_summary(summary: dict[str, object], clock: str) -> None:
     print(f"\nflower ÷ the cheapest fair peer ({clock} clock, realistic player) and ÷ its ablations (ideal):")
     for key, value in summary.items():
-        if key == "clock" or not isinstance(value, dict):
+        if key in ("clock", "demo", "cpu_seconds") or not isinstance(value, dict):
             continue
         best = value["flower_vs_best"]
         head = f"{best['median']:.2f} (max {best['max']:.2f}) vs {best['peer']}" if best else "-"
-        if best and best.get("reads_cut"):
+        if best and best.get("reads_cut") is not None:
             head += f" (coordinator Reads cut reports: P={best['reads_cut']})"
         lever = ", ".join(f"{k} {v:.2f}" for k, v in value["ablations"].items())
         print(f"  {key}: {head}; ablations: {lever or '-'}")
+        bound = value.get("lower_bound") or {}
+        others = (
+            [f"÷ the lower bound {bound['median']:.2f} (max {bound['max']:.2f})"] if "median" in bound else []
+        )
+        inline = value.get("inline_realistic")
+        if inline:
+            others.append(f"÷ -delegation, realistic {inline['median']:.2f} (max {inline['max']:.2f})")
+        for name in ("peers_as_before", "unbriefed", "reads 0.5"):
+            found = value.get(name)
+            if found:
+                others.append(f"{name.replace('_', ' ')} {found['median']:.2f} (max {found['max']:.2f})")
+        if others:
+            print(f"      {'; '.join(others)}")
+
+
+def _demo() -> dict[str, float]:
+    """`flower demo` run once (its output discarded): both sides' dollars and flower ÷ its plain side."""
+    from flower.demo import run_demo_sync
+
+    print("running `flower demo` (flower, then the plain SDK side)", flush=True)
+    found = run_demo_sync(out=lambda line: None).verdict
+    if found is None or not found.plain_cost:
+        return {}
+    ratio = round(found.flower_cost / found.plain_cost, 3)
+    print(f"flower demo: ${found.flower_cost:.2f} against ${found.plain_cost:.2f} (flower ÷ plain {ratio})")
+    return {"flower": round(found.flower_cost, 4), "plain": round(found.plain_cost, 4), "ratio": ratio}
 
 
 def main() -> int:
@@ -185,8 +242,8 @@ def main() -> int:
     parser.add_argument(
         "--strategies",
         default="",
-        help="comma-separated strategy names (e.g. 'flower,flower -ttl'): run only theirs, every player "
-        "(with --seeds, the realistic one)",
+        help="comma-separated strategy names (e.g. 'flower,flower -keep_warm'): run only theirs, every "
+        "player (with --seeds, the realistic one)",
     )
     parser.add_argument(
         "--no-scaling", action="store_true", help="leave out the scaling table's runs at other sizes"
@@ -221,23 +278,44 @@ def main() -> int:
     parser.add_argument(
         "--reads-cut",
         type=_share,
-        default=0.0,
+        default=READS_CUT,
         metavar="P",
         help="how often the realistic coordinator Reads the saved whole of a report flower's cap cut, "
-        "once per report, before its next move (0 to 1; default 0: never)",
+        f"once per report, before its next move (0 to 1; default {READS_CUT}: real callers opened a "
+        "document a report pointed to in 5 of 23 cases); the full suite also runs 0.5 (a sensitivity row)",
     )
     parser.add_argument("--keep", type=Path, help="keep every recording (request bodies) in this directory")
     parser.add_argument(
-        "--from-recordings", type=Path, help="price the recordings kept by --keep again instead of running"
+        "--resume",
+        action="store_true",
+        help="with --keep: a run whose recording is already kept there is priced from it, not run again",
+    )
+    parser.add_argument(
+        "--side",
+        choices=("peers", "flower"),
+        help="only the runs that are not flower's (peers, baselines), or only flower's and its ablations'",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="also run `flower demo` and put flower ÷ its plain side in the summary (--json)",
+    )
+    parser.add_argument(
+        "--from-recordings",
+        type=Path,
+        nargs="+",
+        help="price the recordings kept by --keep (one directory or more) again instead of running",
     )
     args = parser.parse_args()
     if args.seeds and args.quick:
         parser.error("--seeds: --quick runs one realistic seed (1)")
+    if args.resume and not args.keep:
+        parser.error("--resume needs --keep DIR (where the recordings already made are)")
     only = {key.strip() for key in args.only.split(",") if key.strip()}
     scale = "quick" if args.quick else "full"
     started = time.perf_counter()
     if args.from_recordings:
-        rows = _repriced(args.from_recordings, args.clock, only)
+        rows = _repriced(args.from_recordings, args.clock, only, args.jobs)
         keys = {row.workload for row in rows}
         workloads = [w for w in build(args.quick) if w.key in keys]
         idle = {w.key: {} if args.quick else idle_layers(w) for w in workloads}
@@ -250,18 +328,31 @@ def main() -> int:
         idle = {w.key: {} if args.quick else idle_layers(w) for w in workloads}
         minutes = float(saved["minutes"])
     else:
-        select = _selection(args.strategies, not args.no_scaling, args.seeds, args.quick, only)
+        select = _selection(args.strategies, not args.no_scaling, args.seeds, args.quick, only, args.side)
         rows, workloads, idle = _run(
-            args.quick, only, args.jobs, args.previews, args.clock, args.keep, select, args.reads_cut
+            args.quick,
+            only,
+            args.jobs,
+            args.previews,
+            args.clock,
+            args.keep,
+            select,
+            args.reads_cut,
+            args.resume,
         )
         minutes = (time.perf_counter() - started) / 60
         cpu = sum(r.cpu for r in rows) / 60
-        print(f"\nsuite ({scale}) finished in {minutes:.1f} min; {len(rows)} runs, {cpu:.1f} CPU-minutes")
+        print(f"\nsuite ({scale}) finished in {minutes:.1f} min; {len(rows)} rows, {cpu:.1f} CPU-minutes")
     keys = [w.key for w in workloads]
     summary = ratios.summary(rows, keys, args.clock)
+    if args.demo:
+        summary["demo"] = _demo()
     said = ", ".join(f"{share:g}" for share in ratios.cut_shares(rows) or [0.0])
     print(f"\n--reads-cut: flower's realistic coordinator Reads a cut report with P = {said}")
     _print_summary(summary, args.clock)
+    cpu_seconds = _cpu_seconds()
+    summary["cpu_seconds"] = round(cpu_seconds, 1)
+    print(f"CPU: {cpu_seconds:.0f} s, this process and its children (user + system, as /usr/bin/time counts)")
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1) + "\n")
         print(f"wrote {args.json}")

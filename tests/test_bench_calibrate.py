@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,3 +108,46 @@ def test_the_clocks_tables_are_the_corpus_timings() -> None:
     assert shapes["request_duration"]["main"]["median"] == pytest.approx(5.5, abs=0.1)
     assert shapes["report_chars"]["median"] == pytest.approx(9_002)
     assert shapes["subagent_runs"]["n"] == 11 and shapes["subagent_runs"]["max"] == pytest.approx(99.3)
+
+
+@calibration_corpus
+def test_the_clock_draws_tool_times_only_from_calls_no_person_approved() -> None:
+    from benchmarks import calibrate_time
+
+    found = calibrate_time.measure(CORPUS)
+    # two sessions in bypassPermissions, one run headless by a test harness, and every subagent's calls
+    assert set(found.sources) == {"sp-fa812bfe.jsonl", "sp-short.jsonl", "drm-rust-port.jsonl", "(subagents)"}
+    tables = calibrate_time.figures(found)["tool_tables"]
+    everyone, unattended = tables["all sessions"], tables["unattended (prices the suite)"]
+    assert unattended["Bash"]["n"] < everyone["Bash"]["n"]
+    assert unattended["Bash"]["p95"] < everyone["Bash"]["p95"] / 2  # a person's approvals are the tail
+    assert unattended["Bash"]["over_5_min"] == 0 < everyone["Bash"]["over_5_min"]
+
+
+def prompt_and_call(mode: str, ident: str, prompt: str, called: str, answered: str) -> list[dict[str, Any]]:
+    """A prompt in permission `mode`, then one Bash call and its result (times of one day)."""
+    day = prompt.split("T")[0]
+    use = {"type": "tool_use", "id": ident, "name": "Bash", "input": {"command": "chmod +x a"}}
+    result = {"type": "tool_result", "tool_use_id": ident, "content": "ok"}
+    return [
+        {"type": "user", "permissionMode": mode, "timestamp": f"{prompt}Z", "message": {"content": "go"}},
+        {"type": "assistant", "timestamp": f"{day}T{called}Z", "message": {"id": ident, "content": [use]}},
+        {"type": "user", "timestamp": f"{day}T{answered}Z", "message": {"content": [result]}},
+    ]
+
+
+def test_a_session_names_its_permission_mode_or_runs_headless(tmp_path: Path) -> None:
+    from benchmarks import calibrate_time
+
+    interactive = [{"type": "file-history-snapshot"}, {"type": "user", "message": {"content": "go"}}]
+    assert not calibrate_time.headless(interactive)
+    assert calibrate_time.headless([{"type": "queue-operation"}, {"type": "user"}])
+    assert not calibrate_time.headless([{"type": "user", "permissionMode": "default"}])
+    lines = [
+        *prompt_and_call("default", "t1", "2026-01-01T00:00:00", "00:00:05", "00:02:05"),
+        *prompt_and_call("bypassPermissions", "t2", "2026-01-01T00:03:00", "00:03:04", "00:03:05"),
+    ]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    found = calibrate_time.measure(tmp_path)
+    assert found.tools["Bash"] == [120.0, 1.0]  # the first call waited on a person's approval
+    assert found.unattended["Bash"] == [1.0] and dict(found.sources) == {"s.jsonl": 1}

@@ -100,7 +100,7 @@ def test_peer_settings_are_the_sweep_and_two_clear_settings() -> None:
 def test_the_ideal_player_greps_once_never_pipes_and_writes_no_prose() -> None:
     ideal = Behaviour()
     assert ideal.retrieval("K", 0) == ["grep"] and ideal.pipe("out-001") is None
-    assert ideal.prose("main", 3) == ("", "")
+    assert ideal.prose("run out-001#0") == ("", "")
 
 
 def test_the_realistic_player_is_seeded_and_calibrated() -> None:
@@ -114,19 +114,62 @@ def test_the_realistic_player_is_seeded_and_calibrated() -> None:
     assert {len(p) for p in plans} == {1, 2, 3}
     assert all(p[-1] in ("read", "grep") and all(s.startswith("miss") for s in p[:-1]) for p in plans)
     assert 0.4 < sum(len(p) == 1 for p in plans) / 600 < 0.56
-    prose = [one.prose("main", i) for i in range(400)]
+    prose = [one.prose(f"run out-{i:03d}#0") for i in range(400)]
     assert 0.5 < sum(bool(t) for t, _ in prose) / 400 < 0.66
     assert piped_command("python3 gen.py x", "tail") == "python3 gen.py x | tail -n 40"
 
 
-def test_the_realistic_workers_report_runs_to_a_size_of_a_real_one() -> None:
+def test_the_realistic_workers_report_as_project_agents_with_a_report_format_do() -> None:
     from benchmarks.suite.realistic import REPORTS
+    from flower.report.measured import REPORT_CHARS_DECILES as DECILES
 
     assert Behaviour().report_chars("c0") == 0  # the ideal worker: its lines only
-    drawn = [Behaviour("realistic", 1).report_chars(f"c{i}") for i in range(200)]
-    assert set(drawn) <= set(REPORTS) and len(set(drawn)) > 5
-    assert drawn == [Behaviour("realistic", 1).report_chars(f"c{i}") for i in range(200)]
+    player = Behaviour("realistic", 1)
+    drawn = sorted(player.report_chars(f"c{i}") for i in range(2_000))
+    assert drawn == sorted(Behaviour("realistic", 1).report_chars(f"c{i}") for i in range(2_000))
+    assert DECILES[0] <= drawn[0] and drawn[-1] <= DECILES[-1]
+    # placed linearly between the deciles: each tenth of the draws falls between two deciles
+    for decile in range(1, 10):
+        share = sum(size <= DECILES[decile] for size in drawn) / len(drawn)
+        assert share == pytest.approx(decile / 10, abs=0.03)
+    assert len(set(drawn)) > 500  # any length between two deciles, not only the eleven measured
+    # the pessimistic row: agents never asked to be brief, the calibration transcripts' own reports
+    unbriefed = Behaviour("realistic", 1, reports="unbriefed")
+    assert {unbriefed.report_chars(f"c{i}") for i in range(200)} <= set(REPORTS)
     assert sum(size >= 4_000 for size in REPORTS) == 10 and len(REPORTS) == 11
+    assert unbriefed.label == "realistic #1 [unbriefed]" and player.label == "realistic #1"
+    assert Behaviour("realistic", 2, reads_cut=0.5).label == "realistic #2 [reads 0.5]"
+    from benchmarks.suite.trace import _seeds
+
+    assert _seeds(unbriefed.label) == (1,) and _seeds("realistic #3 [reads 0.5, unbriefed]") == (3,)
+
+
+def test_every_strategy_of_a_seed_draws_alike_where_it_does_alike(tmp_path: Any) -> None:
+    from benchmarks.suite.play import Play
+    from flower.testing import RecordedRequest
+
+    actions = (Run("a", "python3 gen.py a"), Run("b", "python3 gen.py b"))
+    workload = Workload("w9", "test", "Do it.", actions, chunk=8)
+    player = Behaviour("realistic", 3)
+    inline = Play(
+        workload, tmp_path, delegated=False, pointers_in_handoff=False, scripts="s", behaviour=player
+    )
+    split = Play(workload, tmp_path, delegated=True, pointers_in_handoff=False, scripts="s", behaviour=player)
+
+    def answer(play: Play, caller: str, index: int, messages: list[dict[str, Any]]) -> Any:
+        request = RecordedRequest(
+            index, caller, index, index, {"messages": messages}, {}, "/v1/messages", 0.0
+        )
+        return play.on_worker(request) if caller == "worker" else play.on_main(request)
+
+    go = [{"role": "user", "content": "Go."}]
+    inline_first = answer(inline, "main", 0, go)  # the main thread runs `a` itself
+    split_first = answer(split, "main", 0, go)  # the coordinator delegates: no counterpart
+    mandate = next(b for b in split_first.content if type(b).__name__ == "ToolUse").input["prompt"]
+    worker_first = answer(split, "worker", 1, [{"role": "user", "content": mandate}])  # the worker runs `a`
+    assert inline.ledger.about == {0: "run a#0"} and split.ledger.about == {0: "delegate c0#0", 1: "run a#0"}
+    assert inline_first.content[:-1] == worker_first.content[:-1]  # the same prose, the same call
+    assert inline_first.content != split_first.content
 
 
 def test_the_marathons_residue_is_a_block_after_each_assistant_message() -> None:
@@ -146,14 +189,14 @@ def test_a_peer_at_its_best_is_its_cheapest_finishing_setting() -> None:
 
 def test_a_selection_plans_only_the_named_strategies_runs_at_every_player() -> None:
     everything = planned(["w1"], quick=False, clock="35")
-    picked = Selection(frozenset({"flower", "flower -ttl"}))
+    picked = Selection(frozenset({"flower", "flower -keep_warm"}))
     runs = {
         (j.strategy, j.player, j.seed, j.size)
         for j in planned(["w1"], quick=False, clock="35", select=picked)
     }
 
     realistic = {("flower", "realistic", seed, None) for seed in SEEDS}
-    ideal = {("flower", "ideal", 0, None), ("flower -ttl", "ideal", 0, None)}
+    ideal = {("flower", "ideal", 0, None), ("flower -keep_warm", "ideal", 0, None)}
     scaled = {(j.strategy, j.player, j.seed, j.size) for j in everything if j.strategy == "flower" and j.size}
     assert scaled and runs == realistic | ideal | scaled
     assert {j.clock for j in everything} == {"35"}
@@ -396,6 +439,69 @@ def test_the_calibrated_clock_is_seeded_and_a_worker_lasts_what_its_requests_and
     assert bigger != one  # the context's size picks the table
 
 
+def test_a_request_draws_its_duration_by_what_its_reply_does_and_a_read_by_its_path_in_the_workspace() -> (
+    None
+):
+    from benchmarks.suite.timing import reply_tools, request_seconds, send_times, tool_seconds
+
+    # the same reply (`run out-3#0`) takes the same draw in a worker and in a main thread: the table its
+    # context picks differs, the quantile does not
+    small = request_seconds(1, "worker:c0", 0, 30_000, 0, "run out-3#0")
+    assert small == request_seconds(1, "main", 17, 30_000, 0, "run out-3#0")
+    assert small != request_seconds(1, "main", 17, 30_000, 0)  # no key: its thread and index
+    requests = delegation(3)
+    about = {r.seq: f"run out-{r.seq}#0" for r in requests}
+    assert send_times(requests, {}, "calibrated", 1, [30_000] * 5, about) != send_times(
+        requests, {}, "calibrated", 1, [30_000] * 5
+    )
+    read = {"role": "assistant", "content": [{"type": "tool_use", "id": "r", "name": "Read", "input": {}}]}
+    read["content"][0]["input"] = {"file_path": "/tmp/flower-bench-a1b2/src/mod_1.py"}
+    asked = [Sent("main", {"messages": []}, 0, 0), Sent("main", {"messages": [read]}, 1, 1)]
+    assert reply_tools(asked, ["main", "main"])[0] == [("Read", "src/mod_1.py")]
+    assert tool_seconds(1, "Read", "src/mod_1.py") == tool_seconds(1, "Read", "src/mod_1.py")
+
+
+def test_a_plain_run_with_a_one_hour_cache_is_its_main_threads_marks_at_one_hour() -> None:
+    from benchmarks.suite.trace import Sent as Cut
+    from benchmarks.suite.trace import at_one_hour
+    from flower.cost import TTL_1H, TTL_5M
+
+    blocks = [
+        Block(1, 2_000, TTL_5M, "system"),
+        Block(2, 100, None, "user", 0),
+        Block(3, 50, TTL_5M, "user", 0),
+    ]
+    main = Cut("main", "m", blocks, blocks, 8_600, 2_150, 0, 10)
+    compact = dataclasses.replace(main, caller="compact")
+    worker = dataclasses.replace(main, caller="worker")
+    found = at_one_hour([main, compact, worker])
+    assert (
+        [b.breakpoint for b in found[0].blocks]
+        == [TTL_1H, None, TTL_1H]
+        == [b.breakpoint for b in found[0].ignored]
+    )
+    assert found[1] == compact and found[2] == worker  # the CLI keeps 5 minutes there (measured)
+
+
+def test_a_side_keeps_the_peers_or_flowers_runs_and_a_kept_recording_is_named_by_its_player() -> None:
+    from benchmarks.suite.runner import Job
+
+    peers = planned(["w3"], quick=False, clock="35", select=Selection(side="peers"))
+    flowers = planned(["w3"], quick=False, clock="35", select=Selection(side="flower"))
+    assert peers and flowers and not any(j.flower for j in peers) and all(j.flower for j in flowers)
+    assert {j.strategy for j in peers if j.reports == "unbriefed"} == {"baseline_cc_default"}  # it delegates
+    assert {j.reads_cut for j in flowers if j.player == "realistic"} == {0.2, 0.5}
+    assert {j.reads_cut for j in peers} == {0.2}  # a plain run reads no cut report: one player for all
+    held = {j.strategy for j in peers if j.seed == SELECT and j.player == "realistic"}
+    assert {"baseline_raw (SDK prompt)", "clear_tool_uses t30k k1 a0k"} <= held
+    job = Job("w3", "baseline_cc_default", False, "realistic", 2, reports="unbriefed")
+    assert job.kept == "w3/baseline_cc_default--realistic2-unbriefed.pkl.gz"
+    assert (
+        Job("w1", "mask n5 p5 (SDK prompt)", False, size=24).kept
+        == "w1/mask_n5_p5_(SDK_prompt)--ideal0@24.pkl.gz"
+    )
+
+
 def test_the_stress_clock_draws_worker_durations_with_the_real_tail() -> None:
     from benchmarks.suite.timing import worker_seconds
 
@@ -420,11 +526,38 @@ def test_the_summary_pairs_seeds_against_the_cheapest_peer_that_finished() -> No
         row("cheaper", "realistic #0", 0.1),  # the held-out seed chooses settings, it is no ratio
     ]
     found = summary(rows, ["w1"], "35")
-    assert found["w1"] == {
-        "flower_vs_best": {"median": 0.9, "max": 1.2, "peer": "cheap"},
-        "ablations": {"-lean": 0.8},
-    }
-    assert found["clock"] == {"35": {"w1": found["w1"]}}
+    assert found["w1"]["flower_vs_best"] == {"median": 0.9, "max": 1.2, "peer": "cheap"}
+    assert found["w1"]["ablations"] == {"-lean": 0.8}
+    assert found["clock"]["35"] == {"w1": found["w1"]}
+    assert found["clock"]["calibrated"]["w1"]["flower_vs_best"]["median"] == 0.9  # both clocks, always
+    # a peer's variants compete (the SDK's prompt, a 1-hour cache); the row as before keeps them out
+    rows += [row("cheap (SDK prompt)", f"realistic #{s}", 0.9) for s in (1, 2, 3)]
+    found = summary(rows, ["w1"], "35")["w1"]
+    assert (
+        found["flower_vs_best"]["peer"] == "cheap (SDK prompt)"
+        and found["peers_as_before"]["peer"] == "cheap"
+    )
+    # the pessimistic player: flower's and the delegating peers' runs with unbriefed reports replace theirs
+    rows += [row("flower", f"realistic #{s} [unbriefed]", 1.8, family="flower") for s in (1, 2, 3)]
+    found = summary(rows, ["w1"], "35")["w1"]
+    assert found["unbriefed"] == {"median": 2.0, "max": 2.0, "peer": "cheap (SDK prompt)"}
+    assert found["flower_vs_best"]["median"] == 1.0  # the default player's rows are untouched
+
+
+def test_flower_against_its_inline_run_is_paired_seed_by_seed_under_the_realistic_player() -> None:
+    from benchmarks.suite.levers import inline_realistic
+
+    def row(strategy: str, seed: int, cost: float, finished: bool = True) -> Metrics:
+        base = dataclasses.replace(metrics_row(strategy, cost, finished), player=f"realistic #{seed}")
+        return dataclasses.replace(base, costs={"35": cost, "calibrated": cost * 2})
+
+    rows = [
+        *(row("flower", s, c) for s, c in ((1, 1.1), (2, 0.9), (3, 1.2))),
+        *(row("flower -delegation", s, 1.0) for s in (1, 2)),
+        row("flower -delegation", 3, 0.5, finished=False),  # a run that did not finish pairs with nothing
+    ]
+    assert inline_realistic(rows, "w1", "35") == {"median": 1.0, "max": 1.1, "seeds": 2}
+    assert inline_realistic(rows, "w2", "35") is None
 
 
 def test_the_page_says_plainly_where_flower_is_not_the_cheapest() -> None:
@@ -436,7 +569,7 @@ def test_the_page_says_plainly_where_flower_is_not_the_cheapest() -> None:
 
     rows = [
         row("flower", "ideal", 1.0, family="flower"),
-        row("flower -ttl", "ideal", 0.9, family="flower"),  # 11 % cheaper: said
+        row("flower -keep_warm", "ideal", 0.9, family="flower"),  # 11 % cheaper: said
         row("flower -lean", "ideal", 0.97, family="flower"),  # within 5 %: not said
         *(row("flower", f"realistic #{s}", c, family="flower") for s, c in ((1, 0.8), (2, 1.1))),
         *(row("peer", f"realistic #{s}", 1.0) for s in (1, 2)),
@@ -444,7 +577,8 @@ def test_the_page_says_plainly_where_flower_is_not_the_cheapest() -> None:
     said = losses(rows, ["w1"])
     assert "W1, calibrated: `peer` costs less than flower on 1 of 2 seeds" in said
     assert "W1, 35 s: `peer` costs less than flower on 1 of 2 seeds" in said
-    assert "W1, calibrated, ideal player: more than 5 % cheaper than flower's default: `flower -ttl`" in said
+    cheaper = "W1, calibrated, ideal player: more than 5 % cheaper than flower's default: `flower -keep_warm`"
+    assert cheaper in said
     assert "(flower ÷ it 1.11)" in said
     assert "W1, 35 s, ideal player" in said and "-lean" not in said
     assert losses(rows[:3], ["w1"]).startswith("**Where flower is not the cheapest**")

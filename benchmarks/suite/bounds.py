@@ -1,21 +1,21 @@
-"""What choices flower does not make today would buy at most, replayed on flower's own recordings.
+"""What choices flower does not make itself would change, replayed on flower's own recordings.
 
 Nothing is recorded again: the requests stay exactly as sent, only their cache marks or their output
 change, and each variant is priced under the same clock and seed as the run.
 
-- **The coordinator's cache lifetime, request by request.** flower asks the CLI for one hour for the
-  whole run. `5m`: every mark of the coordinator's requests at 5 minutes (what `flower -ttl` does, on
-  the same requests). `oracle`: one hour exactly on the coordinator's requests that the next one follows
-  by more than 5 minutes, 5 minutes on the others; the best any rule choosing the lifetime request by
-  request could do, since it knows each wait before it starts. (The CLI would take such a choice: the
-  SDK's control request `apply_flag_settings` with `CLAUDE_CODE_PROMPT_CACHE_TTL` in its `env` sets the
-  lifetime of the next request, even from inside a hook.) `warm`: every coordinator mark at 5 minutes,
-  and while the coordinator waits longer on its workers, its last request sent again every `PING_EVERY`
-  seconds for one token of output, which reads its whole prefix and keeps it alive (what a proxy between
-  the CLI and the API could do; the CLI sends no such request itself).
+- **The coordinator's cache lifetime** (on `flower -keep_warm`'s runs, whose coordinator asked for 1
+  hour). `5m`: every mark of the coordinator's requests at 5 minutes (flower's default marks without its
+  pings, on the same requests). `warm`: every coordinator mark at 5 minutes, and while the coordinator
+  waits longer on its workers, its last request sent again every `PING_EVERY` seconds for one token of
+  output, which reads its whole prefix and keeps it alive (the page's first sketch of what flower now
+  does; flower's own schedule is `warm.py`'s).
 - **Workers that keep to their brief.** `short`: each report flower's cap cut written only as long as
   the head the coordinator read of it (the workers' last replies write the rest less); the rest of the
-  run is unchanged. `both`: `oracle` and `short` together.
+  run is unchanged.
+
+(An earlier "oracle", one hour exactly on the coordinator's requests followed by a wait over 5 minutes,
+is gone: it was no bound, putting an hour's premium on a 2-hour idle gap and ignoring pings, which beat
+it. The bound that cannot be beaten is `floor.py`'s.)
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any, Protocol, TypeVar
 
 from flower.cost import TTL_1H, TTL_5M, Block, tokens_of
 
-VARIANTS = ("5m", "oracle", "warm", "short", "both")
+VARIANTS = ("5m", "warm", "short")
 """The replays, in the order the page shows them."""
 CLOCKS = ("calibrated", "35", "stress")
 """The clocks they are priced under: the calibrated one, 35 s a request, and workers with the real tail."""
@@ -54,16 +54,6 @@ def asks_one_hour(sent: Sequence[Sendable]) -> bool:
     """Whether a run's coordinator asked for a 1-hour cache and delegated (the runs worth replaying)."""
     marked = any(b.breakpoint == TTL_1H for s in sent if s.caller == "main" for b in s.blocks)
     return marked and any(s.caller == "worker" for s in sent)
-
-
-def oracle(sent: Sequence[Sendable], times: Sequence[float]) -> dict[int, float]:
-    """Per coordinator request (by index in `sent`), the lifetime that knows the wait after it: one hour
-    when the next coordinator request comes more than 5 minutes later, else 5 minutes."""
-    mains = [i for i, s in enumerate(sent) if s.caller == "main"]
-    return {
-        i: TTL_1H if nxt is not None and times[nxt] - times[i] > TTL_5M else TTL_5M
-        for i, nxt in zip(mains, [*mains[1:], None], strict=True)
-    }
 
 
 def with_lifetimes(sent: Sequence[S], lifetimes: Mapping[int, float]) -> list[S]:
@@ -139,14 +129,11 @@ def variants(
 ) -> dict[str, tuple[list[S], list[float]]]:
     """Each replay of `VARIANTS`: the requests to price and their times (`idle` as `kept_warm`'s)."""
     mains = [i for i, s in enumerate(sent) if s.caller == "main"]
-    best = oracle(sent, times)
     at = list(times)
     return {
         "5m": (with_lifetimes(sent, dict.fromkeys(mains, TTL_5M)), at),
-        "oracle": (with_lifetimes(sent, best), at),
         "warm": kept_warm(sent, times, idle),
         "short": (short_reports(sent, finals, excess), at),
-        "both": (short_reports(with_lifetimes(sent, best), finals, excess), at),
     }
 
 
@@ -157,7 +144,6 @@ __all__ = [
     "asks_one_hour",
     "cut_excess",
     "kept_warm",
-    "oracle",
     "short_reports",
     "variants",
     "with_lifetimes",

@@ -108,10 +108,12 @@ class Coordinator(Actor):
         """Read a cut report's saved whole when the player does; launch parallel subtasks together when
         allowed; otherwise play like any agent."""
         view = View(request.body)
+        self.about = ""
         saved = self._cut_to_read(view)
         if saved is not None:
             self.keep_place()  # nothing of the actions was done: an interrupted Read rewinds nothing
             self.play.ledger.cut_reads += 1
+            self.about = self.play.mark(f"read cut {saved.rsplit('/', 1)[-1]}")
             return self.answer(request, read(saved))
         group = self._parallel_group(view, request)
         if group:
@@ -166,6 +168,7 @@ class Coordinator(Actor):
             kept.append(action)
         if not any(not isinstance(a, Probe) for a in kept):
             return None
+        self.about = self.about or self.play.mark(f"delegate {chunk.cid}")  # a parallel group: its first
         self.play.workers[chunk.cid] = Worker(Chunk(chunk.cid, kept, chunk.subtask), self.play)
         return agent(
             self.play.agent_type,
@@ -177,10 +180,13 @@ class Coordinator(Actor):
         """A Read or a glance the coordinator does again itself; anything else goes back to a worker."""
         for action in self.play.flat:
             if isinstance(action, ReadFile) and action.path == fact.label:
+                self.about = self.play.mark(f"read {action.path}")
                 return read(str(self.play.root / action.path))
             if isinstance(action, Run) and action.label == fact.label:
                 if action.glance:
+                    self.about = self.play.mark(f"run {action.label}")
                     return bash(action.command)
+                self.about = self.play.mark(f"delegate rerun {fact.key}")
                 cid = f"r{len(self.play.workers)}"
                 chunk = Chunk(cid, [action, Probe(fact, counted=False)])
                 self.play.workers[cid] = Worker(chunk, self.play)
@@ -239,6 +245,7 @@ class Worker(Actor):
         saved report's path; a foreground worker's report is cut by the cap, not sent back.
         """
         chunk = self.chunk
+        self.about = self.play.mark(f"report {chunk.cid}")
         lines = [f"[task {chunk.cid}] done."]
         if chunk.subtask is not None:
             found = chunk.subtask.finding.text in self.noted

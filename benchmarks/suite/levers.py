@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
+from typing import Any
 
 from .metrics import Metrics
-from .ranking import COORD, money, one
+from .ranking import COORD, SOLO, money, one, seeds
 
 LEVERS: tuple[tuple[str, str], ...] = (
     ("flower -lean", "the coordinator's own short prompt; the ablation: the CLI's `claude_code` preset"),
-    ("flower -ttl", "the coordinator's cache asks for 1 hour; the ablation: 5 minutes"),
+    (
+        "flower -keep_warm",
+        "the coordinator's cache at 5 minutes, kept warm by pings while it waits on a worker; the ablation: "
+        "1 hour, no ping",
+    ),
     ("flower -whole_loops", "one mandate per move; the ablation: at most the workload's chunk of runs"),
     ("flower -fold_checks", "a look that checks a worker's work goes in its mandate; the ablation runs it"),
     ("flower -self_glance", "read-only looks run by the coordinator; the ablation delegates them all"),
@@ -73,3 +79,46 @@ def levers_table(rows: Sequence[Metrics], keys: Sequence[str], *, full: bool = T
 def _ratio(rows: Sequence[Metrics], key: str) -> str:
     mine = one(rows, key, COORD)
     return f"{mine.costs.get('20', mine.cost_all) / BEFORE[key]:.2f}" if mine else "-"
+
+
+def inline_realistic(rows: Sequence[Metrics], key: str, clock: str) -> dict[str, Any] | None:
+    """flower ÷ `flower -delegation` under the realistic player, seed by seed (both finished):
+    `{"median", "max", "seeds"}`, or None where the two never ran on the same seed. The ablations
+    (`ratios.ablations`) read the ideal player; this is the same lever where the workers report and
+    the clock draws as in real use."""
+    mine = {r.player: r for r in seeds(rows, key, COORD) if r.finished}
+    found = [
+        mine[r.player].costs.get(clock, mine[r.player].cost_all) / r.costs.get(clock, r.cost_all)
+        for r in seeds(rows, key, SOLO)
+        if r.finished and r.player in mine
+    ]
+    if not found:
+        return None
+    return {"median": round(statistics.median(found), 3), "max": round(max(found), 3), "seeds": len(found)}
+
+
+def _run_kind(row: Metrics) -> str:
+    """A row's strategy and player variant (`flower [unbriefed]`), seeds and ideal runs together."""
+    return row.strategy + (row.player[row.player.find(" [") :] if " [" in row.player else "")
+
+
+def earlier_runs(rows: Sequence[Metrics]) -> str:
+    """The page's sentence naming the runs priced from recordings made before flower kept its
+    coordinator's cache warm (their note says so, `warm.EARLIER`), or "" when there is none."""
+    earlier = {(r.workload, _run_kind(r)) for r in rows if "earlier run" in r.note}
+    fresh = {(r.workload, _run_kind(r)) for r in rows if "earlier run" not in r.note}
+    if not earlier:
+        return ""
+    keys = dict.fromkeys(k for k, _ in sorted(earlier))
+    said = "; ".join(
+        f"{key.upper()} "
+        + ", ".join(
+            f"`{s}`" + (" (some runs)" if (k, s) in fresh else "") for k, s in sorted(earlier) if k == key
+        )
+        for key in keys
+    )
+    return (
+        "Recordings made by an earlier run of this harness, before flower kept its coordinator's cache "
+        "warm, priced here with the marks and pings flower now sends (the requests differ in nothing "
+        f"else: seed 1 of W1, W2 and W4, recorded again, priced within $0.0001): {said}."
+    )

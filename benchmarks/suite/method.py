@@ -36,8 +36,20 @@ request, deciding from that request alone:
 
 **The realistic player** (`benchmarks/suite/realistic.py`, figures in "The realistic player's
 calibration") plays the same way, except that it pipes some outputs, takes 1-3 calls per retrieval (the
-last sometimes a whole-file Read), and writes thinking and text in its replies, which it pays as output
-and the next requests carry as input.
+last sometimes a whole-file Read), writes thinking and text in its replies, which it pays as output
+and the next requests carry as input, has its workers report at the length real project agents with a
+set report format do, and Reads the saved whole of a report flower's cap cut one time in five.
+
+**Paired draws.** Every draw, of the player and of the calibrated clock, is seeded by the run's seed
+number and by what it is about, never by a request's place in the run, so every strategy of a seed draws alike
+wherever it does alike (common random numbers): the same commands piped, the same calls for the same
+fact, the same prose in a reply that does the same thing (runs `out-007`, looks for a fact, reports task
+`c2`) whether a worker or the main thread writes it, the same duration for its request (from the table
+its context size picks), the same run time for the same command or file. Where a strategy does what the
+other does not, there is nothing to pair, and those draws are its own: a coordinator's mandates and the
+replies after a report, a handoff or a compaction (their requests, their summaries), a Read of a cut
+report, a retry of a refused call it could not see, and the stress clock's worker durations (drawn per
+task, which only delegating strategies have).
 
 **flower's runs** use `Runtime(workspace, configure=model.attach)` with its defaults (delegation wall with
 glance, spill at 4,000 chars with a 300 + 100-char preview, reports capped at 4,000 chars, workbench,
@@ -98,7 +110,7 @@ order the API reads them (tools, system, messages); entries written only at the 
 breakpoints (its last system block, a subagent's prompt block, and the last block of each request),
 for a prefix of at least the model's minimum (1,024 tokens for Sonnet 4.6); a breakpoint reads the
 longest prefix still alive within 20 blocks before it; entries live 5 minutes after their last write or
-read (1 hour for a mark that asks for it: flower's coordinator). A request pays its cache reads
+read (1 hour for a mark that asks for it: `flower -keep_warm`'s coordinator). A request pays its cache reads
 ($0.30/M), its cache writes, each segment at its own mark's lifetime ($3.75/M for 5 minutes, 1.25x input;
 $6/M for 1 hour, 2x), its uncached input ($3/M) and its **output** ($15/M). The clock is the calibrated
 one (see "Under a realistic clock"), plus the workloads' idle gaps. *Cached* is the mean share of a
@@ -171,8 +183,17 @@ request's (`peers.py`).
   clear comes when the edited prompt crosses the trigger again (the reading most favourable to the peer;
   re-clearing on every request would break the cache every turn). Settings: the defaults (trigger 100k,
   keep 3, clear_at_least 0) and a tuned one (trigger 50k, keep 3, clear_at_least 20k).
-- A peer's **best** setting in a workload is its cheapest with the ideal player there; the realistic
-  player and the scaling table run that one.
+- `clear_tool_uses` is also **swept** on the held-out seed: each of trigger (30k, 50k, 80k), keep (1, 3,
+  6) and clear_at_least (0, 20k, 40k) moved from the tuned setting one at a time, and the most eager
+  corner (30k, 1, 0).
+- A peer's **best** setting in a workload is its cheapest (finishing) on a held-out realistic seed there;
+  the five seeds and the scaling table run that one. Each best setting, and `baseline_raw`, also runs
+  with **the SDK's own system prompt** instead of the `claude_code` preset, and every run of a peer, of
+  `baseline_raw` and of the CLI's default is also priced with **a 1-hour cache** on its main thread
+  (`CLAUDE_CODE_PROMPT_CACHE_TTL=1h`; a replay of the run with its main-thread marks at one hour, which
+  is what the CLI sends: measured, its compaction requests and subagents keep 5 minutes and nothing
+  else that prices changes; a replay and a real 1-hour run priced within 0.2 % of each other). The
+  cheapest fair peer of a workload is the cheapest of all of these.
 """
 
 LEFT_OUT = """\
@@ -185,8 +206,9 @@ LEFT_OUT = """\
   turns; W5 46 actions, not 120) to keep the full suite within 20 minutes on a 2-core machine; the
   scaling table runs W1 and W3 at half and one and a half times that size and extrapolates to the
   window; the marathon reaches the wall through its residue per turn.
-- The realistic player runs the CLI's default, flower and each peer at its best; `baseline_raw`, the
-  ablations and the peers' other settings run with the ideal player only, masking with n=10 and
+- The realistic player runs `baseline_raw`, the CLI's default, flower and each peer at its best; the
+  ablations and the peers' other settings run with the ideal player only (the peers' settings also on
+  the held-out seed), masking with n=10 and
   polling 1 is left out of the sweep (it rewrites the history at every request, like n=5 polling 1),
   `clear_tool_uses` at its defaults runs only where the context reaches its trigger (W1, W4), and W1's
   spill preview sweep runs with `--previews` (time budget).

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from flower.cost import TTL_5M, price
 
+from .realistic import READS_CUT
 from .trace import Req, Trace
 
 WINDOW = 200_000
@@ -90,6 +91,9 @@ class Metrics:
     """All-agent dollars under every clock."""
     bounds: dict[str, dict[str, float]] = field(default_factory=dict)
     """Dollars of each replay of `bounds.VARIANTS` under each of `bounds.CLOCKS` (`Trace.bounds`)."""
+    floor: float = 0.0
+    """Dollars of this run with nothing paid twice (`floor.py`), under no clock: the lower bound of a
+    workload is the cheapest of its runs' floors."""
     wait_p50: float = 0.0
     """Median seconds the coordinator waited on a delegation, under `clock` (0: no delegation)."""
     wait_p90: float = 0.0
@@ -97,7 +101,7 @@ class Metrics:
     """Delegations the coordinator waited on for more than 5 minutes (a 5-minute cache lapses)."""
     report_chars: int = 0
     """Characters of the workers' final reports, as they reached the main thread."""
-    reads_cut: float = 0.0
+    reads_cut: float = READS_CUT
     """How often the coordinator was to Read a report flower's cap cut (`Behaviour.reads_cut`)."""
     cut_reads: int = 0
     """Cut reports the coordinator Read whole."""
@@ -205,6 +209,7 @@ def compute(trace: Trace) -> Metrics:
         clock=trace.clock,
         costs=dict(trace.costs),
         bounds={clock: dict(found) for clock, found in trace.bounds.items()},
+        floor=trace.floor,
         wait_p50=round(_quantile(trace.waits, 0.5), 1),
         wait_p90=round(_quantile(trace.waits, 0.9), 1),
         waits_over_5m=sum(w > TTL_5M for w in trace.waits),

@@ -86,7 +86,27 @@ CLEARS = (
 )
 """`clear_tool_uses` at its defaults and one tuned setting."""
 
-PEERS = {peer.name: peer for peer in (*MASKS, *CLEARS)}
+
+def _clear(trigger: int, keep: int, least: int) -> Peer:
+    """One setting of the `clear_tool_uses` sweep, named by its three numbers."""
+    name = f"clear_tool_uses t{trigger // 1000}k k{keep} a{least // 1000}k"
+    return Peer(name, ClearToolUses(trigger=trigger, keep=keep, clear_at_least=least), name.split(" ", 1)[1])
+
+
+CLEAR_SWEEP = (
+    _clear(30_000, 3, 20_000),
+    _clear(80_000, 3, 20_000),
+    _clear(50_000, 1, 20_000),
+    _clear(50_000, 6, 20_000),
+    _clear(50_000, 3, 0),
+    _clear(50_000, 3, 40_000),
+    _clear(30_000, 1, 0),
+)
+"""The `clear_tool_uses` sweep run on the held-out seed only: each of (trigger, keep, clear_at_least)
+moved one way and the other from the tuned setting (50k, 3, 20k), and the most eager corner (30k, 1, 0).
+The cheapest of these and `CLEARS` there is `clear_tool_uses` at its best."""
+
+PEERS = {peer.name: peer for peer in (*MASKS, *CLEARS, *CLEAR_SWEEP)}
 
 CLEAR_ACTS = frozenset({"w1", "w4"})
 """Workloads whose context reaches `clear_tool_uses`' default 100k trigger; elsewhere that setting would

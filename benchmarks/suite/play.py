@@ -57,6 +57,7 @@ class Play:
         """A look that checks a worker's work goes in that worker's mandate (flower's rules)."""
         """A delegated coordinator runs its read-only looks itself (False: it delegates them too)."""
         self.ledger = Ledger()
+        self.marks: dict[str, int] = {}
         self.flat = [a for a in _walk(workload.actions)]
         self.pause_requested: Pause | None = None
         self.pointers_in_handoff = pointers_in_handoff
@@ -71,6 +72,13 @@ class Play:
         """The true state version now (read from the workspace)."""
         status = self.root / "state" / "status.txt"
         return int(status.read_text().split()[2]) if status.exists() else 0
+
+    def mark(self, key: str) -> str:
+        """`key#n`: what a reply does, counted over the whole run (the n-th time any agent does it), so a
+        worker's run of `out-007` and a main thread's are the same draw (`Behaviour.prose`)."""
+        n = self.marks.get(key, 0)
+        self.marks[key] = n + 1
+        return f"{key}#{n}"
 
     def frontier(self) -> str:
         """Where the work stands, in one line (kept by every summary)."""

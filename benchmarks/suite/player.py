@@ -70,6 +70,9 @@ class Ledger:
     pauses: list[int] = field(default_factory=list)
     cut_reads: int = 0
     """Saved reports the coordinator Read after flower's report cap cut them (`Behaviour.reads_cut`)."""
+    about: dict[int, str] = field(default_factory=dict)
+    """What the reply to the request with this seq does (`run out-007#0`, `look W1-F03#1`...): the key
+    its prose is drawn by, and the calibrated clock its duration, so strategies pair (`Behaviour.prose`)."""
     done: bool = False
 
     @property
@@ -135,6 +138,7 @@ class Stage(Protocol):
 
     def script_path(self, path: str) -> str: ...
     def current_state(self) -> int: ...
+    def mark(self, key: str) -> str: ...
 
 
 class Actor:
@@ -146,7 +150,9 @@ class Actor:
         self.caller = caller
         self.pos = 0
         self.pending: Pending | None = None
-        self.queue: list[ToolUse] = []
+        self.queue: list[tuple[ToolUse, str]] = []
+        self.about = ""
+        """What the reply being built does (`Stage.mark`); "" when it has no counterpart elsewhere."""
         self.noted: list[str] = []
         self.snapshot: tuple[int, Pending | None, int] = (0, None, 0)
 
@@ -156,14 +162,18 @@ class Actor:
         """The reply to one request: notes on answered probes, then the next call or the final text."""
         view = View(request.body)
         notes: list[str] = []
+        self.about = ""
         call = self._next_call(view, request, notes)
         if call is None:
             return self.answer(request, *notes, self.finish(view))
         return self.answer(request, *notes, call)
 
     def answer(self, request: RecordedRequest, *blocks: str | ToolUse) -> Reply:
-        """A reply with these blocks, the player's prose before them, and the usage the CLI is told."""
-        thinking, text = self.play.behaviour.prose(self.caller, request.index)
+        """A reply with these blocks, the player's prose before them (drawn by what the reply does,
+        `about`, else by its own place in the run), and the usage the CLI is told."""
+        about = self.about or f"{self.caller} request {request.index}"
+        self.play.ledger.about[request.seq] = about
+        thinking, text = self.play.behaviour.prose(about)
         usage = usage_for(request, self.play.workload.pad if self.caller == "main" else 0)
         prose = [text] if text else []
         return reply(*prose, *blocks, thinking=thinking or None, usage=usage)
@@ -171,7 +181,8 @@ class Actor:
     def _next_call(self, view: View, request: RecordedRequest, notes: list[str]) -> ToolUse | str | None:
         self.keep_place()
         if self.queue:
-            return self.queue.pop(0)
+            call, self.about = self.queue.pop(0)
+            return call
         if self.pending is not None:
             follow = self._advance(view, self.pending, notes)
             if follow is not None:
@@ -208,10 +219,13 @@ class Actor:
         play = self.play
         if isinstance(action, Run):
             pipe = None if action.glance else play.behaviour.pipe(action.label)
+            self.about = play.mark(f"run {action.label}")
             return bash(piped(action.command, pipe) if pipe else action.command)
         if isinstance(action, ReadFile):
+            self.about = play.mark(f"read {action.path}")
             return read(str(play.root / action.path))
         if isinstance(action, WriteFile):
+            self.about = play.mark(f"write {action.label}")
             return tool_use("Write", file_path=str(play.root / action.path), content="x" * action.chars)
         if isinstance(action, Probe):
             record = ProbeRecord(action.fact, action.verdict, request.caller, request.index)
@@ -224,16 +238,19 @@ class Actor:
                 play.ledger.skipped += 1
                 return None
             play.ledger.attempts[action.command] = play.ledger.attempts.get(action.command, 0) + 1
+            self.about = play.mark(f"denied {action.command}")
             return bash(action.command)
         if isinstance(action, Reuse):
             path = play.script_path(action.path)
             if view.has(Path(path).name):
                 play.ledger.runs += 1
+                self.about = play.mark("reuse run")
                 return bash(f"python3 {path}")
             play.ledger.writes += 1
             play.ledger.runs += 1
             play.ledger.write_chars += action.chars
-            self.queue.append(bash(f"python3 {path}"))
+            self.about = play.mark("reuse write")
+            self.queue.append((bash(f"python3 {path}"), play.mark("reuse run")))
             return tool_use("Write", file_path=str(play.root / path), content=script_text(action.chars))
         if isinstance(action, StateCheck):
             return self._state(view)
@@ -243,6 +260,7 @@ class Actor:
         if isinstance(action, Pause):
             play.ledger.pauses.append(request.seq)
             play.pause_requested = action
+            self.about = play.mark("pause")
             return "Pausing here; the session will be resumed."
         if isinstance(action, Subtask):  # inline: do it all here
             self.actions[self.pos : self.pos] = list(action.actions)
@@ -253,6 +271,7 @@ class Actor:
         seen = latest_state(view)
         if seen is None:
             self.play.ledger.state_checks.append("re-run")
+            self.about = self.play.mark("state")
             return bash("cat state/status.txt")
         self.play.ledger.state_checks.append("current" if seen == self.play.current_state() else "stale")
         return None
@@ -282,6 +301,7 @@ class Actor:
     def _retrieve(self, pending: Pending, plan: tuple[str, ...], path: str) -> ToolUse:
         """The next call of a retrieval through `path` (see `Behaviour.retrieval`)."""
         key = pending.probe.fact.key
+        self.about = self.play.mark(f"look {key}")
         step, rest = plan[0], plan[1:]
         if step == "read" and _size(path) > READ_CAP_CHARS:
             rest = ("grep", *rest)  # the CLI refuses the whole file: the agent greps after the error
@@ -298,12 +318,15 @@ class Actor:
         """Run again what printed `fact` (a Bash command, or a Read)."""
         for action in self.play.flat:
             if isinstance(action, Run) and action.label == fact.label:
+                self.about = self.play.mark(f"run {action.label}")
                 return bash(action.command)
             if isinstance(action, ReadFile) and action.path == fact.label:
+                self.about = self.play.mark(f"read {action.path}")
                 return read(str(self.play.root / action.path))
         raise KeyError(f"no action prints {fact.label}")
 
     def finish(self, view: View) -> str:
         """The final text of this agent (the main thread's last answer)."""
+        self.about = self.play.mark("final")
         self.play.ledger.done = True
         return "DONE: all work finished."

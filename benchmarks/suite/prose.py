@@ -37,9 +37,9 @@ CLI's own compaction behind it, so every strategy can finish the marathon (see "
 workload is played by two scripted agents: an **ideal** one (one exact grep per retrieval, no prose) and
 a **realistic** one calibrated on real Claude Code transcripts (pipes some outputs through `head`/
 `tail`/`grep`, takes 1-3 calls per retrieval, sometimes reads a whole file, writes thinking and text,
-and its workers report at the length real subagents do), five seeds each (fewer where the clock section
-says so). Every cost is in **dollars**, output included, from one cost model (`flower.cost`) that
-the demo and `flower report` use too.
+and its workers report at the length real project agents with a report format do), five seeds each
+(fewer where the clock section says so). Every cost is in **dollars**, output included, from one cost
+model (`flower.cost`) that the demo and `flower report` use too.
 
 ```
 python benchmarks/run_suite.py                    # everything, then tables on stdout
@@ -48,7 +48,7 @@ python benchmarks/run_suite.py --clock 35         # priced at 35 s a request (de
 python benchmarks/run_suite.py --json out.json    # flower ÷ the cheapest fair peer, and its ablations
 python benchmarks/run_suite.py --keep DIR         # keep every recording, to price it again:
 python benchmarks/run_suite.py --from-recordings DIR --clock 60 --write-docs
-python benchmarks/run_suite.py --strategies "flower,flower -ttl" --seeds 4,5 --keep DIR  # only those runs
+python benchmarks/run_suite.py --strategies "flower,flower -keep_warm" --seeds 4,5 --keep DIR  # those runs
 python benchmarks/run_suite.py --write-docs       # this page and docs/img/benchmarks-*.png
 python benchmarks/run_suite.py --check            # exit 1 if flower regressed (benchmarks/baseline.json)
 python benchmarks/run_suite.py --update-baseline  # store this run's numbers as the baseline
@@ -74,8 +74,9 @@ suite 20)."""
 
 KEPT_TIME = """\
 This page: the **{scale}** suite, {runs} runs, priced from recordings kept by `--keep` and made by
-several runs of this harness (a strategy's runs all by one version of flower; the peers' runs do not depend
-on it), so no one wall or CPU time covers them: the runs' own wall times add up to {minutes:.1f} min."""
+several runs of this harness (the peers' runs do not depend on flower's code; flower's runs recorded
+before it kept its coordinator's cache warm are named in the clock section), so no one wall or CPU time
+covers them: the runs' own wall times add up to {minutes:.1f} min."""
 """The timing sentence of a page priced from kept recordings (`--from-recordings`)."""
 
 READS_CUT = """ In some runs flower's realistic coordinator Read the saved whole of each report its cap
@@ -87,8 +88,9 @@ HEADLINE = """\
 **flower ÷ each peer at its best: all-agent cost in dollars, output priced.** Below 1, flower is
 cheaper. *Realistic*: the median of the per-seed ratios (min-max over the seeds); *ideal*: the one run.
 A peer's best is its cheapest setting in that workload on a held-out realistic seed (masking: n and
-polling; `clear_tool_uses`: defaults or tuned; where a single setting ran, that one), named in the last
-row. The inline strategies (`baseline_raw`, the peers, `flower -delegation`) are offered no `Agent`
+polling; `clear_tool_uses`: its defaults, the tuned setting and the sweep of "The peers"; where a single
+setting ran, that one), named in the last row. The inline strategies (`baseline_raw`, the peers,
+`flower -delegation`) are offered no `Agent`
 tool: they never delegate. - = not run. † = that strategy did not finish (it stopped early, so it spent
 less).
 """
@@ -177,6 +179,21 @@ _ROWS = (
     ),
     ("replies with text / its size", "58 %; median 104 chars, p90 747", "a text block the same way"),
     (
+        "final report of project agents with a set report format (public transcripts; "
+        "`flower.report.measured`)",
+        "deciles 230, 1,027, 1,268, 1,542, 1,765, 1,946, 2,056, 2,277, 2,678, 3,480, 15,129 chars "
+        "(median 1,946, 91 % under 4,000)",
+        "a worker's report runs to a length drawn uniformly between the deciles (linear within each "
+        "tenth); the pessimistic row draws from the 11 reports of agents never asked to be brief "
+        "(median 9,002 chars)",
+    ),
+    (
+        "a caller opened a document the report pointed to",
+        "5 of 23 (22 %, 95 % interval 10-42 %)",
+        "flower's coordinator Reads the saved whole of a report its cap cut with probability 0.2, once "
+        "per report (`--reads-cut`; 0.5 is a sensitivity row)",
+    ),
+    (
         "output tokens per reply (the API's usage)",
         "median 27, mean 226",
         "what the player writes is what it is billed (the scripted model reports a reply's own size)",
@@ -196,60 +213,70 @@ requests, exactly as sent, are priced under each clock (`benchmarks/suite/timing
 - **calibrated** (the default, and every other table on this page): each request takes a duration drawn
   for its context size from the real main-thread requests ({requests}), plus the time to write its output
   beyond the real mean; the tools its reply called take a run time drawn per tool ({tools}; a Bash
-  command by its text, so every strategy that runs it waits as long); a worker lasts what its own
-  requests and tools take, and its coordinator waits that long. Medians of the worker waits it gives
-  flower here: {waits}. The real subagent runs of the same transcripts lasted {subagents};
+  command by its text, so every strategy that runs it waits as long) from the **real calls no person
+  approved**: the main-thread calls of sessions run in `bypassPermissions` (the suite's own mode) or
+  headless, and every subagent's ({unattended}). In the other sessions a call's "run time" includes a
+  person's approval (all sessions' tables: {attended}), which this clock leaves out. A worker lasts
+  what its own requests and tools take, and its coordinator waits that long. Medians of the worker
+  waits it gives flower here: {waits}. The real subagent runs of the same transcripts lasted
+  {subagents};
 - **stress**: calibrated, but every worker lasts a duration drawn from the distribution measured over
   56 real sessions (median 56 s, p75 116 s, p90 404 s, 18 % over 5 minutes), whatever its size;
 - every clock adds the workloads' idle gaps.
 
 `python benchmarks/calibrate_time.py DIR` measures the tables (`benchmarks/suite/timing.json`) from a
-directory of real transcripts. flower's coordinator asks the CLI for a 1-hour cache (its workers keep 5
-minutes), so a long worker does not expire it; the peers, which never wait on a worker, keep the CLI's 5
-minutes. The cheapest fair peer is the non-flower strategy (the CLI's default, `baseline_raw`, each
-peer at its best) that finished on every seed and cost least under that clock; ratios are per seed
-(the same seed draws the same choices and durations for both sides), median (largest).
-**Bold**: above 0.9, or a seed above 1.0.
+directory of real transcripts. flower's coordinator asks for 5-minute marks and, while it waits on a
+worker, its `Runtime` keeps them warm: every 270 s a ping sends the coordinator's last request again for
+one output token (`flower.warm`). No recording holds a ping (the scripted workers answer in seconds of
+wall-clock time), so each of flower's runs is priced with the pings `flower.warm.schedule.ping_times`
+sends on that clock and seed (`benchmarks/suite/warm.py`: none across the workloads' idle time, at most
+as many a wait as cost one rewrite of the prefix), each one the coordinator's prefix read plus a 27-token
+suffix written and one output token; a run of flower recorded before its `Runtime` kept warm (1-hour
+marks) is priced the same way, its coordinator's marks at 5 minutes (its requests differ in nothing
+else). `flower -keep_warm` is the run with 1-hour marks and no ping (`Runtime(keep_warm=False)`). The
+peers, which never wait on a worker, keep the CLI's 5 minutes, and are also priced with 1 hour. The
+cheapest fair peer is the non-flower strategy (the CLI's default, `baseline_raw`, each peer at its best)
+that finished on every seed and cost least under that clock; ratios are per seed (the same seed draws the
+same choices and durations for both sides), median (largest).
+**Bold**: above 0.9, or a seed above 1.0. Below the clocks: the same ratio against the peers as they
+ran before their variants (the `claude_code` preset and the CLI's 5 minutes), under the player
+variants that ran (workers that ignore the report rule; a coordinator that Reads half the reports its
+cap cut), and flower ÷ the lower bound (`floor.py`: the cheapest run of each seed replayed with every
+block paid once at the input price, read from the cache ever after, every tool output dropped right after its
+last use and every report without its narration; no strategy of the suite can cost less).
 """
 
 WHY_LOSSES = """\
 Why, where it loses (each measured on this page's recordings):
 
-- **The 1-hour cache is insurance, paid on every write.** The coordinator's writes cost 2x instead of
-  1.25x; it pays back only where the coordinator waits more than 5 minutes on a worker (W1 and W3 at 35 s
-  and over, the stress clock). Where workers are short (W2: 3-4 requests each) or the coordinator writes
-  much of its own (W4's looks), the 5-minute cache costs less (`flower -ttl`). flower asks for it for the
-  whole run; the CLI would take a lifetime per request, but choosing it well needs the wait that follows,
-  which no rule knows when the request leaves (the table below bounds what the best choice would buy).
-- **Real-sized reports.** The realistic workers write final reports of the size real subagents wrote
-  (median 9,002 chars, by agents never asked to be brief). The cap keeps them out of the coordinator's
-  context (its head and a path, no second worker request), but their output is paid. How closely real
-  workers keep to `WORKER_RULES`' 30 lines is not in any recording: the realistic player assumes they
-  do not.
-- **A coordinator that reads what the cap cut.** The scripted coordinator never reads a saved report: the
-  head it gets holds the conclusion. One that does pays one more request and carries the whole report
-  from then on; `--reads-cut P` plays that. Measured when this section was written (calibrated clock,
-  flower ÷ the cheapest fair peer, median): every cut report read (P = 1), W1 0.99, W2 1.49, W3 0.97,
-  W4 1.15, W5 0.86; half of them (P = 0.5), W1 0.88, W2 1.38, W3 0.84, W4 1.05, W5 0.82. Such a
-  coordinator would do better without the cap (`flower -report_cap`), which hands the report over whole
-  one request earlier (not measured under the same player here).
-- **Delegation has a fixed price per mandate** (a worker's first turn written to the cache, a hand-back
-  frame). Where the coordinator's own context would stay small anyway, working inline costs less: W4 at
-  35 s (`flower -delegation`)."""
+- **Against a peer with the SDK's own prompt, on short work (W2).** The cheapest peer there works inline
+  with the SDK's empty system prompt, not the CLI's 7k-token `claude_code` preset (against the same peer
+  with the preset, flower's median is 0.90). flower's workers cost their own prompt, output, mandates
+  and hand-back frames on every small task, which the inline peer does not pay; and the peer's cost moves
+  from one seed to another (its cheapest seeds are far below its dearest) where flower's stays flat, so
+  flower costs more on three seeds of five although not on the mean (`benchmarks/spend.py`).
+- **Keeping the coordinator's cache.** flower's default (5-minute marks, kept warm by pings while the
+  coordinator waits on a worker) against 1-hour marks (`flower -keep_warm`): the 1-hour cache pays 2x on
+  every write where 5 minutes pay 1.25x, but bridges a user's idle pause, which no ping crosses: in W5
+  (a 30-minute pause) the 1-hour run costs a little less.
+- **Reports.** The realistic workers report at the length real project agents with a set report format
+  do (median 1,946 chars), and the coordinator Reads one cut report in five; workers that ignore the
+  report rule (median 9,002 chars) are the pessimistic row above. The cap keeps a long report out of the
+  coordinator's context (its head and a path), but its output is paid.
+- **Delegation has a fixed price per mandate** (a worker's prompt and first turn written to the cache,
+  its output, the mandate, a hand-back frame). Where the coordinator's own context would stay small
+  anyway, working inline costs about as much or less: W4's small items, each delegated
+  (`flower -delegation`)."""
 """The causes of the losses the list above shows, as the recordings decompose them."""
 
 BOUNDS = """\
-What choices flower does not make today would buy at most: flower's own runs replayed (nothing
-recorded again; the same requests, only their cache marks or their output changed; each seed under its
-own clock; flower ÷ the cheapest fair peer as above). **Lifetime chosen per request, knowing the wait**:
-one hour exactly on the coordinator's requests the next one follows by more than 5 minutes, 5 minutes on
-the others, the best any rule choosing the lifetime request by request could do (the CLI takes such a
-choice: the SDK's control request `apply_flag_settings` with `CLAUDE_CODE_PROMPT_CACHE_TTL` in its
-`env` sets the next request's lifetime, even from inside a hook). **5 minutes, kept warm while the
-coordinator waits**: every coordinator write at 5 minutes and, during a wait longer than that, its last
-request sent again every 270 s for one token, which reads the prefix and keeps it alive (what a proxy
-between the CLI and the API could do; the CLI sends no such request). **Cut reports written only as long as
-their head**: the workers write no more than the coordinator reads of each report the cap cut (what
-workers keeping to `WORKER_RULES`' 30 lines would write; how closely real ones keep to it is in no
-recording). The stress rows show the same choices when workers last as long as real ones do."""
+What the coordinator's cache lifetime and the workers' brevity would change: the runs of
+`flower -keep_warm` (1-hour coordinator marks, no ping) replayed (nothing recorded again; the same
+requests, only their cache marks or their output changed; each seed under its own clock; ÷ the cheapest
+fair peer as above). **Every coordinator write at 5 minutes**: flower's default marks without its
+pings, on the same requests. **5 minutes, kept warm while the coordinator waits**: every
+coordinator write at 5 minutes and, during a wait longer than that, its last request sent again every
+270 s for one token, which reads the prefix and keeps it alive. **Cut reports written only as long as
+their head**: the workers write no more than the coordinator reads of each report the cap cut. The
+stress rows show the same choices when workers last as long as real ones do."""
 """The replays' table caption (`bounds_table`)."""

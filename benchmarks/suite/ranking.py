@@ -8,6 +8,7 @@ seed draws the same choices for both strategies).
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Callable, Sequence
 
@@ -46,9 +47,30 @@ def one(rows: Sequence[Metrics], key: str, strategy: str, size: int = 0) -> Metr
 
 
 def seeds(rows: Sequence[Metrics], key: str, strategy: str) -> list[Metrics]:
-    """The realistic player's rows, by seed (not the held-out seed 0 the peers' settings are chosen on)."""
-    found = [r for r in _at(rows, key, strategy, "realistic") if r.player != "realistic #0"]
+    """The realistic player's rows, by seed (not the held-out seed 0 the peers' settings are chosen on,
+    nor a variant of the player, `realistic #2 [unbriefed]`, which `variant` brings in)."""
+    found = [
+        r for r in _at(rows, key, strategy, "realistic") if r.player != "realistic #0" and "[" not in r.player
+    ]
     return sorted(found, key=lambda r: r.player)
+
+
+def variant(rows: Sequence[Metrics], tag: str) -> list[Metrics]:
+    """`rows` as the realistic player variant `tag` (`unbriefed`, `reads 0.5`) saw them: each of its rows
+    (`realistic #2 [unbriefed]`) takes the place of the default player's row of the same strategy and
+    seed; a strategy the variant did not run keeps the default's (its run does not depend on it)."""
+    suffix = f" [{tag}]"
+    swapped = {
+        (r.workload, r.strategy, r.size, r.player.removesuffix(suffix)): dataclasses.replace(
+            r, player=r.player.removesuffix(suffix)
+        )
+        for r in rows
+        if r.player.endswith(suffix)
+    }
+    kept = [
+        r for r in rows if "[" not in r.player and (r.workload, r.strategy, r.size, r.player) not in swapped
+    ]
+    return kept + list(swapped.values())
 
 
 def spread(values: Sequence[float], show: Callable[[float], str]) -> str:

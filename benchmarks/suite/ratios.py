@@ -1,11 +1,14 @@
 """flower against the cheapest fair peer, under each clock; flower against its ablations.
 
 - **The cheapest fair peer** of a workload: the non-flower strategy (`baseline_raw`, the CLI's default,
-  each peer at its best; not the SDK-prompt variants, which are the sensitivity row) that finished on
-  every seed and cost least, median over the seeds, under the clock in question (realistic player).
+  each peer at its best, each with the SDK's own prompt where it ran so and with a 1-hour cache) that
+  finished on every seed and cost least, median over the seeds, under the clock in question (realistic
+  player). `scope="preset"` keeps the peers as they ran before these variants (the `claude_code` preset,
+  the CLI's 5 minutes): the sensitivity row.
 - **flower ÷ it**: per seed (the same seed draws the same choices and the same clock for both), then the
   median and the largest of the per-seed ratios.
 - **Ablations**: flower's cost ÷ each ablation's, the ideal player (below 1: the layer or lever pays).
+- **The lower bound** (`floor.py`): per seed, the cheapest of every run's floor; flower ÷ it.
 
 `summary()` is what `run_suite.py --json` writes.
 """
@@ -16,12 +19,14 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import levers
 from .bounds import CLOCKS as BOUND_CLOCKS
 from .bounds import VARIANTS
 from .metrics import Metrics
 from .prose import BOUNDS, CLOCK, WHY_LOSSES
-from .ranking import COORD, one, seeds
-from .runs import SDK
+from .ranking import COORD, one, seeds, variant
+from .realistic import READS_CUT
+from .runs import AS_RUN, ONE_HOUR, SDK
 from .timing import CLOCKS, TABLES
 
 NAMES = {
@@ -39,14 +44,21 @@ def _cost(row: Metrics, clock: str) -> float:
     return row.costs.get(clock, row.cost_all)
 
 
-def _fair(row: Metrics) -> bool:
-    return row.family != "flower" and not row.strategy.endswith(SDK)
+Scope = str
+"""`all`: every peer variant competes; `preset`: only the peers as configured before the variants (the
+`claude_code` preset, the CLI's own 5-minute cache)."""
 
 
-def cheapest_peer(rows: Sequence[Metrics], key: str, clock: str, *, sdk: bool = False) -> str | None:
-    """The cheapest non-flower strategy that finished on every seed (`sdk`: the SDK-prompt variants
-    compete too), by the median of its seeds' cost under `clock`."""
-    names = {r.strategy for r in rows if r.workload == key and (_fair(r) or (sdk and r.family != "flower"))}
+def _fair(row: Metrics, scope: Scope = "all") -> bool:
+    if row.family == "flower" or row.strategy.endswith(AS_RUN):  # a replay's check, not a strategy
+        return False
+    return scope == "all" or not (SDK in row.strategy or row.strategy.endswith(ONE_HOUR))
+
+
+def cheapest_peer(rows: Sequence[Metrics], key: str, clock: str, *, scope: Scope = "all") -> str | None:
+    """The cheapest non-flower strategy within `scope` that finished on every seed, by the median of its
+    seeds' cost under `clock`."""
+    names = {r.strategy for r in rows if r.workload == key and _fair(r, scope)}
     pool = []
     for name in names:
         found = seeds(rows, key, name)
@@ -61,11 +73,11 @@ def _paired(
     clock: str,
     mine: Callable[[Metrics], float | None],
     *,
-    sdk: bool = False,
+    scope: Scope = "all",
 ) -> tuple[str, list[Metrics], list[float]] | None:
     """The cheapest fair peer under `clock`, flower's seeds it ran too (with a cost `mine` gives) and
     their per-seed ratios `mine(seed) ÷ the peer's cost`, or None when there is no peer."""
-    peer = cheapest_peer(rows, key, clock, sdk=sdk)
+    peer = cheapest_peer(rows, key, clock, scope=scope)
     if peer is None:
         return None
     theirs = {r.player: r for r in seeds(rows, key, peer)}
@@ -76,11 +88,11 @@ def _paired(
     return peer, [m for m, _ in found], [cost / _cost(theirs[m.player], clock) for m, cost in found]
 
 
-def versus(rows: Sequence[Metrics], key: str, clock: str, *, sdk: bool = False) -> dict[str, Any] | None:
+def versus(rows: Sequence[Metrics], key: str, clock: str, *, scope: Scope = "all") -> dict[str, Any] | None:
     """flower ÷ the cheapest fair peer under `clock`: `{"median", "max", "peer", "seeds", "reads_cut"}`
     (per-seed ratios; how often flower's coordinator Read a cut report, `Behaviour.reads_cut`: one share,
     or the sorted shares when its seeds differ), or None when either side is missing."""
-    paired = _paired(rows, key, clock, lambda m: _cost(m, clock), sdk=sdk)
+    paired = _paired(rows, key, clock, lambda m: _cost(m, clock), scope=scope)
     if paired is None or not paired[2]:
         return None
     peer, mine, ratios = paired
@@ -104,14 +116,43 @@ def replayed(rows: Sequence[Metrics], key: str, clock: str, variant: str) -> dic
     return {"median": round(statistics.median(ratios), 3), "max": round(max(ratios), 3)}
 
 
+def _floored(row: Metrics) -> bool:
+    """A run whose floor bounds the workload: at the suite's size, and finished (one that stopped early,
+    at the window, did less of the work)."""
+    return bool(row.floor) and not row.size and row.finished
+
+
+def lower_bound(rows: Sequence[Metrics], key: str) -> dict[str, Any] | None:
+    """flower ÷ the workload's lower bound (`floor.py`): per seed of the realistic player, the cheapest
+    floor of every finished run of that seed; `{"median", "max", "ideal", "by"}` (`ideal`: the ideal
+    player's run ÷ the cheapest floor of the ideal runs; `by`: whose run's floor the bound was, most
+    often), or None."""
+    ratios, by = [], []
+    for mine in seeds(rows, key, COORD):
+        pool = [r for r in rows if r.workload == key and r.player == mine.player and _floored(r)]
+        if pool and mine.cost_all:
+            least = min(pool, key=lambda r: r.floor)
+            ratios.append(mine.cost_all / least.floor)
+            by.append(least.strategy)
+    ideal = one(rows, key, COORD)
+    pool = [r for r in rows if r.workload == key and r.player == "ideal" and _floored(r)]
+    if not ratios and not (ideal and pool):
+        return None
+    out: dict[str, Any] = {}
+    if ratios:
+        out |= {"median": round(statistics.median(ratios), 3), "max": round(max(ratios), 3)}
+        out["by"] = max(set(by), key=by.count)
+    if ideal and pool:
+        out["ideal"] = round(ideal.cost_all / min(r.floor for r in pool), 3)
+    return out
+
+
 def bounds_table(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
     """flower ÷ the cheapest fair peer as run and under each replay (`bounds`), at the bounds' clocks."""
     named = {
         "5m": "every coordinator write at 5 minutes",
-        "oracle": "lifetime chosen per request, knowing the wait",
         "warm": "5 minutes, kept warm while the coordinator waits",
         "short": "cut reports written only as long as their head",
-        "both": "lifetime knowing the wait, and cut reports as long as their head",
     }
     lines = [
         "| clock | flower | " + " | ".join(k.upper() for k in keys) + " |",
@@ -121,9 +162,9 @@ def bounds_table(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
         lines.append(
             f"| {NAMES[clock]} | as run | " + " | ".join(_cell(versus(rows, k, clock)) for k in keys) + " |"
         )
-        for variant in VARIANTS:
-            cells = [_cell(replayed(rows, k, clock, variant)) for k in keys]
-            lines.append(f"| {NAMES[clock]} | {named[variant]} | " + " | ".join(cells) + " |")
+        for replay in VARIANTS:
+            cells = [_cell(replayed(rows, k, clock, replay)) for k in keys]
+            lines.append(f"| {NAMES[clock]} | {named[replay]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -140,17 +181,43 @@ def ablations(rows: Sequence[Metrics], key: str, clock: str) -> dict[str, float]
     return dict(sorted(out.items()))
 
 
+SENSITIVITY = {
+    "unbriefed": "workers that ignore the report rule (reports as long as unbriefed subagents')",
+    "reads 0.5": "flower's coordinator Reads half the reports its cap cut",
+}
+"""The realistic player's variants the summary prices apart (`ranking.variant`), and what each plays."""
+HEADLINE_CLOCKS = ("calibrated", "35")
+"""The clocks the issue's bars are read at: the summary carries both, whatever the run's clock."""
+
+
+def _workload(rows: Sequence[Metrics], key: str, clock: str) -> dict[str, Any]:
+    found = versus(rows, key, clock)
+    preset = versus(rows, key, clock, scope="preset")
+    out: dict[str, Any] = {
+        "flower_vs_best": None if found is None else _best(found),
+        "ablations": ablations(rows, key, clock),
+        "lower_bound": lower_bound(rows, key),
+        "inline_realistic": levers.inline_realistic(rows, key, clock),
+        "peers_as_before": None if preset is None else _best(preset),
+    }
+    for tag in SENSITIVITY:
+        if any(r.workload == key and r.player.endswith(f" [{tag}]") for r in rows):
+            other = versus(variant(rows, tag), key, clock)
+            out[tag] = None if other is None else _best(other)
+    return out
+
+
 def summary(rows: Sequence[Metrics], keys: Sequence[str], clock: str) -> dict[str, Any]:
-    """The `--json` object: per workload flower ÷ the cheapest fair peer and its ablations, and the same
-    object under `"clock"`, keyed by the clock it ran."""
-    per: dict[str, Any] = {}
-    for key in keys:
-        found = versus(rows, key, clock)
-        per[key] = {
-            "flower_vs_best": None if found is None else _best(found),
-            "ablations": ablations(rows, key, clock),
-        }
-    return {**per, "clock": {clock: per}}
+    """The `--json` object: per workload flower ÷ the cheapest fair peer (`flower_vs_best`: median, max,
+    peer), ÷ each ablation (`ablations`, `-delegation` included), ÷ the lower bound (`lower_bound`), ÷ the
+    cheapest peer as configured before its variants (`peers_as_before`) and under each player variant
+    that ran (`unbriefed`, `reads 0.5`); and the same objects under `"clock"`, keyed by clock (the run's
+    and `HEADLINE_CLOCKS`)."""
+    per = {key: _workload(rows, key, clock) for key in keys}
+    clocks = {clock: per}
+    for name in HEADLINE_CLOCKS:
+        clocks.setdefault(name, {key: _workload(rows, key, name) for key in keys})
+    return {**per, "clock": clocks}
 
 
 def cut_shares(rows: Sequence[Metrics]) -> list[float]:
@@ -160,8 +227,10 @@ def cut_shares(rows: Sequence[Metrics]) -> list[float]:
 
 def _best(found: dict[str, Any]) -> dict[str, Any]:
     """`versus` as `--json` writes it: the median, the max and the peer; and `reads_cut` when flower's
-    coordinator Read cut reports (absent at 0, as before there was a choice)."""
-    keys = ("median", "max", "peer", "reads_cut") if found["reads_cut"] else ("median", "max", "peer")
+    coordinator Read cut reports at another rate than the default player's (`realistic.READS_CUT`)."""
+    keys = ["median", "max", "peer"]
+    if found["reads_cut"] != READS_CUT:
+        keys.append("reads_cut")
     return {k: found[k] for k in keys}
 
 
@@ -176,10 +245,26 @@ def sensitivity(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def sdk_row(rows: Sequence[Metrics], keys: Sequence[str], clock: str) -> str:
-    """One table row: flower ÷ the cheapest peer when the peers may run with the SDK's default prompt."""
-    cells = [_cell(versus(rows, k, clock, sdk=True)) for k in keys]
-    return "| peers allowed the SDK's default prompt | " + " | ".join(cells) + " |"
+def preset_row(rows: Sequence[Metrics], keys: Sequence[str], clock: str) -> str:
+    """One table row: flower ÷ the cheapest peer among the peers as they ran before their variants (the
+    `claude_code` preset, the CLI's 5-minute cache)."""
+    cells = [_cell(versus(rows, k, clock, scope="preset")) for k in keys]
+    return "| peers with the preset and 5 minutes only | " + " | ".join(cells) + " |"
+
+
+def variant_row(rows: Sequence[Metrics], keys: Sequence[str], clock: str, tag: str) -> str:
+    """One table row: flower ÷ the cheapest fair peer under the player variant `tag` (`SENSITIVITY`)."""
+    cells = [_cell(versus(variant(rows, tag), k, clock)) for k in keys]
+    return f"| {SENSITIVITY[tag]} | " + " | ".join(cells) + " |"
+
+
+def bound_row(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
+    """One table row: flower ÷ the lower bound (no clock moves the bound; flower's cost is the run's)."""
+    cells = []
+    for key in keys:
+        found = lower_bound(rows, key)
+        cells.append(f"{found['median']:.2f} ({found['max']:.2f})" if found and "median" in found else "-")
+    return "| flower ÷ the lower bound (run's clock) | " + " | ".join(cells) + " |"
 
 
 def _cell(found: dict[str, Any] | None) -> str:
@@ -199,10 +284,18 @@ def _median(values: Sequence[float]) -> str:
     return f"{statistics.median(values):.1f} s" if values else "-"
 
 
+def _tail(table: Sequence[float] | None) -> str:
+    """A Bash run-time table's median, 95th percentile and longest (its quantiles are 5 % apart)."""
+    if not table:
+        return "-"
+    return f"Bash median {table[10]:.1f} s, p95 {table[19]:.1f} s, longest {table[20]:.0f} s"
+
+
 def clock_text(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
     """The clock section's prose, with the calibration tables' medians and the waits this run saw."""
     requests = ", ".join(f"{b} tokens {_median(v)}" for b, v in TABLES["request_seconds"].items())
     tools = ", ".join(f"{t} {_median(v)}" for t, v in TABLES["tool_seconds"].items())
+    tails = {name: TABLES.get(name, {}).get("Bash") for name in ("tool_seconds", "tool_seconds_all")}
     subagents = sorted(TABLES["subagent_seconds"])
     waits = []
     for key in keys:
@@ -212,6 +305,8 @@ def clock_text(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
     return CLOCK.format(
         requests=f"medians: {requests}",
         tools=f"medians: {tools}",
+        unattended=_tail(tails["tool_seconds"]),
+        attended=_tail(tails["tool_seconds_all"]),
         waits=", ".join(waits) or "-",
         subagents=f"{subagents[0]:.0f}-{subagents[-1]:.0f} s (median {statistics.median(subagents):.0f} s)",
     )
@@ -234,6 +329,13 @@ def losses(rows: Sequence[Metrics], keys: Sequence[str], clocks: Sequence[str] =
                 )
     for clock in clocks:
         for key in keys:
+            inline = levers.inline_realistic(rows, key, clock)
+            if inline and inline["median"] > 1.05:
+                lines.append(
+                    f"- {key.upper()}, {NAMES[clock]}, realistic player: `flower -delegation` costs less "
+                    f"than flower (flower ÷ it: median {inline['median']:.2f}, largest {inline['max']:.2f}, "
+                    f"{inline['seeds']} seeds)."
+                )
             cheaper = {k: v for k, v in ablations(rows, key, clock).items() if v > 1.05}
             if cheaper:
                 said = ", ".join(f"`flower {k}` (flower ÷ it {v:.2f})" for k, v in cheaper.items())
@@ -249,23 +351,18 @@ def losses(rows: Sequence[Metrics], keys: Sequence[str], clocks: Sequence[str] =
 def clock_section(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
     """The page's clock section: how the clocks work, the sensitivity table, the peers, the losses."""
     parts = [clock_text(rows, keys), sensitivity(rows, keys)]
-    if any(r.strategy.endswith(SDK) for r in rows):
-        parts[-1] += "\n" + sdk_row(rows, keys, "calibrated")
+    parts[-1] += "\n" + preset_row(rows, keys, "calibrated")
+    for tag in SENSITIVITY:
+        if any(r.player.endswith(f" [{tag}]") for r in rows):
+            parts[-1] += "\n" + variant_row(rows, keys, "calibrated", tag)
+    parts[-1] += "\n" + bound_row(rows, keys)
     parts.append(
         f"The cheapest fair peer, calibrated: {peers_line(rows, keys, 'calibrated')}; at 35 s: "
         f"{peers_line(rows, keys, '35')}."
     )
-    reused = sorted({(r.workload, r.strategy) for r in rows if "earlier run" in r.note})
+    reused = levers.earlier_runs(rows)
     if reused:
-        said = "; ".join(
-            f"{key.upper()} " + ", ".join(f"`{s}`" for k, s in reused if k == key)
-            for key in dict.fromkeys(k for k, _ in reused)
-        )
-        parts.append(
-            "Recordings made by an earlier run of this harness, priced again here (an inline strategy's "
-            f"requests do not depend on flower's coordinator; one run of each kind, made again, matched "
-            f"them to the cent): {said}."
-        )
+        parts.append(reused)
     counts = {key: len(seeds(rows, key, COORD)) for key in keys}
     parts.append(
         "Seeds (realistic player, flower): " + ", ".join(f"{k.upper()} {n}" for k, n in counts.items()) + "."
@@ -287,10 +384,12 @@ __all__ = [
     "clock_text",
     "cut_shares",
     "losses",
+    "lower_bound",
     "peers_line",
+    "preset_row",
     "replayed",
-    "sdk_row",
     "sensitivity",
     "summary",
+    "variant_row",
     "versus",
 ]

@@ -14,14 +14,24 @@ measured to differ (`benchmarks/calibrate.py` over 18 real Claude Code transcrip
 - every reply carries prose: a thinking block in 58 % of replies (median 180 chars, 90th percentile
   1,400) and a text block in 58 % (median 100, p90 750), which the model pays as output and the next
   requests carry as input.
-- a worker's final report runs to a size drawn from the subagent reports of the real transcripts
-  (median 9,002 chars, 10 of 11 over flower's 4,000-char report limit; `timing.json`): the structured
-  lines, then prose. flower's report cap saves such a report to a file and the coordinator gets its
-  head; elsewhere the report reaches the main thread whole.
-- with probability `reads_cut` (0 unless asked: no transcript measured it), the coordinator Reads a cut
-  report's saved file before its next move, once per report; the sensitivity of a page to that habit.
-Every draw is seeded by (seed, what it is about), so two strategies played with one seed pipe the same
-commands, take the same number of calls for the same fact, and differ only where their contexts do.
+- a worker's final report runs to a size drawn from the reports of real agents **defined in a project
+  with a set report format that points to files** (`flower.report.measured.REPORT_CHARS_DECILES`: median
+  1,946 chars, 91 % under flower's 4,000-char report limit), the closest real match to flower's
+  `WORKER_RULES`: a uniform draw placed linearly between the deciles (min, nine deciles, max), so every
+  length between two deciles can come out, not only the eleven measured ones. The report is the
+  structured lines, then prose. The `unbriefed` reports (the *pessimistic* row: workers that ignore the
+  rule) draw from the 11 subagent reports of the calibration transcripts instead (median 9,002 chars, 10
+  of 11 over the limit; `timing.json`, agents never asked to be brief). flower's report cap saves a long
+  report to a file and the coordinator gets its head; elsewhere the report reaches the main thread whole.
+- with probability `reads_cut` (default `READS_CUT`, 0.2: a caller opened a document such a report
+  pointed to in 5 of 23 real cases, `flower.report.measured.READ_BACK_SHARE`), the coordinator Reads a
+  cut report's saved file before its next move, once per report.
+Every draw is seeded by (seed, what it is about), never by a request's position, so two strategies
+played with one seed draw alike wherever they do alike (common random numbers): they pipe the same
+commands, take the same number of calls for the same fact, and a reply that does the same thing (runs
+`out-007`, looks for fact `K`, reports task `c2`) carries the same prose, whether a worker or the main
+thread writes it. What has no counterpart in the other strategy (a coordinator's mandate, a handoff, a
+compaction, a Read of a cut report, a retry after a refusal it could not see) draws on its own.
 """
 
 from __future__ import annotations
@@ -31,6 +41,11 @@ import math
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
+
+from flower.report.measured import REPORT_CHARS_DECILES
+
+from .timing import at_quantile
 
 PIPE_SHARE = 0.167
 PIPES = (("tail", 0.561), ("head", 0.268), ("grep", 0.171))
@@ -47,7 +62,14 @@ TEXT = (0.58, 104, 747)
 REPORTS: tuple[int, ...] = tuple(
     json.loads(Path(__file__).with_name("timing.json").read_text())["report_chars"]
 )
-"""Characters of the real subagent reports (`benchmarks/calibrate_time.py`)."""
+"""Characters of the real subagent reports of the calibration transcripts, agents never asked to be
+brief (`benchmarks/calibrate_time.py`): the `unbriefed` (pessimistic) reports."""
+READS_CUT = 0.2
+"""How often the realistic coordinator Reads a cut report's saved whole by default: a real caller opened
+a document such a report pointed to in 5 of 23 cases (`flower.report.measured.READ_BACK_SHARE`)."""
+Reports = Literal["project", "unbriefed"]
+"""How long the realistic workers' reports run: as project agents with a report format do (`project`), or
+as agents never asked to be brief (`unbriefed`, the pessimistic row)."""
 READ_CAP_CHARS = 100_000
 """A Read of a file over about 25,000 tokens fails with the CLI's "exceeds maximum allowed tokens"."""
 
@@ -60,8 +82,10 @@ class Behaviour:
 
     name: str = "ideal"
     seed: int = 0
-    reads_cut: float = 0.0
+    reads_cut: float = READS_CUT
     """How often the coordinator Reads the saved whole of a report flower's cap cut (0: never)."""
+    reports: Reports = "project"
+    """Whose report lengths the workers draw from (`Reports`)."""
 
     @property
     def realistic(self) -> bool:
@@ -69,9 +93,20 @@ class Behaviour:
         return self.name == "realistic"
 
     @property
+    def variant(self) -> str:
+        """What this realistic player does unlike the default one (`""`: nothing): `reads 0.5`,
+        `unbriefed`, or both, comma-separated."""
+        if not self.realistic:
+            return ""
+        said = [f"reads {self.reads_cut:g}"] if self.reads_cut != READS_CUT else []
+        return ", ".join([*said, *(["unbriefed"] if self.reports == "unbriefed" else [])])
+
+    @property
     def label(self) -> str:
-        """`ideal`, `realistic #2`."""
-        return self.name if not self.realistic else f"realistic #{self.seed}"
+        """`ideal`, `realistic #2`, `realistic #2 [unbriefed]` (a variant's rows are kept apart)."""
+        if not self.realistic:
+            return self.name
+        return f"realistic #{self.seed}" + (f" [{self.variant}]" if self.variant else "")
 
     def rng(self, *about: object) -> random.Random:
         """A generator seeded by this player's seed and what the draw is about."""
@@ -101,21 +136,26 @@ class Behaviour:
 
     def report_chars(self, task: str) -> int:
         """The size the final report of worker `task` runs to (0: as short as its lines; the ideal
-        player), drawn from the real reports."""
+        player), drawn from the real reports (`reports`)."""
         if not self.realistic:
             return 0
-        return self.rng("report", task).choice(REPORTS)
+        rng = self.rng("report", task)
+        if self.reports == "unbriefed":
+            return rng.choice(REPORTS)
+        return round(at_quantile(REPORT_CHARS_DECILES, rng.random()))
 
     def reads_cut_report(self, task: str) -> bool:
         """Whether the coordinator Reads the saved whole of worker `task`'s cut report (one draw per
         report; never when `reads_cut` is 0, nor by the ideal player)."""
         return self.realistic and self.reads_cut > 0 and self.rng("read cut", task).random() < self.reads_cut
 
-    def prose(self, caller: str, index: int) -> tuple[str, str]:
-        """(thinking, text) the reply to this request carries ("" for none); the ideal player writes none."""
+    def prose(self, about: str) -> tuple[str, str]:
+        """(thinking, text) a reply carries ("" for none), drawn by what the reply does (`about`, e.g.
+        `run out-007#0`), so every strategy's reply that does it carries the same; the ideal player
+        writes none."""
         if not self.realistic:
             return "", ""
-        rng = self.rng("prose", caller, index)
+        rng = self.rng("prose", about)
         return _words(rng, THINKING), _words(rng, TEXT)
 
 

@@ -83,6 +83,8 @@ def _env(strategy: Strategy) -> dict[str, str]:
         env["CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS"] = "1"
     if strategy.engine == "plain" and not strategy.compaction:
         env["DISABLE_AUTO_COMPACT"] = "1"
+    if strategy.engine == "plain" and strategy.cache == "1h":
+        env["CLAUDE_CODE_PROMPT_CACHE_TTL"] = "1h"
     return env
 
 

@@ -13,7 +13,7 @@ from .findings import findings
 from .metrics import Metrics
 from .ranking import COORD, SOLO, k, money, one, seeds
 from .runner import chosen_peers
-from .runs import HEAD_ONLY, HEAD_TAIL, LONG_HEAD, default_shape, shape_label, sweep_name
+from .runs import HEAD_ONLY, HEAD_TAIL, LONG_HEAD, ONE_HOUR, default_shape, shape_label, sweep_name
 from .workloads import SCALES
 
 
@@ -258,8 +258,9 @@ def _timing(scale: str, minutes: float, rows: Sequence[Metrics]) -> str:
     said = ", ".join(f"{share:g}" for share in shares)
     reads = prose.READS_CUT.format(shares=said, reads=sum(r.cut_reads for r in rows)) if shares else ""
     if cpu == 0:  # priced from kept recordings: their CPU time was not kept
-        total = sum(r.wall for r in rows) / 60
-        return prose.KEPT_TIME.format(scale=scale, runs=len(rows), minutes=total) + reads
+        made = [r for r in rows if not r.strategy.endswith(ONE_HOUR)]  # a 1-hour replay is no run
+        total = sum(r.wall for r in made) / 60
+        return prose.KEPT_TIME.format(scale=scale, runs=len(made), minutes=total) + reads
     load = os.getloadavg()[2]
     runs = len(rows)
     timing = prose.RUN_TIME.format(scale=scale, minutes=minutes, runs=runs, cpu=cpu, idle=cpu / 2, load=load)

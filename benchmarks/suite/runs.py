@@ -6,8 +6,9 @@
 - `baseline_cc_default`: the CLI as a user gets it: its own tool set, its built-in agents (a fan-out goes
   to `general-purpose`), its compaction, its idle handling;
 - the peers (`peers.py`): `baseline_raw`'s options with compaction on and the peer's edit in the
-  scripted model; with `prompt="sdk"`, the SDK's empty default system prompt instead of the preset
-  (the sensitivity row);
+  scripted model; with `prompt="sdk"` (`(SDK prompt)`), the SDK's empty default system prompt instead of
+  the preset; with a 1-hour cache (`(1h cache)`), the same requests priced with every main-thread mark at
+  one hour (`replays.py`; `(1h cache, as run)` records it for real, with the CLI's variable set);
 - flower (`Runtime(..., configure=model.attach)`) in full and without each layer or lever, and the spill
   preview sweep of W1.
 """
@@ -22,7 +23,7 @@ from flower import SpillPolicy, coordinator, worker
 from flower.options import session_tools
 
 from .actions import Denied, Pause, Reuse, Run, Subtask, Workload, flatten
-from .peers import CLEAR_ACTS, CLEARS, MASKS, PEERS
+from .peers import CLEAR_ACTS, CLEAR_SWEEP, CLEARS, MASKS, PEERS
 from .play import MOVE
 
 MODEL = "claude-sonnet-4-6"
@@ -72,6 +73,9 @@ class Strategy:
     rules say (False: it runs every look itself)."""
     prompt: Literal["preset", "sdk"] = "preset"
     """A plain strategy's system prompt: the `claude_code` preset, or the SDK's empty default."""
+    cache: Literal["auto", "1h"] = "auto"
+    """A plain strategy's prompt-cache lifetime: the CLI's own choice (5 minutes on an API key), or
+    `CLAUDE_CODE_PROMPT_CACHE_TTL=1h` set for the run."""
     parallel: int = 1
     model: str = MODEL
     note: str = ""
@@ -134,19 +138,19 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -handoff": {"handoff": False},
     "flower -workbench": {"workbench": False},
     "flower -report_cap": {"report_limit": None},
+    "flower -keep_warm": {"keep_warm": False},
 }
-"""The layers, one at a time: `Runtime` arguments."""
+"""The layers, one at a time: `Runtime` arguments (`-keep_warm`: the coordinator's cache at 1 hour and no
+keep-warm pings, `Runtime(keep_warm=False)`)."""
 PLANNING = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
 """The CLI's planning tools, opt-in for a flower coordinator."""
 DELEGATION_ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -lean": {"claude_code_preset": True},
-    "flower -ttl": {"options": {"env": {"CLAUDE_CODE_PROMPT_CACHE_TTL": "5m"}}},
     "flower -shared_prefix": {"mandate_line": None},
     "flower +planning": {"tools": ("Agent", "Read", *PLANNING)},
 }
 """The delegation levers, one at a time: `coordinator()` arguments (`-lean`: the CLI's `claude_code`
-preset under the coordinator's rules; `-ttl`: the coordinator's cache at 5 minutes, as a user who set
-the variable would have it)."""
+preset under the coordinator's rules)."""
 PLAY_ABLATIONS: dict[str, dict[str, bool]] = {
     "flower -whole_loops": {"whole_loops": False},
     "flower -fold_checks": {"fold": False},
@@ -229,11 +233,29 @@ def peer(name: str) -> Strategy:
 
 def sdk_prompt(strategy: Strategy) -> Strategy:
     """`strategy` with the SDK's empty default system prompt instead of the `claude_code` preset."""
-    return replace(strategy, name=f"{strategy.name} (SDK prompt)", prompt="sdk")
+    return replace(strategy, name=f"{strategy.name}{SDK}", prompt="sdk")
+
+
+def one_hour(strategy: Strategy) -> Strategy:
+    """`strategy` run with a 1-hour prompt cache on its main thread, for real (`CLAUDE_CODE_PROMPT_CACHE_TTL`;
+    the suite prices the same as a replay, `replays.one_hour`, and this checks the replay)."""
+    return replace(strategy, name=f"{strategy.name}{AS_RUN}", cache="1h")
 
 
 SDK = " (SDK prompt)"
 """How the name of a peer with the SDK's default prompt ends."""
+ONE_HOUR = " (1h cache)"
+"""How the name of a plain strategy priced with a 1-hour cache ends (a replay of its recording)."""
+AS_RUN = " (1h cache, as run)"
+"""How the name of a plain strategy recorded with a 1-hour cache ends (the replay's check)."""
+
+
+def base_name(name: str) -> str:
+    """A strategy's name without its prompt or cache variant: `mask n5 p1 (SDK prompt) (1h cache)` ->
+    `mask n5 p1`."""
+    for suffix in (ONE_HOUR, AS_RUN, SDK):
+        name = name.removesuffix(suffix)
+    return name
 
 
 def core(workload: Workload) -> list[Strategy]:
@@ -248,7 +270,13 @@ def sweep(workload: Workload | None = None) -> list[Strategy]:
     return [peer(p.name) for p in (*MASKS, *CLEARS) if p.name not in idle]
 
 
-QUICK_ABLATIONS = ("flower -delegation", "flower -lean", "flower -ttl", "flower -whole_loops")
+def held_out(workload: Workload | None = None) -> list[Strategy]:
+    """What the held-out seed runs to choose each peer's best: `sweep` and the `clear_tool_uses` sweep
+    (`peers.CLEAR_SWEEP`, whose triggers all sit under the default's 100k)."""
+    return [*sweep(workload), *(peer(p.name) for p in CLEAR_SWEEP)]
+
+
+QUICK_ABLATIONS = ("flower -delegation", "flower -keep_warm", "flower -lean", "flower -whole_loops")
 """The ablations `--quick` runs (the ideal player)."""
 
 
@@ -316,8 +344,11 @@ def strategies_for(workload: Workload, *, quick: bool, previews: bool = False) -
 
 def named(workload: Workload, name: str) -> Strategy:
     """The strategy called `name` for this workload (any the full suite can run)."""
-    known = [*strategies_for(workload, quick=False, previews=True), *sweep(), *ablations(workload)]
-    for strategy in [*known, *(sdk_prompt(s) for s in [RAW, *sweep()])]:
+    known = [*strategies_for(workload, quick=False, previews=True), *held_out(), *ablations(workload)]
+    plain = [RAW, *held_out()]
+    variants = [*(sdk_prompt(s) for s in plain), *(one_hour(s) for s in [*plain, cc_default(workload)])]
+    variants += [one_hour(sdk_prompt(s)) for s in plain]
+    for strategy in [*known, *variants]:
         if strategy.name == name:
             return strategy
     raise KeyError(f"no strategy {name!r} for {workload.key}")

@@ -8,14 +8,23 @@ requests, exactly as sent, are priced under each clock:
 - `"10"`, `"20"`, `"35"`, `"60"`: every request moves the clock that many seconds, whoever sends it;
 - `"calibrated"` (the default): each request takes a duration drawn for its context size from real
   main-thread requests, plus the output it wrote beyond the real mean; the tools its reply called take
-  a run time drawn per tool (a Bash command by its text, so every strategy that runs it waits the same);
-  a worker lasts what its own requests and tools take, and its coordinator waits that long;
+  a run time drawn per tool from the real calls no person approved (`tool_seconds`: sessions in
+  `bypassPermissions` or run headless, and subagents; see `benchmarks/calibrate_time.py`); a worker
+  lasts what its own requests and tools take, and its coordinator waits that long;
 - `"stress"`: calibrated, but every worker lasts a duration drawn from a distribution measured over 56
   real sessions (median 56 s, p75 116 s, p90 404 s, 18 % over 5 minutes), spread over its requests,
   whatever its size.
 
 The workload's idle gaps are added on every clock. `benchmarks/calibrate_time.py` measures the tables
 (`timing.json`) from real transcripts; docs/benchmarks.md states them.
+
+**Paired draws.** A draw is seeded by the seed and what it is about, never by a request's place in the
+run where a better key exists, so every strategy of a seed draws alike where it does alike (common random
+numbers): a request's duration by what its reply does (the player's `Ledger.about`: `run out-007#0`,
+`look W1-F03#1`; the same key whichever agent sends it, its context size picking the table), a Bash
+command's run time by its text (its pipe and the run's temporary directory left out), a Read by the
+file's path inside the workspace, a stress-clock worker by its task id. A request whose reply has no
+counterpart (a mandate, a handoff, a compaction) draws by its thread and index.
 """
 
 from __future__ import annotations
@@ -42,6 +51,8 @@ OUTPUT_RATE = 50.0
 real transcripts show (their CLIs recorded output mid-stream, so measured rates are lower bounds)."""
 OUTPUT_MEAN = 226
 """Output tokens of the real replies, on average: what the drawn durations already include."""
+RUN_ROOT = re.compile(r"/[^\s'\"]*?flower-bench-[^/\s]+/")
+"""A run's temporary workspace in a path (`/tmp/flower-bench-x1y2/`): left out of a tool draw's key."""
 TOOLS = {"Bash": "Bash", "Read": "Read", "Grep": "Read", "Glob": "Read", "Write": "Write", "Edit": "Write"}
 WORKER_QUANTILES = (
     (0.0, 10.0),
@@ -63,8 +74,9 @@ def _rng(*about: object) -> random.Random:
     return random.Random("|".join(str(a) for a in about))
 
 
-def _draw(table: Sequence[float], u: float) -> float:
-    """The value at quantile `u` of a table of evenly spaced quantiles, linear between them."""
+def at_quantile(table: Sequence[float], u: float) -> float:
+    """The value at quantile `u` of a table of evenly spaced quantiles (min, ..., max), linear between
+    them (with deciles, u = 0.55 lies halfway from the 5th decile to the 6th)."""
     k = u * (len(table) - 1)
     low = int(k)
     high = min(low + 1, len(table) - 1)
@@ -79,17 +91,19 @@ def _bucket(tokens: int) -> str:
     return "20-50k" if tokens >= 20_000 else "<20k"
 
 
-def request_seconds(seed: int, thread: str, index: int, tokens: int, output: int) -> float:
-    """A request's duration: drawn for its context size, plus its output beyond the real mean."""
+def request_seconds(seed: int, thread: str, index: int, tokens: int, output: int, about: str = "") -> float:
+    """A request's duration: drawn for its context size (by what its reply does, `about`, else by its
+    thread and index), plus its output beyond the real mean."""
     table = TABLES["request_seconds"][_bucket(tokens)]
     extra = max(0, output - OUTPUT_MEAN) / OUTPUT_RATE
-    return _draw(table, _rng(seed, "request", thread, index).random()) + extra
+    rng = _rng(seed, "request", about) if about else _rng(seed, "request", thread, index)
+    return at_quantile(table, rng.random()) + extra
 
 
 def tool_seconds(seed: int, name: str, key: str) -> float:
     """A tool's run time, drawn per tool; a Bash command by its text (without a pipe)."""
     table = TABLES["tool_seconds"].get(TOOLS.get(name, ""))
-    return _draw(table, _rng(seed, "tool", name, key).random()) if table else 0.0
+    return at_quantile(table, _rng(seed, "tool", name, key).random()) if table else 0.0
 
 
 def worker_seconds(u: float) -> float:
@@ -130,15 +144,22 @@ def reply_tools(requests: Sequence[Any], threads: Sequence[str]) -> list[list[tu
             if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") != "Agent":
                 data = block.get("input") or {}
                 key = str(data.get("command") or data.get("file_path") or "").split(" | ")[0]
-                out[i].append((str(block.get("name")), key))
+                out[i].append((str(block.get("name")), RUN_ROOT.sub("", key)))
     return out
 
 
 def send_times(
-    requests: Sequence[Any], idle: Mapping[int, float], clock: str, seed: int, tokens: Sequence[int]
+    requests: Sequence[Any],
+    idle: Mapping[int, float],
+    clock: str,
+    seed: int,
+    tokens: Sequence[int],
+    about: Mapping[int, str] | None = None,
 ) -> list[float]:
     """When each request was sent under `clock` (`CLOCKS`), `seed` drawing the calibrated durations;
-    `tokens` is each request's context. `idle`: seconds of idle time after the request with that seq."""
+    `tokens` is each request's context. `idle`: seconds of idle time after the request with that seq;
+    `about`: what the reply to the request with that seq does (`Ledger.about`, the durations' key)."""
+    about = about or {}
     if clock not in DRAWN:
         step = float(clock)
         durations = [step] * len(requests)
@@ -152,7 +173,7 @@ def send_times(
             if clock == "stress" and thread.startswith("worker"):
                 durations.append(worker_seconds(_rng(seed, "worker", thread).random()) / count[thread])
                 continue
-            took = request_seconds(seed, thread, r.index, tokens[i], r.output_tokens)
+            took = request_seconds(seed, thread, r.index, tokens[i], r.output_tokens, about.get(r.seq, ""))
             took += sum(tool_seconds(seed, name, key) for name, key in tools[i])
             durations.append(took)
     times, now = [], 0.0
@@ -178,4 +199,13 @@ def worker_spans(requests: Sequence[Any], times: Sequence[float]) -> list[float]
     return out
 
 
-__all__ = ["CLOCKS", "DRAWN", "SEEDS", "send_times", "thread_of", "worker_seconds", "worker_spans"]
+__all__ = [
+    "CLOCKS",
+    "DRAWN",
+    "SEEDS",
+    "at_quantile",
+    "send_times",
+    "thread_of",
+    "worker_seconds",
+    "worker_spans",
+]

@@ -12,14 +12,15 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from flower.cost import Block, PromptCache, TokenUsage, blocks_of, price
+from flower.cost import TTL_1H, Block, PromptCache, TokenUsage, blocks_of, price
 
-from . import bounds, timing
+from . import bounds, floor, timing, warm
 from .player import Ledger, ProbeRecord
-from .probes import View, residue, stale_snapshots
+from .probes import View, block_text, residue, stale_snapshots
+from .runs import ONE_HOUR
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ class Trace:
     bounds: dict[str, dict[str, float]] = field(default_factory=dict)
     """All-agent dollars of each replay of `bounds.VARIANTS` under each of `bounds.CLOCKS` (flower's
     runs whose coordinator asked for a 1-hour cache and delegated; empty for the others)."""
+    floor: float = 0.0
+    """Dollars of this run replayed with nothing paid twice (`floor.py`): no clock moves it."""
 
     @property
     def main(self) -> list[Req]:
@@ -121,22 +124,68 @@ class Sent:
     context: int
     residue: int
     output: int
+    results: Mapping[int, str] = field(default_factory=dict)
+    """Block key -> the tool_use id of each tool_result block (`floor.Seen.results`)."""
+    trims: Mapping[int, int] = field(default_factory=dict)
+    """Block key -> tokens of a worker's narration a report result carries (`floor.Seen.trims`)."""
 
 
 def cut(body: Mapping[str, Any], caller: str, output: int, pad: int, view: View | None) -> Sent:
     """A `Sent` from a request body (the main thread's context includes the per-turn residue `pad`)."""
     pad = pad if caller == "main" else 0
     chars = len(json.dumps(body, ensure_ascii=False))
+    blocks = blocks_of(body)
+    results, trims = _results(body, blocks)
     return Sent(
         caller,
         str(body.get("model") or ""),
-        with_pad(blocks_of(body), pad),
+        with_pad(blocks, pad),
         with_pad(blocks_of(body, billing="ignored"), pad),
         chars,
         chars // 4 + pad * assistant_turns(body),
         residue(view) if view is not None else 0,
         output,
+        results,
+        trims,
     )
+
+
+def _results(body: Mapping[str, Any], blocks: Sequence[Block]) -> tuple[dict[int, str], dict[int, int]]:
+    """The tool_result blocks of a body by block key (their tool_use ids, and a report's narration):
+    `blocks_of` cuts one block per dict item of each message, in order, so the two walks align."""
+    items = []
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        listed = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        items += [item for item in listed if isinstance(item, dict)]
+    results: dict[int, str] = {}
+    trims: dict[int, int] = {}
+    for block, item in zip([b for b in blocks if b.message >= 0], items, strict=True):
+        if item.get("type") == "tool_result":
+            results[block.key] = str(item.get("tool_use_id"))
+            told = floor.narration(block_text(item.get("content")))
+            if told:
+                trims[block.key] = told
+    return results, trims
+
+
+def at_one_hour(sent: Sequence[Sent]) -> list[Sent]:
+    """The same requests with every mark of the main thread at one hour: what a plain run with
+    `CLAUDE_CODE_PROMPT_CACHE_TTL=1h` sends (measured: the CLI marks the main thread's requests so and
+    leaves its compaction requests and subagents at 5 minutes; nothing else changes that prices)."""
+    out = []
+    for s in sent:
+        if s.caller != "main":
+            out.append(s)
+            continue
+        blocks, ignored = (
+            [b if b.breakpoint is None else replace(b, breakpoint=TTL_1H) for b in found]
+            for found in (s.blocks, s.ignored)
+        )
+        out.append(replace(s, blocks=blocks, ignored=ignored))
+    return out
 
 
 def usages(sent: Sequence[Sent], times: Sequence[float], *, ignored: bool = False) -> list[TokenUsage]:
@@ -165,11 +214,14 @@ def _caller(name: str) -> str:
 
 def _seeds(player: str) -> tuple[int, ...]:
     """The seeds that draw a drawn clock: the realistic player's own, or all of `timing.SEEDS`."""
-    return (int(player.split("#")[1]),) if "#" in player else timing.SEEDS
+    return (int(player.split("#")[1].split()[0]),) if "#" in player else timing.SEEDS
 
 
-def from_recording(rec: Any, size: int = 0, run_clock: str = "calibrated") -> Trace:
-    """A real run (`record.Recording`) as a Trace under `run_clock`, with its dollars under every clock.
+def from_recording(
+    rec: Any, size: int = 0, run_clock: str = "calibrated", *, one_hour: bool = False
+) -> Trace:
+    """A real run (`record.Recording`) as a Trace under `run_clock`, with its dollars under every clock
+    (`one_hour`: its main thread's marks at one hour, `at_one_hour`, named `<strategy> (1h cache)`).
 
     Under a drawn clock the realistic player's seed draws the durations; the ideal player's dollars are
     the median over `timing.SEEDS`, and its trace is the run under the median draw."""
@@ -187,27 +239,34 @@ def from_recording(rec: Any, size: int = 0, run_clock: str = "calibrated") -> Tr
             if view is not None and staleness is None and pause_seqs and r.seq > pause_seqs[0]:
                 staleness = stale_snapshots(view, rec.resume_states[pause_seqs[0]])
         sent.append(cut(r.body, caller, r.output_tokens, rec.workload.pad, view))
+    if one_hour:
+        sent = at_one_hour(sent)
     tokens = [s.context for s in sent]
+    idle = [ledger.idle.get(r.seq, 0.0) for r in requests]
+    pinged = warm.keeps_warm(rec.strategy, sent)
     costs: dict[str, float] = {}
-    chosen: dict[str, tuple[list[float], list[TokenUsage]]] = {}
+    chosen: dict[str, tuple[list[float], list[Sent], list[float], list[TokenUsage]]] = {}
     drawn: dict[str, list[list[float]]] = {}
     for name in timing.CLOCKS:
         runs = []
         for seed in _seeds(rec.behaviour.label) if name in timing.DRAWN else (0,):
-            times = timing.send_times(requests, ledger.idle, name, seed, tokens)
+            times = timing.send_times(requests, ledger.idle, name, seed, tokens, getattr(ledger, "about", {}))
             drawn.setdefault(name, []).append(times)
-            used = usages(sent, times)
-            runs.append((dollars(sent, used), times, used))
+            # flower's pings, which its Runtime would have sent on this clock (none reach a recording)
+            billed, at = warm.as_flower(sent, times, idle) if pinged else (sent, times)
+            used = usages(billed, at)
+            runs.append((dollars(billed, used), times, billed, at, used))
         runs.sort(key=lambda run: run[0])
         median = runs[(len(runs) - 1) // 2]
         costs[name] = round(statistics.median(run[0] for run in runs), 4)
-        chosen[name] = (median[1], median[2])
-    times, used = chosen[run_clock]
-    ignored = usages(sent, times, ignored=True)
-    replays = _replays(rec, sent, drawn) if bounds.asks_one_hour(sent) else {}
+        chosen[name] = median[1:]
+    times, billed, at, used = chosen[run_clock]
+    ignored = usages(billed, at, ignored=True)
+    earlier = pinged and bounds.asks_one_hour(sent)  # recorded before flower kept warm: re-marked
+    replays = _replays(rec, sent, drawn) if bounds.asks_one_hour(sent) and not pinged else {}
     reqs = [
-        Req(s.caller, at, s.chars, s.context, s.model, u, i, s.residue)
-        for s, at, u, i in zip(sent, times, used, ignored, strict=True)
+        Req(s.caller, when, s.chars, s.context, s.model, u, i, s.residue)
+        for s, when, u, i in zip(billed, at, used, ignored, strict=True)
     ]
     events = []
     for kind, seq in ledger.events:
@@ -215,7 +274,7 @@ def from_recording(rec: Any, size: int = 0, run_clock: str = "calibrated") -> Tr
         events.append((kind, min(after) if after else len(main_index)))
     return Trace(
         workload=rec.workload.key,
-        strategy=rec.strategy.name,
+        strategy=rec.strategy.name + (ONE_HOUR if one_hour else ""),
         family=rec.strategy.family,
         requests=reqs,
         probes=list(ledger.probes),
@@ -240,7 +299,7 @@ def from_recording(rec: Any, size: int = 0, run_clock: str = "calibrated") -> Tr
             }
         ),
         wall=rec.wall,
-        note=rec.strategy.note,
+        note=rec.strategy.note + (f"; {warm.EARLIER}" if earlier else ""),
         expected=rec.workload.expected,
         cli_gap=max(rec.gaps, default=0.0),
         clock=run_clock,
@@ -250,7 +309,24 @@ def from_recording(rec: Any, size: int = 0, run_clock: str = "calibrated") -> Tr
         reads_cut=rec.behaviour.reads_cut,
         cut_reads=ledger.cut_reads,
         bounds=replays,
+        floor=floor.floor_dollars(seen(requests, sent)),
     )
+
+
+def seen(requests: Sequence[Any], sent: Sequence[Sent]) -> list[floor.Seen]:
+    """A run's requests as the lower bound sees them (`floor.Seen`): each reply's noted facts are uses
+    of the results that hold them, and a worker's report is as short as its lines."""
+    finals = set(bounds.worker_finals(requests))
+    out = []
+    for i, (r, s) in enumerate(zip(requests, sent, strict=True)):
+        facts = floor.noted(r.answer)
+        uses = frozenset(
+            result.tool_use_id for result in r.tool_results if facts and any(f in result.text for f in facts)
+        )
+        output = s.output - floor.narration(r.answer) if i in finals else s.output
+        thread = timing.thread_of(r.caller, r.body)
+        out.append(floor.Seen(thread, s.model, s.blocks, s.results, max(0, output), uses, s.trims))
+    return out
 
 
 def _replays(rec: Any, sent: list[Sent], drawn: dict[str, list[list[float]]]) -> dict[str, dict[str, float]]:
