@@ -117,6 +117,7 @@ class Step:
             resume, fork = None, False
             self.tracker.texts.clear()
             self.tracker.calls.clear()
+            self.tracker.reports.clear()
 
     async def _unreachable(self, options: ClaudeAgentOptions) -> None:
         tracker = self.tracker
@@ -138,7 +139,12 @@ class Step:
         why = outcome.why or "its reply had no 'Doing now' or 'Next step' section"
         reason: Literal["threshold", "overflow"] = "overflow" if outcome.kind == "overflow" else "threshold"
         return degraded_handoff(
-            why=why, task=self.task, texts=self.tracker.texts, calls=self.tracker.calls, reason=reason
+            why=why,
+            task=self.task,
+            texts=self.tracker.texts,
+            calls=self.tracker.calls,
+            reason=reason,
+            reports=self.tracker.reports,
         )
 
     def _save(self, handoff: Handoff, generation: int) -> tuple[str | None, WorkbenchWarning | None]:

@@ -100,6 +100,7 @@ class Tracker:
         self.unreported: dict[str, str] = {}  # task id -> what it was, for tasks whose end never came
         self._described: dict[str, str] = {}  # task id -> its description, as the CLI started it
         self._background: set[str] = set()  # tasks the CLI started in the background
+        self.reports: list[str] = []  # this session's background workers' reports, for a degraded handoff
         self.interrupting = False  # flower interrupted the turn at the handoff threshold; until its result
 
     @property
@@ -312,6 +313,8 @@ class Tracker:
             self.unreported[task_id] = f"{self._what(task_id)}, {cut}"
             summary = "flower: the interrupt at the handoff threshold stopped this task before it reported"
             logger.warning("task %s", self.unreported[task_id])
+        elif status == "completed" and summary and task_id in self._background:
+            self.reports.append(f"{self._what(task_id)}:\n{summary}")
         tool_use_id = tool_use_id or self._open_tasks[task_id]
         del self._open_tasks[task_id]
         self._ended.pop(task_id, None)

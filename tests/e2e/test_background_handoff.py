@@ -17,7 +17,16 @@ import pytest
 from flower import Runtime, coordinator
 from flower._run.settle import STATE_ENV
 from flower.events import Event, HandoffDone, Result, SubagentFinished
-from flower.testing import RecordedRequest, ScriptedModel, Usage, agent, bash, hang_guard, reply
+from flower.testing import (
+    RecordedRequest,
+    ScriptedModel,
+    Usage,
+    agent,
+    bash,
+    hang_guard,
+    prompt_too_long,
+    reply,
+)
 from tests.e2e.test_background_workers import ANALYST, REPORT, STATES, notified
 from tests.facts import fact
 
@@ -166,3 +175,34 @@ async def test_a_worker_that_never_reports_is_given_up_on_at_the_handoff_past_th
     handoff, takeover = scripted_model.requests("main")[2:]
     assert WRITE in handoff.last_user_text and not notified(handoff)
     assert TAKEOVER in str(takeover.messages[:2])
+
+
+async def test_a_report_turn_refused_as_too_long_goes_to_the_next_session_in_the_degraded_handoff(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Waiting costs context: the report's turn may cross the CLI's refusal line (the threshold leaves
+    30k tokens below it). The session then overflows without having read the report, and the degraded
+    handoff flower writes carries the report to the next session."""
+    answered = threading.Event()
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, Result):
+            answered.set()
+
+    scripted_model.script(
+        "main",
+        [
+            agent("analyst", "Count the files of data/.", background=True),
+            reply("Waiting for the analyst.", usage=PAST),
+            prompt_too_long(),  # the CLI's turn for the report
+            "FINAL: 42 files.",
+        ],
+    )
+    scripted_model.script("analyst", [after(answered, REPORT)])
+
+    result = await Runtime(workspace, configure=scripted_model.attach).run(lead(), "Go.", on_event=on_event)
+
+    assert result.ok and result.unreported == () and len(result.retired) == 1, result.error
+    refused, takeover = scripted_model.requests("main")[2:]
+    assert notified(refused) and TAKEOVER in str(takeover.messages[:2])
+    assert REPORT in takeover and "The reports of its background workers" in takeover
