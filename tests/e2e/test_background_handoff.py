@@ -53,15 +53,27 @@ def lead() -> object:
     return coordinator("lead", "Goal: count the files of data/.", {"analyst": ANALYST}, model=MODEL)
 
 
-def after(seen: threading.Event, text: str) -> object:
-    """A worker's reply sent only once `seen` is set: the worker ends after the coordinator's turn."""
+class Crossing:
+    """The coordinator launches the analyst, then ends a turn past the threshold; `then` answers the main
+    thread's next requests. The analyst reports only once that turn has its result (`on_event` sees it),
+    so the worker is still out when the turn ends."""
 
-    async def later(request: RecordedRequest) -> str:
-        while not seen.is_set():
+    def __init__(self, model: ScriptedModel, *then: object) -> None:
+        self.answered = threading.Event()
+        self.events: list[Event] = []
+        launch = agent("analyst", "Count the files of data/.", background=True)
+        model.script("main", [launch, reply("Waiting for the analyst.", usage=PAST), *then])
+        model.script("analyst", [self.report])
+
+    async def report(self, request: RecordedRequest) -> str:
+        while not self.answered.is_set():
             await anyio.sleep(0.02)
-        return text
+        return REPORT
 
-    return later
+    def on_event(self, event: Event) -> None:
+        self.events.append(event)
+        if isinstance(event, Result):
+            self.answered.set()
 
 
 @STATES
@@ -71,28 +83,15 @@ async def test_a_handoff_waits_until_the_coordinator_has_read_the_workers_report
     """A turn ends past the threshold with a worker out: the old session's coordinator gets the report
     in the turn the CLI starts for it, then writes the handoff, and the new session's first request
     carries that document."""
-    answered = threading.Event()  # the work turn has its result: the worker ends only after it
-    events: list[Event] = []
-
-    def on_event(event: Event) -> None:
-        events.append(event)
-        if isinstance(event, Result):
-            answered.set()
-
-    scripted_model.script(
-        "main",
-        [
-            agent("analyst", "Count the files of data/.", background=True),
-            reply("Waiting for the analyst.", usage=PAST),
-            reply("Noted: the analyst counted 42 files.", usage=PAST),  # the CLI's turn for the report
-            DOC.format(count="42 files, the largest is data/big.csv"),  # asked for in the same session
-            "FINAL: 42 files.",  # the next generation
-        ],
+    run = Crossing(
+        scripted_model,
+        reply("Noted: the analyst counted 42 files.", usage=PAST),  # the CLI's turn for the report
+        DOC.format(count="42 files, the largest is data/big.csv"),  # asked for in the same session
+        "FINAL: 42 files.",  # the next generation
     )
-    scripted_model.script("analyst", [after(answered, REPORT)])
 
     rt = Runtime(workspace, env={STATE_ENV: states}, configure=scripted_model.attach)
-    result = await rt.run(lead(), "Go.", on_event=on_event)
+    result = await rt.run(lead(), "Go.", on_event=run.on_event)
 
     assert result.ok and result.unreported == (), result.error
     assert result.text == "FINAL: 42 files." and len(result.retired) == 1
@@ -103,9 +102,9 @@ async def test_a_handoff_waits_until_the_coordinator_has_read_the_workers_report
     assert WRITE in handoff.last_user_text and notified(handoff)  # the report precedes the handoff turn
     assert TAKEOVER in str(takeover.messages[:2]) and "42 files, the largest is data/big.csv" in takeover
     assert not notified(takeover)  # a fresh session: the report reaches it only through the document
-    (done,) = [e for e in events if isinstance(e, SubagentFinished)]
+    (done,) = [e for e in run.events if isinstance(e, SubagentFinished)]
     assert (done.status, done.summary) == ("completed", REPORT)
-    assert len([e for e in events if isinstance(e, HandoffDone)]) == 1
+    assert len([e for e in run.events if isinstance(e, HandoffDone)]) == 1
 
 
 async def test_a_worker_cut_off_by_the_interrupt_at_the_threshold_is_reported_lost(
@@ -183,24 +182,10 @@ async def test_a_report_turn_refused_as_too_long_goes_to_the_next_session_in_the
     """Waiting costs context: the report's turn may cross the CLI's refusal line (the threshold leaves
     30k tokens below it). The session then overflows without having read the report, and the degraded
     handoff flower writes carries the report to the next session."""
-    answered = threading.Event()
+    run = Crossing(scripted_model, prompt_too_long(), "FINAL: 42 files.")  # the report's turn is refused
 
-    def on_event(event: Event) -> None:
-        if isinstance(event, Result):
-            answered.set()
-
-    scripted_model.script(
-        "main",
-        [
-            agent("analyst", "Count the files of data/.", background=True),
-            reply("Waiting for the analyst.", usage=PAST),
-            prompt_too_long(),  # the CLI's turn for the report
-            "FINAL: 42 files.",
-        ],
-    )
-    scripted_model.script("analyst", [after(answered, REPORT)])
-
-    result = await Runtime(workspace, configure=scripted_model.attach).run(lead(), "Go.", on_event=on_event)
+    rt = Runtime(workspace, configure=scripted_model.attach)
+    result = await rt.run(lead(), "Go.", on_event=run.on_event)
 
     assert result.ok and result.unreported == () and len(result.retired) == 1, result.error
     refused, takeover = scripted_model.requests("main")[2:]
