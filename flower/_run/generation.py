@@ -120,6 +120,7 @@ async def run_generation(
     """
     tracker.context = 0
     tracker.writing = False
+    tracker.interrupted = False
     floor = 0
     logger.info(
         "session starting in %s (resume=%s, fork=%s)", options.cwd, options.resume, options.fork_session
@@ -149,6 +150,7 @@ async def run_generation(
             )
 
         settle = Settle()
+        stopping = False  # flower's interrupt is out and the turn it stops has not ended yet
         await client.query(prompt)
         async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]
             while True:
@@ -176,16 +178,17 @@ async def run_generation(
                         HandoffWarning(context=tracker.context, threshold=threshold, window=window)
                     )
                 past = active and tracker.context >= threshold
-                if past and not tracker.interrupting and _continues(message):
+                if past and not stopping and _continues(message):
                     # past the threshold no turn goes on working: the work turn, or a turn the CLI started
                     # to hand the coordinator a worker's report while the handoff waits for it
-                    due, reached, tracker.interrupting = True, reached or tracker.context, True
+                    due, reached, stopping = True, reached or tracker.context, True
+                    tracker.interrupted = True
                     await client.interrupt()
                 if not isinstance(message, ResultMessage):
                     if done:
                         break
                     continue
-                tracker.interrupting = False
+                stopping = False
                 if _overflowed(message):
                     return outcome(
                         "overflow", why=f"the CLI refused a prompt too long ({message.terminal_reason})"

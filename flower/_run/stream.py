@@ -101,7 +101,7 @@ class Tracker:
         self._described: dict[str, str] = {}  # task id -> its description, as the CLI started it
         self._background: set[str] = set()  # tasks the CLI started in the background
         self.reports: list[str] = []  # this session's background workers' reports, for a degraded handoff
-        self.interrupting = False  # flower interrupted the turn at the handoff threshold; until its result
+        self.interrupted = False  # flower interrupted this session at the handoff threshold
 
     @property
     def unreachable(self) -> bool:
@@ -306,7 +306,7 @@ class Tracker:
     async def _task_finished(self, task_id: str, tool_use_id: str | None, status: str, summary: str) -> None:
         if task_id not in self._open_tasks:
             return
-        if status == "stopped" and self.interrupting and task_id in self._background:
+        if status == "stopped" and self.interrupted and task_id in self._background:
             # the CLI's interrupt stops background workers too (measured, CLI 2.1.332): flower's own
             # interrupt at the handoff threshold cut this one off before its report
             cut = "stopped by the interrupt at the handoff threshold"
