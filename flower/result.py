@@ -54,8 +54,9 @@ class StepResult:
     tokens are `usage.keep_warm`, their price part of `cost_usd`."""
     unreported: tuple[str, ...] = ()
     """Task ids (as in `SubagentStarted`/`TaskStarted`) of background workers and commands whose end never
-    reached the coordinator: the CLI ended, the session handed off, or the run stopped waiting on them
-    (`Runtime(worker_timeout=...)`). Any of them makes the step fail (`ok=False`, `error` names them)."""
+    reached the coordinator: the CLI ended, the run stopped waiting on them (`Runtime(worker_timeout=...)`,
+    at the end of a step or before a handoff), or the interrupt at the handoff threshold stopped them.
+    Any of them makes the step fail (`ok=False`, `error` names them)."""
     cause: StoreError | None = None
     """The store's exception when a store failure ended or spoiled the run (`error` says it in words): a
     `LeaseError` when another runner holds the session or took it over, else a `StoreError` (the store

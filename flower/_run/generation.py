@@ -57,9 +57,11 @@ class Outcome:
     document: str = ""
     """The text the session wrote in its handoff turn ("" when it could not write one)."""
     why: str = ""
+    lost: str = ""
+    """Why the session handed off with workers still out: the wait for their reports ran past its guard."""
 
 
-def _continues(message: object, tracker: Tracker) -> bool:
+def _continues(message: object) -> bool:
     """A main-thread reply that calls tools: the turn goes on, and the context with it."""
     return (
         isinstance(message, AssistantMessage)
@@ -109,11 +111,16 @@ async def run_generation(
 
     Past the threshold, a reply that calls tools is interrupted and the same session is asked for its
     handoff document; that writing turn is exempt from the threshold. A turn that simply ends is left to
-    end: the step is done, and a later resume hands off at once if it must. With a `keeper`, the
-    coordinator's cache is pinged while it waits on a worker in the work turn, never after the session.
+    end: the step is done, and a later resume hands off at once if it must. A handoff with background
+    workers out waits first, as the end of a step does, so the coordinator reads their reports in the
+    session that launched them and its document can carry them; a turn the CLI starts for a report is
+    stopped like a work turn if it calls tools. Past `worker_timeout` of silence the session hands off
+    without them (`Outcome.lost`). With a `keeper`, the coordinator's cache is pinged while it waits on
+    a worker, never in the handoff turn or after the session.
     """
     tracker.context = 0
     tracker.writing = False
+    tracker.interrupted = False
     floor = 0
     logger.info(
         "session starting in %s (resume=%s, fork=%s)", options.cwd, options.resume, options.fork_session
@@ -130,6 +137,7 @@ async def run_generation(
         warn_at = policy.warn_at(window) if policy else window
         warned = due = False
         reached = 0  # the context when the handoff became due
+        lost = ""  # why the workers still out were given up on before the handoff
 
         def outcome(
             kind: Literal["done", "handoff", "overflow", "unreachable", "stalled"],
@@ -137,9 +145,12 @@ async def run_generation(
             why: str = "",
         ) -> Outcome:
             context = reached or tracker.context
-            return Outcome(kind, tracker.session_id, context, window, threshold, floor, document, why)
+            return Outcome(
+                kind, tracker.session_id, context, window, threshold, floor, document, why, lost=lost
+            )
 
         settle = Settle()
+        stopping = False  # flower's interrupt is out and the turn it stops has not ended yet
         await client.query(prompt)
         async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]
             while True:
@@ -147,6 +158,9 @@ async def run_generation(
                 with anyio.move_on_after(worker_timeout if settle.waiting else math.inf) as silence:
                     message = await anext(stream, None)
                 if silence.cancelled_caught:
+                    if due:  # hand off without them, as a session that could not wait
+                        lost = _stalled(worker_timeout)
+                        break
                     return outcome("stalled", why=_stalled(worker_timeout))
                 if message is None:
                     break
@@ -163,22 +177,26 @@ async def run_generation(
                     await tracker.emit(
                         HandoffWarning(context=tracker.context, threshold=threshold, window=window)
                     )
-                if active and not due and tracker.context >= threshold and _continues(message, tracker):
-                    due, reached = True, tracker.context
+                past = active and tracker.context >= threshold
+                if past and not stopping and _continues(message):
+                    # past the threshold no turn goes on working: the work turn, or a turn the CLI started
+                    # to hand the coordinator a worker's report while the handoff waits for it
+                    due, reached, stopping = True, reached or tracker.context, True
+                    tracker.interrupted = True
                     await client.interrupt()
                 if not isinstance(message, ResultMessage):
                     if done:
-                        return outcome("done")
+                        break
                     continue
+                stopping = False
                 if _overflowed(message):
                     return outcome(
                         "overflow", why=f"the CLI refused a prompt too long ({message.terminal_reason})"
                     )
-                if due or (active and tracker.context >= threshold and tracker.pending_tasks):
+                if active and tracker.context >= threshold and tracker.pending_tasks:
                     due, reached = True, reached or tracker.context
-                    break
                 if done:
-                    return outcome("done")
+                    break
         if not due or policy is None:
             return outcome("done")
         if warm is not None:

@@ -53,6 +53,7 @@ class Step:
     structured: bool = False  # the options ask for a structured result (`output_format`)
     keeper: Keeper | None = None  # keeps each session's coordinator cache warm while it waits (`flower.warm`)
     worker_timeout: float = DEFAULT_WORKER_TIMEOUT  # the hang guard of a wait on background workers
+    lost: list[str] = field(default_factory=list)  # why a handoff went ahead with workers still out
 
     async def run(self, prompt: str, options_for: OptionsFor, resume: str | None, fork: bool) -> None:
         generation = 1
@@ -75,7 +76,11 @@ class Step:
                 self.error = f"the session could not be loaded from the session store: {failure}"
                 return
             await self.tracker.flush()
-            await self.tracker.abandon(_ABANDONED[outcome.kind].format(why=outcome.why))
+            why = _ABANDONED[outcome.kind].format(why=outcome.why)
+            if outcome.lost:  # the wait before the handoff ran past its guard
+                why = f"{why}; the run stopped waiting for it: {outcome.lost}"
+                self.lost.append(outcome.lost)
+            await self.tracker.abandon(why)
             if outcome.kind == "stalled":
                 self.error = f"the run stopped waiting: {outcome.why}"
                 logger.warning("%s", self.error)
@@ -112,6 +117,7 @@ class Step:
             resume, fork = None, False
             self.tracker.texts.clear()
             self.tracker.calls.clear()
+            self.tracker.reports.clear()
 
     async def _unreachable(self, options: ClaudeAgentOptions) -> None:
         tracker = self.tracker
@@ -133,7 +139,12 @@ class Step:
         why = outcome.why or "its reply had no 'Doing now' or 'Next step' section"
         reason: Literal["threshold", "overflow"] = "overflow" if outcome.kind == "overflow" else "threshold"
         return degraded_handoff(
-            why=why, task=self.task, texts=self.tracker.texts, calls=self.tracker.calls, reason=reason
+            why=why,
+            task=self.task,
+            texts=self.tracker.texts,
+            calls=self.tracker.calls,
+            reason=reason,
+            reports=self.tracker.reports,
         )
 
     def _save(self, handoff: Handoff, generation: int) -> tuple[str | None, WorkbenchWarning | None]:
@@ -180,6 +191,8 @@ class Step:
             which = "; ".join(tracker.unreported.values())
             lost = f"{len(tracker.unreported)} worker(s) or command(s) never reported to the coordinator: "
             lost += which
+            if self.lost:
+                lost += f" (a handoff stopped waiting for them: {'; '.join(self.lost)})"
             error = lost if error is None else f"{error}; {lost}"
         structured = next(
             (r.structured_output for r in reversed(tracker.answers) if r.structured_output is not None), None

@@ -99,6 +99,9 @@ class Tracker:
         self.pings: list[KeepWarmPing] = []  # the keep-warm requests of the run (`flower.warm`)
         self.unreported: dict[str, str] = {}  # task id -> what it was, for tasks whose end never came
         self._described: dict[str, str] = {}  # task id -> its description, as the CLI started it
+        self._background: set[str] = set()  # tasks the CLI started in the background
+        self.reports: list[str] = []  # this session's background workers' reports, for a degraded handoff
+        self.interrupted = False  # flower interrupted this session at the handoff threshold
 
     @property
     def unreachable(self) -> bool:
@@ -119,12 +122,15 @@ class Tracker:
         """At the end of a session: tasks still open will never report; each ends as `killed` (the CLI
         ends them with it), with `why` as its summary, and is kept in `unreported`."""
         for task_id in list(self._open_tasks):
-            tool_use_id = self._open_tasks[task_id]
-            kind = self._kinds.get(task_id)
-            name = self._agents.get(tool_use_id or "") if kind is None else kind
-            self.unreported[task_id] = f"{name or 'task'} {task_id} ({self._described.get(task_id, '')!r})"
+            self.unreported[task_id] = self._what(task_id)
             logger.warning("task %s: %s", self.unreported[task_id], why)
-            await self._task_finished(task_id, tool_use_id, "killed", why)
+            await self._task_finished(task_id, self._open_tasks[task_id], "killed", why)
+
+    def _what(self, task_id: str) -> str:
+        """A task in a few words: its worker's type (or the command's kind), id and description."""
+        kind = self._kinds.get(task_id)
+        name = self._agents.get(self._open_tasks.get(task_id) or "") if kind is None else kind
+        return f"{name or 'task'} {task_id} ({self._described.get(task_id, '')!r})"
 
     async def emit(self, event: Event) -> None:
         if logger.isEnabledFor(logging.DEBUG):
@@ -271,6 +277,8 @@ class Tracker:
         data = message.data
         self._open_tasks[message.task_id] = message.tool_use_id
         self._described[message.task_id] = message.description
+        if data.get("is_backgrounded"):
+            self._background.add(message.task_id)
         kind = _task_kind(message)
         if kind is not None and not data.get("subagent_type") and message.tool_use_id not in self._agents:
             self._kinds[message.task_id] = kind
@@ -298,6 +306,15 @@ class Tracker:
     async def _task_finished(self, task_id: str, tool_use_id: str | None, status: str, summary: str) -> None:
         if task_id not in self._open_tasks:
             return
+        if status == "stopped" and self.interrupted and task_id in self._background:
+            # the CLI's interrupt stops background workers too (measured, CLI 2.1.332): flower's own
+            # interrupt at the handoff threshold cut this one off before its report
+            cut = "stopped by the interrupt at the handoff threshold"
+            self.unreported[task_id] = f"{self._what(task_id)}, {cut}"
+            summary = "flower: the interrupt at the handoff threshold stopped this task before it reported"
+            logger.warning("task %s", self.unreported[task_id])
+        elif status == "completed" and summary and task_id in self._background:
+            self.reports.append(f"{self._what(task_id)}:\n{summary}")
         tool_use_id = tool_use_id or self._open_tasks[task_id]
         del self._open_tasks[task_id]
         self._ended.pop(task_id, None)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -221,13 +222,25 @@ def parse_handoff(text: str | None) -> Handoff | None:
     )
 
 
+_REPORT_CHARS = 4000
+"""Of one worker's report in a degraded handoff: its findings, without letting one report fill the prompt."""
+
+
 def degraded_handoff(
-    *, why: str, task: str, texts: list[str], calls: list[str], reason: Literal["threshold", "overflow"]
+    *,
+    why: str,
+    task: str,
+    texts: list[str],
+    calls: list[str],
+    reason: Literal["threshold", "overflow"],
+    reports: Sequence[str] = (),
 ) -> Handoff:
     """A handoff rebuilt from what flower saw, for when the session could not write one.
 
-    It carries the task as first given, the main thread's last words and last tool calls, and a next step
-    that starts by looking at the disk: better a successor that inspects than one that starts over blind.
+    It carries the task as first given, the main thread's last words and last tool calls, the reports of
+    its background workers (`reports`: a session that overflowed may never have read them, and its
+    workers end with it), and a next step that starts by looking at the disk: better a successor that
+    inspects than one that starts over blind.
     """
     task_text = task.strip()
     if len(task_text) > 1500:
@@ -235,6 +248,10 @@ def degraded_handoff(
     last_words = [t.strip()[:500] for t in texts[-3:] if t.strip()]
     said = "\n".join(f"- {t}" for t in last_words) or "- (nothing)"
     recent = "\n".join(f"- {c}" for c in calls[-12:]) or "- (none)"
+    if reports:
+        cut = [r if len(r) <= _REPORT_CHARS else r[:_REPORT_CHARS] + " [... cut]" for r in reports]
+        shown = "\n\n".join(cut)
+        said += f"\n\nThe reports of its background workers, as they came back:\n\n{shown}"
     return Handoff(
         doing=(
             f"The previous session stopped before it could write its handoff ({why}). "

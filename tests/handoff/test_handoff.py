@@ -72,6 +72,16 @@ def test_a_degraded_handoff_points_to_the_disk() -> None:
     assert "Bash echo 19" in handoff.where and "Bash echo 7" not in handoff.where
 
 
+def test_a_degraded_handoff_carries_the_workers_reports_each_cut_at_4000_characters() -> None:
+    reports = ["analyst a1 ('count'):\nREPORT: 42 files", "analyst a2 ('scan'):\n" + "R" * 5000]
+    handoff = degraded_handoff(why="w", task="t", texts=[], calls=[], reason="overflow", reports=reports)
+    assert "The reports of its background workers" in handoff.decided
+    assert "REPORT: 42 files" in handoff.decided and "R" * 3900 + " [... cut]" in handoff.decided
+    assert "R" * 4001 not in handoff.decided
+    plain = degraded_handoff(why="w", task="t", texts=[], calls=[], reason="overflow")
+    assert "background workers" not in plain.decided
+
+
 def test_save_archives_the_previous_document(tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     first = save_handoff(notes, Handoff(doing="a", next="b").render(), generation=2)
