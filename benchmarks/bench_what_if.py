@@ -47,13 +47,23 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from what_if_compare import PLAIN, compare, table, verdict, what_if  # noqa: E402
+from what_if_compare import (  # noqa: E402
+    PLAIN,
+    compare,
+    real_sensitivity,
+    sensitivity,
+    table,
+    verdict,
+    what_if,
+)
 
 FLOWER = ("flower -delegation", "flower")
 SEEDS = (1, 2, 3, 4, 5)
 DOCS = ROOT / "docs" / "what-if.md"
 BEGIN, END = "<!-- bench_what_if: begin -->", "<!-- bench_what_if: end -->"
 REAL = ("<!-- real sessions: begin -->", "<!-- real sessions: end -->")
+REAL_SENSITIVITY = ("<!-- real sensitivity: begin -->", "<!-- real sensitivity: end -->")
+SENSITIVITY = ("<!-- bench_what_if sensitivity: begin -->", "<!-- bench_what_if sensitivity: end -->")
 
 
 def _api_usage(usage: Any) -> dict[str, Any]:
@@ -198,9 +208,10 @@ def _write_docs(text: str, markers: tuple[str, str] = (BEGIN, END)) -> None:
     DOCS.write_text(page[:start] + "\n" + text + "\n" + page[end:], encoding="utf-8")
 
 
-def real_sessions(root: Path) -> str:
+def real_sessions(root: Path) -> tuple[str, str]:
     """`--what-if` on the real-transcript corpus (`FLOWER_REAL_TRANSCRIPTS`, else `shared/real-transcripts`
-    beside the repository), laid out as the CLI keeps it (links, not copies): its totals per layer."""
+    beside the repository), laid out as the CLI keeps it (links, not copies): its totals per layer, and
+    spill + layer 4 under each read-back model."""
     sys.path.insert(0, str(ROOT))
     from tests.stores import corpus
 
@@ -214,7 +225,7 @@ def real_sessions(root: Path) -> str:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.symlink_to(path)
     t = what_if(root / "projects")
-    return real_table(t)
+    return real_table(t), real_sensitivity(root / "projects")
 
 
 def _money(value: float) -> str:
@@ -304,10 +315,11 @@ def main() -> int:
     args = parser.parse_args()
     if args.real:
         with tempfile.TemporaryDirectory(prefix="flower-what-if-real-") as temp:
-            text = real_sessions(Path(temp))
-        print(text)
+            text, varied = real_sessions(Path(temp))
+        print(text + "\n\n" + varied)
         if args.write_docs:
             _write_docs(text, REAL)
+            _write_docs(varied, REAL_SENSITIVITY)
             print(f"wrote {DOCS}")
         return 0
     from suite.workloads import build
@@ -347,8 +359,11 @@ def main() -> int:
     lines = verdict(rows)
     for line in lines:
         print(line)
+    varied = sensitivity(keep, rows, seeds)
+    print(varied)
     if args.write_docs:
         _write_docs(text + "\n\n" + "\n".join(f"- {line}" for line in lines))
+        _write_docs(varied, SENSITIVITY)
         print(f"wrote {DOCS}")
     return 0
 

@@ -122,8 +122,9 @@ def _whole_text(entry: Mapping[str, Any]) -> str | None:
     found = entry.get("toolUseResult")
     if isinstance(found, Mapping):
         for key in ("stdout", "content"):
-            if isinstance(found.get(key), str) and found[key]:
-                return str(found[key])
+            text = found.get(key)
+            if isinstance(text, str) and text and "<persisted-output>" not in text:
+                return text
     return None
 
 

@@ -200,3 +200,61 @@ def verdict(rows: list[dict[str, Any]]) -> list[str]:
         f"benchmark player's own habit (no read to look); peak in {missed('peak_error')}",
         f"delegation range holds flower's cost in {len(inside)} of {len(mine)} (bound: {INSIDE} of 5)",
     ]
+
+
+def variants() -> list[tuple[str, Any]]:
+    """The read-back models the sensitivity table compares: (label, `ReadBackModel`)."""
+    from flower.report.measured import PREVIEW_READ_BACK_INTERVAL
+    from flower.report.what_if.readback import CENTRAL
+
+    low, high = PREVIEW_READ_BACK_INTERVAL
+    return [
+        ("real figures (expected)", CENTRAL),
+        ("read to look: none (the player's habit)", dataclasses.replace(CENTRAL, look_share=0.0)),
+        (f"read to look: {low:.1%} (95 % low)", dataclasses.replace(CENTRAL, look_share=low)),
+        (f"read to look: {high:.1%} (95 % high)", dataclasses.replace(CENTRAL, look_share=high)),
+        ("look-ups always read whole", dataclasses.replace(CENTRAL, lookup_whole=1.0)),
+        ("look-ups never read whole", dataclasses.replace(CENTRAL, lookup_whole=0.0)),
+    ]
+
+
+def _cost(directory: Path, model: Any, delta: int = 0) -> tuple[float, float]:
+    """(spill + layer 4's cost, the recorded cost) of `directory`'s history under read-back `model`."""
+    from flower.report.what_if import WhatIfOptions, build_what_if_sync
+
+    report = build_what_if_sync(directory, options=WhatIfOptions(read_back=model, prefix_delta=delta))
+    return report.total.layers.spill_and_layer4.cost_usd, report.total.as_recorded.cost_usd
+
+
+def sensitivity(keep: Path, rows: list[dict[str, Any]], seeds: tuple[int, ...]) -> str:
+    """Each workload's median error against flower -delegation under each read-back model."""
+    chosen = sources(rows)
+    keys = sorted(chosen)
+    lines = [
+        "| read-back model | " + " | ".join(f"{k} (from {chosen[k]})" for k in keys) + " |",
+        "|---" * (len(keys) + 1) + "|",
+    ]
+    for label, model in variants():
+        cells = []
+        for key in keys:
+            errors = []
+            for seed in seeds:
+                base = keep / key / f"{chosen[key]}--{seed}"
+                nodeleg = keep / key / f"flower_-delegation--{seed}"
+                if not (base / "metrics.json").is_file() or not (nodeleg / "metrics.json").is_file():
+                    continue
+                delta = _delta(keep, key, "flower -delegation", seed, first_context(base))
+                cost, _ = _cost(base, model, delta)
+                errors.append(_error(cost, json.loads((nodeleg / "metrics.json").read_text())["cost_all"]))
+            cells.append(_pct(statistics.median(errors)) if errors else "-")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def real_sensitivity(projects: Path) -> str:
+    """The real sessions' spill + layer 4 cost under each read-back model."""
+    lines = ["| read-back model | spill + layer 4 | saved |", "|---|---|---|"]
+    for label, model in variants():
+        cost, recorded = _cost(projects, model)
+        lines.append(f"| {label} | ${cost:,.2f} | {100 * (recorded - cost) / recorded:.1f} % |")
+    return "\n".join(lines)

@@ -16,7 +16,7 @@ to (5 of 23 cases, 95 % interval 10-42 %).
 
 `PREVIEW_READ_BACK_*`: what real agents did with an output the CLI saved to a file and showed them as a
 2 KB preview (a Bash output over 30,000 characters, a Grep's content over about 20,000): the closest real
-match to an output flower spills. Over 166 public transcripts (`benchmarks/calibrate_read_back.py`), 29
+match to an output flower spills. Over 167 public transcript files (`benchmarks/calibrate_read_back.py`), 29
 such outputs (18 on main threads, 11 in subagents; 11 Bash, 18 Grep; median 52,399 characters): 5 were read
 back, each by the next reply or the one after; the 4 under the Read cap were read whole in one Read
 (1.07 to 1.13 characters back per character of output: the Read numbers its lines), the one over it in two

@@ -126,7 +126,7 @@ def spill_hits(thread: Thread, policy: SpillPolicy) -> list[SpillHit]:
     if not policy.enabled:
         return []
     calls = _calls(thread)
-    said = ThreadText.of(thread.entries, [(r.entry, r.blocks) for r in thread.requests])
+    said: ThreadText | None = None  # read once, on the thread's first hit
     hits = []
     for index, entry in enumerate(thread.entries):
         results = _results(entry)
@@ -147,6 +147,8 @@ def spill_hits(thread: Thread, policy: SpillPolicy) -> list[SpillHit]:
             found = _saved(tool, output, text, policy, cwd)
             if found is not None and call is not None:
                 head, tail = policy.head, policy.tail
+                if said is None:
+                    said = ThreadText.of(thread.entries, [(r.entry, r.blocks) for r in thread.requests])
                 hits.append(
                     SpillHit(
                         index,
