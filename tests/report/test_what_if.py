@@ -103,13 +103,12 @@ async def test_costs_as_recorded_and_replayed_are_exact(tmp_path: Path) -> None:
     assert s1.layers.spill.replay_usd == pytest.approx(replayed, abs=1e-12)
     assert s1.layers.spill.replay_peak == r2 + w2 + i2 - round(saved)
     # expected: nothing copies from it, so it is read back to look at it 5 times in 29, whole (1.09
-    # characters a character: the Read numbers its lines) by the request after it (a request more, the
-    # text written), and carried by the last request: 40 of its tokens where that request read its
-    # recorded prefix (from 22,160 to 22,200), the rest written
+    # characters a character: the Read numbers its lines) by the request after it (a request more: it
+    # reads what that request wrote, and writes the text), and carried by the last request: 40 of its
+    # tokens where that request read its recorded prefix (from 22,160 to 22,200), the rest written
     back = PREVIEW_READ_BACK_SHARE * 8_000 * WHOLE_READ_CHARS_PER_CHAR / 4
-    again = PREVIEW_READ_BACK_SHARE * _dollars((i1, r1, round(w1 - saved), 0)) + _dollars(
-        (0, 0, round(back), 0)
-    )
+    context = i1 + r1 + round(w1 - saved)
+    again = PREVIEW_READ_BACK_SHARE * _dollars((0, context, 0, 0)) + _dollars((0, 0, round(back), 0))
     last = (i2, round(r2 - saved + 40), round(w2 + back - 40), o2)
     expected = _dollars((i0, r0, w0, o0), (i1, r1, round(w1 - saved), o1), last) + again
     assert s1.layers.spill.cost_usd == pytest.approx(expected, abs=1e-12)

@@ -19,7 +19,7 @@ from flower.report.measured import (
 )
 from flower.report.what_if.delegation import coordinator_wait, tool_loops, warm_starts
 from flower.report.what_if.quotes import Copy, ThreadText, tokens, values
-from flower.report.what_if.readback import CENTRAL, PESSIMISTIC, Repeat, read_backs
+from flower.report.what_if.readback import CENTRAL, PESSIMISTIC, Repeat, coordinator_look_ups, read_backs
 from flower.report.what_if.replay import Saving, thread_of
 from flower.report.what_if.spill import SpillHit
 from flower.report.what_if.stopped import how_it_stopped
@@ -191,3 +191,29 @@ def test_a_worker_reads_the_workers_prefix_when_another_ran_within_five_minutes(
     loops = tool_loops(thread)
     assert len(loops) == 4
     assert warm_starts(thread, loops) == [False, True, False, True]
+
+
+def test_the_coordinator_looks_up_what_a_later_reply_copies_from_what_its_worker_saw() -> None:
+    t = Transcript()
+    t.prompt("Investigate.")
+    _use(t.assistant(t.bash("make a", "a1")), 1_000)
+    t.result("a1", "log\n" * 50 + "result RES-5k2j\n" + "log\n" * 50)
+    _use(t.assistant(t.bash("make b", "a2")), 2_000)
+    t.result("a2", "other ERR-77x1\n")
+    _use(t.assistant({"type": "text", "text": "Noted."}), 3_000)
+    t.prompt("What was the result?")
+    _use(t.assistant({"type": "text", "text": "It was RES-5k2j."}), 3_100)
+    thread = thread_of("main", t.entries)
+    loops = tool_loops(thread)
+    assert loops == [(0, 2, 2)]  # the two calls: a worker's; the answer after the prompt: the coordinator's
+    found = coordinator_look_ups(thread, loops, 0.25)
+    assert (found.expected, [r.request for r in found.repeats]) == (1.0, [3])
+    text = "log\n" * 50 + "result RES-5k2j\n" + "log\n" * 50
+    lines = text.count("\n") + 1
+    line = len(text) / lines
+    read, search = min(len(text), 100 * line), min(len(text), 20 * line)  # a miss: 100 lines, or 20
+    misses = 0.86 * (0.572 * read * WHOLE_READ_CHARS_PER_CHAR + 0.428 * search)
+    whole = (
+        LOOKUP_WHOLE_READ_SHARE * len(text) * WHOLE_READ_CHARS_PER_CHAR + (1 - LOOKUP_WHOLE_READ_SHARE) * line
+    )
+    assert found.chars == pytest.approx(misses + whole, abs=1e-9)

@@ -12,10 +12,13 @@ they were. Priced as flower pays it:
 - a worker's first request reads its fixed prefix (tools and system prompt, `worker_prefix_tokens`) from
   the cache when another worker sent a request less than five minutes before (workers keep 5-minute
   marks), else writes it;
+- what the coordinator's later replies copy from the outputs its workers saw, it looks up
+  (`readback.coordinator_look_ups`: the same look-ups as a spilled output's, the whole output hidden);
 - the coordinator waits as long as the stretch took, kept warm by `flower.warm`'s pings (5-minute marks,
   a ping `KeepWarmPolicy.interval` after its last request and after each ping, each reading its context
   for one output token, at most `ping_limit` of them); past the last ping's lifetime its request that
-  gets the report writes its whole context again.
+  gets the report writes its whole context again;
+- the coordinator writes each mandate, and each worker its report, as output.
 
 Everything else is priced as recorded, with spill and layer 4 applied first as flower runs them, with the
 read-backs `readback` expects (the low end at the lower bound of the real read-back share, the high end at
@@ -44,6 +47,8 @@ from ...usage import TokenUsage
 from ...warm import KeepWarmPolicy
 from ...warm.schedule import ping_limit, ping_times
 from ..measured import READ_BACK_INTERVAL, REPORT_CHARS_DECILES
+from .priced import again_usd
+from .readback import ReadBacks, coordinator_look_ups
 from .replay import Request, Saving, Thread, replayed
 from .spill import boundaries, until_compacted
 
@@ -189,9 +194,15 @@ def _with(thread: Thread, usages: Sequence[TokenUsage]) -> Thread:
 
 
 def _bound(
-    main: Thread, loops: Sequence[tuple[int, int, int]], rate: float, low: bool, a: DelegationAssumptions
+    main: Thread,
+    loops: Sequence[tuple[int, int, int]],
+    looked: ReadBacks,
+    rate: float,
+    low: bool,
+    a: DelegationAssumptions,
 ) -> tuple[float, int]:
-    """The main thread and its workers in dollars, and the main thread's peak, at one end of the range."""
+    """The main thread and its workers in dollars, and the main thread's peak, at one end of the range;
+    `looked`: the coordinator's look-ups of what its workers saw."""
     pick = 0 if low else 1
     report = a.report_chars[pick] * rate
     mandate = a.mandate_chars[pick] * rate
@@ -199,7 +210,7 @@ def _bound(
     start = a.worker_prefix_tokens
     warmed = warm_starts(main, loops)
     cuts = boundaries(main.entries)
-    savings: list[Saving] = []
+    savings: list[Saving] = list(looked.added)
     moved: set[int] = set()
     workers: list[TokenUsage] = []
     for (first, last, _), warm in zip(loops, warmed, strict=True):
@@ -217,8 +228,11 @@ def _bound(
         used[0] = head.minus(TokenUsage(cache_read=written)) + TokenUsage(
             cache_creation=min(written, head.cache_read)
         )
+        used[-1] = dataclasses.replace(used[-1], output=round(report))  # the worker writes its report
         workers.extend(used)
     kept = replayed(main, savings)
+    for first, _, _ in loops:  # the coordinator writes the mandate
+        kept[first] = dataclasses.replace(kept[first], output=kept[first].output + round(mandate))
     pings = 0.0
     for first, last, _ in loops:  # the coordinator waits as long as the loop took, kept warm
         model_of = main.requests[first].model
@@ -227,10 +241,14 @@ def _bound(
         if gone:
             kept[last] = _cold(kept[last])
     model = {r.model for r in main.requests}
-    main_cost = pings + sum(
-        price([u], model=r.model).total
-        for number, (r, u) in enumerate(zip(main.requests, kept, strict=True))
-        if number not in moved
+    main_cost = (
+        pings
+        + again_usd(main, kept, looked)
+        + sum(
+            price([u], model=r.model).total
+            for number, (r, u) in enumerate(zip(main.requests, kept, strict=True))
+            if number not in moved
+        )
     )
     worker_model = max(model, key=lambda name: sum(r.model == name for r in main.requests)) if model else ""
     worker_cost = price(workers, model=worker_model).total if workers else 0.0
@@ -249,8 +267,9 @@ def delegation_line(
     the read-backs expected at the lower and the upper bound of the real read-back share); `others_usd`
     is what its subagents, compactions and read-back requests cost at each end."""
     loops = tool_loops(main)
-    low_usd, low_peak = _bound(_with(main, usages[0]), loops, rate, True, a)
-    high_usd, high_peak = _bound(_with(main, usages[1]), loops, rate, False, a)
+    looked = coordinator_look_ups(main, loops, rate)
+    low_usd, low_peak = _bound(_with(main, usages[0]), loops, looked, rate, True, a)
+    high_usd, high_peak = _bound(_with(main, usages[1]), loops, looked, rate, False, a)
     return DelegationLine(
         loops=len(loops),
         calls=sum(calls for _, _, calls in loops),

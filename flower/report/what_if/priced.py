@@ -7,7 +7,6 @@ each request's own model (`flower.cost`), and read the main thread's peak.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,7 +16,7 @@ from .readback import ReadBackModel, ReadBacks, read_backs
 from .replay import Saving, Thread, replayed
 from .spill import SpillHit
 
-__all__ = ["Scenario", "dollars", "priced", "scenario"]
+__all__ = ["Scenario", "again_usd", "dollars", "priced", "scenario"]
 
 
 def dollars(pairs: Sequence[tuple[str, TokenUsage]]) -> float:
@@ -59,13 +58,14 @@ class Scenario:
     """Expected characters they bring back."""
 
 
-def _again(thread: Thread, used: Sequence[TokenUsage], found: ReadBacks) -> float:
-    """The read-backs' own requests: each the request it interrupts, without its output, with what the
-    read-back brought written to the cache."""
+def again_usd(thread: Thread, used: Sequence[TokenUsage], found: ReadBacks) -> float:
+    """The read-backs' own requests: each sent right after the request whose reply asked for it, so it
+    reads that request's context from the cache (that request wrote it, even a cold one), and writes what
+    the read-back brought."""
     total = 0.0
     for repeat in found.repeats:
         model = thread.requests[repeat.request].model
-        sent = dataclasses.replace(used[repeat.request], output=0)
+        sent = TokenUsage(cache_read=used[repeat.request].context)
         total += repeat.weight * price([sent], model=model).total
         total += price([TokenUsage(cache_creation=round(repeat.tokens))], model=model).total
     return total
@@ -89,7 +89,7 @@ def scenario(
         replayed(t, [*s, *f.added]) if s or f.added else [r.usage for r in t.requests]
         for t, s, f in zip(threads, savings, found, strict=True)
     ]
-    again = sum(_again(t, u, f) for t, u, f in zip(threads, used, found, strict=True))
+    again = sum(again_usd(t, u, f) for t, u, f in zip(threads, used, found, strict=True))
     return Scenario(
         used=used,
         usd=priced(threads, used) + again,

@@ -130,10 +130,12 @@ class ThreadText:
         head: int,
         tail: int,
         same: Iterable[str] = (),
+        after: int | None = None,
     ) -> tuple[Copy, ...]:
         """The look-ups of the hidden part of `text` (the result at entry `index` of `call`), one per line
         copied, in order (the strict test). `same`: tool_use_ids whose results are this output again (its
-        read-backs), not another source."""
+        read-backs), not another source. `after`: only replies after this entry count (those of a reader
+        that did not see the output, such as a coordinator whose worker did)."""
         start, end = head, len(text) - max(tail, 0)
         if end <= start:
             return ()
@@ -148,8 +150,9 @@ class ThreadText:
         own = frozenset({str(call.get("id")), *same})
         found: list[Copy] = []
         done: set[int] = set()
+        since = index if after is None else max(index, after)
         for at, _, words in self._replies:
-            if at <= index:
+            if at <= since:
                 continue
             for token in sorted(set(line_of) & words):
                 where = line_of[token]

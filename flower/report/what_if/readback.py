@@ -25,6 +25,7 @@ quotes, by the loose test, read back whole; every other at the upper end of the 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -40,10 +41,19 @@ from ..measured import (
     READ_CAP_CHARS,
     WHOLE_READ_CHARS_PER_CHAR,
 )
+from .quotes import ThreadText
 from .replay import Saving, Thread
-from .spill import SpillHit, boundaries, until_compacted
+from .spill import SpillHit, boundaries, results_of, until_compacted
 
-__all__ = ["CENTRAL", "PESSIMISTIC", "ReadBackModel", "ReadBacks", "Repeat", "read_backs"]
+__all__ = [
+    "CENTRAL",
+    "PESSIMISTIC",
+    "ReadBackModel",
+    "ReadBacks",
+    "Repeat",
+    "coordinator_look_ups",
+    "read_backs",
+]
 
 _ERROR_CHARS: Final = 150
 """The CLI's refusal of a whole Read over its cap."""
@@ -153,3 +163,28 @@ def read_backs(thread: Thread, hits: Sequence[SpillHit], rate: float, model: Rea
         for number, at in enumerate(sorted(needs)):  # once read whole, no later look-up is needed
             bring(thread.first_after(at - 1), (1 - model.lookup_whole) ** number, requests, back, at)
     return ReadBacks(added, repeats, expected, chars)
+
+
+def coordinator_look_ups(
+    thread: Thread, loops: Sequence[tuple[int, int, int]], rate: float, model: ReadBackModel = CENTRAL
+) -> ReadBacks:
+    """The look-ups a coordinator makes for what its workers saw: every tool output inside a stretch of
+    `loops` (`delegation.tool_loops`) that a later reply of the coordinator (after the stretch, in a
+    request no worker makes) copies a token from, looked up as `read_backs` looks up what a preview hid.
+    The coordinator saw none of it, so the whole output is hidden; what the report carries is not counted
+    (reports point to files)."""
+    moved = {n for first, last, _ in loops for n in range(first + 1, last)}
+    said: ThreadText | None = None
+    hits: list[SpillHit] = []
+    for first, last, _ in loops:
+        start, end = thread.requests[first].entry, thread.requests[last].entry
+        for index, text, call in results_of(thread, start, end):
+            if said is None:
+                said = ThreadText.of(thread.entries, [(r.entry, r.blocks) for r in thread.requests])
+            found = said.copies(index, text, call, 0, 0, after=end)
+            copies = tuple(c for c in found if thread.first_after(c.at - 1) not in moved)
+            if copies:
+                ident, tool = str(call.get("id")), str(call.get("name"))
+                lines = text.count("\n") + 1
+                hits.append(SpillHit(index, ident, tool, len(text), 0, lines, copies=copies))
+    return read_backs(thread, hits, rate, dataclasses.replace(model, look_share=0.0))

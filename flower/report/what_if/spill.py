@@ -26,7 +26,15 @@ from ...spill.guard import _reads_inside
 from .quotes import Copy, ThreadText
 from .replay import Saving, Thread
 
-__all__ = ["SpillHit", "boundaries", "spill_hits", "spill_savings", "spilled_entries", "until_compacted"]
+__all__ = [
+    "SpillHit",
+    "boundaries",
+    "results_of",
+    "spill_hits",
+    "spill_savings",
+    "spilled_entries",
+    "until_compacted",
+]
 
 _WORKBENCH = ".flower"
 
@@ -92,6 +100,19 @@ def _results(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         if isinstance(content, list)
         else []
     )
+
+
+def results_of(thread: Thread, start: int, end: int) -> list[tuple[int, str, Mapping[str, Any]]]:
+    """`(entry index, text, call)` of each tool result of `thread` between entries `start` and `end` (its
+    call found in the thread, not an error), in order."""
+    calls = _calls(thread)
+    found = []
+    for index in range(start + 1, min(end, len(thread.entries))):
+        for block in _results(thread.entries[index]):
+            call = calls.get(str(block.get("tool_use_id")))
+            if call is not None and block.get("is_error") is not True:
+                found.append((index, text_of(block.get("content")), call))
+    return found
 
 
 def _saved(tool: str, output: object, text: str, policy: SpillPolicy, cwd: Path) -> tuple[int, bool] | None:
