@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..._util.content import text_of
+from ..._util.content import string_leaves, text_of
 
 __all__ = ["Copy", "ThreadText", "tokens", "values"]
 
@@ -56,20 +56,9 @@ class Copy:
     """The line of the output's text that holds what it copies (0 for the first)."""
 
 
-def _strings(value: object) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def _reply_text(blocks: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(
-        str(b.get("text", "")) if b.get("type") == "text" else "\n".join(_strings(b.get("input", {})))
+        str(b.get("text", "")) if b.get("type") == "text" else "\n".join(string_leaves(b.get("input", {})))
         for b in blocks
         if b.get("type") in ("text", "tool_use")
     )
@@ -139,7 +128,9 @@ class ThreadText:
         start, end = head, len(text) - max(tail, 0)
         if end <= start:
             return ()
-        shown = tokens(text[:start] + "\n" + text[end:]) | tokens("\n".join(_strings(call.get("input", {}))))
+        shown = tokens(text[:start] + "\n" + text[end:]) | tokens(
+            "\n".join(string_leaves(call.get("input", {})))
+        )
         line_of: dict[str, int] = {}
         first = text.count("\n", 0, start)
         for number, part in enumerate(text[start:end].split("\n")):
