@@ -78,8 +78,15 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--otlp",
         metavar="ENDPOINT",
-        help="also send the sessions as OpenTelemetry spans to this OTLP/HTTP endpoint (http://host:4318), "
-        "one trace per session with its real times; a re-export sends the same ids",
+        help="also send the sessions as OpenTelemetry spans, OTLP/HTTP: a base URL (http://host:4318, "
+        "/v1/traces appended) or a traces URL ending in /v1/traces, used as given; one trace per run with "
+        "its real times, every span with its session's id; a re-export sends the same ids",
+    )
+    report.add_argument(
+        "--agent-name",
+        metavar="NAME",
+        help="--otlp: the main thread's agent name, as in 'invoke_agent NAME' (default main; a store does "
+        "not keep a coordinator's name)",
     )
 
     demo = commands.add_parser(
@@ -129,6 +136,8 @@ def _report(args: argparse.Namespace) -> int:
                 "--otlp exports a workspace, a .flower directory or a .db file, not a fleet's store"
             )
         return _fleet(args)
+    if args.agent_name is not None and args.otlp is None:
+        raise SpecError("--agent-name names the main thread in the spans of --otlp: give --otlp ENDPOINT too")
 
     async def build() -> EconomyReport:
         return await build_report(
@@ -179,7 +188,7 @@ def _what_if(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> None:
     from .report._load import Loaded
     from .report.sources import load_source
-    from .tracing import export_sessions
+    from .tracing import TracingPolicy, export_sessions
     from .tracing.policy import resolve_tracing
 
     resolve_tracing(True, "--otlp")  # the otel extra is installed, or a SpecError says how to get it
@@ -190,11 +199,13 @@ def _export(args: argparse.Namespace) -> None:
         )
 
     loaded = anyio.run(load)
-    done = export_sessions(loaded.sessions, endpoint=args.otlp, spills=loaded.spills)
+    policy = TracingPolicy(agent_name=args.agent_name)
+    done = export_sessions(loaded.sessions, endpoint=args.otlp, spills=loaded.spills, policy=policy)
     if not done.ok:
         raise SpecError(f"--otlp: {done.spans} spans for {done.endpoint}, not all sent: {done.failed}")
     print(
-        f"otlp: {done.spans} spans of {done.sessions} sessions ({done.runs} runs) sent to {done.endpoint}",
+        f"otlp: {done.spans} spans of {done.sessions} sessions ({done.runs} runs, a trace each) sent to "
+        f"{done.endpoint}",
         file=sys.stderr,
     )
 

@@ -129,6 +129,7 @@ INSTANCES: dict[str, Callable[[Path], Any]] = {
     "Runtime": lambda tmp: flower.Runtime(tmp, configure=_refuse_to_run, check_credentials=False),
     "SqliteSessionStore": lambda tmp: flower.SqliteSessionStore(tmp / "s.db"),
     "TokenUsage": lambda tmp: flower.TokenUsage(input=1),
+    "TracingPolicy": lambda tmp: flower.TracingPolicy(),
     "Workbench": lambda tmp: flower.Workbench(tmp),
 }
 """An instance of each public class whose methods take arguments."""
@@ -152,6 +153,7 @@ METHODS: dict[str, Callable[[Path], Call]] = {
     "SqliteSessionStore.holding": lambda tmp: (("s",), {}),
     "SqliteSessionStore.lease": lambda tmp: (("s",), {}),
     "TokenUsage.minus": lambda tmp: ((flower.TokenUsage(),), {}),
+    "TracingPolicy.metrics_on": lambda tmp: (({},), {}),
     "Workbench.contains": lambda tmp: ((tmp / "x",), {}),
     "Workbench.preface": lambda tmp: (("Go on.",), {}),
 }
