@@ -7,6 +7,7 @@ Run from the repository root (about 100 real runs of the bundled CLI; hours on t
     python benchmarks/bench_what_if.py --from /tmp/what-if --write-docs   # the table in docs/what-if.md
     python benchmarks/bench_what_if.py --seeds 1 --only w1,w3     # fewer runs
     python benchmarks/bench_what_if.py --real --write-docs        # the real sessions' totals per layer
+    python benchmarks/bench_what_if.py --real --corpus DIR        # another corpus of public transcripts
 
 For each of the suite's five workloads and each realistic seed, the suite's harness (`suite.record`,
 unchanged) runs the two plain strategies (`baseline_raw`, and `baseline_cc_default`: the CLI as a user
@@ -62,6 +63,7 @@ SEEDS = (1, 2, 3, 4, 5)
 DOCS = ROOT / "docs" / "what-if.md"
 BEGIN, END = "<!-- bench_what_if: begin -->", "<!-- bench_what_if: end -->"
 REAL = ("<!-- real sessions: begin -->", "<!-- real sessions: end -->")
+REAL_MORE = ("<!-- more real sessions: begin -->", "<!-- more real sessions: end -->")
 REAL_SENSITIVITY = ("<!-- real sensitivity: begin -->", "<!-- real sensitivity: end -->")
 SENSITIVITY = ("<!-- bench_what_if sensitivity: begin -->", "<!-- bench_what_if sensitivity: end -->")
 
@@ -208,24 +210,26 @@ def _write_docs(text: str, markers: tuple[str, str] = (BEGIN, END)) -> None:
     DOCS.write_text(page[:start] + "\n" + text + "\n" + page[end:], encoding="utf-8")
 
 
-def real_sessions(root: Path) -> tuple[str, str]:
-    """`--what-if` on the real-transcript corpus (`FLOWER_REAL_TRANSCRIPTS`, else `shared/real-transcripts`
-    beside the repository), laid out as the CLI keeps it (links, not copies): its totals per layer, and
-    spill + layer 4 under each read-back model."""
-    sys.path.insert(0, str(ROOT))
+def real_sessions(root: Path, directory: Path | None = None) -> tuple[str, str, str]:
+    """`--what-if` on a corpus of real transcripts (`directory`; None: the test corpus,
+    `FLOWER_REAL_TRANSCRIPTS`, else `shared/real-transcripts` beside the repository), laid out as the CLI
+    keeps it (`what_if_corpus.lay_out`: links, not copies, checkpoint copies left out): what was laid out,
+    its totals per layer, and spill + layer 4 under each read-back model."""
+    from what_if_corpus import lay_out
+
     from tests.stores import corpus
 
-    reason = corpus.missing_reason()
+    directory = directory if directory is not None else corpus.corpus_dir()
+    reason = corpus.missing_reason(directory)
     if reason is not None:
         raise SystemExit(reason)
-    project = root / "projects" / "-corpus"
-    for path in sorted(corpus.corpus_dir().glob("*.jsonl")):
-        main, _, agent = path.stem.partition("--")
-        target = project / main / "subagents" / f"{agent}.jsonl" if agent else project / path.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.symlink_to(path)
+    laid = lay_out(directory, root / "projects")
+    said = (
+        f"{laid.sessions} sessions and {laid.subagents} subagent transcripts "
+        f"({laid.copies} checkpoint copies of a larger transcript left out)"
+    )
     t = what_if(root / "projects")
-    return real_table(t), real_sensitivity(root / "projects")
+    return said, real_table(t), real_sensitivity(root / "projects")
 
 
 def _money(value: float) -> str:
@@ -312,14 +316,20 @@ def main() -> int:
         action="store_true",
         help="only --what-if on the real-transcript corpus, its totals per layer",
     )
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        help="with --real: another directory of public transcripts (its own block of the page)",
+    )
     args = parser.parse_args()
     if args.real:
         with tempfile.TemporaryDirectory(prefix="flower-what-if-real-") as temp:
-            text, varied = real_sessions(Path(temp))
-        print(text + "\n\n" + varied)
+            said, text, varied = real_sessions(Path(temp), args.corpus)
+        print(said + "\n\n" + text + "\n\n" + varied)
         if args.write_docs:
-            _write_docs(text, REAL)
-            _write_docs(varied, REAL_SENSITIVITY)
+            _write_docs(text, REAL_MORE if args.corpus else REAL)
+            if args.corpus is None:
+                _write_docs(varied, REAL_SENSITIVITY)
             print(f"wrote {DOCS}")
         return 0
     from suite.workloads import build
