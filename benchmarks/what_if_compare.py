@@ -10,6 +10,8 @@ For each workload, seed and plain strategy kept under `keep/<workload>/<strategy
 - spill + layer 4 is read three ways: its expected cost (the real read-back figures), its cost with no
   read to look at an output nothing copies (the benchmark's player never reads back but to look a fact
   up, so this is the like-for-like check of the mechanics), and its range (replay, pessimistic end);
+- a seed whose measured flower run stopped before finishing (the harness's own time limit, on a loaded
+  machine) is left out of that run's comparison, and the verdict counts it;
 - the **source** of each workload's validation is `baseline_raw` (flower's tool list and model) unless a
   seed of it stopped before finishing, then `baseline_cc_default` (which compacts, and finished): a
   replay of what a run did cannot say what it would have done after it stopped.
@@ -79,6 +81,15 @@ def _delta(keep: Path, key: str, strategy: str, seed: int, plain: int | None) ->
     return found - plain if found is not None and plain is not None else 0
 
 
+NODELEG_CELLS = frozenset(
+    {"predicted", "replay", "worst", "player", "measured", "peak_predicted", "peak_measured", "cost_error"}
+    | {"player_error", "peak_error"}
+)
+"""The cells compared with flower -delegation's run."""
+FLOWER_CELLS = frozenset({"low", "high", "flower", "inside"})
+"""The cells compared with flower's run."""
+
+
 def _seed(keep: Path, key: str, plain: str, seed: int) -> dict[str, float] | None:
     """One seed's cells, or None when one of its four runs is missing."""
     base = keep / key / f"{plain}--{seed}"
@@ -96,7 +107,7 @@ def _seed(keep: Path, key: str, plain: str, seed: int) -> dict[str, float] | Non
     player = adjusted(base, nodeleg, look_share=0.0)["layers"]["spill_and_layer4"]
     d = adjusted(base, full)["layers"]["delegation"]
     b = both["layers"]["spill_and_layer4"]
-    return {
+    cells = {
         "recorded": user["as_recorded"]["cost_usd"],
         "suite": measured["cost_all"],
         "stopped": float(bool(user["as_recorded"]["unfinished"])),
@@ -119,6 +130,14 @@ def _seed(keep: Path, key: str, plain: str, seed: int) -> dict[str, float] | Non
         "peak_error": _error(b["main_peak"], n["peak"]),
         "inside": float(d["cost_usd_low"] <= f["cost_all"] <= d["cost_usd_high"]),
     }
+    # a measured run that stopped (the harness's own time limit on a loaded machine) is no reference:
+    # what it cost is not what flower costs on the workload, so its comparison is left out, and counted
+    for run, names in ((n, NODELEG_CELLS), (f, FLOWER_CELLS)):
+        if not run["finished"]:
+            cells = {name: value for name, value in cells.items() if name not in names}
+    cells["nodeleg_stopped"] = float(not n["finished"])
+    cells["flower_stopped"] = float(not f["finished"])
+    return cells
 
 
 def compare(keep: Path, keys: list[str], seeds: tuple[int, ...]) -> list[dict[str, Any]]:
@@ -131,11 +150,13 @@ def compare(keep: Path, keys: list[str], seeds: tuple[int, ...]) -> list[dict[st
                 found = _seed(keep, key, plain, seed)
                 for name, value in (found or {}).items():
                     cells[name].append(value)
-            if cells["predicted"]:
+            if cells["predicted"] and cells["inside"]:
                 med: dict[str, Any] = {name: statistics.median(values) for name, values in cells.items()}
-                med["seeds"] = len(cells["predicted"])
+                med["seeds"] = len(cells["stopped"])
+                med["flower_seeds"] = len(cells["inside"])
                 med["inside_seeds"] = round(sum(cells["inside"]))
                 med["stopped_seeds"] = round(sum(cells["stopped"]))
+                med["measured_stopped"] = round(sum(cells["nodeleg_stopped"]) + sum(cells["flower_stopped"]))
                 for name in ("cost_error", "player_error", "peak_error"):
                     med[f"worst_{name}"] = max(cells[name], key=abs)
                 rows.append({"workload": key, "plain": plain, **med})
@@ -178,7 +199,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"{r['peak_predicted'] / 1000:.1f}k / {r['peak_measured'] / 1000:.1f}k "
             f"({_pct(r['peak_error'])}) | ${r['low']:.3f}-${r['high']:.3f} | ${r['flower']:.3f} | "
             f"{'yes' if r['low'] <= r['flower'] <= r['high'] else 'no'} "
-            f"({r['inside_seeds']}/{r['seeds']} seeds) |"
+            f"({r['inside_seeds']}/{r['flower_seeds']} seeds) |"
         )
     return "\n".join(lines)
 
@@ -194,11 +215,14 @@ def verdict(rows: list[dict[str, Any]]) -> list[str]:
         return f"{len(mine) - len(out)} of {len(mine)}" + (f" (missed: {', '.join(out)})" if out else "")
 
     inside = [r["workload"] for r in mine if r["low"] <= r["flower"] <= r["high"]]
+    left = ", ".join(f"{r['workload']} ({r['measured_stopped']})" for r in mine if r["measured_stopped"])
     return [
         f"read as validated ({said}): spill + layer 4 within +-{BOUND:.0%} of flower -delegation's cost in "
         f"{missed('cost_error')} with the real read-back figures, in {missed('player_error')} with the "
         f"benchmark player's own habit (no read to look); peak in {missed('peak_error')}",
         f"delegation range holds flower's cost in {len(inside)} of {len(mine)} (bound: {INSIDE} of 5)",
+        "measured runs of flower that stopped before finishing, left out of the comparison: "
+        + (left or "none"),
     ]
 
 
@@ -243,9 +267,12 @@ def sensitivity(keep: Path, rows: list[dict[str, Any]], seeds: tuple[int, ...]) 
                 nodeleg = keep / key / f"flower_-delegation--{seed}"
                 if not (base / "metrics.json").is_file() or not (nodeleg / "metrics.json").is_file():
                     continue
+                measured = json.loads((nodeleg / "metrics.json").read_text())
+                if not measured["finished"]:
+                    continue
                 delta = _delta(keep, key, "flower -delegation", seed, first_context(base))
                 cost, _ = _cost(base, model, delta)
-                errors.append(_error(cost, json.loads((nodeleg / "metrics.json").read_text())["cost_all"]))
+                errors.append(_error(cost, measured["cost_all"]))
             cells.append(_pct(statistics.median(errors)) if errors else "-")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
