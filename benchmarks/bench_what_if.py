@@ -64,6 +64,7 @@ DOCS = ROOT / "docs" / "what-if.md"
 BEGIN, END = "<!-- bench_what_if: begin -->", "<!-- bench_what_if: end -->"
 REAL = ("<!-- real sessions: begin -->", "<!-- real sessions: end -->")
 REAL_MORE = ("<!-- more real sessions: begin -->", "<!-- more real sessions: end -->")
+REAL_MORE_SENSITIVITY = ("<!-- more real sensitivity: begin -->", "<!-- more real sensitivity: end -->")
 REAL_SENSITIVITY = ("<!-- real sensitivity: begin -->", "<!-- real sensitivity: end -->")
 SENSITIVITY = ("<!-- bench_what_if sensitivity: begin -->", "<!-- bench_what_if sensitivity: end -->")
 
@@ -262,7 +263,9 @@ def real_table(t: dict[str, Any]) -> str:
         f"peak {spill['replay_peak']:,}) to {_money(spill['read_back_usd'])} "
         f"(peak {spill['read_back_peak']:,})"
     )
-    delegated = f"{d['loops']} stretches of delegable calls ({d['calls']} calls, {d['requests']} requests)"
+    delegated = (
+        f"{d['loops']:,} stretches of delegable calls ({d['calls']:,} calls, {d['requests']:,} requests)"
+    )
     rows = [
         ("as recorded", f"≥ {_money(cost)}", "", f"{r['main_peak']:,}", recorded),
         ("spill", _money(spill["cost_usd"]), saved(spill["saved_usd"]), f"{spill['main_peak']:,}", spilled),
@@ -287,7 +290,7 @@ def real_table(t: dict[str, Any]) -> str:
             "",
             f"{h['compactions']} compactions ({h['estimated']} estimated): {_money(h['compaction_usd'])}",
         ),
-        ("glance", "", "", "", f"{g['accepted']} of {g['bash_calls']} main-thread Bash calls accepted"),
+        ("glance", "", "", "", f"{g['accepted']:,} of {g['bash_calls']:,} main-thread Bash calls accepted"),
         (
             "delegation (estimate)",
             f"{_money(d['cost_usd_low'])} to {_money(d['cost_usd_high'])}",
@@ -328,8 +331,7 @@ def main() -> int:
         print(said + "\n\n" + text + "\n\n" + varied)
         if args.write_docs:
             _write_docs(text, REAL_MORE if args.corpus else REAL)
-            if args.corpus is None:
-                _write_docs(varied, REAL_SENSITIVITY)
+            _write_docs(varied, REAL_MORE_SENSITIVITY if args.corpus else REAL_SENSITIVITY)
             print(f"wrote {DOCS}")
         return 0
     from suite.workloads import build

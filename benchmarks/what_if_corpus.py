@@ -12,7 +12,6 @@ sessions of their own.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from flower.stores._local import read_jsonl  # noqa: E402
 from tests.stores import corpus  # noqa: E402
 
 
@@ -37,19 +37,11 @@ class Layout:
 
 
 def _identity(path: Path) -> tuple[str, frozenset[str]]:
-    """(the session id, the entries' uuids) of a transcript (a damaged line passed over)."""
-    session, uuids = "", set()
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(entry, dict):
-                session = session or str(entry.get("sessionId") or "")
-                if isinstance(entry.get("uuid"), str):
-                    uuids.add(entry["uuid"])
-    return session or path.stem, frozenset(uuids)
+    """(the session id, the entries' uuids) of a transcript, read as the stores read one (and not kept:
+    a corpus's entries do not all fit in memory)."""
+    entries = read_jsonl(path)
+    session = next((str(e["sessionId"]) for e in entries if e.get("sessionId")), path.stem)
+    return session, frozenset(e["uuid"] for e in entries if isinstance(e.get("uuid"), str))
 
 
 def lay_out(directory: Path, into: Path) -> Layout:
