@@ -220,7 +220,9 @@ def verdict(rows: list[dict[str, Any]]) -> list[str]:
         f"read as validated ({said}): spill + layer 4 within +-{BOUND:.0%} of flower -delegation's cost in "
         f"{missed('cost_error')} with the real read-back figures, in {missed('player_error')} with the "
         f"benchmark player's own habit (no read to look); peak in {missed('peak_error')}",
-        f"delegation range holds flower's cost in {len(inside)} of {len(mine)} (bound: {INSIDE} of 5)",
+        f"delegation range holds flower's cost in {len(inside)} of {len(mine)} on the medians "
+        f"(bound: {INSIDE} of 5); seed by seed in {sum(r['inside_seeds'] for r in mine)} of "
+        f"{sum(r['flower_seeds'] for r in mine)}",
         "measured runs of flower that stopped before finishing, left out of the comparison: "
         + (left or "none"),
     ]
