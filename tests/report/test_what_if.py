@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from benchmarks.what_if_corpus import lay_out
 from flower.cli import main
 from flower.cost import price
 from flower.report import build_report
@@ -208,17 +208,12 @@ def _no_cli() -> Any:
 
 @pytest.fixture
 def corpus_projects(tmp_path: Path) -> Path:
-    """The shared real sessions laid out as the CLI keeps them (links, not copies)."""
+    """The corpus's real sessions (`--corpus DIR`, else the shared ones) laid out as the CLI keeps them
+    (links, not copies; checkpoint copies of one session left out: `benchmarks/what_if_corpus.py`)."""
     reason = corpus.missing_reason()
     if reason is not None:
         pytest.skip(reason)
-    project = tmp_path / "projects" / "-corpus"
-    project.mkdir(parents=True)
-    for path in sorted(corpus.corpus_dir().glob("*.jsonl")):
-        main, _, agent = path.stem.partition("--")
-        target = project / main / "subagents" / f"{agent}.jsonl" if agent else project / path.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(path, target)
+    lay_out(corpus.corpus_dir(), tmp_path / "projects")
     return tmp_path / "projects"
 
 
