@@ -7,6 +7,7 @@ Run from the repository root (about 100 real runs of the bundled CLI; hours on t
     python benchmarks/bench_what_if.py --from /tmp/what-if --write-docs   # the table in docs/what-if.md
     python benchmarks/bench_what_if.py --seeds 1 --only w1,w3     # fewer runs
     python benchmarks/bench_what_if.py --real --write-docs        # the real sessions' totals per layer
+    python benchmarks/bench_what_if.py --real --corpus DIR        # another corpus of public transcripts
 
 For each of the suite's five workloads and each realistic seed, the suite's harness (`suite.record`,
 unchanged) runs the two plain strategies (`baseline_raw`, and `baseline_cc_default`: the CLI as a user
@@ -35,8 +36,6 @@ import dataclasses
 import json
 import multiprocessing
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
 from collections import defaultdict, deque
@@ -49,16 +48,25 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-PLAIN = ("baseline_raw", "baseline_cc_default")
+from what_if_compare import (  # noqa: E402
+    PLAIN,
+    compare,
+    real_sensitivity,
+    sensitivity,
+    table,
+    verdict,
+    what_if,
+)
+
 FLOWER = ("flower -delegation", "flower")
 SEEDS = (1, 2, 3, 4, 5)
-BOUND = 0.15
-"""The largest relative error of the spill + layer 4 prediction, in every workload."""
-INSIDE = 4
-"""Workloads (of 5) whose flower cost the delegation range must contain."""
 DOCS = ROOT / "docs" / "what-if.md"
 BEGIN, END = "<!-- bench_what_if: begin -->", "<!-- bench_what_if: end -->"
 REAL = ("<!-- real sessions: begin -->", "<!-- real sessions: end -->")
+REAL_MORE = ("<!-- more real sessions: begin -->", "<!-- more real sessions: end -->")
+REAL_MORE_SENSITIVITY = ("<!-- more real sensitivity: begin -->", "<!-- more real sensitivity: end -->")
+REAL_SENSITIVITY = ("<!-- real sensitivity: begin -->", "<!-- real sensitivity: end -->")
+SENSITIVITY = ("<!-- bench_what_if sensitivity: begin -->", "<!-- bench_what_if sensitivity: end -->")
 
 
 def _api_usage(usage: Any) -> dict[str, Any]:
@@ -152,8 +160,9 @@ def _reprice_transcripts(projects: Path, rec: Any, trace: Any) -> tuple[int, int
 
 
 def run_one(workload: str, strategy: str, seed: int, keep: str) -> dict[str, Any]:
-    """One real run by the realistic player (in a worker process); a plain run's transcripts are kept
-    under `keep/<workload>/<strategy>--<seed>/projects/` with the simulated cache's usage."""
+    """One real run by the realistic player (in a worker process); its transcripts are kept under
+    `keep/<workload>/<strategy>--<seed>/projects/` with the simulated cache's usage (flower's too: what
+    followed its spills is what the read-back estimate is checked against)."""
     import anyio
     from suite import record as harness
     from suite.metrics import compute
@@ -178,12 +187,10 @@ def run_one(workload: str, strategy: str, seed: int, keep: str) -> dict[str, Any
                     shutil.copytree(found, Keeping.into / "projects", dirs_exist_ok=True)
             super().stop()
 
-    plain = strategy in PLAIN
     original = harness.ScriptedModel
-    if plain:
-        shutil.rmtree(target, ignore_errors=True)
-        Keeping.into = target
-        harness.ScriptedModel = Keeping  # type: ignore[misc]
+    shutil.rmtree(target, ignore_errors=True)
+    Keeping.into = target
+    harness.ScriptedModel = Keeping  # type: ignore[misc]
     w = load(workload, False)
     try:
         rec = anyio.run(lambda: harness.record(w, named(w, strategy), Behaviour("realistic", seed)))
@@ -191,107 +198,11 @@ def run_one(workload: str, strategy: str, seed: int, keep: str) -> dict[str, Any
         harness.ScriptedModel = original  # type: ignore[misc]
     trace = from_recording(rec, run_clock="calibrated")
     row = dataclasses.asdict(compute(trace))
-    if plain:
+    target.mkdir(parents=True, exist_ok=True)
+    if (target / "projects").is_dir():
         row["matched"], row["unmatched"] = _reprice_transcripts(target / "projects", rec, trace)
-        (target / "metrics.json").write_text(json.dumps(row))
-    else:
-        target.mkdir(parents=True, exist_ok=True)
-        (target / "metrics.json").write_text(json.dumps(row))
+    (target / "metrics.json").write_text(json.dumps(row))
     return row
-
-
-def what_if(directory: Path) -> dict[str, Any]:
-    """`flower report --what-if DIR --json`, as a user runs it."""
-    done = subprocess.run(
-        [sys.executable, "-m", "flower.cli", "report", "--what-if", str(directory), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout)["total"]  # type: ignore[no-any-return]
-
-
-def _error(predicted: float, measured: float) -> float:
-    return (predicted - measured) / measured if measured else 0.0
-
-
-def compare(keep: Path, keys: list[str], seeds: tuple[int, ...]) -> list[dict[str, Any]]:
-    """One row per (workload, plain strategy): medians over the seeds of what was predicted and measured."""
-    rows = []
-    for key in keys:
-        for plain in PLAIN:
-            cells: dict[str, list[float]] = defaultdict(list)
-            for seed in seeds:
-                base = keep / key / f"{plain}--{seed}"
-                nodeleg = keep / key / f"flower_-delegation--{seed}" / "metrics.json"
-                full = keep / key / f"flower--{seed}" / "metrics.json"
-                if not (base / "metrics.json").is_file() or not nodeleg.is_file() or not full.is_file():
-                    continue
-                measured = json.loads((base / "metrics.json").read_text())
-                if not measured["finished"]:
-                    cells["unfinished"].append(1)
-                total = what_if(base)
-                n, f = json.loads(nodeleg.read_text()), json.loads(full.read_text())
-                both, d = total["layers"]["spill_and_layer4"], total["layers"]["delegation"]
-                cells["recorded"].append(total["as_recorded"]["cost_usd"])
-                cells["suite"].append(measured["cost_all"])
-                cells["predicted"].append(both["cost_usd"])
-                cells["measured"].append(n["cost_all"])
-                cells["peak_predicted"].append(both["main_peak"])
-                cells["read_back"].append(both["read_back_usd"])
-                cells["read_back_peak"].append(both["read_back_peak"])
-                cells["peak_measured"].append(n["peak"])
-                cells["low"].append(d["cost_usd_low"])
-                cells["high"].append(d["cost_usd_high"])
-                cells["flower"].append(f["cost_all"])
-                cells["cost_error"].append(_error(both["cost_usd"], n["cost_all"]))
-                cells["peak_error"].append(_error(both["main_peak"], n["peak"]))
-                cells["inside"].append(float(d["cost_usd_low"] <= f["cost_all"] <= d["cost_usd_high"]))
-            if cells["predicted"]:
-                med = {name: statistics.median(values) for name, values in cells.items() if values}
-                med["inside_share"] = statistics.mean(cells["inside"])
-                med["seeds"] = len(cells["predicted"])
-                med["unfinished"] = len(cells["unfinished"])
-                med["worst_cost_error"] = max(cells["cost_error"], key=abs)
-                med["worst_peak_error"] = max(cells["peak_error"], key=abs)
-                rows.append({"workload": key, "plain": plain, **med})
-    return rows
-
-
-def table(rows: list[dict[str, Any]]) -> str:
-    """The comparison as a Markdown table."""
-    lines = [
-        "| workload | read from | as recorded / suite | spill + layer 4 predicted | flower -delegation "
-        "measured | cost error (worst seed) | peak predicted / measured | peak error (worst seed) | "
-        "if read back: cost, peak | delegation estimate | flower measured | inside |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['workload']} | `{r['plain']}` | ${r['recorded']:.3f} / ${r['suite']:.3f} | "
-            f"${r['predicted']:.3f} | ${r['measured']:.3f} | {100 * r['cost_error']:+.1f} % "
-            f"({100 * r['worst_cost_error']:+.1f} %) | {r['peak_predicted'] / 1000:.1f}k / "
-            f"{r['peak_measured'] / 1000:.1f}k | {100 * r['peak_error']:+.1f} % "
-            f"({100 * r['worst_peak_error']:+.1f} %) | ${r['read_back']:.3f}, "
-            f"{r['read_back_peak'] / 1000:.1f}k | ${r['low']:.3f}-${r['high']:.3f} | "
-            f"${r['flower']:.3f} | {'yes' if r['low'] <= r['flower'] <= r['high'] else 'no'} "
-            f"({round(r['inside_share'] * r['seeds'])}/{r['seeds']} seeds) |"
-        )
-    return "\n".join(lines)
-
-
-def verdict(rows: list[dict[str, Any]], plain: str) -> list[str]:
-    """The bounds, read from `plain`'s rows."""
-    mine = [r for r in rows if r["plain"] == plain]
-    cost = [r["workload"] for r in mine if abs(r["cost_error"]) > BOUND]
-    peak = [r["workload"] for r in mine if abs(r["peak_error"]) > BOUND]
-    inside = sum(1 for r in mine if r["low"] <= r["flower"] <= r["high"])
-    return [
-        f"read from {plain}: spill + layer 4 cost within +-{BOUND:.0%} in {len(mine) - len(cost)} of "
-        f"{len(mine)} workloads{' (missed: ' + ', '.join(cost) + ')' if cost else ''}; peak in "
-        f"{len(mine) - len(peak)} of {len(mine)}{' (missed: ' + ', '.join(peak) + ')' if peak else ''}; "
-        f"delegation range holds flower's cost in {inside} of {len(mine)} (bound: {INSIDE} of 5)",
-    ]
 
 
 def _write_docs(text: str, markers: tuple[str, str] = (BEGIN, END)) -> None:
@@ -300,23 +211,26 @@ def _write_docs(text: str, markers: tuple[str, str] = (BEGIN, END)) -> None:
     DOCS.write_text(page[:start] + "\n" + text + "\n" + page[end:], encoding="utf-8")
 
 
-def real_sessions(root: Path) -> str:
-    """`--what-if` on the real-transcript corpus (`FLOWER_REAL_TRANSCRIPTS`, else `shared/real-transcripts`
-    beside the repository), laid out as the CLI keeps it (links, not copies): its totals per layer."""
-    sys.path.insert(0, str(ROOT))
+def real_sessions(root: Path, directory: Path | None = None) -> tuple[str, str, str]:
+    """`--what-if` on a corpus of real transcripts (`directory`; None: the test corpus,
+    `FLOWER_REAL_TRANSCRIPTS`, else `shared/real-transcripts` beside the repository), laid out as the CLI
+    keeps it (`what_if_corpus.lay_out`: links, not copies, checkpoint copies left out): what was laid out,
+    its totals per layer, and spill + layer 4 under each read-back model."""
+    from what_if_corpus import lay_out
+
     from tests.stores import corpus
 
-    reason = corpus.missing_reason()
+    directory = directory if directory is not None else corpus.corpus_dir()
+    reason = corpus.missing_reason(directory)
     if reason is not None:
         raise SystemExit(reason)
-    project = root / "projects" / "-corpus"
-    for path in sorted(corpus.corpus_dir().glob("*.jsonl")):
-        main, _, agent = path.stem.partition("--")
-        target = project / main / "subagents" / f"{agent}.jsonl" if agent else project / path.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.symlink_to(path)
+    laid = lay_out(directory, root / "projects")
+    said = (
+        f"{laid.sessions} sessions and {laid.subagents} subagent transcripts "
+        f"({laid.copies} checkpoint copies of a larger transcript left out)"
+    )
     t = what_if(root / "projects")
-    return real_table(t)
+    return said, real_table(t), real_sensitivity(root / "projects")
 
 
 def _money(value: float) -> str:
@@ -339,14 +253,19 @@ def real_table(t: dict[str, Any]) -> str:
         f"{k['cache_read']:,}, 5-minute writes {k['cache_write_5m']:,}, "
         f"1-hour writes {k['cache_write_1h']:,}, output {k['output']:,}; {r['compactions']} compactions, "
         f"{r['resumes']} resumes, "
-        f"{r['subagents']} subagent runs"
+        f"{r['subagents']} subagent runs; {r['unfinished']} stopped before finishing"
     )
     spilled = (
         f"{spill['outputs']} outputs ({spill['main_outputs']} on the main thread), "
-        f"{spill['chars_kept_out']:,} characters kept out; {spill['quoted_later']} of them quoted later: "
-        f"read back whole, {_money(spill['read_back_usd'])} (peak {spill['read_back_peak']:,})"
+        f"{spill['chars_kept_out']:,} characters kept out; {spill['copied_later']} copied from later "
+        f"({spill['quoted_later']} quoted, the loose test); {spill['read_backs']:,.1f} read-backs expected "
+        f"({spill['read_back_chars']:,} characters); range {_money(spill['replay_usd'])} (none read back, "
+        f"peak {spill['replay_peak']:,}) to {_money(spill['read_back_usd'])} "
+        f"(peak {spill['read_back_peak']:,})"
     )
-    delegated = f"{d['loops']} stretches of delegable calls ({d['calls']} calls, {d['requests']} requests)"
+    delegated = (
+        f"{d['loops']:,} stretches of delegable calls ({d['calls']:,} calls, {d['requests']:,} requests)"
+    )
     rows = [
         ("as recorded", f"≥ {_money(cost)}", "", f"{r['main_peak']:,}", recorded),
         ("spill", _money(spill["cost_usd"]), saved(spill["saved_usd"]), f"{spill['main_peak']:,}", spilled),
@@ -357,7 +276,13 @@ def real_table(t: dict[str, Any]) -> str:
             f"{l4['main_peak']:,}",
             f"{l4['resumes']} resumes ({l4['cold_resumes']} cold), {l4['expired']} expired",
         ),
-        ("spill + layer 4", _money(both["cost_usd"]), saved(both["saved_usd"]), f"{both['main_peak']:,}", ""),
+        (
+            "spill + layer 4",
+            _money(both["cost_usd"]),
+            saved(both["saved_usd"]),
+            f"{both['main_peak']:,}",
+            f"range {_money(both['replay_usd'])} to {_money(both['read_back_usd'])}",
+        ),
         (
             "handoff",
             _money(h["handoff_usd"]),
@@ -365,7 +290,7 @@ def real_table(t: dict[str, Any]) -> str:
             "",
             f"{h['compactions']} compactions ({h['estimated']} estimated): {_money(h['compaction_usd'])}",
         ),
-        ("glance", "", "", "", f"{g['accepted']} of {g['bash_calls']} main-thread Bash calls accepted"),
+        ("glance", "", "", "", f"{g['accepted']:,} of {g['bash_calls']:,} main-thread Bash calls accepted"),
         (
             "delegation (estimate)",
             f"{_money(d['cost_usd_low'])} to {_money(d['cost_usd_high'])}",
@@ -385,19 +310,28 @@ def main() -> int:
     parser.add_argument("--only", default="", help="comma-separated workload keys (w1..w5)")
     parser.add_argument("--seeds", default=",".join(map(str, SEEDS)), help="realistic seeds (1-5)")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2)")
+    parser.add_argument(
+        "--resume", action="store_true", help="with --keep: skip the runs whose results are already kept"
+    )
     parser.add_argument("--write-docs", action="store_true", help="write the table into docs/what-if.md")
     parser.add_argument(
         "--real",
         action="store_true",
         help="only --what-if on the real-transcript corpus, its totals per layer",
     )
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        help="with --real: another directory of public transcripts (its own block of the page)",
+    )
     args = parser.parse_args()
     if args.real:
         with tempfile.TemporaryDirectory(prefix="flower-what-if-real-") as temp:
-            text = real_sessions(Path(temp))
-        print(text)
+            said, text, varied = real_sessions(Path(temp), args.corpus)
+        print(said + "\n\n" + text + "\n\n" + varied)
         if args.write_docs:
-            _write_docs(text, REAL)
+            _write_docs(text, REAL_MORE if args.corpus else REAL)
+            _write_docs(varied, REAL_MORE_SENSITIVITY if args.corpus else REAL_SENSITIVITY)
             print(f"wrote {DOCS}")
         return 0
     from suite.workloads import build
@@ -408,7 +342,13 @@ def main() -> int:
     if keep is None:
         parser.error("give --keep DIR (run) or --from DIR (compare what was kept)")
     if args.source is None:
-        jobs = [(k, s, seed) for seed in seeds for k in keys for s in (*PLAIN, *FLOWER)]
+        jobs = [
+            (k, s, seed)
+            for seed in seeds
+            for k in keys
+            for s in (*PLAIN, *FLOWER)
+            if not (args.resume and (keep / k / f"{s}--{seed}".replace(" ", "_") / "metrics.json").is_file())
+        ]
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=args.jobs, mp_context=context) as pool:
             futures = {pool.submit(run_one, k, s, seed, str(keep)): (k, s, seed) for k, s, seed in jobs}
@@ -428,11 +368,14 @@ def main() -> int:
     rows = compare(keep, keys, seeds)
     text = table(rows)
     print(text)
-    lines = [line for plain in PLAIN for line in verdict(rows, plain)]
+    lines = verdict(rows)
     for line in lines:
         print(line)
+    varied = sensitivity(keep, rows, seeds)
+    print(varied)
     if args.write_docs:
         _write_docs(text + "\n\n" + "\n".join(f"- {line}" for line in lines))
+        _write_docs(varied, SENSITIVITY)
         print(f"wrote {DOCS}")
     return 0
 

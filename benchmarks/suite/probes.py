@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from flower.testing.requests import _strings as strings  # every string leaf of a JSON value
+from flower._util.content import string_leaves as strings  # every string leaf of a JSON value
 
 SPILL_POINTER = re.compile(r"moved out of the conversation to `?([^`]+?)`? \(Read it")
 CLI_POINTER = re.compile(r"Full output saved to: (\S+)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -24,3 +25,15 @@ def refused_by_cli(is_error: object, content: Any) -> bool:
     (a Bash exit code, a missing file) and a hook's denial are not wrapped.
     """
     return is_error is True and text_of(content).lstrip().startswith("<tool_use_error>")
+
+
+def string_leaves(value: Any) -> Iterator[str]:
+    """Every string leaf of a JSON value (keys excluded): what a tool input or a request body says."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from string_leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from string_leaves(item)

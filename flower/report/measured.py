@@ -13,6 +13,22 @@ of workers that follow a report rule, not of every subagent.
 
 `READ_BACK_SHARE`: the share of such reports after which the caller opened a document the report pointed
 to (5 of 23 cases, 95 % interval 10-42 %).
+
+`PREVIEW_READ_BACK_*`: what real agents did with an output the CLI saved to a file and showed them as a
+2 KB preview (a Bash output over 30,000 characters, a Grep's content over about 20,000): the closest real
+match to an output flower spills. Over 167 public transcript files (`benchmarks/calibrate_read_back.py`), 29
+such outputs (18 on main threads, 11 in subagents; 11 Bash, 18 Grep; median 52,399 characters): 5 were read
+back, each by the next reply or the one after; the 4 under the Read cap were read whole in one Read
+(1.07 to 1.13 characters back per character of output: the Read numbers its lines), the one over it in two
+windows (1,583 characters). None of the 5 was followed by a reply copying a token from the hidden part
+(they were read to be looked at), and no reply copied one where the file was not read (0 of 15 whose text
+the transcript keeps).
+
+`LOOKUP_*`: how real agents look a fact up in a file (`benchmarks/calibrate.py` over 18 transcripts, 100
+look-up runs, 348 look-up calls): one call 48 % of the time, two 18 %, three or more 34 %; the calls
+before the last miss; 57 % of look-up calls are Reads and 57 % of Reads take the whole file, so the last
+call is a whole Read 32 % of the time, else a search that finds the line. The benchmark's realistic player
+draws from the same figures.
 """
 
 from __future__ import annotations
@@ -39,3 +55,35 @@ READ_BACK_SHARE: Final[float] = 5 / 23
 
 READ_BACK_INTERVAL: Final[tuple[float, float]] = (0.10, 0.42)
 """95 % interval of `READ_BACK_SHARE` (Wilson, n = 23)."""
+
+PREVIEW_READ_BACK: Final[tuple[int, int]] = (5, 29)
+"""Outputs saved by the CLI and shown as a preview that a later call read back, of those seen."""
+
+PREVIEW_READ_BACK_SHARE: Final[float] = 5 / 29
+"""The share read back (17 %)."""
+
+PREVIEW_READ_BACK_INTERVAL: Final[tuple[float, float]] = (0.076, 0.345)
+"""95 % interval of `PREVIEW_READ_BACK_SHARE` (Wilson, n = 29)."""
+
+WHOLE_READ_CHARS_PER_CHAR: Final[float] = 1.09
+"""Characters a whole Read of a saved output brings back per character of it (median of 4: 1.07-1.13)."""
+
+READ_CAP_CHARS: Final[int] = 100_000
+"""A Read of a file over about 25,000 tokens fails ("exceeds maximum allowed tokens"): no whole Read."""
+
+PARTIAL_READ_BACK: Final[tuple[int, int]] = (2, 1_583)
+"""(requests, characters) of the one read-back of a saved output over the Read cap (two windows)."""
+
+LOOKUP_CALLS: Final[tuple[tuple[int, float], ...]] = ((1, 0.48), (2, 0.18), (3, 0.34))
+"""Calls a look-up takes, with their shares (100 real look-up runs); the calls before the last miss."""
+
+LOOKUP_READ_SHARE: Final[float] = 0.572
+"""Look-up calls that are Reads (the rest search: Grep, or a Bash grep/head/tail)."""
+
+LOOKUP_WHOLE_READ_SHARE: Final[float] = 0.325
+"""A look-up's last call is a whole-file Read this often (57.2 % Reads times 56.8 % of Reads whole); else
+a search that returns the line."""
+
+LOOKUP_MISS_LINES: Final[tuple[int, int]] = (100, 20)
+"""(lines a missing Read returns, lines a missing search returns): the windows the benchmark's player
+uses (a Read of the first 100 lines, a `grep | head -n 20`)."""

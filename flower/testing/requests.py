@@ -7,23 +7,12 @@ next request, the pointer is".
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._util.content import string_leaves
+
 __all__ = ["RecordedRequest", "RequestSizes", "ToolResultView"]
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every string leaf of a JSON value (keys excluded)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 def _chars(value: Any) -> int:
@@ -205,11 +194,11 @@ class RecordedRequest:
         """`"x" in request`: does any string of the body (system, tools, messages) contain it?"""
         if not isinstance(needle, str):
             return False
-        return any(needle in s for s in _strings(self.body))
+        return any(needle in s for s in string_leaves(self.body))
 
     def count(self, needle: str) -> int:
         """How many times `needle` occurs across the body's strings."""
-        return sum(s.count(needle) for s in _strings(self.body))
+        return sum(s.count(needle) for s in string_leaves(self.body))
 
     def summary(self) -> str:
         """A few lines to read in a failure message."""

@@ -5,15 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from benchmarks.what_if_corpus import lay_out
 from flower.cli import main
 from flower.cost import price
 from flower.report import build_report
+from flower.report.measured import PREVIEW_READ_BACK_SHARE, WHOLE_READ_CHARS_PER_CHAR
 from flower.report.what_if import build_what_if
 from flower.spill import SPILL_OMISSION, SPILL_POINTER
 from flower.usage import TokenUsage
@@ -55,15 +56,18 @@ def test_json_counts_equal_an_independent_count_of_the_transcripts(
         assert session["as_recorded"]["compactions"] == counted["compactions"]
     assert [found[s]["layers"]["spill"]["outputs"] for s in (h.S1, h.S2, h.S3)] == [1, 0, 2]
     s1, s3 = found[h.S1]["layers"]["spill"], found[h.S3]["layers"]["spill"]
-    assert s1["quoted_later"] == 0 and s1["read_back_usd"] == s1["cost_usd"]
-    assert s3["quoted_later"] == 1, "the worker's report quotes a value only the spilled part held"
-    assert s3["read_back_usd"] > s3["cost_usd"]
+    assert (s1["quoted_later"], s1["copied_later"]) == (0, 0)
+    assert s1["read_backs"] == round(PREVIEW_READ_BACK_SHARE, 3), "read back to look at it, 5 times in 29"
+    assert (s3["quoted_later"], s3["copied_later"]) == (1, 1), "the worker copies ERR-4711=disk"
+    assert s3["read_backs"] == round(1 + PREVIEW_READ_BACK_SHARE, 3), "its look-up, and the big Read's"
+    assert [found[s]["as_recorded"]["stopped"] for s in (h.S1, h.S2, h.S3)] == ["", "", ""]
     assert found[h.S2]["layers"]["layer4"]["resumes"] == 2 and found[h.S2]["as_recorded"]["resumes"] == 2
     total = json.loads(out)["total"]
     assert total["sessions"] == 3 and total["layers"]["spill"]["outputs"] == 3
     delegated = total["layers"]["delegation"]
     assert delegated["estimate"] is True and 0 < delegated["cost_usd_low"] <= delegated["cost_usd_high"]
-    assert json.loads(out)["assumptions"]["report_chars"] == [1_027, 3_480]
+    assumptions = json.loads(out)["assumptions"]
+    assert (assumptions["report_chars"], assumptions["worker_prefix_tokens"]) == ([1_027, 3_480], 5_350)
 
 
 def _preview_chars() -> int:
@@ -96,9 +100,21 @@ async def test_costs_as_recorded_and_replayed_are_exact(tmp_path: Path) -> None:
     assert s1.tokens_per_char == 0.25 and s1.layers.spill.chars_kept_out == 8_000 - _preview_chars()
     (i0, r0, w0, o0), (i1, r1, w1, o1), (i2, r2, w2, o2) = h.S1_USAGE
     replayed = _dollars((i0, r0, w0, o0), (i1, r1, round(w1 - saved), o1), (i2, round(r2 - saved), w2, o2))
-    assert s1.layers.spill.cost_usd == pytest.approx(replayed, abs=1e-12)
-    assert s1.layers.spill.saved_usd == pytest.approx(_dollars(*h.S1_USAGE) - replayed, abs=1e-12)
-    assert s1.layers.spill.main_peak == r2 + w2 + i2 - round(saved)
+    assert s1.layers.spill.replay_usd == pytest.approx(replayed, abs=1e-12)
+    assert s1.layers.spill.replay_peak == r2 + w2 + i2 - round(saved)
+    # expected: nothing copies from it, so it is read back to look at it 5 times in 29, whole (1.09
+    # characters a character: the Read numbers its lines) by the request after it (a request more: it
+    # reads what that request wrote, and writes the text), and carried by the last request: 40 of its
+    # tokens where that request read its recorded prefix (from 22,160 to 22,200), the rest written
+    back = PREVIEW_READ_BACK_SHARE * 8_000 * WHOLE_READ_CHARS_PER_CHAR / 4
+    context = i1 + r1 + round(w1 - saved)
+    again = PREVIEW_READ_BACK_SHARE * _dollars((0, context, 0, 0)) + _dollars((0, 0, round(back), 0))
+    last = (i2, round(r2 - saved + 40), round(w2 + back - 40), o2)
+    expected = _dollars((i0, r0, w0, o0), (i1, r1, round(w1 - saved), o1), last) + again
+    assert s1.layers.spill.cost_usd == pytest.approx(expected, abs=1e-12)
+    assert s1.layers.spill.saved_usd == pytest.approx(_dollars(*h.S1_USAGE) - expected, abs=1e-12)
+    assert s1.layers.spill.main_peak == sum(last[:3])
+    assert s1.layers.spill.read_back_chars == round(PREVIEW_READ_BACK_SHARE * 8_720)
     assert s1.layers.glance.bash_calls == 2 and s1.layers.glance.accepted == 1  # `ls`, not the generator
 
 
@@ -192,17 +208,12 @@ def _no_cli() -> Any:
 
 @pytest.fixture
 def corpus_projects(tmp_path: Path) -> Path:
-    """The shared real sessions laid out as the CLI keeps them (links, not copies)."""
+    """The corpus's real sessions (`--corpus DIR`, else the shared ones) laid out as the CLI keeps them
+    (links, not copies; checkpoint copies of one session left out: `benchmarks/what_if_corpus.py`)."""
     reason = corpus.missing_reason()
     if reason is not None:
         pytest.skip(reason)
-    project = tmp_path / "projects" / "-corpus"
-    project.mkdir(parents=True)
-    for path in sorted(corpus.corpus_dir().glob("*.jsonl")):
-        main, _, agent = path.stem.partition("--")
-        target = project / main / "subagents" / f"{agent}.jsonl" if agent else project / path.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(path, target)
+    lay_out(corpus.corpus_dir(), tmp_path / "projects")
     return tmp_path / "projects"
 
 
@@ -213,8 +224,40 @@ def test_on_real_sessions_the_counts_equal_an_independent_count(
     assert status == 0
     found = _sessions(out)
     assert len(found) == len(list((corpus_projects / "-corpus").glob("*.jsonl")))
+    counted = {}
     for session in found.values():
-        assert _counts(session) == h.independent_counts(Path(session["path"])), session["path"]
+        counted[session["session_id"]] = h.independent_counts(Path(session["path"]))
+        assert _counts(session) == counted[session["session_id"]], session["path"]
     total = json.loads(out)["total"]
-    assert total["layers"]["spill"]["outputs"] > 0 and total["as_recorded"]["compactions"] > 0
-    assert 0 < total["layers"]["spill_and_layer4"]["cost_usd"] < total["as_recorded"]["cost_usd"]
+    assert total["layers"]["spill"]["outputs"] == sum(c["spilled"] for c in counted.values())
+    assert total["as_recorded"]["compactions"] == sum(c["compactions"] for c in counted.values())
+    both = total["layers"]["spill_and_layer4"]
+    assert both["replay_usd"] <= both["cost_usd"] <= both["read_back_usd"], "the estimate within its range"
+
+
+def test_a_session_that_stopped_at_the_window_is_said_so_and_its_lines_are_lower_bounds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    t = h.Transcript(session_id=h.S1)
+    t.prompt("Work through the pages.")
+    h._use(t.assistant(t.bash("cat page-1.md", "p1")), (10, 0, 190_000, 30))
+    t.result("p1", "page one")
+    error = t.api_error()  # the CLI's own check, once the context is full: a synthetic reply
+    error["message"]["content"] = [{"type": "text", "text": "Prompt is too long"}]
+    error["error"] = "invalid_request"
+    path = tmp_path / "projects" / "-home-me-alpha" / f"{h.S1}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in t.entries))
+    status, out, _ = _run(capsys, "--what-if", str(tmp_path / "projects"), "--json")
+    assert status == 0
+    report = json.loads(out)
+    (session,) = report["sessions"]
+    assert (session["as_recorded"]["stopped"], session["as_recorded"]["unfinished"]) == ("window", 1)
+    assert (report["total"]["as_recorded"]["stopped"], report["total"]["as_recorded"]["unfinished"]) == (
+        "",
+        1,
+    )
+    assert "1 session(s) stopped before finishing (11111111: window)" in report["summary"]
+    assert "lower bounds on what the finished runs would have cost" in report["summary"]
+    _, text, _ = _run(capsys, "--what-if", str(tmp_path / "projects"))
+    assert "stopped (window): lower bounds" in text and "1 stopped before finishing" in text

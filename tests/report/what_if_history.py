@@ -201,7 +201,8 @@ def _when(entry: dict[str, Any]) -> float | None:
 
 def _cold_resumes(entries: list[dict[str, Any]]) -> int:
     """Prompts the CLI marked as a new process (a `mode` entry after them, or a SessionStart:resume hook
-    entry before), after the cache's lifetime (1 hour when the last reply wrote 1-hour cache, else 5 min)."""
+    entry before), after the cache's lifetime (1 hour when the last reply wrote 1-hour cache, else 5 min)
+    since the last request (a reply the CLI wrote itself, `<synthetic>`, was none)."""
     cold = 0
     last_message: dict[str, Any] | None = None
     lifetime = 300.0
@@ -230,7 +231,10 @@ def _cold_resumes(entries: list[dict[str, Any]]) -> int:
             else:
                 pending = (idle, lifetime)
             hooked = False
-        if kind in ("user", "assistant") and not e.get("isApiErrorMessage"):
+        synthetic = (e.get("message") or {}).get(
+            "model"
+        ) == "<synthetic>"  # no request: "No response requested."
+        if kind in ("user", "assistant") and not e.get("isApiErrorMessage") and not synthetic:
             last_message = e
             usage = (e.get("message") or {}).get("usage") or {}
             if kind == "assistant" and (usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens"):

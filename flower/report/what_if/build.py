@@ -27,8 +27,8 @@ Progress = Callable[[int, int], object]
 
 NOTES = (
     "replayed, not re-run: each layer changes what the recorded requests held, and the model is taken to "
-    "have made the same requests and written the same output (with a spilled output's preview it may "
-    "have read the file back: a request more, not counted)",
+    "have made the same requests and written the same output, plus the read-backs a model shown a spilled "
+    "output's preview is expected to make (calibrated on the CLI's own previews in real transcripts)",
     "characters become tokens at each session's own rate (its requests that added tool output, median), "
     "else 4 characters a token; the cache marks (reads, 5-minute and 1-hour writes) are the recorded ones",
     "layer 4 acts only at resumes the CLI marked (a mode entry, or a SessionStart:resume hook entry); a "

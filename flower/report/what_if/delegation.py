@@ -7,19 +7,29 @@ mandate: the coordinator's reply that started the stretch becomes the Agent call
 stretch's requests on its own context (its start, the mandate, then what the stretch added), and the main
 thread keeps only the mandate, the worker's report inside the CLI's hand-back frame, and, sometimes, a
 document the report pointed to that it reads back; the coordinator's own glances and reads stay where
-they were. A worker takes as long as its stretch took: when that is the prompt cache's lifetime or more
-(an hour if the main thread wrote to the 1-hour cache, else five minutes), the coordinator's request that
-gets the report finds its cache gone and writes its whole context again. Everything else is priced as
-recorded (with spill and layer 4 applied first, as flower runs them: at the low end as replayed, at the
-high end with every spilled output a later reply quotes read back whole).
+they were. Priced as flower pays it:
 
-What no transcript can tell is assumed, twice, as a range (`DelegationAssumptions`): report sizes are those
-of real project agents with a set report format (`flower.report.measured.REPORT_CHARS_DECILES`, 1st and
-9th deciles), how often the coordinator reads a document back is `READ_BACK_INTERVAL` (the low end for
-the low cost), mandates are sized between a small and a large case, and a worker's start is read from the
-cache (another worker warmed it) or, twice as large, written whole. The worker is assumed to make the
-same requests and write the same output the main thread did; the coordinator's rules and the workbench
-block it would also have carried are not counted.
+- a worker's first request reads its fixed prefix (tools and system prompt, `worker_prefix_tokens`) from
+  the cache when another worker sent a request less than five minutes before (workers keep 5-minute
+  marks), else writes it;
+- what the coordinator's later replies copy from the outputs its workers saw, it looks up
+  (`readback.coordinator_look_ups`: the same look-ups as a spilled output's, the whole output hidden);
+- the coordinator waits as long as the stretch took, kept warm by `flower.warm`'s pings (5-minute marks,
+  a ping `KeepWarmPolicy.interval` after its last request and after each ping, each reading its context
+  for one output token, at most `ping_limit` of them); past the last ping's lifetime its request that
+  gets the report writes its whole context again;
+- the coordinator writes each mandate, and each worker its report, as output.
+
+Everything else is priced as recorded, with spill and layer 4 applied first as flower runs them, with the
+read-backs `readback` expects (the low end at the lower bound of the real read-back share, the high end at
+its upper bound).
+
+What no transcript can tell is assumed as a range (`DelegationAssumptions`): report sizes are those of real
+project agents with a set report format (`flower.report.measured.REPORT_CHARS_DECILES`, 1st and 9th
+deciles), how often the coordinator reads a document back is `READ_BACK_INTERVAL` (the low end for the low
+cost), mandates are sized between a small and a large case. The worker is assumed to make the same
+requests and write the same output the main thread did; the coordinator's rules and the workbench block
+it would also have carried are not counted.
 """
 
 from __future__ import annotations
@@ -29,16 +39,28 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ...cost import TTL_1H, TTL_5M, price
+from ...cost import TTL_5M, price
 from ...glance import is_ephemeral
 from ...stores.rewrite import is_prompt
 from ...stores.rewrite.expire import entry_time
 from ...usage import TokenUsage
+from ...warm import KeepWarmPolicy
+from ...warm.schedule import ping_limit, ping_times
 from ..measured import READ_BACK_INTERVAL, REPORT_CHARS_DECILES
+from .priced import again_usd
+from .readback import ReadBacks, coordinator_look_ups
 from .replay import Request, Saving, Thread, replayed
 from .spill import boundaries, until_compacted
 
-__all__ = ["COORDINATOR_TOOLS", "DelegationAssumptions", "DelegationLine", "delegation_line", "tool_loops"]
+__all__ = [
+    "COORDINATOR_TOOLS",
+    "DelegationAssumptions",
+    "DelegationLine",
+    "coordinator_wait",
+    "delegation_line",
+    "tool_loops",
+    "warm_starts",
+]
 
 COORDINATOR_TOOLS = ("Read", "TodoWrite", "Agent", "Task", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
 """Tools a flower coordinator calls itself; Bash too when glance accepts the command."""
@@ -56,9 +78,12 @@ class DelegationAssumptions:
     """A mandate (flower's demo: 367 on average, 577 the longest)."""
     frame_tokens: int = 150
     """The CLI's hand-back frame around a report."""
-    worker_start_tokens: tuple[int, int] = (4_300, 8_600)
-    """A worker's tools and system prompt: the original design's measurement, read from the cache (another
-    worker warmed it), up to twice that written whole (a worker with more tools or a longer prompt)."""
+    worker_prefix_tokens: int = 5_350
+    """A worker's fixed prefix (tools, system prompt): flower's worker through the bundled CLI 2.1.332, as
+    its first request's cached part measured (5,348 tokens at 4 characters a token)."""
+    keep_warm: bool = True
+    """The coordinator's cache kept warm by pings while it waits (flower's default, `KeepWarmPolicy()`);
+    False: 5-minute marks that lapse during a long wait."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,26 +147,45 @@ def tool_loops(thread: Thread) -> list[tuple[int, int, int]]:
     return [(first, last, sum(len(_calls(r)) for r in requests[first:last])) for first, last in stretches]
 
 
-def _lifetime(thread: Thread) -> float:
-    """The prompt cache's lifetime the main thread's writes show: an hour with any 1-hour write."""
-    return TTL_1H if any(r.usage.cache_creation_1h for r in thread.requests) else TTL_5M
+def _at(thread: Thread, number: int) -> float | None:
+    return entry_time(dict(thread.entries[thread.requests[number].entry]))
 
 
 def _seconds(thread: Thread, first: int, last: int) -> float:
     """How long a stretch took, from its first reply to the one that got its last results."""
-    stamps = [entry_time(dict(thread.entries[thread.requests[n].entry])) for n in (first, last)]
-    return stamps[1] - stamps[0] if stamps[0] is not None and stamps[1] is not None else 0.0
+    start, end = _at(thread, first), _at(thread, last)
+    return end - start if start is not None and end is not None else 0.0
 
 
-def _cold(usage: TokenUsage, hour: bool) -> TokenUsage:
+def warm_starts(main: Thread, loops: Sequence[tuple[int, int, int]]) -> list[bool]:
+    """Whether each stretch's worker finds the workers' prefix in the cache: another worker sent a request
+    less than five minutes before its first."""
+    found: list[bool] = []
+    last: float | None = None
+    for first, end, _ in loops:
+        start = _at(main, first + 1) if first + 1 < len(main.requests) else None
+        found.append(start is not None and last is not None and start - last < TTL_5M)
+        stamp = _at(main, end)
+        last = stamp if stamp is not None else last
+    return found
+
+
+def _cold(usage: TokenUsage) -> TokenUsage:
     """`usage` sent after the cache expired: what it read is written again."""
-    read = usage.cache_read
-    return dataclasses.replace(
-        usage,
-        cache_read=0,
-        cache_creation=usage.cache_creation + (0 if hour else read),
-        cache_creation_1h=usage.cache_creation_1h + (read if hour else 0),
-    )
+    return dataclasses.replace(usage, cache_read=0, cache_creation=usage.cache_creation + usage.cache_read)
+
+
+def coordinator_wait(
+    usage: TokenUsage, seconds: float, model: str, warm: bool
+) -> tuple[list[TokenUsage], bool]:
+    """The pings (`flower.warm`'s, `KeepWarmPolicy()`) of a coordinator that waits `seconds` on a worker
+    with `usage`'s context, each reading that context for one output token (its short message written),
+    and whether its cache is gone when the report comes back (no ping when `warm` is False)."""
+    policy = KeepWarmPolicy()
+    limit = ping_limit(policy, model=model, lifetime=TTL_5M) if warm else 0
+    times = ping_times(policy, since=0.0, until=seconds, lifetime=TTL_5M, limit=limit)
+    ping = TokenUsage(cache_read=usage.context, cache_creation=4, output=1)
+    return [ping] * len(times), seconds >= (times[-1] if times else 0.0) + TTL_5M
 
 
 def _with(thread: Thread, usages: Sequence[TokenUsage]) -> Thread:
@@ -150,19 +194,26 @@ def _with(thread: Thread, usages: Sequence[TokenUsage]) -> Thread:
 
 
 def _bound(
-    main: Thread, loops: Sequence[tuple[int, int, int]], rate: float, low: bool, a: DelegationAssumptions
+    main: Thread,
+    loops: Sequence[tuple[int, int, int]],
+    looked: ReadBacks,
+    rate: float,
+    low: bool,
+    a: DelegationAssumptions,
 ) -> tuple[float, int]:
-    """The main thread and its workers in dollars, and the main thread's peak, at one end of the range."""
+    """The main thread and its workers in dollars, and the main thread's peak, at one end of the range;
+    `looked`: the coordinator's look-ups of what its workers saw."""
     pick = 0 if low else 1
     report = a.report_chars[pick] * rate
     mandate = a.mandate_chars[pick] * rate
     share = a.read_back[pick]
-    start = a.worker_start_tokens[pick]
+    start = a.worker_prefix_tokens
+    warmed = warm_starts(main, loops)
     cuts = boundaries(main.entries)
-    savings: list[Saving] = []
+    savings: list[Saving] = list(looked.added)
     moved: set[int] = set()
     workers: list[TokenUsage] = []
-    for first, last, _ in loops:
+    for (first, last, _), warm in zip(loops, warmed, strict=True):
         before = main.end_of(first)
         grown = main.requests[last].usage.context - before
         end = until_compacted(main, main.requests[last].entry, cuts)
@@ -172,22 +223,32 @@ def _bound(
         loop = Thread("worker", main.entries, main.requests[first + 1 : last + 1])
         prefix = Saving(0, len(loop.requests), 0, before, before - (start + mandate))
         used = replayed(loop, [prefix])
-        written = round(mandate if low else start + mandate)
+        written = round(mandate if warm else start + mandate)
         head = used[0]
         used[0] = head.minus(TokenUsage(cache_read=written)) + TokenUsage(
             cache_creation=min(written, head.cache_read)
         )
+        used[-1] = dataclasses.replace(used[-1], output=round(report))  # the worker writes its report
         workers.extend(used)
     kept = replayed(main, savings)
-    lifetime = _lifetime(main)
-    for first, last, _ in loops:  # the coordinator waited as long as the loop took: its cache may be gone
-        if _seconds(main, first, last) >= lifetime:
-            kept[last] = _cold(kept[last], lifetime == TTL_1H)
+    for first, _, _ in loops:  # the coordinator writes the mandate
+        kept[first] = dataclasses.replace(kept[first], output=kept[first].output + round(mandate))
+    pings = 0.0
+    for first, last, _ in loops:  # the coordinator waits as long as the loop took, kept warm
+        model_of = main.requests[first].model
+        sent, gone = coordinator_wait(kept[first], _seconds(main, first, last), model_of, a.keep_warm)
+        pings += price(sent, model=model_of).total if sent else 0.0
+        if gone:
+            kept[last] = _cold(kept[last])
     model = {r.model for r in main.requests}
-    main_cost = sum(
-        price([u], model=r.model).total
-        for number, (r, u) in enumerate(zip(main.requests, kept, strict=True))
-        if number not in moved
+    main_cost = (
+        pings
+        + again_usd(main, kept, looked)
+        + sum(
+            price([u], model=r.model).total
+            for number, (r, u) in enumerate(zip(main.requests, kept, strict=True))
+            if number not in moved
+        )
     )
     worker_model = max(model, key=lambda name: sum(r.model == name for r in main.requests)) if model else ""
     worker_cost = price(workers, model=worker_model).total if workers else 0.0
@@ -202,12 +263,13 @@ def delegation_line(
     rate: float,
     a: DelegationAssumptions,
 ) -> DelegationLine:
-    """The estimate for a session whose main thread, with spill and layer 4 replayed, used `usages` (the
-    low end: the replay; the high end: every spilled output quoted later read back whole); `others_usd`
-    is what its subagents and compactions cost at each end (kept as they are)."""
+    """The estimate for a session whose main thread, with spill and layer 4 replayed, used `usages` (with
+    the read-backs expected at the lower and the upper bound of the real read-back share); `others_usd`
+    is what its subagents, compactions and read-back requests cost at each end."""
     loops = tool_loops(main)
-    low_usd, low_peak = _bound(_with(main, usages[0]), loops, rate, True, a)
-    high_usd, high_peak = _bound(_with(main, usages[1]), loops, rate, False, a)
+    looked = coordinator_look_ups(main, loops, rate)
+    low_usd, low_peak = _bound(_with(main, usages[0]), loops, looked, rate, True, a)
+    high_usd, high_peak = _bound(_with(main, usages[1]), loops, looked, rate, False, a)
     return DelegationLine(
         loops=len(loops),
         calls=sum(calls for _, _, calls in loops),

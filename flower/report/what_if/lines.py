@@ -65,6 +65,13 @@ class AsRecorded:
     """Prompts the CLI marked as starting a new process."""
     subagents: int = 0
     """Worker runs (transcripts, and Agent/Task calls whose transcript is missing)."""
+    stopped: str = ""
+    """Why the session stopped before finishing (`stopped.how_it_stopped`): `window` (the context was full:
+    "Prompt is too long"), `api error` (an API error was its last word), `cut` (its last calls never got
+    their results: the process ended under them); "" when it finished. A session that stopped has every
+    line of its what-if a lower bound on what the finished run would have cost."""
+    unfinished: int = 0
+    """1 when the session stopped before finishing (in a total: how many did)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,15 +81,23 @@ class ReplayLine:
     _derived: ClassVar[tuple[str, ...]] = ("saved_usd",)
 
     cost_usd: float = 0.0
+    """The session's cost with the layer. A line with spill: expected, with the read-backs a model shown
+    only the previews would have made (`readback`, calibrated on real transcripts)."""
     recorded_usd: float = 0.0
     """The recorded cost it is compared with."""
     main_peak: int = 0
+    """The main thread's largest context (with spill: of the expected context)."""
     tokens_saved: int = 0
     """Context tokens not sent, summed over every request replayed."""
+    replay_usd: float = 0.0
+    """A line with spill: its cost with nothing read back (the replay alone, the optimistic end). Equal to
+    `cost_usd` for a line without spill."""
+    replay_peak: int = 0
+    """The main thread's peak then."""
     read_back_usd: float = 0.0
-    """A line with spill: its cost if every output quoted later had been read back whole by the reply
-    that first quotes it (one request more, and its text from then on): the replay's pessimistic end.
-    Equal to `cost_usd` for a line without spill."""
+    """A line with spill: its pessimistic end, every output a later reply quotes read back whole where
+    first quoted and every other at the upper end of the real share (`readback.PESSIMISTIC`). Equal to
+    `cost_usd` for a line without spill."""
     read_back_peak: int = 0
     """The main thread's peak then."""
 
@@ -105,9 +120,15 @@ class SpillLine(ReplayLine):
     chars_kept_out: int = 0
     """Characters of those outputs not resident (their text minus the pointer and preview)."""
     quoted_later: int = 0
-    """Of the outputs, those a later message of their thread quotes from the part the preview hides (a value
-    found nowhere else): a model that saw the preview alone would have read the file back for them, which
-    the replay does not count (it is optimistic by that much)."""
+    """Of the outputs, those a later reply of their thread quotes a value from, found in the part the
+    preview hides (the loose test: the pessimistic end reads them back whole)."""
+    copied_later: int = 0
+    """Of the outputs, those a later reply copies a token from that it could have found only in the part
+    the preview hides (the strict test): a model shown the preview alone looks them up, for certain."""
+    read_backs: float = 0.0
+    """Read-backs expected (look-ups of what is copied later, and reads to look at the rest)."""
+    read_back_chars: int = 0
+    """Characters they are expected to bring back."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -44,6 +44,8 @@ def _added(items: Sequence[Any]) -> Any:
         sample = found[0]
         if isinstance(sample, bool):
             values[f.name] = any(found)
+        elif isinstance(sample, str) and f.name == "stopped":
+            values[f.name] = ""  # per session; a total counts `unfinished`
         elif isinstance(sample, int | float) and "peak" in f.name:
             values[f.name] = max(found)
         elif isinstance(sample, int | float):
@@ -123,15 +125,26 @@ class WhatIfReport:
         bound = "at least " if rec.cost_lower_bound else ""
         spill, l4, both, d = layers.spill, layers.layer4, layers.spill_and_layer4, layers.delegation
         glance = layers.glance
+        stopped = (
+            f" {rec.unfinished} session(s) stopped before finishing ("
+            + ", ".join(
+                f"{s.session_id[:8]}: {s.as_recorded.stopped}" for s in self.sessions if s.as_recorded.stopped
+            )
+            + "): what they ran is replayed, so their lines are lower bounds on what the finished runs would "
+            "have cost."
+            if rec.unfinished
+            else ""
+        )
         text = (
             f"Across {t.sessions} Claude Code session(s){span}, the transcripts record {rec.requests:,} "
             f"requests costing {bound}{_usd(rec.cost_usd)} (flower.cost, each request at its own model), "
             f"a main-thread peak of {human(rec.main_peak)} tokens, {rec.compactions} compaction(s) and "
-            f"{rec.resumes} resume(s). Replayed on those requests: spilling large tool outputs would have "
-            f"kept {spill.outputs:,} output(s) ({human(spill.chars_kept_out)} chars) out of the context, "
-            f"saving {_usd(spill.saved_usd)} ({_share(spill.saved_usd, rec.cost_usd)}; "
-            f"{_usd(rec.cost_usd - spill.read_back_usd)} if the {spill.quoted_later:,} a later message "
-            f"quotes had been read back whole); layer 4 at "
+            f"{rec.resumes} resume(s).{stopped} Replayed on those requests: spilling large tool outputs "
+            f"would have kept {spill.outputs:,} output(s) ({human(spill.chars_kept_out)} chars) out of the "
+            f"context, saving {_usd(spill.saved_usd)} ({_share(spill.saved_usd, rec.cost_usd)}) with the "
+            f"{spill.read_backs:,.1f} read-back(s) a model shown only the previews is expected to make "
+            f"({_usd(rec.cost_usd - spill.replay_usd)} with none, {_usd(rec.cost_usd - spill.read_back_usd)} "
+            f"at worst); layer 4 at "
             f"{l4.cold_resumes} cold resume(s) {_usd(l4.saved_usd)}; both together {_usd(both.saved_usd)} "
             f"({_share(both.saved_usd, rec.cost_usd)}), with a main-thread peak of {human(both.main_peak)} "
             f"tokens. A handoff instead of each compaction would have cost "
@@ -199,7 +212,7 @@ def _render(report: WhatIfReport, rows: int) -> str:
         f"write 5 min {human(tokens.cache_write_5m)}, write 1 h {human(tokens.cache_write_1h)}, "
         f"output {human(tokens.output)}",
         f"                    {rec.compactions} compaction(s), {rec.resumes} resume(s), "
-        f"{rec.subagents} subagent run(s)",
+        f"{rec.subagents} subagent run(s), {rec.unfinished} stopped before finishing",
         _RULE,
         f"  {'replayed':<18}{'cost':>12}{'saved':>12}{'share':>9}{'main peak':>11}",
     ]
@@ -210,8 +223,9 @@ def _render(report: WhatIfReport, rows: int) -> str:
             spill,
             rec.cost_usd,
             f"{spill.outputs:,} outputs ({spill.main_outputs:,} main), "
-            f"{human(spill.chars_kept_out)} chars kept out; {spill.quoted_later:,} quoted later, "
-            f"if read back: {_usd(spill.read_back_usd)}, peak {human(spill.read_back_peak)}",
+            f"{human(spill.chars_kept_out)} chars kept out; {spill.copied_later:,} copied later, "
+            f"{spill.read_backs:,.1f} read-backs expected; range {_usd(spill.replay_usd)} (none read back) "
+            f"to {_usd(spill.read_back_usd)} (peak {human(spill.read_back_peak)})",
         )
     )
     lines.append(
@@ -229,8 +243,8 @@ def _render(report: WhatIfReport, rows: int) -> str:
             "spill + layer 4",
             both,
             rec.cost_usd,
-            f"flower without delegation; if read back: {_usd(both.read_back_usd)}, "
-            f"peak {human(both.read_back_peak)}",
+            f"flower without delegation; range {_usd(both.replay_usd)} to {_usd(both.read_back_usd)} "
+            f"(peak {human(both.replay_peak)} to {human(both.read_back_peak)})",
         )
     )
     h, g, d = layers.handoff, layers.glance, layers.delegation
@@ -250,8 +264,9 @@ def _render(report: WhatIfReport, rows: int) -> str:
         f"{a.report_chars[0]:,}-{a.report_chars[1]:,} chars, a document read back after "
         f"{percent(a.read_back[0])}-{percent(a.read_back[1])} of them, mandates of "
         f"{a.mandate_chars[0]:,}-{a.mandate_chars[1]:,} chars, a {a.frame_tokens}-token frame, "
-        f"a worker start of {a.worker_start_tokens[0]:,} tokens read from the cache to "
-        f"{a.worker_start_tokens[1]:,} written; the worker makes the loop's requests",
+        f"a worker prefix of {a.worker_prefix_tokens:,} tokens (read when another worker ran within 5 "
+        f"minutes), the coordinator {'kept warm by pings' if a.keep_warm else 'not kept warm'} while it "
+        "waits; the worker makes the loop's requests",
         _RULE,
     ]
     shown = sorted(report.sessions, key=lambda s: -s.as_recorded.cost_usd)[:rows]
@@ -267,6 +282,7 @@ def _render(report: WhatIfReport, rows: int) -> str:
             f"{_usd(r.cost_usd):>11}{_usd(ls.spill.saved_usd):>10}{_usd(ls.layer4.saved_usd):>10}"
             f"{_usd(ls.spill_and_layer4.saved_usd):>10}{human(r.main_peak):>9}{human(ls.spill_and_layer4.main_peak):>9}"
             f"  {_usd(ls.delegation.cost_usd_low)}-{_usd(ls.delegation.cost_usd_high)}"
+            + (f"  stopped ({r.stopped}): lower bounds" if r.stopped else "")
             + (f"  {s.title}" if s.title else "")
         )
     if len(report.sessions) > rows:

@@ -6,13 +6,12 @@ fields at or over the threshold of the policy's tools (a Read of the workbench p
 reaches the hook), `spilled_as` names the file the text would go to without writing it, and `preview_for`
 builds the pointer and preview exactly as the hook writes them. What the model read shrinks by what each
 field lost (for a Read, in proportion: the CLI numbers its lines); the spilled output is replaced from the
-request after it, until a compaction drops it.
+request after it, until a compaction drops it. Which later replies use what the preview hides is
+`quotes`' part; what a model would have read back for it, `readback`'s.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +23,18 @@ from ...spill._files import label_of, spilled_as
 from ...spill._preview import preview_for
 from ...spill._shape import find_candidates, get_at
 from ...spill.guard import _reads_inside
+from .quotes import Copy, ThreadText
 from .replay import Saving, Thread
 
-__all__ = ["SpillHit", "boundaries", "read_backs", "spill_hits", "spill_savings", "spilled_entries"]
+__all__ = [
+    "SpillHit",
+    "boundaries",
+    "results_of",
+    "spill_hits",
+    "spill_savings",
+    "spilled_entries",
+    "until_compacted",
+]
 
 _WORKBENCH = ".flower"
 
@@ -43,15 +51,28 @@ class SpillHit:
     """The result's text as the model read it."""
     saved: int
     """Characters the pointer and preview would have saved."""
+    lines: int = 1
+    """Lines of the text."""
     quoted_at: int | None = None
     """The first later reply of the thread (its first entry's index) whose text or tool input holds a
-    value found only in the part the preview hides: a model that saw the preview alone would have read
-    the file back for it. None when no reply does."""
+    value found in the part the preview hides and not in the preview (`ThreadText.quoted_at`, the loose
+    test). None when no reply does."""
+    copies: tuple[Copy, ...] = ()
+    """The look-ups a model shown the preview alone would have made: each line of the hidden part a later
+    reply copies a token from that it could have seen nowhere else (`ThreadText.copies`)."""
+    cli_saved: bool = False
+    """The CLI itself had saved the output to a file and shown its preview: what the model did with it is
+    in the recorded requests (no read-back is added)."""
 
     @property
     def quoted_later(self) -> bool:
         """A later reply quotes the hidden part (`quoted_at`)."""
         return self.quoted_at is not None
+
+    @property
+    def copied_later(self) -> bool:
+        """A later reply copies from the hidden part (`copies`)."""
+        return bool(self.copies)
 
 
 def _size(value: object) -> int:
@@ -81,8 +102,22 @@ def _results(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     )
 
 
-def _saved(tool: str, output: object, text: str, policy: SpillPolicy, cwd: Path) -> int | None:
-    """Characters of `text` the spill of `output` saves; None when nothing would be spilled."""
+def results_of(thread: Thread, start: int, end: int) -> list[tuple[int, str, Mapping[str, Any]]]:
+    """`(entry index, text, call)` of each tool result of `thread` between entries `start` and `end` (its
+    call found in the thread, not an error), in order."""
+    calls = _calls(thread)
+    found = []
+    for index in range(start + 1, min(end, len(thread.entries))):
+        for block in _results(thread.entries[index]):
+            call = calls.get(str(block.get("tool_use_id")))
+            if call is not None and block.get("is_error") is not True:
+                found.append((index, text_of(block.get("content")), call))
+    return found
+
+
+def _saved(tool: str, output: object, text: str, policy: SpillPolicy, cwd: Path) -> tuple[int, bool] | None:
+    """Characters of `text` the spill of `output` saves, and whether the CLI had shown less than the
+    output (it saved it to a file itself); None when nothing would be spilled."""
     assert policy.threshold is not None
     found = find_candidates(tool, output, threshold=policy.threshold, lists=policy.lists)
     if not found:
@@ -100,44 +135,11 @@ def _saved(tool: str, output: object, text: str, policy: SpillPolicy, cwd: Path)
         whole += _size(value)
         left += _size(preview_for(tool, output, candidate, value, spilled, policy)[candidate.path])
     if len(text) < whole:  # the CLI showed less (a Bash output it saved to a file): ours replaces it
-        return max(0, len(text) - left)
+        return max(0, len(text) - left), True
     lost = whole - left
     if tool == "Read" and whole:  # the CLI numbers a Read's lines: what it shows shrinks in proportion
         lost = round(lost * len(text) / whole)
-    return max(0, min(lost, len(text)))
-
-
-_VALUE = re.compile(r"[A-Za-z0-9_./=:+-]{6,}")
-
-
-def _values(text: str) -> set[str]:
-    """The identifier-like words of `text` (with a digit or one of `=_/.:`): values an agent copies."""
-    words = (w.strip(".:/=+-") for w in _VALUE.findall(text))
-    return {w for w in words if len(w) >= 6 and any(c.isdigit() or c in "=_/.:" for c in w)}
-
-
-def _later(thread: Thread) -> list[tuple[int, set[str]]]:
-    """`(entry index, values)` of each reply of the thread: its text and its tool inputs."""
-    found = []
-    for request in thread.requests:
-        parts = [
-            str(b.get("text", "")) if b.get("type") == "text" else json.dumps(b.get("input", {}))
-            for b in request.blocks
-            if b.get("type") in ("text", "tool_use")
-        ]
-        found.append((request.entry, _values("\n".join(parts))))
-    return found
-
-
-def _quoted(
-    text: str, call: Mapping[str, Any], index: int, later: list[tuple[int, set[str]]], policy: SpillPolicy
-) -> int | None:
-    hidden = _values(text[policy.head : len(text) - policy.tail])
-    if not hidden:
-        return None
-    hidden -= _values(text[: policy.head] + "\n" + text[len(text) - policy.tail :])
-    hidden -= _values(json.dumps(call.get("input", {})))
-    return next((at for at, values in later if at > index and hidden & values), None)
+    return max(0, min(lost, len(text))), False
 
 
 def spill_hits(thread: Thread, policy: SpillPolicy) -> list[SpillHit]:
@@ -145,7 +147,7 @@ def spill_hits(thread: Thread, policy: SpillPolicy) -> list[SpillHit]:
     if not policy.enabled:
         return []
     calls = _calls(thread)
-    later = _later(thread)
+    said: ThreadText | None = None  # read once, on the thread's first hit
     hits = []
     for index, entry in enumerate(thread.entries):
         results = _results(entry)
@@ -163,10 +165,24 @@ def spill_hits(thread: Thread, policy: SpillPolicy) -> list[SpillHit]:
             output = entry.get("toolUseResult") if len(results) == 1 else None
             if not isinstance(output, Mapping | str):
                 output = text
-            saved = _saved(tool, output, text, policy, cwd)
-            if saved is not None and call is not None:
-                quoted = _quoted(text, call, index, later, policy)
-                hits.append(SpillHit(index, str(block.get("tool_use_id")), tool, len(text), saved, quoted))
+            found = _saved(tool, output, text, policy, cwd)
+            if found is not None and call is not None:
+                head, tail = policy.head, policy.tail
+                if said is None:
+                    said = ThreadText.of(thread.entries, [(r.entry, r.blocks) for r in thread.requests])
+                hits.append(
+                    SpillHit(
+                        index,
+                        str(block.get("tool_use_id")),
+                        tool,
+                        len(text),
+                        found[0],
+                        lines=text.count("\n") + 1,
+                        quoted_at=said.quoted_at(index, text, call, head, tail),
+                        copies=said.copies(index, text, call, head, tail),
+                        cli_saved=found[1],
+                    )
+                )
     return hits
 
 
@@ -196,24 +212,6 @@ def spill_savings(thread: Thread, hits: Sequence[SpillHit], rate: float) -> list
             at = thread.end_of(start - 1)
             savings.append(Saving(start, end, at, hit.chars * rate, hit.saved * rate))
     return savings
-
-
-def read_backs(thread: Thread, hits: Sequence[SpillHit], rate: float) -> tuple[list[Saving], list[int]]:
-    """The pessimistic end of a spill: every output quoted later read back whole by the reply that
-    first quotes it. Its text comes back from the request after that reply (a `Saving` that adds it) until
-    a compaction; the read itself is one request more, taken as that reply's request again (the requests
-    to repeat, by index)."""
-    cuts = boundaries(thread.entries)
-    added, again = [], []
-    for hit in hits:
-        if hit.quoted_at is None:
-            continue
-        start = thread.first_after(hit.quoted_at)
-        end = until_compacted(thread, hit.quoted_at, cuts)
-        if start < end:
-            added.append(Saving(start, end, thread.end_of(start - 1), hit.chars * rate, -hit.chars * rate))
-        again.append(start - 1)
-    return added, again
 
 
 def spilled_entries(
