@@ -55,7 +55,7 @@ MODULES: dict[str, Module] = {
     "cost": Module(
         doc="the cost model: prices, the simulated prompt cache, the dollar breakdown",
         sources=("flower/cost/*",),
-        tests=("tests/test_cost.py",),
+        tests=("tests/test_cost.py", "tests/test_cost_rules.py"),
     ),
     "spill": Module(
         doc="spill's threshold, its pointer and its files",
@@ -287,8 +287,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--module: unknown module(s) {', '.join(unknown)}; known: {', '.join(MODULES)}")
     if args.jobs < 1:
         parser.error(f"--jobs must be 1 or more, not {args.jobs}")
-    if args.nice:
-        os.nice(args.nice)
+    # to the priority asked, not below it (`nice -n 10 python tools/mutation.py` is the same pass)
+    os.nice(max(0, args.nice - os.nice(0)))
 
     entries = _equivalents()
     used: set[int] = set()
