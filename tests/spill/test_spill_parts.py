@@ -1,0 +1,214 @@
+"""spill's parts, each output written out in full: the previews, the copy of Bash's saved file, which
+Reads pass through, which app matchers the chain waits for."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import resource
+import signal
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from claude_agent_sdk import HookMatcher
+
+from flower.spill import SpillPolicy, spill_guard, spill_hooks
+from flower.spill._chain import chain_spill, may_match
+from flower.spill._files import CHUNK_CHARS, Spilled, copy_file
+from flower.spill._preview import lines_preview, read_preview
+from flower.spill._shape import Candidate
+from flower.workbench import Workbench
+from tests import shapes
+
+SPILLED = Spilled(Path("/s/f.txt"), "0" * 64, 1_234, 1_234, "", True)
+POINTER = "[spilled] {tool} {field}: {chars} chars moved out of the conversation to {path} (Read it)."
+
+
+def policy(head: int, tail: int) -> SpillPolicy:
+    return SpillPolicy(threshold=1_000, head=head, tail=tail, pointer=POINTER)
+
+
+# previews
+
+
+def test_a_list_preview_shows_whole_items_from_each_end_and_counts_the_rest() -> None:
+    items = ["aaaa", "bb", "c" * 50, "x", "yy", "zzz"]
+    candidate = Candidate(("filenames",), "lines", 75)
+    pointer = "[spilled] Glob filenames: 1,234 chars moved out of the conversation to `/s/f.txt` (Read it)."
+    # head 8: "aaaa\n" and "bb\n" fit exactly (8 chars); tail 7: "zzz\n" and "yy\n" (7), not "x\n"
+    assert lines_preview(items, SPILLED, "Glob", candidate, policy(8, 7)) == [
+        pointer,
+        "aaaa",
+        "bb",
+        "[... 53 chars not shown ...]",  # "c" * 50 and "x", a newline after each
+        "yy",
+        "zzz",
+    ]
+    assert lines_preview(items, SPILLED, "Glob", candidate, policy(7, 6))[1:] == [
+        "aaaa",
+        "[... 59 chars not shown ...]",
+        "zzz",
+    ]
+    assert lines_preview(items, SPILLED, "Glob", candidate, policy(8, 0))[1:] == [
+        "aaaa",
+        "bb",
+        "[... 60 chars not shown ...]",
+    ]
+    everything = lines_preview(["ab", "cd", "ef"], SPILLED, "Glob", candidate, policy(6, 3))
+    assert everything[1:] == ["ab", "cd", "ef"]  # all of it fits: no omission line
+
+
+def test_a_read_preview_keeps_the_files_line_numbers() -> None:
+    candidate = Candidate(("file", "content"), "text", 1_234)
+    content = "one\ntwo\nthree\nfour"
+    preview = read_preview(content, SPILLED, "Read", candidate, policy(8, 0), 2)
+    assert preview == (
+        "[spilled] Read file.content: 1,234 chars moved out of the conversation to `/s/f.txt` (Read it). "
+        "Lines 2-3 of the file follow. Line 1 of that file is line 2 of this one.\none\ntwo"
+    )
+    first = read_preview(content, SPILLED, "Read", candidate, policy(3, 0), 1)
+    assert first.endswith("(Read it).") and "\n" not in first  # nothing fits, and line 1 is line 1
+
+
+# the copy of a file Bash saved
+
+
+def saved(tmp_path: Path, data: bytes) -> str:
+    path = tmp_path / "saved.txt"
+    path.write_bytes(data)
+    return str(path)
+
+
+@pytest.fixture
+def into(tmp_path: Path) -> Path:
+    directory = tmp_path / "spill"
+    directory.mkdir()
+    return directory
+
+
+def test_a_copy_counts_characters_and_bytes_over_every_chunk(tmp_path: Path, into: Path) -> None:
+    data = ("é" * CHUNK_CHARS + "the end 😀").encode() + b"\xc3"  # two chunks; a cut character at the end
+    source = saved(tmp_path, data)
+    copied = copy_file(into, source, "bash", expected_size=len(data), starts_with="éé", tail=3)
+    assert (copied.chars, copied.size) == (CHUNK_CHARS + 9 + 1, len(data))  # the cut byte reads as one char
+    assert copied.sha256 == hashlib.sha256(data).hexdigest() and copied.created
+    assert copied.path == into / f"{copied.sha256[:16]}-bash.txt" and copied.path.read_bytes() == data
+    assert copied.tail == "d 😀"  # the last three characters that decode whole
+    again = copy_file(into, source, "bash", expected_size=None, starts_with="é", tail=0)
+    assert (again.path, again.created, again.tail) == (copied.path, False, "")  # the same content is kept
+
+
+def test_a_copys_tail_is_its_last_characters_whatever_their_width(tmp_path: Path, into: Path) -> None:
+    wide = "a" + "😀" * 10  # four bytes each: the window must hold 4 bytes per character asked for
+    source = saved(tmp_path, wide.encode())
+    assert copy_file(into, source, "x", expected_size=None, starts_with="a", tail=3).tail == "😀" * 3
+    odd = "a" + "é" * 100  # the window starts inside a character: that part is dropped, not an error
+    source = saved(tmp_path, odd.encode())
+    assert copy_file(into, source, "x", expected_size=None, starts_with="a", tail=3).tail == "ééé"
+    short = saved(tmp_path, b"abc")
+    assert copy_file(into, short, "x", expected_size=3, starts_with="a", tail=5).tail == "abc"
+    assert copy_file(into, short, "x", expected_size=3, starts_with="a", tail=1).tail == "c"
+
+
+def test_a_copy_is_refused_unless_the_file_is_this_output(tmp_path: Path, into: Path) -> None:
+    source = saved(tmp_path, b"abcdef")
+    with pytest.raises(ValueError, match=r"holds 6 bytes, the output said 7"):
+        copy_file(into, source, "x", expected_size=7, starts_with="abc")
+    with pytest.raises(ValueError, match=r"does not hold this output"):
+        copy_file(into, source, "x", expected_size=6, starts_with="bcd")
+    lone = saved(tmp_path, "a\ud800b".encode("utf-8", errors="surrogatepass"))  # the CLI's own bytes
+    assert copy_file(into, lone, "x", expected_size=None, starts_with="a\ud800").chars == 5
+    assert list(into.glob(".spill-*")) == []
+
+
+def test_a_copy_that_cannot_be_written_leaves_no_temp_file(tmp_path: Path, into: Path) -> None:
+    source = saved(tmp_path, b"x" * 10_000)
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+    old_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1_000, old_limit[1]))
+    try:
+        with pytest.raises(OSError):
+            copy_file(into, source, "x", expected_size=None, starts_with="x")
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
+        signal.signal(signal.SIGXFSZ, old_handler)
+    assert os.listdir(into) == []
+
+
+# which Reads pass through
+
+
+async def spilled_read(wb: Workbench, **changes: Any) -> bool:
+    data = shapes.post_tool_use(
+        "Read", shapes.read("v" * 5_000), {"file_path": "notes.txt"}, cwd=str(wb.root)
+    )
+    data.update(changes)
+    result = await spill_guard(wb)(data, "toolu_1", {"signal": None})
+    return bool(result)
+
+
+async def test_a_read_passes_only_when_its_path_resolves_inside_the_workbench(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wb = Workbench(tmp_path)
+    assert not await spilled_read(wb)  # notes.txt of the workbench's root: passes
+    assert await spilled_read(wb, tool_input={"file_path": "notes\x00.txt"})
+    assert await spilled_read(wb, tool_input={"file_path": 5})
+    assert await spilled_read(wb, tool_input={"file_path": ""})
+    assert await spilled_read(wb, tool_input=None)
+    outside = tmp_path.parent
+    monkeypatch.chdir(outside)
+    assert await spilled_read(wb, cwd=None)  # a relative path from the process's directory: outside
+    assert await spilled_read(wb, cwd=5)
+    monkeypatch.chdir(wb.root)
+    assert not await spilled_read(wb, cwd="")
+
+
+# the chain with an app's hooks
+
+
+def test_which_app_matchers_may_call_their_hooks_for_a_tool() -> None:
+    assert may_match(None, "Bash") and may_match("", "Bash") and may_match("*", "Bash")
+    assert may_match("Ba.*", "Bash") and may_match("Read | Bash", "Bash")  # regexes: maybe
+    assert may_match("Read|Bash", "Bash") and not may_match("Read|Grep", "Bash")
+    assert not may_match("Bashful", "Bash")
+
+
+async def both(spill: Any, app: Any, data: dict[str, Any], argument: str | None) -> dict[str, Any]:
+    """The two callbacks of one call run at once, as the CLI runs them."""
+    results: dict[str, Any] = {}
+
+    async def run(name: str, hook: Any) -> None:
+        results[name] = await hook(data, argument, {"signal": None})
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run, "spill", spill)
+        group.start_soon(run, "app", app)
+    return results
+
+
+async def test_the_chain_finds_a_call_by_either_id(tmp_path: Path) -> None:
+    """The spill steps aside for the app's rewrite whether the call's id is in the hook input or only
+    the callback's argument; an event or a tool the spill does not act on goes straight to the spill."""
+    chosen = SpillPolicy(threshold=100, head=10, tail=0)
+
+    async def rewrite(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        output = {**data["tool_response"], "stdout": "r" * 500}
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": output}}
+
+    ours, theirs = chain_spill(
+        spill_hooks(tmp_path, chosen), {"PostToolUse": [HookMatcher(matcher="Bash", hooks=[rewrite])]}, chosen
+    )
+    spill, app = ours["PostToolUse"][0].hooks[0], theirs["PostToolUse"][0].hooks[0]
+    for in_input, argument in (("toolu_1", None), (None, "toolu_2")):
+        data = shapes.post_tool_use("Bash", shapes.bash("S" * 500))
+        data.pop("tool_use_id", None)
+        if in_input:
+            data["tool_use_id"] = in_input
+        results = await both(spill, app, data, argument)
+        assert results["spill"] == {}, (in_input, argument)
+        assert results["app"]["hookSpecificOutput"]["updatedToolOutput"]["stdout"].startswith("[spilled]")
+    other = shapes.post_tool_use("Grep", {"content": "g" * 500, "mode": "content"}, tool_use_id="toolu_3")
+    assert (await spill(other, "toolu_3", {"signal": None}))["hookSpecificOutput"]["updatedToolOutput"]
