@@ -190,8 +190,9 @@ def _functions(path: Path) -> dict[str, str]:
 def _change(functions: dict[str, str], short: str) -> str:
     """The lines a mutant removed and added, stripped of indentation, as `- old` / `+ new` lines."""
     stem = short.rsplit("__mutmut_", 1)[0]
-    original = functions.get(f"{stem}__mutmut_orig", "").splitlines()[1:]
-    mutated = functions.get(short, "").splitlines()[1:]
+    name = stem.rsplit("ǁ", 1)[-1] if "ǁ" in stem else stem.removeprefix("x_")  # the name in the source
+    original = functions.get(f"{stem}__mutmut_orig", "").replace(f"{stem}__mutmut_orig", name, 1).splitlines()
+    mutated = functions.get(short, "").replace(short, name, 1).splitlines()
     lines = [
         f"{line[0]} {line[1:].strip()}"
         for line in difflib.unified_diff(original, mutated, lineterm="", n=0)
@@ -234,6 +235,9 @@ def _normal(change: str) -> str:
 
 def _score(name: str, mutants: list[Mutant], entries: list[dict[str, str]], used: set[int]) -> Score:
     listed = {(entry["function"], _normal(entry["change"])): index for index, entry in enumerate(entries)}
+    # `change = "*"`: every mutant of the function (one that runs only at import, before mutmut switches
+    # a mutant on)
+    whole = {entry["function"]: index for index, entry in enumerate(entries) if entry["change"] == "*"}
     score = Score(module=name)
     for mutant in mutants:
         if mutant.status in KILLED:
@@ -241,7 +245,7 @@ def _score(name: str, mutants: list[Mutant], entries: list[dict[str, str]], used
             continue
         if mutant.status in NOT_RUN:
             score.not_run += 1
-        index = listed.get((mutant.function, _normal(mutant.change)))
+        index = listed.get((mutant.function, _normal(mutant.change)), whole.get(mutant.function))
         if index is not None:
             score.equivalent += 1
             used.add(index)
