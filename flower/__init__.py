@@ -51,6 +51,7 @@ from .wall import (
     report_cut,
     report_guard,
     report_hooks,
+    start_guard,
 )
 from .warm import KeepWarm, KeepWarmPolicy
 from .workbench import WORKBENCH_RULES, Workbench, index_guard, index_hooks
@@ -118,6 +119,7 @@ __all__ = [
     "report_hooks",
     "spill_guard",
     "spill_hooks",
+    "start_guard",
     "worker",
 ]
 

@@ -84,6 +84,11 @@ def _parser() -> argparse.ArgumentParser:
         "relies on: one PASS or FAIL per fact, exit status 1 if one fails.",
     )
     doctor.add_argument("--no-self-check", action="store_true", help="only print versions, path, credentials")
+    doctor.add_argument(
+        "--workspace",
+        type=Path,
+        help="list what this workspace's outbox still holds, by store (default: the current directory)",
+    )
     return parser
 
 
@@ -217,7 +222,9 @@ def _doctor(args: argparse.Namespace) -> int:
 
     check = "" if args.no_self_check else ", then an offline self-check through the real CLI (10-60 s)"
     with Heartbeat(f"flower doctor: checking the installation{check}") as beat:
-        diagnosis = anyio.run(lambda: diagnose(self_check_run=not args.no_self_check, progress=beat))
+        diagnosis = anyio.run(
+            lambda: diagnose(self_check_run=not args.no_self_check, progress=beat, workspace=args.workspace)
+        )
     print(diagnosis.render_text())
     return 0 if diagnosis.ok else 1
 

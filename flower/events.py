@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from .usage import TokenUsage
 
 if TYPE_CHECKING:
-    from .stores import LoadReport
+    from .stores.policies import LoadReport
 
 __all__ = [
     "ApiError",

@@ -7,6 +7,7 @@ package of its mechanism, where its policy and pure functions are:
   doing.
 - `mandate_guard` (layer 1, `flower.wall`): every mandate starts with the same line, so workers share a
   cached prefix.
+- `start_guard` (layer 1, `flower.wall`): workers started together read the prefix the first one writes.
 - `report_cut` / `report_guard` / `report_hooks` (layer 1, `flower.wall`): a worker's long report goes to
   disk; its head and the path come back.
 - `index_guard` / `index_hooks` (layer 2, `flower.workbench`): the workbench index follows writes into the
@@ -30,11 +31,13 @@ from .wall import (
     MANDATE_LINE,
     REPORT_LIMIT,
     REPORT_REASON,
+    START_HOLD,
     delegate_guard,
     mandate_guard,
     report_cut,
     report_guard,
     report_hooks,
+    start_guard,
 )
 from .workbench import INDEX_MATCHER, index_guard, index_hooks
 
@@ -49,6 +52,7 @@ __all__ = [
     "SPILL_READ_LINES",
     "SPILL_READ_OFFSET",
     "SPILL_TOOLS",
+    "START_HOLD",
     "SpillPolicy",
     "delegate_guard",
     "index_guard",
@@ -59,4 +63,5 @@ __all__ = [
     "report_hooks",
     "spill_guard",
     "spill_hooks",
+    "start_guard",
 ]

@@ -67,7 +67,7 @@ from .tracing.policy import TracingPolicy, cli_env, resolve_tracing
 from .wall._deny_chain import chain_denials
 from .wall._tools import ALIASES, COORDINATOR_TOOLS, check_tools
 from .wall.delegate import delegate_guard
-from .wall.mandate import MANDATE_LINE, check_mandate_line, mandate_guard
+from .wall.mandate import MANDATE_LINE, check_mandate_line, shared_prefix_hooks
 from .workbench._index_context import index_context_hooks
 from .workbench.bench import Workbench
 
@@ -110,7 +110,9 @@ def instrument(
       list, or flower's coordinator tools when the app gave none. `glance` (default True with a
       coordinator) lets a read-only Bash command through. Subagents are never limited. With a
       coordinator, `mandate_line` is put in front of every mandate (`mandate_guard`: the workers then
-      share their cached prefix); None sends mandates as the model wrote them. A coordinator's main
+      share their cached prefix) and a worker's start waits, at most 5 seconds, while another worker of
+      its type writes that prefix (`start_guard`); None sends mandates as the model wrote them and
+      holds no start. A coordinator's main
       thread also asks the CLI for a 1-hour prompt cache (`CLAUDE_CODE_PROMPT_CACHE_TTL=1h`; subagents
       stay at 5 minutes), unless the app's env, the process env or its `settings` already choose the
       cache (`flower.options.PROMPT_CACHE_VARIABLES`, `promptCacheTtl`): there is no run loop here to
@@ -169,9 +171,7 @@ def instrument(
         options = dataclasses.replace(options, session_store=store)  # type: ignore[arg-type]  # a DSN too
     layer = _store(options, root, wb, keep_denials=keep_denials, ephemeral=ephemeral, trim=trim)
     wall = _wall(options, wb, glance=glance is not False, own_tools=own_tools) if coordinator else {}
-    mandate: dict[HookEvent, list[HookMatcher]] = {}
-    if coordinator and line is not None:
-        mandate["PreToolUse"] = [HookMatcher(matcher=None, hooks=[mandate_guard(line)])]
+    mandate = shared_prefix_hooks(line) if coordinator else {}
     block: str | None = None
     if wb is not None:
         _check_prompt(options.system_prompt, workbench_block)

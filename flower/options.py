@@ -9,6 +9,9 @@ What it settles, each for a reason measured with CLI 2.1.327 to 2.1.332:
   workers); the coordinator's own limits are enforced by `delegate_guard`, never by removing tools;
 - the `Agent` tool is offered only where something can be delegated to (workers, or the CLI's built-in
   agents): its schema is about 10.5k characters in every request;
+- a coordinator starts every mandate with the same line (`mandate_guard`) and holds a worker's start
+  while another worker of its type writes their shared prefix (`start_guard`), so workers read the
+  prefix the first one cached instead of each writing it;
 - a session that delegates sets its main thread's prompt-cache lifetime (`CLAUDE_CODE_PROMPT_CACHE_TTL`;
   workers stay at 5 minutes): 1 hour by default here, since a coordinator waits while its workers run and
   nothing else keeps a 5-minute cache alive under a long worker; 5 minutes where a `Runtime` keeps it warm
@@ -35,7 +38,7 @@ from .glance import BashRules
 from .handoff.compact import CompactPolicy
 from .wall._deny_chain import chain_denials
 from .wall.delegate import delegate_guard
-from .wall.mandate import mandate_guard
+from .wall.mandate import shared_prefix_hooks
 from .wall.rules import COORDINATOR_PROMPT
 
 __all__ = [
@@ -191,9 +194,7 @@ def build_options(
     # of several denials the model reads only the last to end: when the wall and one of the spec's own
     # hooks both deny a call, each gives both reasons
     wall, own = chain_denials(wall, spec.hooks)
-    mandate: dict[HookEvent, list[HookMatcher]] = {}
-    if spec.delegate_only and spec.mandate_line is not None:
-        mandate["PreToolUse"] = [HookMatcher(matcher=None, hooks=[mandate_guard(spec.mandate_line)])]
+    mandate = shared_prefix_hooks(spec.mandate_line) if spec.delegate_only else {}
     tools = session_tools(spec)
     extra: dict[str, Any] = {k: v for k, v in spec.options.items() if k != "env"}
     extra.setdefault("permission_mode", DEFAULT_PERMISSION_MODE)

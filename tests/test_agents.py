@@ -107,8 +107,9 @@ def test_build_options_for_a_coordinator() -> None:
     assert definition.model == "inherit" and definition.tools == ["Read", "Bash", "Glob"]
     assert definition.prompt.startswith(WORKER_RULES) and definition.prompt.endswith("You analyse.")
     pre = (options.hooks or {})["PreToolUse"]
-    # the wall first, then the mandate line, the user's kept
+    # the wall first, then the mandate line and the start of workers that share a prefix, the user's kept
     assert len(pre) == 3 and pre[0].matcher is None and pre[1].matcher is None and pre[2] is mine
+    assert len(pre[1].hooks) == 2 and [m.matcher for m in (options.hooks or {})["SubagentStop"]] == [None]
     assert options.setting_sources == [] and options.permission_mode == "dontAsk"
     assert options.env == {
         "MY_VAR": "1",

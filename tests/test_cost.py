@@ -104,6 +104,20 @@ def test_entries_expire_after_their_ttl_and_a_read_refreshes_them() -> None:
     assert hour.send(body(2), at=1_000.0).cache_creation_1h > 0
 
 
+def test_an_entry_is_read_only_once_the_response_that_wrote_it_has_begun() -> None:
+    head = sum(b.tokens for b in blocks_of(body(0))[:3])  # tools + system: what two workers share
+    one, two, three = body(1, size=4_000), body(1, size=5_000), body(1, size=6_000)
+    cache = PromptCache()
+    cache.send(one, at=0.0, ready_at=2.0)  # its response begins 2 s after it was sent
+    together = cache.send(two, at=0.5)  # sent meanwhile: reads nothing, writes the prefix again
+    assert together == TokenUsage(cache_creation=total(two))
+    after = cache.send(three, at=2.5)
+    assert after.cache_read == head and after.cache_creation == total(three) - head
+    at_once = PromptCache()  # the default: readable as soon as it is sent
+    at_once.send(one, at=0.0)
+    assert at_once.send(two, at=0.5).cache_read == head
+
+
 def test_a_prefix_below_the_models_minimum_is_never_cached() -> None:
     small = body(1, size=40)
     small["tools"] = []

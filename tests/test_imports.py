@@ -2,9 +2,10 @@
 
 In a cycle, which names a module sees depends on which module was imported first, and each module of it
 can only be understood with the others. The graph is read from the source with `ast`: relative imports
-are resolved, and an import inside a function counts (it still ties the modules together); one under
-`if TYPE_CHECKING:` does not (it never runs). `from package import name` is an edge to the submodule
-`package.name` when there is one, else to the package.
+are resolved, and every import counts: one inside a function (it still ties the modules together) and
+one under `if TYPE_CHECKING:` (it never runs, but a reader, a type checker and a refactoring still need
+both modules at once). `from package import name` is an edge to the submodule `package.name` when there
+is one, else to the package.
 """
 
 from __future__ import annotations
@@ -29,21 +30,13 @@ def modules(root: Path, package: str) -> dict[str, tuple[Path, bool]]:
     return found
 
 
-def _type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _import_nodes(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import under `node`, at any depth, except in the body of an `if TYPE_CHECKING:`."""
+    """Every import under `node`, at any depth (`if TYPE_CHECKING:` blocks included)."""
     for child in ast.iter_child_nodes(node):
-        for statement in child.orelse if isinstance(child, ast.If) and _type_checking(child) else [child]:
-            if isinstance(statement, ast.Import | ast.ImportFrom):
-                yield statement
-            else:
-                yield from _import_nodes(statement)
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            yield child
+        else:
+            yield from _import_nodes(child)
 
 
 def imports(name: str, path: Path, is_package: bool, known: dict[str, tuple[Path, bool]]) -> set[str]:
@@ -126,7 +119,7 @@ def test_no_import_cycle(package: str) -> None:
     assert not found, f"import cycles in {package}/:\n" + "\n".join(" -> ".join(c) for c in found)
 
 
-def test_the_walk_finds_a_cycle_through_a_function_and_not_through_type_checking(tmp_path: Path) -> None:
+def test_the_walk_finds_a_cycle_through_a_function_and_through_type_checking(tmp_path: Path) -> None:
     package = tmp_path / "pkg"
     (package / "sub").mkdir(parents=True)
     (package / "__init__.py").write_text("")
@@ -141,5 +134,5 @@ def test_the_walk_finds_a_cycle_through_a_function_and_not_through_type_checking
     edges = graph(tmp_path, "pkg")
 
     assert edges["pkg.a"] == {"pkg.sub.b"} and edges["pkg.sub.b"] == {"pkg.a"}
-    assert edges["pkg.c"] == set() and edges["pkg.d"] == {"pkg.c"}
-    assert cycles(edges) == [["pkg.a", "pkg.sub.b", "pkg.a"]]
+    assert edges["pkg.c"] == {"pkg.d"} and edges["pkg.d"] == {"pkg.c"}
+    assert cycles(edges) == [["pkg.a", "pkg.sub.b", "pkg.a"], ["pkg.c", "pkg.d", "pkg.c"]]

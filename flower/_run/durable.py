@@ -1,14 +1,20 @@
 """The durability of one Runtime run: every transcript line in the outbox at once, in the store within a
-second, the leases kept, and every store failure told in the `StepResult` instead of raised.
+second, the leases kept, the stored chain checked, and every store failure told in the `StepResult`
+instead of raised.
 
 `DurableRun` wraps a run:
 
-1. `open()`: the workspace's outbox is opened (one that cannot be is a `StoreWarning`, and the SDK then
-   appends straight to the store), and what earlier runs left in it is recovered (`recover.Recovery`).
+1. `open()`: the store says who it is (its identity keys the outbox's rows, `flower.stores._identity`),
+   the workspace's outbox is opened (one that cannot be is a `StoreWarning`, and the entries wait in
+   memory, going straight to the store, `route.Outboxes`), and what earlier runs left in it is recovered
+   (`recover.Recovery`).
 2. `hold()` leases a resumed session; `new_session()` picks and leases a new one; `started()` routes
-   the session's appends into the outbox, records it there, and sends `SessionStarted`.
-3. `run(body)` runs the step beside the deliverer (outbox → store, `flower.stores.outbox`) and one
-   keeper per lease (`keeper.Keeper`), then drains the outbox, bounded by `DeliveryPolicy.drain_timeout`.
+   the session's appends into the outbox (`route.SessionRoute`), records it there, and sends
+   `SessionStarted`.
+3. `run(body)` runs the step beside the deliverer (outbox -> store, `flower.stores.outbox`) and one
+   keeper per lease (`keeper.Keeper`); then, when the SDK dropped batches, sends what the CLI's local
+   transcript holds and the store lacks (`recover.Recovery.reconcile`); then drains the outbox, bounded
+   by `DeliveryPolicy.drain_timeout`, and checks the links of the entries the run stored (`chain`).
 4. `close()` ends the sessions' records and releases the leases: always after the drain.
 
 `failure` is what spoiled the run (a `StoreError`; a `LeaseError` when another runner holds or took the
@@ -31,52 +37,20 @@ from claude_agent_sdk import SessionKey, SessionStoreEntry
 from .._errors import LeaseError, StoreError
 from ..events import SessionStarted, StoreWarning
 from ..result import StepResult
-from ..stores import PostgresSessionStore, SqliteSessionStore
-from ..stores.outbox import Deliverer, DeliveryPolicy, Outbox
+from ..stores._identity import identity_of, label_of
+from ..stores.outbox import LABEL, Deliverer, DeliveryPolicy, Outbox, Record
 from ..stores.outbox.reconcile import remove_resume_dirs
 from .fleet import Holds, innermost
 from .keeper import Keeper
 from .recover import Recovery
+from .route import Outboxes, SessionRoute
 from .stream import Tracker
 
-__all__ = ["DurableRun", "store_label"]
+__all__ = ["DurableRun"]
 
 logger = logging.getLogger("flower.runtime")
 
 _QUICK_DRAIN = 5.0  # seconds: what a cancelled run still tries to deliver before it lets go
-
-
-def store_label(store: Any) -> str:
-    """The store as messages name it, and as the outbox tells its rows apart (never a password)."""
-    if isinstance(store, PostgresSessionStore):
-        return store.label
-    if isinstance(store, SqliteSessionStore):
-        return store.path
-    return f"{type(store).__qualname__} at {id(store):#x}"
-
-
-class _Route:
-    """The appends of one session, into the outbox (what `PruningSessionStore.routes` holds)."""
-
-    def __init__(self, run: DurableRun, session_id: str) -> None:
-        self.run, self.session_id = run, session_id
-        self.prefixes: dict[str, int] = {}
-        self.saved: dict[str, int] = {}
-
-    def loaded(self, subpath: str, lines: int) -> None:
-        self.prefixes[subpath] = lines
-
-    async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
-        outbox, target = self.run.outbox, self.run.target
-        if outbox is None:  # the outbox failed since: straight to the store
-            await self.run.store.append(key, entries)
-            return
-        if self.prefixes != self.saved:  # a resume's copied lines, known before its first new line
-            self.saved = dict(self.prefixes)
-            await anyio.to_thread.run_sync(outbox.set_prefixes, target, self.session_id, self.saved)
-        await anyio.to_thread.run_sync(outbox.put, target, key, entries)
-        if self.run.deliverer is not None:
-            self.run.deliverer.wake()
 
 
 class DurableRun:
@@ -91,21 +65,33 @@ class DurableRun:
         self.tracker = tracker
         self.policy = policy
         self.holds = Holds(layer, cwd=workspace, timeout=lease_timeout)
-        self.target = store_label(self.store)
-        self.outbox: Outbox | None = None
+        self.label = label_of(self.store)
+        """How messages name the store."""
+        self.target = LABEL + self.label
+        """What the outbox keeps the run's rows under: the store's identity once it said it."""
+        self.outboxes = Outboxes(self.policy.outbox or str(workspace / ".flower" / "outbox.db"))
         self.deliverer: Deliverer | None = None
         self.sessions: set[str] = set()
         """The sessions this run writes (their appends go through the outbox)."""
+        self.routes: dict[str, SessionRoute] = {}
+        self.written: dict[str, tuple[str, bool]] = {}
+        """session -> (the CLI's config directory, resumed) of each session the run writes."""
         self.failure: StoreError | None = None
         """What spoiled the run, or None."""
         self.stopped = False
         """The run was cut short because of `failure` (another runner took its session over)."""
         self.undelivered = 0
+        self._cause: StoreError | None = None
         self.current: str | None = None
         """The session the run writes now (the latest `SessionStarted`)."""
         self._scope = anyio.CancelScope()
         self._group: TaskGroup | None = None
         self.keeper = Keeper(self)
+
+    @property
+    def outbox(self) -> Outbox:
+        """The outbox the run's entries go to now (the file, or memory once the file failed)."""
+        return self.outboxes.current
 
     # -- warnings -------------------------------------------------------------------------------------
 
@@ -113,13 +99,14 @@ class DurableRun:
         """A `StoreWarning` of this run (and a log line)."""
         (logger.info if resolved else logger.warning)("flower: %s", message)
         await self.tracker.emit(
-            StoreWarning(message=message, store=self.target, pending=pending, resolved=resolved)
+            StoreWarning(message=message, store=self.label, pending=pending, resolved=resolved)
         )
 
     async def _waiting(self, failure: StoreError, pending: int) -> None:
+        where = "in memory" if self.outbox.in_memory else "in the outbox"
         await self.say(
-            f"the session store does not take the run's entries now ({failure}); {pending} wait in the "
-            "outbox and go as soon as it does",
+            f"the session store does not take the run's entries now ({failure}); {pending} wait {where} "
+            "and go as soon as it does",
             pending,
             False,
         )
@@ -130,34 +117,40 @@ class DurableRun:
     # -- before the run -------------------------------------------------------------------------------
 
     async def open(self) -> None:
-        """Open the outbox and recover what earlier runs left; a failure is a warning."""
-        path = self.policy.outbox or str(self.workspace / ".flower" / "outbox.db")
-        outbox = Outbox(path)
-        try:
-            await anyio.to_thread.run_sync(outbox.open)
-        except StoreError as exc:
-            await self.say(
-                f"the outbox cannot be used ({exc}): the run's entries go straight to the store, and what "
-                "it does not take is lost",
-                0,
-                False,
-            )
-            return
-        self.outbox = outbox
+        """Learn the store's identity, open the outbox and recover what earlier runs left; a failure is
+        a warning."""
+        identity = await identity_of(self.store)
+        if identity is not None:
+            self.target = identity
+        await self.outboxes.open()
+        if self.outboxes.why is not None:
+            await self._in_memory(self.outboxes.why)
         self.deliverer = Deliverer(
-            outbox,
+            self.outbox,
             self.store,
             self.target,
             self.policy,
             sessions=self.sessions,
+            label=self.label,
             blocked=self.keeper.blocked,
             on_wait=self._waiting,
             on_back=self._back,
             on_refused=self.keeper.refused,
         )
-        await Recovery(
-            self.layer, self.store, outbox, self.target, self.policy, self.workspace, self.say
-        ).run()
+        if self.outboxes.opened and identity is not None:
+            await self._recovery().run()
+
+    def _recovery(self) -> Recovery:
+        run = (self.layer, self.store, self.outbox, self.target, self.policy, self.workspace)
+        return Recovery(*run, self.say, self.label)
+
+    async def _in_memory(self, exc: StoreError) -> None:
+        await self.say(
+            f"the outbox {self.outboxes.path} cannot be written ({exc}): the run's entries go straight to "
+            "the store, held in memory until it takes them",
+            await anyio.to_thread.run_sync(self.outbox.count, self.target, self.sessions),
+            False,
+        )
 
     def fail(self, exc: StoreError, *, stop: bool = False) -> None:
         """Record what spoiled the run (the first cause wins); `stop`: cut the run short now."""
@@ -185,21 +178,16 @@ class DurableRun:
         except LeaseError as exc:  # an id someone else uses: never write it
             self.fail(exc, stop=True)
         except StoreError as exc:
-            if self.outbox is None:
-                logger.warning("flower: the new session %s runs without a lease: %s", session_id, exc)
-            else:
-                await self.say(
-                    f"the new session {session_id} cannot be leased now ({exc}); retrying", 0, False
-                )
-                self.keeper.unheld.add(session_id)
-                self.keeper.why[session_id] = exc
+            await self.say(f"the new session {session_id} cannot be leased now ({exc}); retrying", 0, False)
+            self.keeper.unheld.add(session_id)
+            self.keeper.why[session_id] = exc
         return session_id
 
     async def started(self, session_id: str, *, resumed: bool, fork_of: str | None, config_dir: str) -> None:
         """The run writes `session_id` from now on: route it into the outbox, record it, tell the caller."""
         if session_id not in self.sessions:
-            if self.outbox is not None:
-                await self._record(session_id, resumed=resumed, config_dir=config_dir)
+            self.written[session_id] = (config_dir, resumed)
+            await self._record(session_id, resumed=resumed, config_dir=config_dir)
             self.sessions.add(session_id)
             self.keeper.watch(session_id)
         if resumed:  # this run holds the session: any copy a killed resume of it left is stale
@@ -212,10 +200,10 @@ class DurableRun:
         await self.tracker.emit(SessionStarted(session_id=session_id, resumed=resumed, fork_of=fork_of))
 
     async def _record(self, session_id: str, *, resumed: bool, config_dir: str) -> None:
-        """Record the session in the outbox and route its appends there (a failing outbox: straight on)."""
-        assert self.outbox is not None
-        outbox, holding = self.outbox, self.keeper.holding(session_id)
+        """Record the session in the outbox and route its appends there."""
+        holding = self.keeper.holding(session_id)
         try:
+            outbox = self.outbox
             if await anyio.to_thread.run_sync(outbox.count, self.target, {session_id}):
                 # rows no recovery could deliver before this run took the session: not under its lease
                 reason = "left before a run took the session again"
@@ -230,10 +218,35 @@ class DurableRun:
                 )
             )
         except StoreError as exc:
-            await self.say(f"the outbox failed ({exc}): the run's entries go straight to the store", 0, False)
-            self.outbox = None
-        else:
-            self.layer.routes[session_id] = _Route(self, session_id)
+            await self.fall_back(exc)
+        self.routes[session_id] = self.layer.routes[session_id] = SessionRoute(self, session_id)
+
+    # -- the run's entries ----------------------------------------------------------------------------
+
+    async def keep(self, route: SessionRoute, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+        """Put a batch of the session's entries in the outbox in use; the file failing, in memory. Never
+        raises: a refusal would make the SDK drop the batch."""
+        try:
+            switched = await self.outboxes.put(self.target, self.sessions, route, key, entries)
+        except StoreError as exc:  # memory itself refused them: told in the result, never raised
+            logger.error("flower: %d entries of %s kept nowhere: %s", len(entries), route.session_id, exc)
+            self.fail(StoreError(f"{len(entries)} transcript entries could not be kept anywhere: {exc}"))
+            return
+        if switched is not None:
+            await self._switched(switched)
+        if self.deliverer is not None:
+            self.deliverer.wake()
+
+    async def fall_back(self, exc: StoreError) -> None:
+        """The outbox file cannot be written: the run's rows move to memory, and go on from there."""
+        if await self.outboxes.to_memory(exc, self.target, self.sessions):
+            await self._switched(exc)
+
+    async def _switched(self, exc: StoreError) -> None:
+        if self.deliverer is not None:
+            self.deliverer.outbox = self.outbox
+            self.deliverer.wake()
+        await self._in_memory(exc)
 
     # -- the run --------------------------------------------------------------------------------------
 
@@ -254,7 +267,11 @@ class DurableRun:
                 raised.append(exc)
             finally:
                 with anyio.CancelScope(shield=True):
+                    if not cancelled and self.tracker.mirror_errors:
+                        await self._reconcile()
                     await self._drain(cancelled=cancelled)
+                    if not cancelled:
+                        self._check_chain()
                 group.cancel_scope.cancel()
 
         async with anyio.create_task_group() as group:
@@ -272,6 +289,25 @@ class DurableRun:
         if self._group is not None:
             self._group.start_soon(task)
 
+    async def _reconcile(self) -> None:
+        """The SDK dropped batches: send what the CLI's local transcripts hold and the store lacks."""
+        recovery = self._recovery()
+        for session_id in sorted(self.sessions):
+            config_dir, resumed = self.written[session_id]
+            route = self.routes.get(session_id)
+            prefixes = dict(route.prefixes) if route is not None else {}
+            record = Record(session_id, 0, 0, config_dir, resumed, prefixes, 0.0)
+            try:
+                added = await recovery.reconcile(record)
+            except StoreError as exc:
+                logger.warning("flower: reconciling %s with the CLI's transcript: %s", session_id, exc)
+                continue
+            if added and route is not None:
+                for key, entries in added:
+                    route.links.appended(key.get("subpath") or "", entries)
+        if self.deliverer is not None:
+            self.deliverer.wake()
+
     async def _drain(self, *, cancelled: bool) -> None:
         if self.deliverer is None:
             return
@@ -280,17 +316,37 @@ class DurableRun:
         if left == 0:
             return
         self.undelivered = left
-        cause = self.deliverer.failure or StoreError("the store did not answer")
-        count = "an unknown number of" if left < 0 else str(left)
+        self._cause = self.deliverer.failure or StoreError("the store did not answer")
+        if not self.outbox.in_memory:  # in memory: `close()` says where they went
+            where = self.outbox.path
+            self._not_stored(f"They are kept in {where} and delivered at the next run in this workspace")
+
+    def _not_stored(self, where: str) -> None:
+        count = "an unknown number of" if self.undelivered < 0 else str(self.undelivered)
         sessions = ", ".join(sorted(self.sessions))
-        where = self.outbox.path if self.outbox is not None else "the outbox"
+        cause = self._cause
         self.fail(
             StoreError(
-                f"{count} transcript entries of session {sessions} were not stored in {self.target}: "
-                f"{cause}. They are kept in {where} and delivered at the next run in this workspace",
-                path=cause.path,
+                f"{count} transcript entries of session {sessions} were not stored in {self.label}: "
+                f"{cause}. {where}",
+                path=cause.path if cause is not None else None,
             )
         )
+
+    def _check_chain(self) -> None:
+        """Every entry the run stored names a parent the store holds (`chain`); a gap fails the run."""
+        for session_id in sorted(self.routes):
+            gaps = self.routes[session_id].links.gaps()
+            if gaps:
+                first = gaps[0]
+                more = f" (and {len(gaps) - 1} more)" if len(gaps) > 1 else ""
+                logger.error("flower: a gap in the stored chain: %s%s", first.describe(), more)
+                self.fail(
+                    StoreError(
+                        f"the stored history of session {session_id} has a gap: {first.describe()}, which "
+                        f"the store never received{more}; a resume would not see the entries after it"
+                    )
+                )
 
     def outcome(self, result: StepResult, resume: str | None) -> StepResult:
         """`result`, failed with the cause when the store spoiled the run (or the SDK dropped entries)."""
@@ -317,11 +373,24 @@ class DurableRun:
         with anyio.CancelScope(shield=True):
             for session_id in self.sessions:
                 self.layer.routes.pop(session_id, None)
-                if self.outbox is not None:
-                    try:
-                        await anyio.to_thread.run_sync(self.outbox.end, self.target, session_id)
-                    except StoreError as exc:
-                        logger.warning("flower: the outbox %s: %s", self.outbox.path, exc)
+            if self.target.startswith(LABEL):  # the store could not say who it was at the start
+                self.target = await self.outboxes.settle(self.target, self.sessions, self.store, self.label)
+            lost = await self.outboxes.close_memory(self.target, self.sessions)
+            if self.undelivered and self.outboxes.why is not None:
+                path, why = self.outboxes.path, self.outboxes.why
+                self._not_stored(
+                    f"They were kept nowhere: {path} cannot be written ({why}); the next run in this "
+                    "workspace recovers what the CLI's local transcript still holds"
+                    if lost
+                    else f"{path} could not be written ({why}) until the end of the run; they are kept "
+                    "there now and delivered at the next run in this workspace"
+                )
+            for session_id in self.sessions:
+                if lost or not self.outboxes.opened:
+                    break  # lost: the records keep this process's pid, so the next start reconciles them
+                try:
+                    await anyio.to_thread.run_sync(self.outboxes.file.end, self.target, session_id)
+                except StoreError as exc:
+                    logger.warning("flower: the outbox %s: %s", self.outboxes.path, exc)
             await self.holds.aclose()
-            if self.outbox is not None:
-                await anyio.to_thread.run_sync(self.outbox.close)
+            await anyio.to_thread.run_sync(self.outboxes.file.close)

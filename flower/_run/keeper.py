@@ -14,26 +14,47 @@ keeper as soon as the store answers; its entries wait in the outbox until then.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine
+from typing import Any, Protocol
 
 import anyio
 from anyio.abc import TaskGroup
 
 from .._errors import LeaseError, StoreError
 from ..stores.lease import Holding
+from ..stores.outbox import Deliverer, DeliveryPolicy, Outbox
+from .fleet import Holds
 
-if TYPE_CHECKING:
-    from .durable import DurableRun
-
-__all__ = ["Keeper"]
+__all__ = ["Keeper", "KeptRun"]
 
 logger = logging.getLogger("flower.runtime")
+
+
+class KeptRun(Protocol):
+    """What a keeper needs of its run (`durable.DurableRun`)."""
+
+    store: Any
+    layer: Any
+    holds: Holds
+    policy: DeliveryPolicy
+    target: str
+    sessions: set[str]
+    deliverer: Deliverer | None
+
+    @property
+    def outbox(self) -> Outbox: ...
+
+    async def say(self, message: str, pending: int, resolved: bool) -> None: ...
+
+    def fail(self, exc: StoreError, *, stop: bool = False) -> None: ...
+
+    def spawn(self, task: Callable[[], Coroutine[Any, Any, None]]) -> None: ...
 
 
 class Keeper:
     """The leases of one `DurableRun` (see the module docstring)."""
 
-    def __init__(self, run: DurableRun) -> None:
+    def __init__(self, run: KeptRun) -> None:
         self.run = run
         self.unheld: set[str] = set()
         """New sessions whose lease is still to be taken."""
@@ -134,11 +155,10 @@ class Keeper:
 
     async def _epoch(self, session_id: str, epoch: int) -> None:
         run = self.run
-        if run.outbox is not None:
-            try:
-                await anyio.to_thread.run_sync(run.outbox.set_epoch, run.target, session_id, epoch)
-            except StoreError as exc:
-                logger.warning("flower: the outbox %s: %s", run.outbox.path, exc)
+        try:
+            await anyio.to_thread.run_sync(run.outbox.set_epoch, run.target, session_id, epoch)
+        except StoreError as exc:
+            logger.warning("flower: the outbox %s: %s", run.outbox.path, exc)
         if run.deliverer is not None:
             run.deliverer.wake()
 
@@ -146,11 +166,10 @@ class Keeper:
         """Another runner has the session: stop the run, and set its rows aside."""
         run = self.run
         moved: Any = 0
-        if run.outbox is not None:
-            try:
-                moved = await anyio.to_thread.run_sync(run.outbox.fence, run.target, session_id, str(exc))
-            except StoreError as failure:
-                logger.warning("flower: the outbox %s: %s", run.outbox.path, failure)
+        try:
+            moved = await anyio.to_thread.run_sync(run.outbox.fence, run.target, session_id, str(exc))
+        except StoreError as failure:
+            logger.warning("flower: the outbox %s: %s", run.outbox.path, failure)
         run.sessions.discard(session_id)
         run.layer.routes.pop(session_id, None)
         run.fail(exc, stop=True)

@@ -1,5 +1,10 @@
 """At the start of a run: what earlier runs in this workspace left in the outbox, delivered first.
 
+The outbox keeps rows by the identity of the store they are for. First, rows kept under this store's
+label (by an older flower, or by a run whose store could not say who it was) are taken as this
+store's; rows of any other store are reported (a `StoreWarning` naming it), never delivered here, never
+dropped: a run on that store delivers them.
+
 A run that ended with entries the store did not take, or a runner killed mid-run, leaves rows (and the
 record of its session) in the workspace's outbox. Before the new run touches the store, each such
 session whose writer is gone is taken back under its lease, on the epoch its rows were written under:
@@ -26,7 +31,7 @@ import anyio
 from claude_agent_sdk import SessionKey, SessionStoreEntry
 
 from .._errors import LeaseError, StoreError
-from ..stores.outbox import Deliverer, DeliveryPolicy, Outbox, Record
+from ..stores.outbox import LABEL, Deliverer, DeliveryPolicy, Outbox, Record
 from ..stores.outbox.reconcile import find_transcript, local_entries, metadata, missing, remove_resume_dirs
 from .fleet import Holds
 
@@ -55,14 +60,23 @@ class Recovery:
     """Delivers, reconciles or sets aside what dead runs of this workspace left (module docstring)."""
 
     def __init__(
-        self, layer: Any, store: Any, outbox: Outbox, target: str, policy: DeliveryPolicy, cwd: Path, say: Say
+        self,
+        layer: Any,
+        store: Any,
+        outbox: Outbox,
+        target: str,
+        policy: DeliveryPolicy,
+        cwd: Path,
+        say: Say,
+        label: str,
     ) -> None:
         self.layer, self.store, self.outbox, self.target = layer, store, outbox, target
-        self.policy, self.cwd, self.say = policy, cwd, say
+        self.policy, self.cwd, self.say, self.label = policy, cwd, say, label
 
     async def run(self) -> None:
         """Recover every session a dead writer left; never raises a store failure."""
         try:
+            await self._stores()
             records = await anyio.to_thread.run_sync(self.outbox.records, self.target)
         except StoreError as exc:
             logger.warning("flower: cannot read the outbox %s: %s", self.outbox.path, exc)
@@ -77,6 +91,30 @@ class Recovery:
                     "flower: what session %s left in %s waits: %s", record.session_id, self.outbox.path, exc
                 )
 
+    async def _stores(self) -> None:
+        """Take the rows kept under this store's label as its own; report those of other stores."""
+        outbox = self.outbox
+        await anyio.to_thread.run_sync(outbox.remember, self.target, self.label)
+        moved = await anyio.to_thread.run_sync(outbox.rekey, LABEL + self.label, self.target)
+        if moved:
+            logger.info("flower: %d rows kept under the label of %s are its own", moved, self.label)
+        for other in await anyio.to_thread.run_sync(outbox.waiting):
+            if other.target == self.target or not other.pending:
+                continue
+            records = await anyio.to_thread.run_sync(outbox.records, other.target)
+            live = {r.session_id for r in records if r.pid and alive(r.pid)}  # their own runs send them
+            waiting = other.pending - await anyio.to_thread.run_sync(outbox.count, other.target, live)
+            if waiting <= 0:
+                continue
+            known = "whose identity is unknown" if other.target.startswith(LABEL) else f"({other.target})"
+            await self.say(
+                f"{waiting} transcript entries in the outbox {outbox.path} wait for another session "
+                f"store, {other.label} {known}: not the one this run uses, so they stay there until a run "
+                "on that store delivers them (`flower doctor` lists them)",
+                waiting,
+                False,
+            )
+
     async def _one(self, record: Record) -> None:
         session_id = record.session_id
         holds = Holds(self.layer, cwd=self.cwd, timeout=0.0)
@@ -90,8 +128,10 @@ class Recovery:
             if lease is not None:
                 await anyio.to_thread.run_sync(self.outbox.set_epoch, self.target, session_id, lease.epoch)
             if record.pid:  # the writer died mid-run: what its CLI wrote and no store got
-                await self._reconcile(record)
-            deliverer = Deliverer(self.outbox, self.store, self.target, self.policy, sessions={session_id})
+                await self.reconcile(record)
+            deliverer = Deliverer(
+                self.outbox, self.store, self.target, self.policy, sessions={session_id}, label=self.label
+            )
             before = await deliverer.pending()
             if not await deliverer.send():
                 await anyio.to_thread.run_sync(self.outbox.end, self.target, session_id)
@@ -121,20 +161,22 @@ class Recovery:
                 False,
             )
 
-    async def _reconcile(self, record: Record) -> None:
-        """Put what the run's local transcript holds and the store lacks into the outbox."""
+    async def reconcile(self, record: Record) -> list[tuple[SessionKey, list[SessionStoreEntry]]]:
+        """Put what the run's local transcript holds and the store lacks into the outbox; what was put,
+        by transcript. Also at the end of a run whose SDK dropped batches (`DurableRun`)."""
         if record.resumed and record.prefixes is None:
-            return  # killed before it knew which lines of its copy came from the store: none is trusted
+            return []  # killed before it knew which lines of its copy came from the store: none is trusted
         main = await anyio.to_thread.run_sync(
             find_transcript, record.session_id, record.config_dir, record.resumed
         )
         if main is None:
-            return
+            return []
         key = cast(SessionKey, {"project_key": main.parent.name, "session_id": record.session_id})
         files = await anyio.to_thread.run_sync(local_entries, main, key, record.prefixes or {})
         # the rows still waiting count as stored: they are delivered before anything found here
         waiting = await self._waiting(record.session_id)
         added = 0
+        put: list[tuple[SessionKey, list[SessionStoreEntry]]] = []
         for file_key, path, local in files:
             stored = (await self.store.load(file_key) or []) + waiting.get(file_key.get("subpath") or "", [])
             found = missing(local, stored)
@@ -145,6 +187,7 @@ class Recovery:
             if found:
                 batch = cast(list[SessionStoreEntry], found)
                 added += await anyio.to_thread.run_sync(self.outbox.put, self.target, file_key, batch)
+                put.append((file_key, batch))
         if added:
             logger.info(
                 "flower: session %s: %d entries from the CLI's local transcript %s",
@@ -152,6 +195,7 @@ class Recovery:
                 added,
                 main,
             )
+        return put
 
     async def _waiting(self, session_id: str) -> dict[str, list[dict[str, Any]]]:
         found: dict[str, list[dict[str, Any]]] = {}

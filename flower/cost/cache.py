@@ -10,6 +10,10 @@ The rules it follows (the Messages API's prompt caching, and what the CLI sends)
   block), when the prefix up to there has at least the model's `min_cacheable` tokens;
 - a breakpoint reads the longest prefix still alive that ends at most `lookback` (20) blocks before it;
 - an entry lives `ttl` seconds (5 minutes; 1 hour for a `"ttl": "1h"` mark) after its last write or read;
+- an entry can be read only once the response of the request that wrote it has begun (the API's rule for
+  concurrent requests): requests sent together, such as parallel workers' first requests, each write the
+  prefix they share. `ready_at` says when that is; by default at once, as when each request is sent after
+  the previous one's reply;
 - usage: `cache_read` = the prefix read, `cache_creation` = from there to the last breakpoint, `input`
   = what follows the last breakpoint (and everything when nothing could be cached); a request whose marks
   ask for different lifetimes (the CLI's 1-hour main thread with `CLAUDE_CODE_MESSAGES_PROMPT_CACHE_TTL=5m`)
@@ -51,6 +55,8 @@ LOOKBACK = 20
 """Blocks before a breakpoint at which the API still looks for a cached prefix."""
 
 Billing = Literal["as_sent", "ignored"]
+_NONE = (-1.0, 0.0, float("inf"))
+"""An entry never written: expired, and readable by no one."""
 
 
 def tokens_of(chars: int) -> int:
@@ -138,15 +144,30 @@ class PromptCache:
         self.ttl = ttl
         self.billing: Billing = billing
         self.lookback = lookback
-        self._alive: dict[int, tuple[float, float]] = {}  # prefix key -> (expiry, ttl)
+        self._alive: dict[int, tuple[float, float, float]] = {}  # prefix key -> (expiry, ttl, readable from)
 
-    def send(self, body: Mapping[str, Any], *, at: float, output: int = 0) -> TokenUsage:
-        """The usage of one request body sent at `at` seconds (any clock that only moves forward)."""
+    def send(
+        self, body: Mapping[str, Any], *, at: float, output: int = 0, ready_at: float | None = None
+    ) -> TokenUsage:
+        """The usage of one request body sent at `at` seconds (any clock that only moves forward).
+
+        `ready_at`: when its response begins, from which on other requests can read what it writes
+        (None: at once). A request sent before then reads none of it and writes its own."""
         model = self.model or str(body.get("model") or "")
-        return self.send_blocks(blocks_of(body, billing=self.billing), at=at, model=model, output=output)
+        blocks = blocks_of(body, billing=self.billing)
+        return self.send_blocks(blocks, at=at, model=model, output=output, ready_at=ready_at)
 
-    def send_blocks(self, blocks: Sequence[Block], *, at: float, model: str, output: int = 0) -> TokenUsage:
+    def send_blocks(
+        self,
+        blocks: Sequence[Block],
+        *,
+        at: float,
+        model: str,
+        output: int = 0,
+        ready_at: float | None = None,
+    ) -> TokenUsage:
         """`send()` for blocks already cut (a caller may add its own, e.g. a simulated residue)."""
+        ready = at if ready_at is None else max(at, ready_at)
         minimum = price_for(model)[0].min_cacheable
         keys: list[int] = []
         cumulative: list[int] = []
@@ -160,19 +181,22 @@ class PromptCache:
         hit, hit_at = 0, -1
         for mark in marks:
             for position in range(mark, max(-1, mark - self.lookback), -1):
-                if self._alive.get(keys[position], (-1.0, 0.0))[0] >= at:
+                expiry, _, readable = self._alive.get(keys[position], _NONE)
+                if expiry >= at and readable <= at:
                     if cumulative[position] > hit:
                         hit, hit_at = cumulative[position], position
                     break
         if hit_at >= 0:  # a read refreshes the entry
-            ttl = self._alive[keys[hit_at]][1]
-            self._alive[keys[hit_at]] = (at + ttl, ttl)
+            _, ttl, readable = self._alive[keys[hit_at]]
+            self._alive[keys[hit_at]] = (at + ttl, ttl, readable)
         five = hour = 0
         done = hit
         for mark in marks:  # each segment is billed at its own mark's TTL, as the API bills it
             if cumulative[mark] >= minimum:
                 ttl = self._ttl(blocks[mark].breakpoint or TTL_5M)
-                self._alive[keys[mark]] = (max(self._alive.get(keys[mark], (-1.0, 0.0))[0], at + ttl), ttl)
+                expiry, _, readable = self._alive.get(keys[mark], _NONE)
+                readable = min(readable, ready) if expiry >= at else ready  # the first writer's, if alive
+                self._alive[keys[mark]] = (max(expiry, at + ttl), ttl, readable)
                 segment = max(0, cumulative[mark] - done)
                 done = max(done, cumulative[mark])
                 if ttl > TTL_5M:

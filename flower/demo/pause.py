@@ -34,9 +34,12 @@ class PausedCache(PromptCache):
         super().__init__()
         self.paused = 0.0
 
-    def send(self, body: Mapping[str, Any], *, at: float, output: int = 0) -> TokenUsage:
+    def send(
+        self, body: Mapping[str, Any], *, at: float, output: int = 0, ready_at: float | None = None
+    ) -> TokenUsage:
         """`PromptCache.send`, `paused` seconds later."""
-        return super().send(body, at=at + self.paused, output=output)
+        ready = None if ready_at is None else ready_at + self.paused
+        return super().send(body, at=at + self.paused, output=output, ready_at=ready)
 
 
 def _earlier(stamp: str, seconds: float) -> str:

@@ -2,7 +2,9 @@
 
 `diagnose()` gathers the versions (flower, Python, the SDK, the CLI) against the tested ranges, the path
 of the CLI the SDK will start, where credentials would come from (names only, never values), whether
-this machine gives glances a jail (a trial command run through the launcher), and runs
+this machine gives glances a jail (a trial command run through the launcher), what the workspace's
+outbox still holds, by store (`OutboxState`: entries waiting for a store no run here uses any more are
+listed there), and runs
 the offline self-check: four short scripted runs through the real CLI, one pass or fail per fact. It needs
 no network and no API key, and takes a few seconds on an idle machine (up to a minute on a busy one).
 
@@ -31,9 +33,10 @@ from .._run.credentials import credential_sources
 from .._version import __version__
 from ..glance import jail_support
 from ..versions import TESTED_CLI, TESTED_PARSER, TESTED_SDK, VersionRange, installed_version
+from ._outbox import OutboxState, outbox_state
 from ._selfcheck import Check, Progress, self_check
 
-__all__ = ["Check", "Diagnosis", "diagnose"]
+__all__ = ["Check", "Diagnosis", "OutboxState", "diagnose"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +62,8 @@ class Diagnosis:
     (then the coordinator runs only glance's core commands itself)."""
     checks: tuple[Check, ...]
     """The self-check, one `Check` per fact (empty when it was skipped)."""
+    outbox: OutboxState | None = None
+    """What the workspace's outbox holds (None: the workspace has none)."""
     duration_s: float
     """How long the diagnosis took, in seconds."""
 
@@ -84,6 +89,8 @@ class Diagnosis:
                 else "none found (offline runs work; a live run needs ANTHROPIC_API_KEY or a CLI login)"
             ),
         ]
+        if self.outbox is not None:
+            lines.extend(self.outbox.render())
         if self.checks:
             lines.append("self-check (offline, through flower's scripted model and the real CLI):")
             for check in self.checks:
@@ -128,15 +135,22 @@ def _cli_version(path: str | None) -> str | None:
     return words[0] if done.returncode == 0 and words else None
 
 
-async def diagnose(*, self_check_run: bool = True, progress: Progress | None = None) -> Diagnosis:
-    """Gather versions, the CLI path and credentials, then (unless `self_check_run=False`) run the
-    offline self-check. Never raises for what it finds: failures are in the `Diagnosis`.
+async def diagnose(
+    *,
+    self_check_run: bool = True,
+    progress: Progress | None = None,
+    workspace: str | os.PathLike[str] | None = None,
+) -> Diagnosis:
+    """Gather versions, the CLI path and credentials, what the outbox of `workspace` (default: the
+    current directory) holds, then (unless `self_check_run=False`) run the offline self-check. Never
+    raises for what it finds: failures are in the `Diagnosis`.
 
     `progress` (a `flower.progress.Heartbeat`, say) is told each step and given each event of the runs."""
     started = time.monotonic()
     path = cli_path()
     version = await anyio.to_thread.run_sync(_cli_version, path)
     jail = await anyio.to_thread.run_sync(jail_support)
+    outbox = await anyio.to_thread.run_sync(outbox_state, workspace if workspace is not None else os.getcwd())
     checks = await self_check(progress) if self_check_run and version is not None else []
     return Diagnosis(
         flower=__version__,
@@ -148,5 +162,6 @@ async def diagnose(*, self_check_run: bool = True, progress: Progress | None = N
         credentials=tuple(credential_sources(dict(os.environ))),
         jail=jail.describe(),
         checks=tuple(checks),
+        outbox=outbox,
         duration_s=time.monotonic() - started,
     )

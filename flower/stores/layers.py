@@ -50,6 +50,7 @@ from claude_agent_sdk import (
 from .._errors import SpecError
 from .._util.check import checked
 from ._adopt import adopt_transcript, config_of, import_local
+from ._carry import Carried
 from ._local import config_dir as cli_config_dir
 from ._local import implements
 from ._open import open_store
@@ -160,6 +161,7 @@ class _RewritingStore(SessionStore):
         self.routes: dict[str, Route] = {}
         """session id -> where its appends go while a run writes it; other sessions' go to `inner`."""
         self._unfound: dict[str, SessionKey] = {}  # resumed, found nowhere: the CLI names its file later
+        self._carried = Carried()  # what loads added, stored with the next append (`_carry`)
 
     @property
     def inner(self) -> SessionStore:
@@ -198,6 +200,7 @@ class _RewritingStore(SessionStore):
                 self._unfound[str(key.get("session_id", ""))] = key
             return None
         applied = await anyio.to_thread.run_sync(self._rewrite, cast(list[Entry], entries))
+        stored = self._carried.loaded(key, entries, applied.entries)
         report = LoadReport(
             project_key=str(key.get("project_key", "")),
             session_id=str(key.get("session_id", "")),
@@ -219,6 +222,7 @@ class _RewritingStore(SessionStore):
             route.loaded(
                 subpath,
                 sum(1 for e in applied.entries if not (subpath and e.get("type") == "agent_metadata")),
+                stored,
             )
         if report.changes or report.errors or report.imported:
             logger.info("flower.stores: %s", report.summary())
@@ -272,7 +276,9 @@ class _RewritingStore(SessionStore):
 
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
         """Forwarded unchanged (through the route of a session a run writes): the inner store keeps every
-        original entry (the `taps` see them first)."""
+        original entry (the `taps` see them first), after the entries the last load of the transcript
+        added and the resumed CLI chains to (`flower.stores._carry`)."""
+        entries = self._carried.take(key, entries)  # what the last load added goes first
         for tap in tuple(self.taps):
             try:
                 tap(key, entries)

@@ -109,7 +109,7 @@ class EphemeralPolicy:
         """Whether `command`'s result expires: `predicate`, or `flower.glance.is_ephemeral` by default."""
         if self.predicate is not None:
             return bool(self.predicate(command))
-        from ..glance import is_ephemeral  # imported late: the parser is only loaded when needed
+        from ..glance._verdict import is_ephemeral  # late: the parser is only loaded when needed
 
         return is_ephemeral(command)
 
@@ -245,11 +245,20 @@ class CachePolicy:
 
 
 ChangeKind = Literal[
-    "expired", "trimmed", "superseded", "denial", "denial_note", "api_error", "interrupt", "orphan"
+    "expired",
+    "trimmed",
+    "superseded",
+    "denial",
+    "denial_note",
+    "api_error",
+    "interrupt",
+    "orphan",
+    "relinked",
 ]
 """What a rewrite did: expired or trimmed a result, replaced a Read a later copy of its file superseded,
 dropped a denied call (and named the dropped ones in the kept denial's result) or an API-error entry,
-neutralised an interrupted result, gave an orphan call a result."""
+neutralised an interrupted result, gave an orphan call a result, joined an entry whose parent the store
+lacks back to the chain (`flower.stores.rewrite.mend`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -257,10 +266,10 @@ class Change:
     """One thing a load rewrote."""
 
     kind: ChangeKind
-    """What was done: `expired`, `trimmed`, `superseded`, `denial`, `denial_note`, `api_error`, `interrupt`
-    or `orphan`."""
+    """What was done: `expired`, `trimmed`, `superseded`, `denial`, `denial_note`, `api_error`, `interrupt`,
+    `orphan` or `relinked`."""
     uuid: str | None
-    """The entry changed, dropped (`api_error`) or added (`orphan`)."""
+    """The entry changed, dropped (`api_error`), added (`orphan`) or joined back (`relinked`)."""
     tool_use_id: str | None = None
     """The call concerned, for changes about a call."""
     chars_saved: int = 0
@@ -271,7 +280,8 @@ class Change:
     detail: str = ""
     """The command (`expired`), the file written (`trimmed`), the file read (`superseded`), the tool's
     name (`denial`), the note (`denial_note`), the size of an API-error entry, or, for an orphan's answer
-    in place of the CLI's own, "instead of the CLI's own result (N chars)"."""
+    in place of the CLI's own, "instead of the CLI's own result (N chars)", or the missing parent
+    and the new one (`relinked`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -363,6 +373,7 @@ _KIND_ORDER: tuple[ChangeKind, ...] = (
     "api_error",
     "interrupt",
     "orphan",
+    "relinked",
 )
 """The kinds `summary()` counts (a `denial_note` goes with the denials it names)."""
 _KIND_WORDS: dict[ChangeKind, str] = {
@@ -373,4 +384,5 @@ _KIND_WORDS: dict[ChangeKind, str] = {
     "api_error": "API errors dropped",
     "interrupt": "interrupts neutralised",
     "orphan": "orphans healed",
+    "relinked": "missing links mended",
 }

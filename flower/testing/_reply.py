@@ -23,10 +23,13 @@ __all__ = ["answer", "with_cache_usage"]
 
 def with_cache_usage(step: Concrete, recorded: RecordedRequest, cache: PromptCache) -> Concrete:
     """`step`, sent through the simulated prompt cache when it answers (every `Reply` is), and given the
-    cache's usage when its script set none (input, cache reads and writes; output stays estimated)."""
+    cache's usage when its script set none (input, cache reads and writes; output stays estimated).
+
+    Its response begins after the step's `delay`: only from then on can another request read what it
+    wrote, so a `delay` plays the time a real response takes to begin (requests sent meanwhile miss)."""
     if not isinstance(step, Reply):
         return step
-    found = cache.send(recorded.body, at=recorded.received_at)
+    found = cache.send(recorded.body, at=recorded.received_at, ready_at=recorded.received_at + step.delay)
     if step.usage is not None:
         return step
     usage = Usage(

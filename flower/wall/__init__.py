@@ -4,6 +4,8 @@
   shows the way (delegate it), and lets a glance (`is_ephemeral`) through; subagent calls always pass.
 - `mandate_guard`: every mandate starts with the same fixed line (`MANDATE_LINE`), so workers share the
   prompt cache's prefix.
+- `start_guard`: a worker started while another of its type is writing their shared prefix waits for it
+  (at most `START_HOLD` seconds), so it reads that prefix instead of writing it again.
 - `report_cut` / `report_guard` / `report_hooks`: a worker's long report is kept on disk; the coordinator
   gets its head and the path (a background worker is asked for a short one), not the whole report.
 - `COORDINATOR_RULES` / `WORKER_RULES`: the rules appended to each side's instructions;
@@ -18,6 +20,7 @@ from .delegate import DELEGATE_REASON, delegate_guard
 from .mandate import MANDATE_LINE, mandate_guard
 from .report import REPORT_LIMIT, REPORT_PREVIEW, REPORT_REASON, report_cut, report_guard, report_hooks
 from .rules import COORDINATOR_PROMPT, COORDINATOR_RULES, WORKER_RULES
+from .starts import START_HOLD, start_guard
 
 __all__ = [
     "CLI_TOOLS",
@@ -28,10 +31,12 @@ __all__ = [
     "REPORT_LIMIT",
     "REPORT_PREVIEW",
     "REPORT_REASON",
+    "START_HOLD",
     "WORKER_RULES",
     "delegate_guard",
     "mandate_guard",
     "report_cut",
     "report_guard",
     "report_hooks",
+    "start_guard",
 ]

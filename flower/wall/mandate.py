@@ -18,12 +18,13 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
-from claude_agent_sdk import HookContext
-from claude_agent_sdk.types import HookCallback, HookJSONOutput
+from claude_agent_sdk import HookContext, HookMatcher
+from claude_agent_sdk.types import HookCallback, HookEvent, HookJSONOutput
 
 from .._errors import SpecError
+from .starts import start_guard
 
-__all__ = ["MANDATE_LINE", "check_mandate_line", "mandate_guard"]
+__all__ = ["MANDATE_LINE", "check_mandate_line", "mandate_guard", "shared_prefix_hooks"]
 
 logger = logging.getLogger("flower.mandate")
 
@@ -79,3 +80,16 @@ def mandate_guard(line: str = MANDATE_LINE) -> HookCallback:
             return {}
 
     return guard
+
+
+def shared_prefix_hooks(line: str | None) -> dict[HookEvent, list[HookMatcher]]:
+    """A coordinator's hooks for workers that share their cached prefix: `mandate_guard(line)` and
+    `start_guard()` (on PreToolUse and SubagentStop); `{}` when `line` is None (mandates go out as
+    written, so workers send different billing blocks and share nothing to wait for)."""
+    if line is None:
+        return {}
+    starts = start_guard()
+    return {
+        "PreToolUse": [HookMatcher(matcher=None, hooks=[mandate_guard(line), starts])],
+        "SubagentStop": [HookMatcher(matcher=None, hooks=[starts])],
+    }

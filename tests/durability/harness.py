@@ -67,6 +67,8 @@ class Runner:
         linger: float = 0.0,
         config: Path | None = None,
         stderr: Path | None = None,
+        outbox: Path | None = None,
+        hold: int = 0,
     ) -> Runner:
         argv = [sys.executable, "-m", "tests.durability.runner", store, schema, str(workspace), mode]
         drain = (
@@ -75,6 +77,8 @@ class Runner:
         argv += [str(steps), str(sleep), "--drain", str(drain), "--linger", str(linger)]
         argv += ["--subagent"] if subagent else []
         argv += ["--config", str(config)] if config is not None else []
+        argv += ["--outbox", str(outbox)] if outbox is not None else []
+        argv += ["--hold", str(hold)] if hold else []
         err = open(stderr, "w") if stderr is not None else subprocess.DEVNULL  # noqa: SIM115
         process = subprocess.Popen(
             argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True, start_new_session=True
@@ -351,3 +355,76 @@ def loss(
             beyond += killed_at is None or (first is not None and first < killed_at - window)
         written += len(local)
     return Loss(written, missing, beyond)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The shape of a stored main transcript's chain."""
+
+    broken: tuple[str, ...]
+    """Entries whose parent the transcript does not hold."""
+    leaves: tuple[str, ...]
+    """User and assistant entries no entry continues: the tips a resume could start from (one when the
+    history is a single chain)."""
+
+
+def shape(entries: list[dict[str, Any]]) -> Shape:
+    """The links of the main thread's entries (sidechain entries left out)."""
+    mine = [e for e in entries if isinstance(e.get("uuid"), str) and e.get("isSidechain") is not True]
+    uuids = {e["uuid"] for e in mine}
+    named = {e.get("parentUuid") for e in mine}
+    broken = tuple(
+        e["uuid"] for e in mine if isinstance(e.get("parentUuid"), str) and e["parentUuid"] not in uuids
+    )
+    leaves = tuple(
+        e["uuid"] for e in mine if e.get("type") in ("user", "assistant") and e["uuid"] not in named
+    )
+    return Shape(broken, leaves)
+
+
+def main_key(config_dir: str, session_id: str) -> SessionKey:
+    """The store key of a session's main transcript, as its CLI (in `config_dir`) wrote it."""
+    files = local_transcripts(config_dir, session_id)
+    assert files, f"no local transcript of {session_id} under {config_dir}"
+    return files[0][0]
+
+
+def wait_stored(store: str, schema: str, key: SessionKey, needle: str) -> None:
+    """Wait until an entry of `key` in the store holds `needle` (its JSON); the hang guard bounds it."""
+    deadline = time.monotonic() + hang_guard()
+    while time.monotonic() < deadline:
+        if any(needle in json.dumps(e) for e in anyio.run(stored, store, schema, key)):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{needle!r} never reached the store")
+
+
+def mount_tmpfs(path: Path, size: str = "1m") -> str | None:
+    """Mount a tmpfs of `size` at `path` (created); None, or why it cannot be done here (root only)."""
+    if os.geteuid() != 0:
+        return "mounting a tmpfs needs root"
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(path)],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"cannot mount a tmpfs here: {exc}"
+    return None
+
+
+def unmount(path: Path) -> None:
+    subprocess.run(["umount", "-l", str(path)], check=False, capture_output=True, timeout=60)
+
+
+def fill(path: Path) -> None:
+    """Write zeros under `path` until its file system is full."""
+    with open(path / "filler", "wb", buffering=0) as filler:
+        try:
+            while True:
+                filler.write(b"\0" * 65536)
+        except OSError:
+            return

@@ -1,7 +1,7 @@
 """A Runtime in a process of its own, on the scripted model, for the tests that kill it or its database.
 
 `python -m tests.durability.runner STORE SCHEMA WORKSPACE MODE STEPS SLEEP [--subagent] [--drain S]
-[--linger S] [--config DIR]`
+[--linger S] [--config DIR] [--outbox FILE] [--hold K]`
 
 - STORE: a SQLite path or a `postgresql://` DSN (SCHEMA is its schema; `-` for SQLite).
 - MODE: `start`, or `resume:<session id>`.
@@ -10,6 +10,9 @@
   that answer comes S seconds late, so a kill after the last tool result still lands mid-run).
 - `--config DIR`: the CLI's config directory (its local transcript stays there after the run); by
   default the scripted model's own, removed when the runner ends normally.
+- `--outbox FILE`: the outbox's file (`DeliveryPolicy.outbox`); by default the workspace's.
+- `--hold K`: the K-th Bash call of the main thread sleeps 600 s instead (a kill then lands while it
+  runs, whatever the machine's load).
 
 Prints JSON lines: `config` (the CLI's config directory, where its local transcript goes), `session`
 (from `SessionStarted`), `tool_result` (k, the agent, the text's start), `warning` (a `StoreWarning`),
@@ -42,10 +45,12 @@ def spec() -> AgentSpec:
 
 
 def scripts(
-    mode: str, steps: int, sleep: float, subagent: bool, linger: float = 0.0
+    mode: str, steps: int, sleep: float, subagent: bool, linger: float = 0.0, hold: int = 0
 ) -> tuple[list[object], list[object]]:
     tag = "step" if mode == "start" else "more"
-    main: list[object] = [bash(f"echo {tag}-{k}; sleep {sleep}") for k in range(1, steps + 1)]
+    main: list[object] = [
+        bash(f"echo {tag}-{k}; sleep {600 if k == hold else sleep}") for k in range(1, steps + 1)
+    ]
     helper: list[object] = []
     if subagent:
         main.append(agent("helper", f"Run the {tag} checks."))
@@ -60,11 +65,13 @@ async def main(argv: list[str]) -> None:
     drain = float(argv[argv.index("--drain") + 1]) if "--drain" in argv else 30.0
     linger = float(argv[argv.index("--linger") + 1]) if "--linger" in argv else 0.0
     config = argv[argv.index("--config") + 1] if "--config" in argv else None
+    outbox = argv[argv.index("--outbox") + 1] if "--outbox" in argv else None
+    hold = int(argv[argv.index("--hold") + 1]) if "--hold" in argv else 0
     os.makedirs(workspace, exist_ok=True)
     store: object = store_arg
     if store_arg.startswith("postgres"):
         store = PostgresSessionStore(store_arg, schema=schema, runner=f"runner-{os.getpid()}")
-    main_script, helper_script = scripts(mode.split(":")[0], int(steps), float(sleep), subagent, linger)
+    main_script, helper_script = scripts(mode.split(":")[0], int(steps), float(sleep), subagent, linger, hold)
     resume = mode.split(":", 1)[1] if mode.startswith("resume:") else None
     counts = {"n": 0}
 
@@ -85,7 +92,7 @@ async def main(argv: list[str]) -> None:
             workspace,
             store=store,  # type: ignore[arg-type]
             configure=model.attach,
-            delivery=DeliveryPolicy(drain_timeout=drain),
+            delivery=DeliveryPolicy(drain_timeout=drain, outbox=outbox),
             env={"CLAUDE_CONFIG_DIR": config} if config else None,
         )
         try:

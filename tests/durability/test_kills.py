@@ -1,5 +1,6 @@
 """`kill -9` of a runner's whole process group, for real: at most the call in flight is lost, another runner
-resumes the session at once, and the next start on the same machine recovers what the store lacks.
+resumes the session at once, the next start on the same machine recovers what the store lacks, and a
+resume after the kill leaves one unbroken chain that the next resume walks whole.
 
 "At most the call in flight" is checked without a clock (`harness.Cut`): against the CLI's own files, the
 store holds the first lines of each, the dead runner's outbox holds the committed lines after them, and
@@ -16,15 +17,20 @@ import sqlite3
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import asyncpg
 import pytest
 
+from flower import PostgresSessionStore, Runtime, StepResult, worker
 from flower.stores.outbox.reconcile import mirrored
-from tests.durability.harness import Runner, cut, stored, stored_results
+from flower.testing import ScriptedModel, bash
+from tests.durability.harness import Runner, cut, main_key, shape, stored, stored_results, wait_stored
 
 pytestmark = pytest.mark.cli
+
+STEPS = worker("runs steps", "You run the steps.", tools=["Bash"])
 
 
 def resume_dirs(session: str) -> list[str]:
@@ -125,3 +131,60 @@ async def killed_resume_reconciled(store: str, schema: str, tmp_path: Path) -> N
     results = [e["text"].split("\n")[0] for e in killed.events if e["ev"] == "tool_result"]
     seen = [text.split("\n")[0] for text in result["seen"]]
     assert seen[0] == "step-1" and seen[1 : len(results)] == results[:-1], (seen, results)
+
+
+async def test_a_kill_right_after_a_call_is_sent_hides_nothing_from_the_second_resume(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    await killed_mid_call_then_resumed_twice(str(tmp_path / "sessions.db"), "-", tmp_path, scripted_model)
+
+
+async def test_a_postgres_kill_right_after_a_call_is_sent_hides_nothing_from_the_second_resume(
+    tmp_path: Path, scripted_model: ScriptedModel, postgres_dsn: str, pg_schema: Callable[[], str]
+) -> None:
+    await killed_mid_call_then_resumed_twice(postgres_dsn, pg_schema(), tmp_path, scripted_model)
+
+
+async def killed_mid_call_then_resumed_twice(
+    store: str, schema: str, tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    """Killed while a call runs (its `tool_use` stored, its result not), the session is resumed, then resumed
+    again: the second resume's model sees the killed run's results (the cut call answered by a note) and
+    the first resume's, and the store holds one chain, unbroken, with one leaf. (It used to hang the first
+    resume's work off the answer the load gave the cut call, which the store never received: the second
+    resume replayed the older branch and saw none of it.)"""
+    kind = "postgresql" if store.startswith("postgres") else "sqlite"
+    first = tmp_path / "a" / "repo"
+    killed = Runner.start(store, schema, first, "start", 3, 0.1, config=tmp_path / "config-a", hold=2)
+    config, session = killed.follow()
+    killed.until(lambda event: event["ev"] == "tool_result")
+    key = main_key(config, session)
+    await anyio.to_thread.run_sync(wait_stored, store, schema, key, "echo step-2")
+    killed.kill()  # step-2 runs: its call is stored, its result does not exist yet
+
+    async def resume(where: str, script: list[object]) -> StepResult:
+        scripted_model.script("main", script)
+        # SQLite: the same workspace (its next start recovers what the killed CLI wrote); PostgreSQL:
+        # another workspace and config directory each time, another machine
+        workspace = first if kind == "sqlite" else tmp_path / where / "repo"
+        workspace.mkdir(parents=True, exist_ok=True)
+        opened: Any = PostgresSessionStore(store, schema=schema) if kind == "postgresql" else store
+        env = {"CLAUDE_CONFIG_DIR": str(tmp_path / f"config-{where}")}
+        rt = Runtime(workspace, store=opened, configure=scripted_model.attach, env=env)
+        try:
+            return await rt.run(STEPS, "Go on.", resume=session)
+        finally:
+            await rt.store.aclose()
+            if kind == "postgresql":
+                await opened.aclose()
+
+    once = await resume("b", [bash("echo more-1"), "resumed once"])
+    assert once.ok, once.error
+    twice = await resume("c", ["resumed twice"])
+    assert twice.ok, twice.error
+
+    seen = [view.text.split("\n")[0] for view in scripted_model.request("main", -1).tool_results]
+    assert len(seen) == 3 and seen[0] == "step-1" and seen[2] == "more-1", seen
+    assert "step-2" not in seen[1], "the cut call's answer is a note, not a result it never had"
+    chain = shape(await stored(store, schema, key))
+    assert not chain.broken and len(chain.leaves) == 1, chain

@@ -3,6 +3,7 @@ messages say: the store named, its password never, the timeout that expired with
 
 from __future__ import annotations
 
+import logging
 import socket
 import subprocess
 from collections.abc import Callable, Iterator
@@ -151,7 +152,7 @@ async def test_a_full_pool_names_its_size_and_the_timeout(
 ) -> None:
     schema = pg_schema()
     key: Any = {"project_key": "-repo", "session_id": "6f1c1a4e-0000-4000-8000-00000000d0e8"}
-    store = PostgresSessionStore(postgres_dsn, schema=schema, pool_size=1, connect_timeout=0.3)
+    store = PostgresSessionStore(postgres_dsn, schema=schema, pool_size=1, connect_timeout=0.3, pool_wait=0)
     await store.append(key, [{"type": "user", "uuid": "a"}])
     locker = await asyncpg.connect(postgres_dsn)
     try:
@@ -175,6 +176,34 @@ async def test_a_full_pool_names_its_size_and_the_timeout(
     finally:
         await locker.close()
     assert [e["uuid"] for e in await store.load(key) or []] == ["a", "b"]
+    await store.aclose()
+
+
+async def test_a_store_used_directly_waits_out_a_busy_pool(
+    postgres_dsn: str, pg_schema: Callable[[], str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bulk import through a pool whose connections are all busy for a moment: each call waits for one
+    again (backoff, up to `pool_wait`) instead of failing at the first `connect_timeout`."""
+    schema = pg_schema()
+    key: Any = {"project_key": "-repo", "session_id": "6f1c1a4e-0000-4000-8000-00000000d0ea"}
+    store = PostgresSessionStore(postgres_dsn, schema=schema, pool_size=1, connect_timeout=0.3, pool_wait=600)
+    await store.append(key, [{"type": "user", "uuid": "a"}])
+    locker = await asyncpg.connect(postgres_dsn)
+    caplog.set_level(logging.INFO, logger="flower.stores")
+    try:
+        locked = locker.transaction()
+        await locked.start()
+        await locker.execute(f"LOCK TABLE {schema}.entries IN ACCESS EXCLUSIVE MODE")
+        async with anyio.create_task_group() as group:
+            group.start_soon(store.append, key, [{"type": "user", "uuid": "b"}])  # holds the one connection
+            group.start_soon(store.append, key, [{"type": "user", "uuid": "c"}])  # waits for it
+            with anyio.fail_after(120):
+                while "waits for a connection of the pool" not in caplog.text:
+                    await anyio.sleep(0.05)  # at least one connect_timeout went by for the second
+            await locked.rollback()  # the moment passes: both land
+    finally:
+        await locker.close()
+    assert sorted(e["uuid"] for e in await store.load(key) or []) == ["a", "b", "c"]
     await store.aclose()
 
 

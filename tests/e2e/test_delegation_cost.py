@@ -13,7 +13,7 @@ from claude_agent_sdk import AgentDefinition
 
 from flower import MANDATE_LINE, Runtime, build_report, coordinator, instrument, worker
 from flower.cost import PromptCache, without_marks
-from flower.testing import RecordedRequest, ScriptedModel, agent, bash, tool_use
+from flower.testing import RecordedRequest, ScriptedModel, agent, bash, reply, tool_use
 from tests.facts import fact
 
 pytestmark = pytest.mark.cli
@@ -155,3 +155,86 @@ async def test_the_billing_fingerprint_reads_the_5th_8th_and_21st_characters(
     blocks = [_billing(r) for r in scripted_model.requests("w")]
     moved = {i for i, block in zip(flips, blocks[1:], strict=True) if block != blocks[0]}
     fact(moved == {4, 7, 20}, "later", f"the billing fingerprint reads prompt[4], [7], [20] (moved: {moved})")
+
+
+def _workers(delay: float) -> Any:
+    """A worker's script: its first reply runs one command and begins `delay` seconds after the request
+    came (a real response takes a moment to begin: only then can others read what the request wrote),
+    its second reports."""
+
+    def step(request: RecordedRequest) -> Any:
+        return "done" if request.tool_results else reply(bash("true"), delay=delay)
+
+    return step
+
+
+def _first_requests(model: ScriptedModel, caller: str) -> list[RecordedRequest]:
+    return sorted((r for r in model.requests(caller) if not r.tool_results), key=lambda r: r.received_at)
+
+
+def _parallel(kind: str, n: int) -> Any:
+    return reply(*(agent(kind, f"[task {i}] run true and say done", description=f"t{i}") for i in range(n)))
+
+
+async def test_the_cli_starts_parallel_workers_at_once_and_each_writes_the_shared_prefix(
+    workspace: Path,
+) -> None:
+    async with ScriptedModel(cache=PromptCache()) as model:  # usage as the API's cache reports it
+        model.script("main", [_parallel("w", 3), "done"])
+        model.script("w", _workers(delay=1.0))
+        agents = {"w": AgentDefinition(description="works", prompt="You work.", tools=["Bash"])}
+        await model.run("Go.", cwd=workspace, agents=agents, tools=["Agent", "Bash"])
+
+    leader, *others = _first_requests(model, "w")
+    assert _billing(leader) == _billing(others[0]) == _billing(others[1])  # mandates start alike
+    fact(
+        all(r.received_at < leader.received_at + 1.0 for r in others),
+        "later",
+        "the CLI sends the first requests of workers started in one message at once",
+    )
+    prefix = len(_prefix(leader)) // 4
+    for request in (leader, *others):  # each arrived before any response began: each writes the prefix
+        assert (request.usage or {})["cache_creation_input_tokens"] >= prefix * 0.9
+
+
+async def test_a_coordinators_parallel_workers_read_the_prefix_the_first_one_writes(workspace: Path) -> None:
+    async with ScriptedModel(cache=PromptCache()) as model:
+        model.script("main", [_parallel("analyst", 3), "done"])
+        model.script("analyst", _workers(delay=1.0))
+        spec = coordinator("lead", "Goal: run three things.", {"analyst": ANALYST})
+        result = await Runtime(workspace, configure=model.attach).run(spec, "Start.")
+
+    assert result.ok
+    leader, *others = _first_requests(model, "analyst")
+    assert len(others) == 2 and all(_prefix(r) == _prefix(leader) for r in others)
+    prefix = len(_prefix(leader)) // 4
+    assert (leader.usage or {})["cache_creation_input_tokens"] >= prefix * 0.9
+    for request in others:  # held until the first worker replied, they read what it wrote
+        assert request.received_at >= leader.received_at + 1.0
+        assert (request.usage or {})["cache_read_input_tokens"] >= prefix * 0.9
+
+
+async def test_the_git_workflow_setting_drops_its_texts_for_the_coordinator_and_its_workers(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.script("main", [agent("analyst", "[a] count the files"), "done"] * 2)
+    scripted_model.script("analyst", ["3 files"] * 2)
+    off = {"env": {"CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS": "1"}}
+    for options in ({}, off):
+        spec = coordinator("lead", "Goal.", {"analyst": ANALYST}, model="claude-sonnet-4-6", options=options)
+        await Runtime(workspace, configure=scripted_model.attach).run(spec, "Start.")
+
+    def git_texts(request: RecordedRequest) -> tuple[bool, bool]:
+        (bash_tool,) = [t for t in request.body["tools"] if t["name"] == "Bash"]
+        workflow = "Committing changes with git" in bash_tool["description"]
+        return workflow, "Attribution for git commits" in json.dumps(request.messages)
+
+    on = [scripted_model.request("main", 0), scripted_model.request("analyst", 0)]
+    dropped = [scripted_model.request("main", 2), scripted_model.request("analyst", 1)]
+    assert all(git_texts(r) == (True, True) for r in on)  # what every coordinator and worker carries
+    fact(
+        all(git_texts(r) == (False, False) for r in dropped),
+        "later",
+        "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS drops the Bash tool's git workflow and the attribution "
+        "reminder from every agent of the session",
+    )

@@ -43,9 +43,17 @@ async def test_a_sqlite_store_of_schema_1_is_migrated_in_place(tmp_path: Path) -
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 1
     async with SqliteSessionStore(path) as store:
         await check_migrated(store)
+        identity = await store.identity()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SQLITE_VERSION == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SQLITE_VERSION == 3
         assert conn.execute("SELECT count(*) FROM leases").fetchone()[0] == 1
+    moved = tmp_path / "elsewhere" / "renamed.db"
+    moved.parent.mkdir()
+    path.rename(moved)  # the store's id is in the file: moved, it is still the same store
+    async with SqliteSessionStore(moved) as store:
+        assert identity is not None and identity.startswith("sqlite:") and await store.identity() == identity
+    async with SqliteSessionStore(tmp_path / "other.db") as other:
+        assert await other.identity() not in (None, identity)
 
 
 async def test_a_postgres_store_of_schema_1_is_migrated_in_place(

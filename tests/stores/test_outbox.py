@@ -4,14 +4,17 @@ arithmetic (pure, and over the real transcripts when they are at hand)."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import sqlite3
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from flower import DeliveryPolicy, SpecError, SqliteSessionStore, StoreError
-from flower.stores.outbox import Deliverer, Outbox
+from flower.stores.outbox import MEMORY, Deliverer, Outbox
 from flower.stores.outbox.reconcile import mirrored, missing
 from flower.testing import hang_guard
 from tests.stores import corpus
@@ -145,6 +148,101 @@ def test_an_outbox_file_that_is_not_one_is_refused_naming_it(tmp_path: Path) -> 
         Outbox(path).open()
     with pytest.raises(SpecError, match="max_backoff"):
         DeliveryPolicy(backoff=3, max_backoff=1)
+
+
+def test_rows_of_layout_1_are_kept_under_their_label_and_taken_over_by_identity(tmp_path: Path) -> None:
+    path = tmp_path / "outbox.db"
+    with sqlite3.connect(path) as conn:  # an outbox an older flower left: rows keyed by the store's label
+        conn.executescript(LAYOUT_1)
+    outbox = Outbox(path)
+    assert [(w.target, w.label, w.pending) for w in outbox.waiting()] == [
+        ("label:/old/sessions.db", "/old/sessions.db", 2)
+    ]
+    assert outbox.rekey("label:/old/sessions.db", "sqlite:abc") == 2
+    outbox.remember("sqlite:abc", "/old/sessions.db")
+    assert [r.key["session_id"] for r in outbox.head("sqlite:abc")] == ["s1", "s1"]
+    assert [r.session_id for r in outbox.records("sqlite:abc")] == ["s1"]
+    outbox.put("postgresql:7/db/flower", KEY, [{"uuid": "x"}])
+    assert [(w.target, w.pending) for w in outbox.waiting()] == [
+        ("sqlite:abc", 2),
+        ("postgresql:7/db/flower", 1),
+    ]
+    outbox.close()
+
+
+def test_an_outbox_in_memory_takes_rows_with_their_keys_and_a_deleted_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "outbox.db"
+    outbox = Outbox(path)
+    outbox.open()
+    outbox.put("t", KEY, [{"uuid": "a"}, {"type": "queue-operation"}])
+    outbox.put("t", {**KEY, "session_id": "other"}, [{"uuid": "b"}])
+    memory = Outbox(MEMORY)
+    memory.open()
+    taken = outbox.take("t", [KEY["session_id"]])
+    memory.put_rows("t", taken)
+    assert [r.dedupe for r in memory.head("t")] == [r.dedupe for r in taken] and taken[1].dedupe.startswith(
+        "~"
+    )
+    assert outbox.count("t") == 1 and memory.in_memory and not os.path.exists(MEMORY), "no file for it"
+    for name in os.listdir(tmp_path):
+        os.unlink(tmp_path / name)  # deleted while in use: a put there would land in a file nobody reads
+    with pytest.raises(StoreError, match="deleted or replaced"):
+        outbox.put("t", KEY, [{"uuid": "c"}])
+    outbox.close()
+    memory.close()
+
+
+async def test_an_append_that_waits_is_told_after_warn_after_then_told_resolved(tmp_path: Path) -> None:
+    outbox = Outbox(tmp_path / "outbox.db")
+    outbox.open()
+    outbox.put("t", KEY, [{"uuid": "a"}])
+    inner = SqliteSessionStore(tmp_path / "sessions.db")
+    told: list[str] = []
+    gate = anyio.Event()
+
+    class Held:  # the real store behind a network that holds every packet until `gate` opens
+        async def append_keyed(self, key: Any, rows: Any) -> None:
+            await gate.wait()
+            await inner.append_keyed(key, rows)
+
+    async def waiting(failure: StoreError, pending: int) -> None:
+        told.append(f"waiting {pending}: {failure}")
+        gate.set()  # the partition heals once the warning is out
+
+    async def back(pending: int) -> None:
+        told.append(f"back {pending}")
+
+    policy = DeliveryPolicy(warn_after=0.01, attempt_timeout=600)
+    deliverer = Deliverer(outbox, Held(), "t", policy, label="the store", on_wait=waiting, on_back=back)
+    assert await deliverer.send()
+    assert told == [
+        "waiting 1: an append to the store has waited 0.01 s for an answer (DeliveryPolicy.warn_after)",
+        "back 0",
+    ]
+    assert [e["uuid"] for e in await inner.load(KEY) or []] == ["a"]
+    outbox.close()
+    await inner.aclose()
+
+
+LAYOUT_1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta VALUES ('id', 'a1b2c3');
+CREATE TABLE pending (id INTEGER PRIMARY KEY AUTOINCREMENT, target TEXT NOT NULL, project_key TEXT NOT NULL,
+    session_id TEXT NOT NULL, subpath TEXT NOT NULL, dedupe TEXT NOT NULL, payload TEXT NOT NULL,
+    enqueued REAL NOT NULL);
+CREATE TABLE sessions (target TEXT NOT NULL, session_id TEXT NOT NULL, epoch INTEGER NOT NULL,
+    pid INTEGER NOT NULL, config_dir TEXT NOT NULL, resumed INTEGER NOT NULL, prefixes TEXT,
+    started REAL NOT NULL, PRIMARY KEY (target, session_id));
+CREATE TABLE fenced (id INTEGER PRIMARY KEY, target TEXT NOT NULL, project_key TEXT NOT NULL,
+    session_id TEXT NOT NULL, subpath TEXT NOT NULL, dedupe TEXT NOT NULL, payload TEXT NOT NULL,
+    reason TEXT NOT NULL, fenced_at REAL NOT NULL);
+INSERT INTO pending VALUES (1, '/old/sessions.db', '-repo', 's1', '', 'u1', '{"uuid":"u1"}', 0);
+INSERT INTO pending VALUES (2, '/old/sessions.db', '-repo', 's1', '', 'u2', '{"uuid":"u2"}', 0);
+INSERT INTO sessions VALUES ('/old/sessions.db', 's1', 0, 0, '/c', 0, '{}', 0);
+PRAGMA application_id = 1718384495;
+PRAGMA user_version = 1;
+"""
+"""The layout of an outbox flower wrote before rows were kept by the store's identity."""
 
 
 def entries(*names: str) -> list[dict[str, Any]]:

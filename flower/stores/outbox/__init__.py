@@ -7,11 +7,12 @@ backoff while the store is unreachable (`DeliveryPolicy`). What is still there a
 delivered at the next start in the same workspace; and what the CLI wrote to its local transcript but
 no store ever got (a killed runner) is found by `reconcile`.
 
-Split by concern: the file (`_file`), delivery (`deliver`), the local transcripts (`reconcile`).
+Split by concern: the file (`_file`, its layout `_schema`, its records `_books`), delivery
+(`deliver`), the local transcripts (`reconcile`).
 """
 
-from ._file import Outbox, Record, Row
+from ._file import LABEL, MEMORY, Outbox, Record, Row, Waiting
 from ._route import Route
 from .deliver import Deliverer, DeliveryPolicy
 
-__all__ = ["Deliverer", "DeliveryPolicy", "Outbox", "Record", "Route", "Row"]
+__all__ = ["LABEL", "MEMORY", "Deliverer", "DeliveryPolicy", "Outbox", "Record", "Route", "Row", "Waiting"]

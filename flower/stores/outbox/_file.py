@@ -13,146 +13,92 @@ machine). Every method is blocking and holds the connection lock; the run calls 
   transcript file came from the store).
 - `fenced`: rows refused because another runner took the session over since; never delivered (they
   would fork the session), kept for a person to look at.
+- `stores`: each store rows were kept for, by identity, with the label it had (`_schema`).
+
+A row's `target` is its store's identity (`identity()` of flower's stores), so any path or DSN that
+reaches the store delivers it. An outbox at `MEMORY` holds the same tables in this process only: the
+run's fallback when its file cannot be written (a full disk, a read-only or deleted file).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import secrets
 import sqlite3
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from claude_agent_sdk import SessionKey, SessionStoreEntry
 
 from ..._errors import StoreError
 from ..sqlite._db_file import immediate, prepare_file
-from ..sqlite._locked import LockedConnection
+from ._books import Books, Record, Row, Waiting, key_of
+from ._schema import APPLICATION_ID, LABEL, prepare
 
-__all__ = ["Outbox", "Record", "Row"]
+__all__ = ["LABEL", "MEMORY", "Outbox", "Record", "Row", "Waiting"]
 
-_APPLICATION_ID: Final = 0x666C776F  # "flwo"
-_VERSION: Final = 1
 _BATCH_ROWS: Final = 500
 _BATCH_BYTES: Final = 1 << 20
-
-_SCHEMA: Final = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE pending (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,  -- delivery order
-    target TEXT NOT NULL,                  -- the store the row is for
-    project_key TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    subpath TEXT NOT NULL,                 -- '' for the main transcript
-    dedupe TEXT NOT NULL,                  -- the idempotency key
-    payload TEXT NOT NULL,                 -- the entry as JSON, as the store keeps it
-    enqueued REAL NOT NULL
-);
-CREATE INDEX pending_by_target ON pending (target, id);
-CREATE TABLE sessions (
-    target TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    epoch INTEGER NOT NULL,                -- the lease epoch the rows were written under (0: none)
-    pid INTEGER NOT NULL,                  -- the process writing them (0: its run ended)
-    config_dir TEXT NOT NULL,              -- the CLI's config directory
-    resumed INTEGER NOT NULL,              -- 1: the CLI wrote into the SDK's temporary copy
-    prefixes TEXT,                         -- JSON {subpath: lines copied from the store}, NULL: unknown
-    started REAL NOT NULL,
-    PRIMARY KEY (target, session_id)
-);
-CREATE TABLE fenced (
-    id INTEGER PRIMARY KEY,
-    target TEXT NOT NULL,
-    project_key TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    subpath TEXT NOT NULL,
-    dedupe TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    fenced_at REAL NOT NULL
-);
-"""
+MEMORY: Final = ":memory:"
+"""The path of an outbox held in memory: where a run's entries wait when its file cannot be written."""
 
 
-@dataclass(frozen=True)
-class Row:
-    """A pending row: its id, the key it is for, its idempotency key and its JSON."""
-
-    id: int
-    key: SessionKey
-    dedupe: str
-    payload: str
-
-
-@dataclass(frozen=True)
-class Record:
-    """What the outbox knows of a session it holds rows of (see the module docstring)."""
-
-    session_id: str
-    epoch: int
-    pid: int
-    config_dir: str
-    resumed: bool
-    prefixes: dict[str, int] | None
-    started: float
-
-
-def _key(project_key: str, session_id: str, subpath: str) -> SessionKey:
-    key: dict[str, str] = {"project_key": project_key, "session_id": session_id}
-    if subpath:
-        key["subpath"] = subpath
-    return cast(SessionKey, key)
-
-
-class Outbox(LockedConnection):
+class Outbox(Books):
     """One outbox file (see the module docstring). The constructor does no I/O."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        super().__init__(os.path.abspath(os.fspath(path)), busy_timeout=30.0)
+        text = os.fspath(path)
+        super().__init__(text if text == MEMORY else os.path.abspath(text), busy_timeout=30.0)
         self.id = ""
         """This outbox's own id: part of the idempotency key of an entry without a uuid."""
+        self._file: tuple[int, int] | None = None  # (device, inode) of the file opened
 
     def __repr__(self) -> str:
         return f"Outbox({self.path!r})"
 
+    @property
+    def in_memory(self) -> bool:
+        """The outbox lives in this process's memory only (`MEMORY`)."""
+        return self.path == MEMORY
+
     def _open(self) -> sqlite3.Connection:
-        prepare_file(self.path)
+        if not self.in_memory:
+            prepare_file(self.path)
         conn = sqlite3.connect(
             self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
         )
         try:
             found = conn.execute("PRAGMA application_id").fetchone()[0]
-            if found not in (0, _APPLICATION_ID):
+            if found not in (0, APPLICATION_ID):
                 raise StoreError(
                     f"{self.path} is not a flower outbox (application_id {found:#x})", path=self.path
                 )
-            if conn.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
-                raise StoreError(f"{self.path}: cannot switch the outbox to WAL mode", path=self.path)
-            conn.execute("PRAGMA synchronous=NORMAL")  # with WAL: a commit survives a killed process
+            if not self.in_memory:
+                if conn.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
+                    raise StoreError(f"{self.path}: cannot switch the outbox to WAL mode", path=self.path)
+                conn.execute("PRAGMA synchronous=NORMAL")  # with WAL: a commit survives a killed process
+                info = os.stat(self.path)
+                self._file = (info.st_dev, info.st_ino)
             with immediate(conn):
-                if conn.execute("PRAGMA application_id").fetchone()[0] == 0:
-                    if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                        raise StoreError(f"{self.path} is a database of another application", path=self.path)
-                    for statement in _SCHEMA.split(";"):
-                        if statement.strip():
-                            conn.execute(statement)
-                    conn.execute("INSERT INTO meta VALUES ('id', ?)", (secrets.token_hex(6),))
-                    conn.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
-                    conn.execute(f"PRAGMA user_version = {_VERSION}")
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
-                if version != _VERSION:
-                    raise StoreError(
-                        f"{self.path} is an outbox of layout {version}; this flower reads {_VERSION}",
-                        path=self.path,
-                    )
-                self.id = str(conn.execute("SELECT value FROM meta WHERE key = 'id'").fetchone()[0])
+                self.id = prepare(conn, self.path)
         except BaseException:
             conn.close()
             raise
         return conn
+
+    def _still_there(self) -> None:
+        """`StoreError` when the file opened was deleted or replaced since: a put would land in a file
+        nobody reads again."""
+        if self._file is None:
+            return
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            info = None
+        if info is None or (info.st_dev, info.st_ino) != self._file:
+            raise StoreError(f"the outbox {self.path} was deleted or replaced while in use", path=self.path)
 
     def open(self) -> None:
         """Create or check the file now (`StoreError` naming it when it cannot be used)."""
@@ -180,6 +126,7 @@ class Outbox(LockedConnection):
                     now,
                 )
             )
+        self._still_there()
         with self._write() as conn:
             conn.executemany(
                 "INSERT INTO pending (target, project_key, session_id, subpath, dedupe, payload, enqueued) "
@@ -189,6 +136,26 @@ class Outbox(LockedConnection):
             # an entry without a uuid is keyed by its row id, which is never reused
             conn.execute("UPDATE pending SET dedupe = '~' || ? || ':' || id WHERE dedupe = ''", (self.id,))
         return len(rows)
+
+    def put_rows(self, target: str, rows: Sequence[Row]) -> None:
+        """Keep rows taken from another outbox, in order, with their own idempotency keys."""
+        with self._write() as conn:
+            conn.executemany(
+                "INSERT INTO pending (target, project_key, session_id, subpath, dedupe, payload, enqueued) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        target,
+                        row.key["project_key"],
+                        row.key["session_id"],
+                        row.key.get("subpath") or "",
+                        row.dedupe,
+                        row.payload,
+                        time.time(),
+                    )
+                    for row in rows
+                ],
+            )
 
     def head(self, target: str, sessions: Collection[str] | None = None) -> list[Row]:
         """The oldest rows for `target` (of `sessions` when given) that share the oldest one's key: one
@@ -205,7 +172,7 @@ class Outbox(LockedConnection):
         rows: list[Row] = []
         size = 0
         for row_id, project_key, session_id, subpath, dedupe, payload in found:
-            key = _key(project_key, session_id, subpath)
+            key = key_of(project_key, session_id, subpath)
             if rows and (key != rows[0].key or size + len(payload) > _BATCH_BYTES):
                 break
             rows.append(Row(row_id, key, dedupe, payload))
@@ -220,7 +187,7 @@ class Outbox(LockedConnection):
                 "WHERE target = ? AND session_id = ? ORDER BY id",
                 (target, session_id),
             ).fetchall()
-        return [Row(i, _key(p, s, sub), d, payload) for i, p, s, sub, d, payload in found]
+        return [Row(i, key_of(p, s, sub), d, payload) for i, p, s, sub, d, payload in found]
 
     def ack(self, ids: Sequence[int]) -> None:
         """Forget delivered rows."""
@@ -253,90 +220,20 @@ class Outbox(LockedConnection):
             conn.execute("DELETE FROM sessions WHERE target = ? AND session_id = ?", (target, session_id))
         return int(moved)
 
-    # -- the sessions --------------------------------------------------------------------------------
-
-    def begin(self, target: str, session_id: str, *, epoch: int, config_dir: str, resumed: bool) -> None:
-        """Record that this process writes `session_id` now (its prefixes unknown for a resume, until
-        `set_prefixes`)."""
-        with self._write() as conn:
-            conn.execute(
-                "INSERT INTO sessions (target, session_id, epoch, pid, config_dir, resumed, prefixes, "
-                "started) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (target, session_id) DO UPDATE SET "
-                "epoch = excluded.epoch, pid = excluded.pid, config_dir = excluded.config_dir, "
-                "resumed = excluded.resumed, prefixes = excluded.prefixes, started = excluded.started",
-                (
-                    target,
-                    session_id,
-                    epoch,
-                    os.getpid(),
-                    config_dir,
-                    int(resumed),
-                    None if resumed else "{}",
-                    time.time(),
-                ),
-            )
-
-    def set_epoch(self, target: str, session_id: str, epoch: int) -> None:
-        """The lease was taken (back) with a new epoch: the session's rows are written under it."""
-        with self._write() as conn:
-            conn.execute(
-                "UPDATE sessions SET epoch = ? WHERE target = ? AND session_id = ?",
-                (epoch, target, session_id),
-            )
-
-    def set_prefixes(self, target: str, session_id: str, prefixes: dict[str, int]) -> None:
-        """How many lines of each transcript file a resume copied from the store (by subpath, '' main)."""
-        with self._write() as conn:
-            conn.execute(
-                "UPDATE sessions SET prefixes = ? WHERE target = ? AND session_id = ?",
-                (json.dumps(prefixes, sort_keys=True), target, session_id),
-            )
-
-    def end(self, target: str, session_id: str) -> None:
-        """The run writing the session ended: forget it when nothing is left, else mark it writer-less."""
-        with self._write() as conn:
-            left = conn.execute(
-                "SELECT count(*) FROM pending WHERE target = ? AND session_id = ?", (target, session_id)
-            ).fetchone()[0]
-            if left:
-                conn.execute(
-                    "UPDATE sessions SET pid = 0 WHERE target = ? AND session_id = ?", (target, session_id)
-                )
-            else:
-                conn.execute("DELETE FROM sessions WHERE target = ? AND session_id = ?", (target, session_id))
-
-    def forget(self, target: str, session_id: str) -> None:
-        """Drop the session's record (its rows, if any, stay)."""
-        with self._write() as conn:
-            conn.execute("DELETE FROM sessions WHERE target = ? AND session_id = ?", (target, session_id))
-
-    def records(self, target: str) -> list[Record]:
-        """Every session recorded for `target`, oldest first."""
+    def take(self, target: str, sessions: Collection[str]) -> list[Row]:
+        """Every row of `sessions` waiting for `target`, in order, removed from this outbox when it can
+        be written (a full disk may refuse the delete: the rows then stay here too, and are delivered
+        once more, harmlessly, by the next start)."""
+        if not sessions:
+            return []
+        marks = ",".join("?" * len(sessions))
         with self._connection() as conn:
             found = conn.execute(
-                "SELECT session_id, epoch, pid, config_dir, resumed, prefixes, started FROM sessions "
-                "WHERE target = ? ORDER BY started",
-                (target,),
+                "SELECT id, project_key, session_id, subpath, dedupe, payload FROM pending "
+                f"WHERE target = ? AND session_id IN ({marks}) ORDER BY id",
+                [target, *sessions],
             ).fetchall()
-        return [
-            Record(
-                sid,
-                int(epoch),
-                int(pid),
-                config,
-                bool(resumed),
-                json.loads(prefixes) if prefixes else None,
-                started,
-            )
-            for sid, epoch, pid, config, resumed, prefixes, started in found
-        ]
-
-    def orphans(self, target: str) -> list[str]:
-        """Sessions with rows but no record (left by an older flower or a record dropped by hand)."""
-        with self._connection() as conn:
-            found = conn.execute(
-                "SELECT DISTINCT session_id FROM pending WHERE target = ? AND session_id NOT IN "
-                "(SELECT session_id FROM sessions WHERE target = ?)",
-                (target, target),
-            ).fetchall()
-        return [sid for (sid,) in found]
+        rows = [Row(i, key_of(p, sid, sub), d, payload) for i, p, sid, sub, d, payload in found]
+        with contextlib.suppress(StoreError):
+            self.ack([row.id for row in rows])
+        return rows

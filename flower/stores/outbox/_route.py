@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Protocol
 
 from claude_agent_sdk import SessionKey, SessionStoreEntry
@@ -14,5 +15,6 @@ class Route(Protocol):
 
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None: ...
 
-    def loaded(self, subpath: str, lines: int) -> None:
-        """A load handed the SDK `lines` transcript lines to copy for a resume ('' is the main one)."""
+    def loaded(self, subpath: str, lines: int, stored: Collection[str] = ()) -> None:
+        """A load handed the SDK `lines` transcript lines to copy for a resume ('' is the main one),
+        from stored entries with the uuids `stored`."""

@@ -5,8 +5,10 @@ once the store has committed them. A flower store takes them with their idempote
 (`append_keyed`), so a batch sent again (its reply lost, a retry after a timeout, a restart) lands once;
 any other `SessionStore` gets `append()` and its own uuid dedup. While the store fails, it waits
 `backoff` seconds, doubling up to `max_backoff`, and tells its owner once per outage (`on_wait`) and
-when the store took the rows again (`on_back`). A refusal by the store's fence (`LeaseError`: another
-runner took the session over) is not retried: `on_refused` decides.
+when the store took the rows again (`on_back`). An append that has waited `warn_after` seconds without
+an answer (a network partition drops packets: nothing fails, everything waits) is an outage too, told
+as soon as it is one, not when `attempt_timeout` ends it. A refusal by the store's fence (`LeaseError`:
+another runner took the session over) is not retried: `on_refused` decides.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class DeliveryPolicy:
       store takes it once).
     - `drain_timeout`: at the end of a run, how long it waits for the store to take what is left before
       it returns `ok=False` with the count (the rows stay in the outbox for the next run).
+    - `warn_after`: seconds an append may wait for the store before a `StoreWarning` says so (then
+      another, `resolved=True`, when it lands).
     - `outbox`: the outbox file; None: `<workspace>/.flower/outbox.db`.
     """
 
@@ -49,9 +53,10 @@ class DeliveryPolicy:
     attempt_timeout: float = 30.0
     drain_timeout: float = 30.0
     outbox: str | None = None
+    warn_after: float = 3.0
 
     def __post_init__(self) -> None:
-        for name in ("backoff", "max_backoff", "attempt_timeout", "drain_timeout"):
+        for name in ("backoff", "max_backoff", "attempt_timeout", "drain_timeout", "warn_after"):
             value = getattr(self, name)
             if (
                 isinstance(value, bool)
@@ -71,8 +76,10 @@ class DeliveryPolicy:
 class Deliverer:
     """Sends one outbox's rows for one store (see the module docstring).
 
-    `sessions` limits it to those sessions (None: every session of the target). `blocked(session)`
-    says why rows of a session cannot go now (its lease not held), or None; such rows wait.
+    `target` is the store's identity the rows are kept under, `label` how messages name the store
+    (default: `target`). `sessions` limits it to those sessions (None: every session of the target).
+    `blocked(session)` says why rows of a session cannot go now (its lease not held), or None; such rows
+    wait. `outbox` may be replaced between two sends (the run's outbox fell back to memory).
     """
 
     def __init__(
@@ -83,12 +90,14 @@ class Deliverer:
         policy: DeliveryPolicy,
         *,
         sessions: set[str] | None = None,
+        label: str | None = None,
         blocked: Callable[[str], StoreError | None] | None = None,
         on_wait: Notify | None = None,
         on_back: Callable[[int], Awaitable[None]] | None = None,
         on_refused: Callable[[str, LeaseError], Awaitable[None]] | None = None,
     ) -> None:
         self.outbox, self.store, self.target, self.policy = outbox, store, target, policy
+        self.label = label or target
         self.sessions = sessions
         self._blocked = blocked
         self._on_wait, self._on_back, self._on_refused = on_wait, on_back, on_refused
@@ -115,7 +124,8 @@ class Deliverer:
         """Deliver everything pending now, in order; False when the store (or a lease) stopped it."""
         async with self._lock:
             while True:
-                rows = await anyio.to_thread.run_sync(self.outbox.head, self.target, self._scope())
+                outbox = self.outbox  # the rows are acknowledged where they were read
+                rows = await anyio.to_thread.run_sync(outbox.head, self.target, self._scope())
                 if not rows:
                     await self._recovered()
                     return True
@@ -126,7 +136,7 @@ class Deliverer:
                     return False
                 try:
                     with anyio.fail_after(self.policy.attempt_timeout):
-                        await self._append(rows)
+                        await self._watched(rows)
                 except LeaseError as exc:
                     self.failure = exc
                     if self._on_refused is not None:
@@ -134,7 +144,7 @@ class Deliverer:
                     return False
                 except TimeoutError:
                     self.failure = StoreError(
-                        f"an append to {self.target} took longer than DeliveryPolicy.attempt_timeout "
+                        f"an append to {self.label} took longer than DeliveryPolicy.attempt_timeout "
                         f"({self.policy.attempt_timeout:g} s)"
                     )
                     return False
@@ -145,9 +155,33 @@ class Deliverer:
                         else StoreError(redact(f"{type(exc).__name__}: {exc}"))
                     )
                     return False
-                await anyio.to_thread.run_sync(self.outbox.ack, [row.id for row in rows])
+                await anyio.to_thread.run_sync(outbox.ack, [row.id for row in rows])
                 self.delivered += len(rows)
                 await self._recovered()
+
+    async def _watched(self, rows: list[Row]) -> None:
+        """The append, told as an outage once it has waited `warn_after` seconds. Its own exception is
+        raised as it is (a `LeaseError` stays one), never wrapped in the watch's task group."""
+
+        async def watch() -> None:
+            await anyio.sleep(self.policy.warn_after)
+            if not self.waited:
+                self.failure = StoreError(
+                    f"an append to {self.label} has waited {self.policy.warn_after:g} s for an answer "
+                    "(DeliveryPolicy.warn_after)"
+                )
+                await self._failed()
+
+        failed: Exception | None = None
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch)
+            try:
+                await self._append(rows)
+            except Exception as exc:
+                failed = exc
+            group.cancel_scope.cancel()
+        if failed is not None:
+            raise failed
 
     async def _append(self, rows: list[Row]) -> None:
         key = rows[0].key

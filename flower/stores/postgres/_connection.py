@@ -8,6 +8,9 @@
 - Every driver or network failure is raised as `StoreError`, the driver's exception chained, the DSN's
   password never shown (in any of its forms: `flower._util.secrets`). A DSN that cannot be parsed is a
   `StoreError` naming the problem; a timeout names the setting that expired and its value.
+- A pooled connection that does not come within `connect_timeout` (every connection busy, or the
+  server slow to accept one) is waited for again, with backoff, for up to `pool_wait` seconds in all:
+  a bulk import or a report through a busy pool waits out a slow moment instead of failing on it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
 import re
+import time
 import weakref
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -39,6 +44,9 @@ __all__ = [
 _IDENT: Final = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _SCHEMES: Final = ("postgresql://", "postgres://")
 _EXTRA: Final = "pip install 'flower-context[postgres]'"
+_FIRST_PAUSE: Final = 0.1  # seconds before the second attempt at a pooled connection, doubling up to 2 s
+
+logger = logging.getLogger("flower.stores")
 
 
 def is_dsn(value: object) -> bool:
@@ -86,7 +94,14 @@ class Connections:
     """asyncpg connections for one store: its pool (per event loop) and its schema, created on first use."""
 
     def __init__(
-        self, source: str | Any, *, schema: str, connect_timeout: float, max_size: int, runner: str | None
+        self,
+        source: str | Any,
+        *,
+        schema: str,
+        connect_timeout: float,
+        max_size: int,
+        runner: str | None,
+        pool_wait: float = 0.0,
     ) -> None:
         self.asyncpg = asyncpg_module()
         self.runner = runner
@@ -95,6 +110,8 @@ class Connections:
         self.dsn: str | None = check_dsn(source) if isinstance(source, str) else None
         self._given: Any = None if isinstance(source, str) else source
         self.connect_timeout = connect_timeout
+        self.pool_wait = pool_wait
+        """Seconds in all a call waits for a pooled connection, retrying (0: one attempt)."""
         self.max_size = max_size
         self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
         self._ready: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
@@ -113,6 +130,8 @@ class Connections:
         if isinstance(exc, TimeoutError) and not str(exc).strip():
             what_came = waiting or "the server did not answer"
             detail = f"{what_came} within connect_timeout ({self.connect_timeout:g} s)"
+            if waiting.startswith("no connection came") and self.pool_wait > 0:
+                detail += f", waited for again up to pool_wait ({self.pool_wait:g} s)"
         elif isinstance(exc, ValueError) and not isinstance(exc, StoreError):
             detail = f"malformed PostgreSQL DSN: {exc}"  # the driver's parser refused it
         else:
@@ -157,7 +176,7 @@ class Connections:
         waiting = f"no connection came (a new one, or a free one of the pool_size={self.max_size} pool)"
         with self.translated(what, waiting):
             pool = await self._pool()
-            conn = await pool.acquire(timeout=self.connect_timeout)
+            conn = await self._acquire(pool, what)
         try:
             with self.translated(what):
                 if not self._created:
@@ -166,6 +185,20 @@ class Connections:
         finally:
             with contextlib.suppress(Exception):
                 await pool.release(conn)
+
+    async def _acquire(self, pool: Any, what: str) -> Any:
+        """A connection of the pool, waited for again with backoff for up to `pool_wait` seconds."""
+        deadline = time.monotonic() + self.pool_wait
+        pause = _FIRST_PAUSE
+        while True:
+            try:
+                return await pool.acquire(timeout=self.connect_timeout)
+            except TimeoutError:
+                if time.monotonic() + pause >= deadline:
+                    raise
+                logger.info("flower.stores: %s waits for a connection of the pool (%s)", what, self.label)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 2.0)
 
     async def connect(self, what: str) -> Any:
         """A connection of its own (a lease holds one for as long as it lasts), on a ready schema."""

@@ -130,3 +130,21 @@ async def ensure_schema(conn: Any, s: str, label: str) -> None:
     for step in range(version, SCHEMA_VERSION):
         await conn.execute(_MIGRATIONS[step].format(s=s))
         await conn.execute(f"UPDATE {s}.meta SET value = $1 WHERE key = 'schema_version'", str(step + 1))
+
+
+async def store_identity(conn: Any, s: str) -> str:
+    """The store's identity: `postgresql:<cluster's system identifier>/<database>/<schema>`, the same
+    through any host name, port or pooler that reaches it. A role that may not read the control data
+    (`pg_control_system()`) gets an id kept in the store's `meta` table instead (`store-<id>`)."""
+    database = await conn.fetchval("SELECT current_database()")
+    try:
+        system = await conn.fetchval("SELECT system_identifier::text FROM pg_control_system()")
+    except Exception as exc:
+        if getattr(exc, "sqlstate", None) != "42501":  # insufficient_privilege
+            raise
+        await conn.execute(
+            f"INSERT INTO {s}.meta (key, value) VALUES ('store_id', md5(random()::text || "
+            "clock_timestamp()::text)) ON CONFLICT (key) DO NOTHING"
+        )
+        system = "store-" + str(await conn.fetchval(f"SELECT value FROM {s}.meta WHERE key = 'store_id'"))
+    return f"postgresql:{system}/{database}/{s}"

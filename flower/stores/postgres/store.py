@@ -51,6 +51,7 @@ from . import _transcripts as sql
 from ._connection import Connections, is_dsn
 from ._files import home_project
 from ._lease import hold_lease
+from ._schema import store_identity
 from ._sync import Attachment, publish, restore
 
 __all__ = ["PostgresSessionStore"]
@@ -79,12 +80,15 @@ class PostgresSessionStore(AsyncClosing, SessionStore):
         schema: str = "flower",
         connect_timeout: float = 10.0,
         pool_size: int = 10,
+        pool_wait: float = 30.0,
         max_file_bytes: int = 64 << 20,
         runner: str | None = None,
     ) -> None:
         """`dsn` is a `postgresql://` URI (the store opens its own pool) or an `asyncpg.Pool` (yours to
         close). `schema` holds the store's tables. `pool_size` bounds the pool the store opens; each
-        held lease uses one more connection of its own. Workbench files over `max_file_bytes` stay local.
+        held lease uses one more connection of its own. A pooled connection that does not come within
+        `connect_timeout` is waited for again, with backoff, for up to `pool_wait` seconds in all (0: no
+        second attempt). Workbench files over `max_file_bytes` stay local.
         `runner` names this runner in leases and in the fleet report (default: `$FLOWER_RUNNER`, else the
         host name)."""
         if not is_dsn(dsn) and not callable(getattr(dsn, "acquire", None)):
@@ -95,6 +99,10 @@ class PostgresSessionStore(AsyncClosing, SessionStore):
         for name, value in (("connect_timeout", connect_timeout), ("pool_size", pool_size)):
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise SpecError(f"PostgresSessionStore: {name} must be a positive number, got {value!r}")
+        if isinstance(pool_wait, bool) or not isinstance(pool_wait, int | float) or not 0 <= pool_wait < 1e9:
+            raise SpecError(
+                f"PostgresSessionStore: pool_wait must be a number of seconds >= 0, got {pool_wait!r}"
+            )
         if isinstance(max_file_bytes, bool) or not isinstance(max_file_bytes, int) or max_file_bytes < 0:
             raise SpecError(
                 f"PostgresSessionStore: max_file_bytes must be an int >= 0, got {max_file_bytes!r}"
@@ -102,7 +110,12 @@ class PostgresSessionStore(AsyncClosing, SessionStore):
         if runner is not None and (not isinstance(runner, str) or not runner.strip()):
             raise SpecError(f"PostgresSessionStore: runner must be a non-empty str or None, got {runner!r}")
         self._conns = Connections(
-            dsn, schema=schema, connect_timeout=float(connect_timeout), max_size=int(pool_size), runner=runner
+            dsn,
+            schema=schema,
+            connect_timeout=float(connect_timeout),
+            max_size=int(pool_size),
+            runner=runner,
+            pool_wait=float(pool_wait),
         )
         self.max_file_bytes = max_file_bytes
         """Workbench files larger than this are not sent to the store."""
@@ -272,6 +285,13 @@ class PostgresSessionStore(AsyncClosing, SessionStore):
         stored = self._key(cast(SessionKey, key))
         async with self._conns.connection("list_subkeys") as conn:
             return await sql.list_subkeys(conn, self.schema, stored["project_key"], stored["session_id"])
+
+    async def identity(self) -> str:
+        """The store's identity, whatever DSN reaches it: `postgresql:<system identifier>/<database>/
+        <schema>` (the cluster's system identifier, as `pg_control_system()` gives it). The outbox keys
+        waiting entries by it, so another host name, port or pooler for the same database delivers them."""
+        async with self._conns.connection("reading the store's identity") as conn:
+            return await store_identity(conn, self.schema)
 
     # -- lifecycle -----------------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ from .loads import (
     rewrite_point,
     session_start,
 )
+from .mend import mend_links
 from .pipeline import Applied, apply_steps, rewrite_history, rewrite_steps
 from .prune import drop_api_errors, drop_denials, neutralise_interrupts
 from .relink import REFERENCE_FIELDS, drop_entries
@@ -68,6 +69,7 @@ __all__ = [
     "is_command",
     "is_prompt",
     "load_points",
+    "mend_links",
     "neutralise_interrupts",
     "replayed",
     "resumes",

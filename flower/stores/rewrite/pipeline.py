@@ -32,6 +32,7 @@ from .branch import branch_uuids, replayed
 from .expire import expire_ephemeral
 from .heal import heal_orphans
 from .loads import rewrite_point
+from .mend import mend_links
 from .prune import drop_api_errors, drop_denials, neutralise_interrupts
 from .relink import drop_entries
 from .supersede import supersede_reads
@@ -47,6 +48,10 @@ computes it."""
 
 RewriteStep: TypeAlias = Callable[[list[Entry], float | None, Branch], Rewritten]
 """One rewrite: `(entries, time of the load or None, uuids of the replayed branch or None) -> Rewritten`."""
+
+_FIRST = frozenset({"mend_links"})
+"""Steps that run over the whole history before anything else, at every load: a missing link decides
+which branch is replayed, and so what every later step sees (`mend`)."""
 
 _EVERYWHERE = frozenset({"heal_orphans"})
 """Steps that run over the whole history even at a warm load: an orphan must be answered anyway, and
@@ -65,7 +70,8 @@ def rewrite_steps(
     """The named steps the given policies enable, in pipeline order (`None` disables a policy)."""
     if trim is not None and spill_dir is None:
         raise SpecError("trimming needs a spill directory the agent can Read")
-    steps: list[tuple[str, RewriteStep]] = []
+    mending = prune if prune is not None else PrunePolicy()
+    steps: list[tuple[str, RewriteStep]] = [("mend_links", lambda e, now, b: mend_links(e, mending))]
     if prune is not None:
         if prune.drop_api_errors:
             steps.append(("drop_api_errors", lambda e, now, b: drop_api_errors(e, branch=b)))
@@ -142,12 +148,15 @@ def _staged(
     replays now, and their changes save nothing: only the ids `_replayed_ids` gives count then, the
     others are reported apart (`Rewritten.unreplayed`).
     """
+    for name, step in steps:
+        if name in _FIRST:
+            entries = run(name, step, entries, now, None)
     point, moment, warm = rewrite_point(entries, now, cache)
     head, tail = entries[:point], entries[point:]
     rewritten = head
     branch = branch_uuids(head) if head else None  # once: dropping entries keeps it valid
     for name, step in steps:
-        if name not in _EVERYWHERE:
+        if name not in _EVERYWHERE | _FIRST:
             rewritten = run(name, step, rewritten, moment, branch)
     current = _join(head, rewritten, tail)
     for name, step in steps:
@@ -184,7 +193,7 @@ def _counted(
     unreplayed: list[Change] = []
     for change in changes:
         touched = change.uuid if change.uuid is not None else change.tool_use_id
-        (named if change.kind == "orphan" or touched in counted else unreplayed).append(change)
+        (named if change.kind in ("orphan", "relinked") or touched in counted else unreplayed).append(change)
     return tuple(named), tuple(unreplayed)
 
 

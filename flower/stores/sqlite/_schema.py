@@ -8,10 +8,13 @@ user_version`:
   acquisition, never reused) and its holder. Every append of a runner that holds the session's lease
   checks the epoch in its transaction, so a runner whose lease was taken over cannot write (fencing):
   the `flock` decides who may hold the lease, the epoch is what the database believes.
+- 3: a `meta` table holding the store's id (`store_id`, random, drawn when the table is made): what the
+  outbox keys its waiting rows by, so they reach this store whatever path names it (a file moved, a
+  workspace copied elsewhere, a backup restored in its place keep it; see `SqliteSessionStore.identity`).
 
-A file of version 1 is migrated to 2 when it is opened, in one `BEGIN IMMEDIATE` transaction (two
-processes opening it at once migrate it once). Every function here runs on a connection inside the
-transaction its caller opened.
+A file of an older version is migrated to the newest when it is opened, in one `BEGIN IMMEDIATE`
+transaction (two processes opening it at once migrate it once). Every function here runs on a
+connection inside the transaction its caller opened.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "check_epoch", "create", "migrate
 APPLICATION_ID: Final = (
     0x666C7772  # "flwr": marks the file as a flower session store (sqlite header, offset 68)
 )
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 
 _SCHEMA: Final = """
 CREATE TABLE transcripts (
@@ -67,7 +70,12 @@ CREATE TABLE leases (
 );
 """
 
-_MIGRATIONS: Final = {1: _TO_2}
+_TO_3: Final = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta (key, value) VALUES ('store_id', lower(hex(randomblob(8))))
+"""
+
+_MIGRATIONS: Final = {1: _TO_2, 2: _TO_3}
 """version -> the statements that take a file of that version to the next."""
 
 

@@ -289,3 +289,13 @@ class Database(LockedConnection):
         """`PRAGMA integrity_check`'s answer: `"ok"` for a sound file."""
         with self._connection() as conn:
             return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+    def store_id(self) -> str | None:
+        """The store's own id (`meta.store_id`), or None for a file of an older layout that could not be
+        migrated (a read-only one)."""
+        with self._connection() as conn:
+            try:
+                row = conn.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()
+            except sqlite3.OperationalError:
+                return None
+        return str(row[0]) if row is not None else None

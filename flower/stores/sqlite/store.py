@@ -152,6 +152,16 @@ class SqliteSessionStore(AsyncClosing, SessionStore):
         """The lease of `session_id` this store holds now, or None (appends of a held session are fenced)."""
         return self._holdings.get(session_id)
 
+    async def identity(self) -> str | None:
+        """The store's identity, whatever path names it: `sqlite:<id>`, the id drawn when the file was made
+        and kept in it (so a moved or renamed file, a workspace copied elsewhere or a backup restored in its
+        place is still this store; a private `:memory:` store is this object). None when the file is of
+        an older layout it could not migrate (read-only). The outbox keys waiting entries by it."""
+        if self.path == ":memory:":
+            return f"sqlite:memory:{id(self):x}"
+        found = await anyio.to_thread.run_sync(self._db.store_id)
+        return f"sqlite:{found}" if found is not None else None
+
     async def integrity_check(self) -> str:
         """SQLite's own check of the file: `"ok"` when it is sound."""
         return await anyio.to_thread.run_sync(self._db.integrity)

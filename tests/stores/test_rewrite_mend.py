@@ -1,0 +1,145 @@
+"""A stored chain with a missing link is mended on load; what a load adds reaches the store with the next
+append; a run's appends are checked for a parent the store never received."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from flower._run.chain import Links
+from flower.stores import PrunePolicy
+from flower.stores._carry import Carried
+from flower.stores.rewrite import heal_orphans, mend_links, replayed
+from flower.stores.rewrite.pipeline import apply_steps, rewrite_steps
+
+from .corpus import corpus_dir, missing_reason
+from .transcripts import Transcript, results
+
+KEY: Any = {"project_key": "-repo", "session_id": "5e55a0e0-0000-4000-8000-000000000000"}
+
+
+def killed_then_resumed(t: Transcript) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A session killed while `make` ran, then resumed as flower used to store it: the resumed turn hangs
+    off the answer the load gave the cut call, which the store never received. (call, resumed prompt)"""
+    t.run("ls", "a b", "toolu_ls")
+    (call,) = t.assistant(t.bash("make", "toolu_make"))
+    healed = heal_orphans(t.entries)  # what the resume's load returned, and the CLI chained to
+    answer = next(e for e in healed.entries if e not in t.entries)
+    t._tip = answer["uuid"]  # the store has every entry but that answer
+    prompt = t.prompt("Go on.")
+    t.run("echo more", "more", "toolu_more")
+    return call, prompt
+
+
+def test_the_answer_a_crash_cut_call_got_is_restored_where_it_was() -> None:
+    t = Transcript()
+    t.prompt("build")
+    call, prompt = killed_then_resumed(t)
+    assert call not in [t.entries[i] for i in replayed(t.entries)], "stored so, one chain is cut in two"
+
+    out = mend_links(t.entries, PrunePolicy(orphan_note="[CUT]"))
+
+    answer = out.entries[out.entries.index(call) + 1]
+    assert answer["uuid"] == prompt["parentUuid"] and answer["parentUuid"] == call["uuid"]
+    assert results(out.entries)["toolu_make"]["content"] == "[CUT]"
+    assert [e for e in out.entries if e is not answer] == t.entries, "no stored entry changes"
+    on_branch = [out.entries[i].get("uuid") for i in sorted(replayed(out.entries))]
+    assert prompt["uuid"] in on_branch and call["uuid"] in on_branch, "one chain again, root to leaf"
+    (change,) = out.changes
+    assert change.kind == "relinked" and change.uuid == prompt["uuid"] and "restored" in change.detail
+
+
+def test_any_other_missing_parent_is_relinked_to_the_tip_before_it() -> None:
+    t = Transcript()
+    t.prompt("build")
+    t.run("ls", "a b", "toolu_ls")
+    tip = t.attachment()
+    t._tip = "lost-in-a-crash"
+    prompt = t.prompt("Go on.")
+    t.run("echo more", "more", "toolu_more")
+
+    out = mend_links(t.entries)
+
+    mended = next(e for e in out.entries if e["uuid"] == prompt["uuid"])
+    assert mended["parentUuid"] == tip["uuid"] and prompt["parentUuid"] == "lost-in-a-crash", "a copy"
+    assert len(out.entries) == len(t.entries)
+    (change,) = out.changes
+    assert change.kind == "relinked" and "lost-in-a-crash" in change.detail and tip["uuid"] in change.detail
+
+
+def test_a_tip_that_is_an_unanswered_call_is_answered_before_the_relink() -> None:
+    t = Transcript()
+    t.prompt("build")
+    (call,) = t.assistant(t.bash("make", "toolu_make"))
+    t._tip = "lost-in-a-crash"
+    prompt = t.prompt("Go on.")
+
+    out = mend_links(t.entries)
+
+    answer = out.entries[out.entries.index(call) + 1]
+    assert answer["parentUuid"] == call["uuid"] and "toolu_make" in results(out.entries)
+    assert out.entries[-1]["uuid"] == prompt["uuid"] and out.entries[-1]["parentUuid"] == answer["uuid"]
+    assert heal_orphans(out.entries).entries == out.entries, "healing then finds nothing left to answer"
+
+
+def test_what_is_not_a_crash_is_left_alone() -> None:
+    t = Transcript()
+    first = t.prompt("a copy that starts mid-session")
+    first["parentUuid"] = "older"  # the first entry of a partial copy: nothing before it to join
+    t.run("ls", "a", "toolu_ls")
+    side = t.prompt("a subagent's entry names the main transcript's (a compaction agent's do)")
+    side["isSidechain"], side["parentUuid"] = True, "in-the-main-transcript"
+    assert mend_links(t.entries).entries == t.entries and not mend_links(t.entries).changes
+
+
+def test_real_sessions_have_no_link_to_mend() -> None:
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    for path in sorted(corpus_dir().glob("*.jsonl")):
+        entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        out = mend_links([e for e in entries if isinstance(e, dict)])
+        assert not out.changes, (path.name, out.changes[:2])
+
+
+def test_a_load_mends_first_at_every_load_and_says_so() -> None:
+    t = Transcript()
+    t.prompt("build")
+    _, prompt = killed_then_resumed(t)
+    steps = rewrite_steps(prune=PrunePolicy())
+    assert steps[0][0] == "mend_links"
+    applied = apply_steps(t.snapshot(), steps)
+    assert [c.kind for c in applied.changes] == ["relinked"], "mended, and no second answer"
+    assert prompt["uuid"] in {applied.entries[i].get("uuid") for i in replayed(applied.entries)}
+
+
+def test_what_a_load_added_goes_first_in_the_next_append_of_that_transcript_once() -> None:
+    carried = Carried()
+    stored = [{"uuid": "a"}, {"uuid": "b", "parentUuid": "a"}]
+    answer = {"uuid": "h", "parentUuid": "b"}
+    assert carried.loaded(KEY, stored, [*stored, answer]) == {"a", "b"}
+    other = {**KEY, "subpath": "subagents/agent-1"}
+    assert carried.take(other, [{"uuid": "s"}]) == [{"uuid": "s"}], "another transcript's append"
+    new = [{"uuid": "n", "parentUuid": "h"}]
+    assert carried.take(KEY, new) == [answer, *new]
+    assert carried.take(KEY, new) == new, "once"
+    carried.loaded(KEY, stored, [*stored, answer])
+    assert carried.take(KEY, [answer, *new]) == [answer, *new], "never twice in one batch"
+    carried.loaded(KEY, stored, [*stored, answer])
+    carried.loaded(KEY, [*stored, answer], [*stored, answer])
+    assert carried.take(KEY, new) == new, "a later load that added nothing forgets it"
+
+
+def test_a_run_whose_entries_name_a_parent_never_stored_has_a_gap() -> None:
+    links = Links("s1")
+    links.loaded({"a", "b"})
+    links.appended("", [{"type": "user", "uuid": "c", "parentUuid": "b"}, {"type": "queue-operation"}])
+    side = {"type": "user", "uuid": "s", "parentUuid": "c", "isSidechain": True}
+    links.appended("subagents/agent-1", [side])
+    assert links.gaps() == []
+    links.appended("", [{"type": "assistant", "uuid": "d", "parentUuid": "cut"}])
+    (gap,) = links.gaps()
+    assert (gap.uuid, gap.parent, gap.kind) == ("d", "cut", "assistant")
+    assert gap.describe() == "entry d (assistant) of session s1 names as its parent cut"
