@@ -379,3 +379,80 @@ def test_a_cache_starts_empty_with_the_documented_defaults() -> None:
         min_cacheable=2_048,
         measured=True,
     )
+
+
+def test_dollars_are_exact_per_million_tokens() -> None:
+    million = TokenUsage(
+        input=1_000_000,
+        cache_read=1_000_000,
+        cache_creation=1_000_000,
+        cache_creation_1h=1_000_000,
+        output=1_000_000,
+    )
+    cost = price([million], model=SONNET)
+    exact = pytest.approx  # to 12 digits: a divisor off by one part in a million shows
+    assert cost.input == exact(3.0, rel=1e-12) and cost.output == exact(15.0, rel=1e-12)
+    assert cost.cache_read == exact(0.3, rel=1e-12) and cost.cache_write == exact(9.75, rel=1e-12)
+    assert estimate([({"messages": [{"role": "user", "content": "hi"}]}, 0.0, 1)]).unpriced == ("",)
+
+
+def test_a_string_is_the_same_block_as_the_text_block_it_stands_for() -> None:
+    as_string = blocks_of({"system": "Be terse.", "messages": [{"role": "user", "content": "hello"}]})
+    as_blocks = blocks_of(
+        {
+            "system": [{"type": "text", "text": "Be terse."}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "hello"}]}],
+        }
+    )
+    assert as_string == as_blocks
+    (plain,) = blocks_of({"system": ["a bare string in the system list"]})
+    assert (plain.role, plain.breakpoint, plain.tokens) == ("system", None, tokens_of(34))
+
+
+def test_the_lookback_never_wraps_around_to_the_end_of_the_request() -> None:
+    cache = PromptCache()
+    cache.send_blocks(chain(1_000, 100, marks={1: TTL_5M}), at=0.0, model=SONNET)  # only 1,100 is written
+    # now marked at its first block (1,000: below the minimum), the whole prefix unmarked
+    assert cache.send_blocks(chain(1_000, 100, marks={0: TTL_5M}), at=1.0, model=SONNET) == TokenUsage(
+        input=1_100
+    )
+
+
+def test_an_entry_lives_exactly_its_lifetime_however_short() -> None:
+    cache = PromptCache(ttl=0.5)
+    cache.send_blocks(chain(2_000, marks={0: TTL_5M}), at=0.0, model=SONNET)
+    assert cache.send_blocks(chain(2_000, marks={0: TTL_5M}), at=0.8, model=SONNET).cache_read == 0
+
+
+def test_a_later_shorter_write_keeps_the_entrys_expiry() -> None:
+    cache = PromptCache()
+    cache.send_blocks(chain(2_000, marks={0: TTL_1H}), at=100.0, model=SONNET)  # alive until 3,700
+    cache.send_blocks(chain(2_000, marks={0: TTL_5M}), at=110.0, model=SONNET)
+    assert cache.send_blocks(chain(2_000, 5), at=3_650.0, model=SONNET).input == 2_005  # no mark: no read
+    assert cache.send_blocks(chain(2_000, marks={0: TTL_5M}), at=3_650.0, model=SONNET).cache_read == 2_000
+
+
+def test_requests_sent_together_each_write_what_they_share() -> None:
+    """An entry is readable once the response that wrote it has begun (`ready_at`), and stays readable
+    from then on when another request writes it again."""
+    cache = PromptCache()
+    blocks = chain(2_000, 10, marks={0: TTL_5M})
+    assert cache.send_blocks(blocks, at=0.0, model=SONNET, ready_at=2.0) == TokenUsage(
+        cache_creation=2_000, input=10
+    )
+    # sent at 1.0, before the first response began: it cannot read the entry, so it writes it too
+    assert cache.send_blocks(blocks, at=1.0, model=SONNET, ready_at=5.0).cache_creation == 2_000
+    assert cache.send_blocks(blocks, at=2.0, model=SONNET).cache_read == 2_000  # the first writer's time
+    assert cache.send_blocks(blocks, at=2.5, model=SONNET, ready_at=1.0).cache_read == 2_000
+    late = PromptCache()
+    late.send_blocks(blocks, at=0.0, model=SONNET, ready_at=0.5)
+    late.send_blocks(blocks, at=400.0, model=SONNET, ready_at=900.0)  # the entry had expired: written anew
+    assert late.send_blocks(blocks, at=800.0, model=SONNET).cache_read == 0
+    assert late.send_blocks(blocks, at=900.0, model=SONNET).cache_read == 2_000
+    body = {
+        "model": SONNET,
+        "system": [{"type": "text", "text": "s" * 8_000, "cache_control": {"type": "x"}}],
+    }
+    together = PromptCache()
+    assert together.send(body, at=0.0, ready_at=1.0).cache_creation > 0
+    assert together.send(body, at=0.5).cache_read == 0 and together.send(body, at=1.0).cache_read > 0
