@@ -254,16 +254,29 @@ def _score(name: str, mutants: list[Mutant], entries: list[dict[str, str]], used
     return score
 
 
-def _run(name: str, module: Module, *, jobs: int, fresh: bool) -> list[Mutant]:
-    work = _prepare(name, module, fresh=fresh)
-    print(f"== {name}: {module.doc}; mutating {', '.join(module.sources)} (work: {work})", flush=True)
-    command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs)]
-    log = work / "mutmut.log"
-    with log.open("w", encoding="utf-8") as out:
+def _mutmut(name: str, work: Path, jobs: int, names: list[str], log: Path) -> None:
+    command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *names]
+    with log.open("a", encoding="utf-8") as out:
         done = subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT)
     if done.returncode != 0:
         tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
         raise SystemExit(f"mutmut failed on {name} (exit {done.returncode}); the end of {log}:\n{tail}")
+
+
+def _run(name: str, module: Module, *, jobs: int, fresh: bool, recheck: bool) -> list[Mutant]:
+    work = _prepare(name, module, fresh=fresh)
+    print(f"== {name}: {module.doc}; mutating {', '.join(module.sources)} (work: {work})", flush=True)
+    log = work / "mutmut.log"
+    log.write_text("", encoding="utf-8")
+    # mutmut keeps a mutant's result while its function is unchanged, even when the tests changed: a
+    # recheck runs the survivors of the last pass again (after the pass over what changed)
+    survivors = []
+    if recheck and (work / "mutants").exists():
+        survivors = [mutant for mutant, status in _statuses(work).items() if status not in KILLED]
+    _mutmut(name, work, jobs, [], log)
+    if survivors:
+        print(f"   rechecking the {len(survivors)} mutants that survived the last pass", flush=True)
+        _mutmut(name, work, jobs, survivors, log)
     return _mutants(work, _statuses(work))
 
 
@@ -280,6 +293,11 @@ def main(argv: list[str] | None = None) -> int:
         "--resume",
         action="store_true",
         help="keep the results of an earlier pass on functions that did not change (default: start afresh)",
+    )
+    parser.add_argument(
+        "--recheck",
+        action="store_true",
+        help="--resume, then run the survivors of the earlier pass again, against the tests as they are now",
     )
     parser.add_argument(
         "--report-only", action="store_true", help="print the scores of the last pass without running one"
@@ -306,7 +324,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             mutants = _mutants(work, _statuses(work))
         else:
-            mutants = _run(name, module, jobs=args.jobs, fresh=not args.resume)
+            mutants = _run(
+                name, module, jobs=args.jobs, fresh=not (args.resume or args.recheck), recheck=args.recheck
+            )
         scores.append(_score(name, mutants, entries, used))
 
     for score in scores:
