@@ -35,3 +35,13 @@ def test_a_line_too_short_to_fix_the_fingerprint_is_refused() -> None:
     with pytest.raises(SpecError, match="mandate_line"):
         coordinator("c", "Goal.", {"w": worker("W.", "w")}, mandate_line="two\nlines that are long enough")
     assert coordinator("c", "Goal.", {"w": worker("W.", "w")}, mandate_line=None).mandate_line is None
+
+
+async def test_the_rewrite_is_the_clis_pre_tool_use_answer_exactly() -> None:
+    out = await _decide({"tool_name": "Agent", "tool_input": {"prompt": "Count.", "subagent_type": "w"}})
+    assert out == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "updatedInput": {"prompt": f"{MANDATE_LINE}\nCount.", "subagent_type": "w"},
+        }
+    }

@@ -210,3 +210,17 @@ def test_a_bad_target_is_refused() -> None:
 def test_bad_cut_arguments_are_refused(wb: Workbench, kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(SpecError, match=message):
         report_cut(wb, **kwargs)
+
+
+async def test_report_hooks_hands_its_limit_preview_and_reason_to_both_hooks(wb: Workbench) -> None:
+    hooks = report_hooks(wb, limit=200, preview=50, reason="SHORTER please: {chars} chars, see {path}")
+    cut = hooks["PostToolUse"][0].hooks[0]
+    guard = hooks["SubagentStop"][0].hooks[0]
+    report = "".join(f"line {i}\n" for i in range(40))  # 310 chars: over 200, far under the default
+    (block,) = (await call(cut, done(report)))["hookSpecificOutput"]["updatedToolOutput"]["content"]
+    head = block["text"].split("\n\n")[0]
+    assert 25 <= len(head) <= 50 and report.startswith(head)
+    decision = await call(guard, stop(report, background=[{"id": "a1b2c3"}]))
+    assert decision["decision"] == "block" and decision["reason"].startswith("SHORTER please: 310 chars")
+    assert await call(guard, stop(report, background=[])) == {}, "a foreground worker: the cut's work"
+    assert await call(guard, stop("x" * 199, background=[{"id": "a1b2c3"}])) == {}
