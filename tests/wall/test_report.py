@@ -156,6 +156,11 @@ async def test_the_cut_leaves_everything_else_untouched(wb: Workbench, data: dic
         ("abc", 10, "abc"),
         ("line one\nline two\nline three", 20, "line one\nline two"),
         ("x" * 30 + "\n" + "y" * 30, 20, "x" * 20),  # no line end in the second half: a plain cut
+        ("abcdefgh\nij", 11, "abcdefgh\nij"),  # as long as the preview: whole, not cut at its line end
+        ("  indented  ", 20, "  indented"),  # only the end is stripped
+        ("abcde\nfghijklmnop", 10, "abcde"),  # a line end at exactly half the preview still counts
+        ("abcde\nfghijklmnop", 11, "abcde"),  # half of 11 is 5, in whole chars
+        ("abcde\nfghijklmnop", 12, "abcde\nfghijk"),  # before half of 12: a plain cut
     ],
 )
 def test_cut_head(report: str, preview: int, head: str) -> None:
