@@ -14,11 +14,12 @@ import anyio
 import pytest
 from claude_agent_sdk import HookMatcher
 
+from flower._errors import SpecError
 from flower.spill import SpillPolicy, spill_guard, spill_hooks
 from flower.spill._chain import chain_spill, may_match
-from flower.spill._files import CHUNK_CHARS, Spilled, copy_file
-from flower.spill._preview import lines_preview, read_preview
-from flower.spill._shape import Candidate
+from flower.spill._files import CHUNK_CHARS, Spilled, copy_file, write_text
+from flower.spill._preview import lines_preview, read_preview, read_start, text_preview
+from flower.spill._shape import Candidate, get_at, replace_at
 from flower.workbench import Workbench
 from tests import shapes
 
@@ -212,3 +213,118 @@ async def test_the_chain_finds_a_call_by_either_id(tmp_path: Path) -> None:
         assert results["app"]["hookSpecificOutput"]["updatedToolOutput"]["stdout"].startswith("[spilled]")
     other = shapes.post_tool_use("Grep", {"content": "g" * 500, "mode": "content"}, tool_use_id="toolu_3")
     assert (await spill(other, "toolu_3", {"signal": None}))["hookSpecificOutput"]["updatedToolOutput"]
+
+
+# the policy's checks
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"threshold": -1}, r"threshold must be None or an int >= 0, got -1"),
+        ({"threshold": True}, r"threshold must be"),
+        ({"head": -1}, r"SpillPolicy\.head must be an int >= 0, got -1"),
+        ({"tail": -2}, r"SpillPolicy\.tail must be an int >= 0, got -2"),
+        (
+            {"head": 3_000, "tail": 1_000},
+            r"head \+ tail \(3000 \+ 1000\) must stay below the threshold \(4000\)",
+        ),
+        ({"threshold": 1, "head": 0, "tail": 0}, None),
+        ({"tools": ("Bash", "")}, r"^SpillPolicy\.tools must be a tuple of tool names$"),
+    ],
+)
+def test_a_bad_policy_is_refused_naming_the_field(fields: dict[str, Any], message: str | None) -> None:
+    if message is None:
+        assert SpillPolicy(**fields).threshold == fields["threshold"]  # head + tail 0 stays below 1
+        return
+    with pytest.raises(SpecError, match=message):
+        SpillPolicy(**fields)
+
+
+def test_a_policy_takes_its_texts_with_format_specs_and_any_threshold_off() -> None:
+    specs = "{tool:>4} {field:>4} {chars:>4} {path:>4} {head:>4} {tail:>4}"
+    assert SpillPolicy(pointer=specs).pointer == specs
+    assert SpillPolicy(omission="[{omitted:>6}]", read_lines="{first:>3}-{last:>3}", read_offset="{first:>3}")
+    assert not SpillPolicy(threshold=0, head=0, tail=0).enabled  # off: no head + tail check
+    assert not SpillPolicy(threshold=None).enabled and SpillPolicy(threshold=1, head=0, tail=0).enabled
+
+
+# the rest of the pure parts
+
+
+def test_write_text_records_its_bytes_digest_and_tail(into: Path) -> None:
+    text = "é" * (CHUNK_CHARS + 3) + "a\ud800z"  # two chunks, a lone surrogate kept as the CLI wrote it
+    written = write_text(into, text, "bash", tail=2)
+    data = text.encode("utf-8", errors="surrogatepass")
+    assert (written.chars, written.size, written.tail) == (len(text), len(data), "\ud800z")
+    assert written.sha256 == hashlib.sha256(data).hexdigest() and written.created
+    assert written.path.read_bytes() == data and written.path.name.endswith("-bash.txt")
+    again = write_text(into, text, "bash")
+    assert (again.path, again.created, again.tail) == (written.path, False, "")
+    assert write_text(into, "abc", "x", tail=1).tail == "c"
+
+
+def test_a_reads_first_line_number_is_taken_only_from_a_text_read() -> None:
+    content = Candidate(("file", "content"), "text", 10)
+    output = {"type": "text", "file": {"content": "x", "startLine": 7}}
+    assert read_start("Read", output, content) == 7
+    assert read_start("Grep", output, content) is None
+    assert read_start("Read", output, Candidate(("file", "other"), "text", 10)) is None
+    assert read_start("Read", "not a mapping", content) is None
+    assert read_start("Read", {"file": "not a mapping"}, content) is None
+    for bad in (0, -3, True, "7", None):
+        assert read_start("Read", {"file": {"startLine": bad}}, content) is None, bad
+
+
+def test_a_text_preview_counts_what_it_leaves_out() -> None:
+    candidate = Candidate(("stdout",), "text", 30)
+    value = "h" * 20 + "t" * 10
+    tailed = Spilled(Path("/s/f.txt"), "0" * 64, 30, 30, "t" * 10, True)
+    assert text_preview(value, tailed, "Bash", candidate, policy(20, 10)).splitlines()[1:] == [
+        "h" * 20,
+        "[... 0 chars not shown ...]",
+        "t" * 10,
+    ]
+    untailed = Spilled(Path("/s/f.txt"), "0" * 64, 30, 30, "", True)
+    assert text_preview(value, untailed, "Bash", candidate, policy(20, 10)).splitlines()[1:] == ["h" * 20]
+
+
+def test_replacing_a_path_rebuilds_only_its_way_down_and_a_wrong_path_is_named() -> None:
+    output = {"a": {"b": "x", "c": ["y", "z"]}, "d": {"e": "f"}}
+    replaced = replace_at(output, {("a", "c", 1): "Z"})
+    assert replaced == {"a": {"b": "x", "c": ["y", "Z"]}, "d": {"e": "f"}}
+    assert replaced["d"] is output["d"] and output["a"]["c"] == ["y", "z"]  # shared, never mutated
+    assert replace_at(output, {("a",): "A"}) == {"a": "A", "d": {"e": "f"}}
+    with pytest.raises(TypeError, match=r"not a list at 0"):
+        get_at(output, ("a", 0))
+    with pytest.raises(TypeError, match=r"not a mapping at 'b'"):
+        get_at(output, ("a", "c", "b"))
+
+
+async def test_bashs_saved_file_is_checked_against_the_size_the_cli_gave(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "ws").mkdir()
+    wb = Workbench(tmp_path / "ws")
+    saved_file = tmp_path / "b1.txt"
+    whole = "".join(f"{i:06d}\n" for i in range(5_000))  # 35,000 chars, every line its own
+    saved_file.write_text(whole)
+    response = {**shapes.bash(whole[:30_000]), "persistedOutputPath": str(saved_file)}
+    hook = spill_guard(wb, tail=10)
+    for size, source in ((len(whole), "persisted"), (len(whole) + 1, "output"), ("35000", "persisted")):
+        data = shapes.post_tool_use("Bash", {**response, "persistedOutputSize": size})
+        with caplog.at_level("INFO", logger="flower.spill"):
+            result = await hook(data, "toolu_1", {"signal": None})
+        out = result["hookSpecificOutput"]["updatedToolOutput"]
+        path = Path(out["stdout"].splitlines()[0].split("`")[1])
+        assert path.name.endswith("-bash.txt")
+        assert path.read_text() == (whole if source == "persisted" else whole[:30_000]), size
+    assert "Bash's saved output unusable" in caplog.text and f"holds {len(whole)} bytes" in caplog.text
+    not_bash_stdout = {"stdout": "s", "file": "x" * 5_000, "persistedOutputPath": str(saved_file)}
+    data = shapes.post_tool_use("Bash", not_bash_stdout)
+    out = (await hook(data, "toolu_2", {"signal": None}))["hookSpecificOutput"]["updatedToolOutput"]
+    assert "persistedOutputPath" in out, "only a stdout comes from the saved file"
+    empty = {**response, "persistedOutputPath": "", "persistedOutputSize": len(whole)}
+    data = shapes.post_tool_use("Bash", empty)
+    out = (await hook(data, "toolu_3", {"signal": None}))["hookSpecificOutput"]["updatedToolOutput"]
+    assert Path(out["stdout"].splitlines()[0].split("`")[1]).read_text() == whole[:30_000]
