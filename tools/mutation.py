@@ -189,10 +189,12 @@ def _statuses(work: Path) -> dict[str, str]:
 def _functions(path: Path) -> dict[str, str]:
     """Every function of a file mutmut wrote, by name, as source text."""
     source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
     found: dict[str, str] = {}
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and "__mutmut_" in node.name:
-            found[node.name] = ast.get_source_segment(source, node) or ""
+            # whole lines (ast.get_source_segment splits the whole file again for every function)
+            found[node.name] = "\n".join(lines[node.lineno - 1 : node.end_lineno])
     return found
 
 
