@@ -52,7 +52,7 @@ def test_each_kind_of_usage_is_priced_at_its_own_rate() -> None:
     assert (sonnet.min_cacheable, sonnet.measured) == (1_024, True)
     assert sonnet.cost(
         input=1, output=10, cache_read=100, cache_creation=1_000, cache_creation_1h=10_000
-    ) == (pytest.approx((3.0 + 150.0 + 30.0 + 3_750.0 + 60_000.0) / 1e6))
+    ) == (pytest.approx((3.0 + 150.0 + 30.0 + 3_750.0 + 60_000.0) / 1e6, rel=1e-12))
     assert sonnet.cost(input=0, output=0, cache_read=0, cache_creation=1_000_000) == pytest.approx(3.75)
     opus = PRICES["claude-opus-5"]
     assert (opus.input, opus.output, opus.cache_read, opus.cache_creation, opus.cache_creation_1h) == (
@@ -447,8 +447,11 @@ def test_requests_sent_together_each_write_what_they_share() -> None:
     late = PromptCache()
     late.send_blocks(blocks, at=0.0, model=SONNET, ready_at=0.5)
     late.send_blocks(blocks, at=400.0, model=SONNET, ready_at=900.0)  # the entry had expired: written anew
-    assert late.send_blocks(blocks, at=800.0, model=SONNET).cache_read == 0
-    assert late.send_blocks(blocks, at=900.0, model=SONNET).cache_read == 2_000
+    assert late.send_blocks(blocks, at=500.0, model=SONNET).cache_read == 0  # readable from 900 only
+    edge = PromptCache()
+    edge.send_blocks(blocks, at=0.0, model=SONNET)  # alive until 300 inclusive
+    assert edge.send_blocks(blocks, at=300.0, model=SONNET, ready_at=350.0).cache_read == 2_000
+    assert edge.send_blocks(blocks, at=320.0, model=SONNET).cache_read == 2_000  # still the first writer's
     body = {
         "model": SONNET,
         "system": [{"type": "text", "text": "s" * 8_000, "cache_control": {"type": "x"}}],
