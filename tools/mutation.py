@@ -128,10 +128,11 @@ class Score:
     equivalent: int = 0
     survivors: list[Mutant] = field(default_factory=list)
     not_run: int = 0
+    timeouts: int = 0
 
     @property
     def total(self) -> int:
-        return self.killed + self.equivalent + len(self.survivors)
+        return self.killed + self.equivalent + len(self.survivors) + self.not_run
 
     @property
     def percent(self) -> float:
@@ -253,9 +254,11 @@ def _score(name: str, mutants: list[Mutant], entries: list[dict[str, str]], used
     for mutant in mutants:
         if mutant.status in KILLED:
             score.killed += 1
+            score.timeouts += mutant.status == "timeout"
             continue
-        if mutant.status in NOT_RUN:
+        if mutant.status in NOT_RUN:  # a pass stopped early: neither killed nor survived
             score.not_run += 1
+            continue
         index = listed.get((mutant.function, _normal(mutant.change)), whole.get(mutant.function))
         if index is not None:
             score.equivalent += 1
@@ -349,16 +352,22 @@ def main(argv: list[str] | None = None) -> int:
             for line in mutant.change.splitlines():
                 print(f"    {line}")
 
-    print(f"\n{'module':<10} {'mutants':>8} {'killed':>7} {'equivalent':>11} {'survived':>9} {'score':>7}")
+    print(
+        f"\n{'module':<10} {'mutants':>8} {'killed':>7} {'equivalent':>11} {'survived':>9} {'not run':>8} "
+        f"{'score':>7}"
+    )
     for score in scores:
         print(
             f"{score.module:<10} {score.total:>8} {score.killed:>7} {score.equivalent:>11} "
-            f"{len(score.survivors):>9} {score.percent:>6.1f}%"
+            f"{len(score.survivors):>9} {score.not_run:>8} {score.percent:>6.1f}%"
         )
+    print("score: killed / (killed + survived); a mutant listed as equivalent cannot be killed")
     for score in scores:
         print(
-            f"{score.module}: {score.killed} killed, {score.equivalent} equivalent (listed), "
-            f"{len(score.survivors)} survived" + (f" ({score.not_run} not run)" if score.not_run else "")
+            f"{score.module}: {score.killed} killed"
+            + (f" ({score.timeouts} by a timeout)" if score.timeouts else "")
+            + f", {score.equivalent} equivalent (listed), {len(score.survivors)} survived"
+            + (f", {score.not_run} not run (the pass stopped early)" if score.not_run else "")
         )
     modules = {name for name in names}
     stale = [
