@@ -4,6 +4,8 @@ Reads pass through, which app matchers the chain waits for."""
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import os
 import resource
 import signal
@@ -328,3 +330,42 @@ async def test_bashs_saved_file_is_checked_against_the_size_the_cli_gave(
     data = shapes.post_tool_use("Bash", empty)
     out = (await hook(data, "toolu_3", {"signal": None}))["hookSpecificOutput"]["updatedToolOutput"]
     assert Path(out["stdout"].splitlines()[0].split("`")[1]).read_text() == whole[:30_000]
+
+
+async def test_the_chain_hands_the_call_id_on_and_logs_the_rewrite(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The app's callback gets the call's id and context as the CLI gave them, the spill of its rewrite
+    records the id, and the rewrite is logged naming the tool."""
+    chosen = SpillPolicy(threshold=100, head=10, tail=0)
+    seen: list[tuple[str | None, Any]] = []
+
+    async def rewrite(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        seen.append((tool_use_id, context))
+        output = {**data["tool_response"], "stdout": "r" * 500}
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": output}}
+
+    ours, theirs = chain_spill(
+        spill_hooks(tmp_path, chosen), {"PostToolUse": [HookMatcher(matcher="Bash", hooks=[rewrite])]}, chosen
+    )
+    spill, app = ours["PostToolUse"][0].hooks[0], theirs["PostToolUse"][0].hooks[0]
+    data = shapes.post_tool_use("Bash", shapes.bash("S" * 500))
+    data.pop("tool_use_id", None)
+    context = {"signal": None}
+    with caplog.at_level(logging.INFO, logger="flower.spill"):
+        results: dict[str, Any] = {}
+
+        async def run(name: str, hook: Any) -> None:
+            results[name] = await hook(data, "toolu_9", context)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "spill", spill)
+            group.start_soon(run, "app", app)
+    assert seen == [("toolu_9", context)]
+    assert "an app hook rewrote a Bash output; flower spilled the rewritten one" in caplog.messages
+    rows = [json.loads(line) for line in (tmp_path / "INDEX.jsonl").read_text().splitlines()]
+    assert [row["tool_use_id"] for row in rows] == ["toolu_9"]
+    other = {**shapes.post_tool_use("Write", shapes.bash("S" * 500)), "tool_use_id": None}
+    alone = await app(other, "toolu_10", context)  # a tool the spill does not act on: the app's answer
+    assert alone["hookSpecificOutput"]["updatedToolOutput"]["stdout"] == "r" * 500
+    assert seen[-1] == ("toolu_10", context)
