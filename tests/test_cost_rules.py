@@ -459,3 +459,12 @@ def test_requests_sent_together_each_write_what_they_share() -> None:
     together = PromptCache()
     assert together.send(body, at=0.0, ready_at=1.0).cache_creation > 0
     assert together.send(body, at=0.5).cache_read == 0 and together.send(body, at=1.0).cache_read > 0
+
+
+def test_an_entry_rewritten_at_its_expiry_keeps_its_first_writers_time() -> None:
+    cache = PromptCache()
+    both = chain(1_100, 500, marks={0: TTL_5M, 1: TTL_1H})
+    cache.send_blocks(both, at=0.0, model=SONNET)  # the head lives until 300, the whole until 3,600
+    # at 300 the head's entry is still alive (inclusive): written again, it stays readable from 0
+    assert cache.send_blocks(both, at=300.0, model=SONNET, ready_at=350.0).cache_read == 1_600
+    assert cache.send_blocks(chain(1_100, marks={0: TTL_5M}), at=320.0, model=SONNET).cache_read == 1_100
