@@ -21,7 +21,9 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import fnmatch
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -235,9 +237,10 @@ def _equivalents() -> list[dict[str, str]]:
         return []
     entries = tomllib.loads(EQUIVALENT_FILE.read_text(encoding="utf-8")).get("equivalent", [])
     for number, entry in enumerate(entries, 1):
-        missing = {"function", "change", "reason"} - set(entry)
-        if missing:
-            raise SystemExit(f"{EQUIVALENT_FILE.name}: entry {number} lacks {', '.join(sorted(missing))}")
+        missing = {"function", "reason"} - set(entry)
+        if missing or ("change" in entry) == ("match" in entry):
+            lacks = ", ".join(sorted(missing)) or "exactly one of change and match"
+            raise SystemExit(f"{EQUIVALENT_FILE.name}: entry {number} needs {lacks}")
     return list(entries)
 
 
@@ -246,10 +249,17 @@ def _normal(change: str) -> str:
 
 
 def _score(name: str, mutants: list[Mutant], entries: list[dict[str, str]], used: set[int]) -> Score:
-    listed = {(entry["function"], _normal(entry["change"])): index for index, entry in enumerate(entries)}
+    listed = {
+        (entry["function"], _normal(entry["change"])): index
+        for index, entry in enumerate(entries)
+        if "change" in entry
+    }
     # `change = "*"`: every mutant of the function (one that runs only at import, before mutmut switches
     # a mutant on)
-    whole = {entry["function"]: index for index, entry in enumerate(entries) if entry["change"] == "*"}
+    whole = {entry["function"]: index for index, entry in enumerate(entries) if entry.get("change") == "*"}
+    # `match`: a regular expression over the change, for one kind of change wherever it is (`function` a
+    # glob): `typing.cast(None, x)` is x
+    kinds = [(index, entry) for index, entry in enumerate(entries) if "match" in entry]
     score = Score(module=name)
     for mutant in mutants:
         if mutant.status in KILLED:
@@ -260,6 +270,16 @@ def _score(name: str, mutants: list[Mutant], entries: list[dict[str, str]], used
             score.not_run += 1
             continue
         index = listed.get((mutant.function, _normal(mutant.change)), whole.get(mutant.function))
+        if index is None:
+            index = next(
+                (
+                    number
+                    for number, entry in kinds
+                    if fnmatch.fnmatchcase(mutant.function, entry["function"])
+                    and re.search(entry["match"], mutant.change)
+                ),
+                None,
+            )
         if index is not None:
             score.equivalent += 1
             used.add(index)
@@ -376,7 +396,8 @@ def main(argv: list[str] | None = None) -> int:
         if index not in used and entry["function"].split(".x", 1)[0].startswith(_prefixes(modules))
     ]
     for entry in stale:
-        print(f"stale entry in {EQUIVALENT_FILE.name}: {entry['function']}: {entry['change']!r}")
+        what = entry.get("change") or entry.get("match")
+        print(f"stale entry in {EQUIVALENT_FILE.name}: {entry['function']}: {what!r}")
     return 0
 
 
