@@ -107,7 +107,12 @@ MODULES: dict[str, Module] = {
     "outbox": Module(
         doc="the outbox and the lease (its epoch fences a store's writers)",
         sources=("flower/stores/outbox/*", "flower/stores/lease.py"),
-        tests=("tests/stores/test_outbox.py", "tests/stores/test_fencing.py", "tests/fleet/test_leases.py"),
+        tests=(
+            "tests/stores/test_outbox.py",
+            "tests/stores/test_outbox_reconcile.py",
+            "tests/stores/test_fencing.py",
+            "tests/fleet/test_leases.py",
+        ),
         # the PostgreSQL tests start a server per session, which is per mutant here: SQLite's lease
         # and fencing tests are the killers (the same `lease.py` serves both stores)
         pytest_args=("-m", "not cli and not slow and not long", "-k", "not postgres"),
