@@ -143,3 +143,50 @@ def test_a_run_whose_entries_name_a_parent_never_stored_has_a_gap() -> None:
     (gap,) = links.gaps()
     assert (gap.uuid, gap.parent, gap.kind) == ("d", "cut", "assistant")
     assert gap.describe() == "entry d (assistant) of session s1 names as its parent cut"
+
+
+def test_the_answer_to_parallel_calls_goes_after_the_last_entry_of_their_message() -> None:
+    t = Transcript()
+    t.prompt("build")
+    t.run("ls", "a b", "toolu_ls")
+    first, second = t.assistant(t.bash("make", "toolu_a"), t.bash("make test", "toolu_b"))  # one message
+    healed = heal_orphans(t.entries)
+    answer = next(e for e in healed.entries if e not in t.entries and e["parentUuid"] == first["uuid"])
+    t._tip = answer["uuid"]  # the resumed turn continued the first call's answer
+    prompt = t.prompt("Go on.")
+
+    out = mend_links(t.entries)
+
+    at = out.entries.index(second)
+    assert out.entries[at - 1] is first and out.entries[at + 1]["uuid"] == answer["uuid"]
+    assert "toolu_a" in results(out.entries) and out.entries[-1] is prompt
+    assert out.entries[at + 2] is prompt and len(out.entries) == len(t.entries) + 1
+
+
+def test_the_tip_is_the_newest_main_thread_entry_nothing_continues() -> None:
+    t = Transcript()
+    t.prompt("build")
+    t.run("ls", "a b", "toolu_ls")
+    tip = t.attachment()
+    side = t.prompt("a subagent's prompt, written in between")
+    side["isSidechain"], side["parentUuid"] = True, None
+    t._tip = "lost-in-a-crash"
+    first = t.prompt("Go on.")
+    t._tip = "lost-too"
+    second = t.prompt("And on.")
+
+    out = mend_links(t.entries)
+
+    parents = {e["uuid"]: e["parentUuid"] for e in out.entries}
+    assert parents[first["uuid"]] == tip["uuid"], "not the subagent's entry"
+    assert parents[second["uuid"]] == first["uuid"], "the first mend made the tip the first one continues"
+    assert [c.uuid for c in out.changes] == [first["uuid"], second["uuid"]]
+
+
+def test_nothing_to_mend_in_a_history_whose_first_entry_names_an_older_one() -> None:
+    t = Transcript()
+    t._tip = "older-than-this-copy"
+    t.prompt("a partial copy")
+    t.run("ls", "a", "toolu_ls")
+    out = mend_links(t.entries)
+    assert out.entries == t.entries and out.changes == ()
