@@ -312,7 +312,7 @@ def _run(name: str, module: Module, *, jobs: int, fresh: bool, recheck: bool) ->
     # recheck runs the survivors of the last pass again (after the pass over what changed)
     survivors = []
     if recheck and (work / "mutants").exists():
-        survivors = [mutant for mutant, status in _statuses(work).items() if status not in KILLED]
+        survivors = [m for m, status in _statuses(work).items() if status not in KILLED | NOT_RUN]
     _mutmut(name, work, jobs, [], log)
     if survivors:
         print(f"   rechecking the {len(survivors)} mutants that survived the last pass", flush=True)
