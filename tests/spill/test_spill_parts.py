@@ -7,6 +7,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import resource
 import signal
 from pathlib import Path
@@ -19,9 +20,9 @@ from claude_agent_sdk import HookMatcher
 from flower._errors import SpecError
 from flower.spill import SpillPolicy, spill_guard, spill_hooks
 from flower.spill._chain import chain_spill, may_match
-from flower.spill._files import CHUNK_CHARS, Spilled, copy_file, write_text
+from flower.spill._files import CHUNK_CHARS, Spilled, append_manifest, copy_file, label_of, quoted, write_text
 from flower.spill._preview import lines_preview, read_preview, read_start, text_preview
-from flower.spill._shape import Candidate, get_at, replace_at
+from flower.spill._shape import Candidate, find_candidates, get_at, replace_at
 from flower.workbench import Workbench
 from tests import shapes
 
@@ -369,3 +370,121 @@ async def test_the_chain_hands_the_call_id_on_and_logs_the_rewrite(
     alone = await app(other, "toolu_10", context)  # a tool the spill does not act on: the app's answer
     assert alone["hookSpecificOutput"]["updatedToolOutput"]["stdout"] == "r" * 500
     assert seen[-1] == ("toolu_10", context)
+
+
+# the hook's keywords, targets and failures
+
+
+async def test_the_hooks_keywords_override_the_policy(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "ws").mkdir()
+    wb = Workbench(tmp_path / "ws")
+    hook = spill_guard(wb, SpillPolicy(pointer="{head}/{tail}"), head=5, tail=3, main_only=True)
+    data = shapes.post_tool_use("Bash", shapes.bash("a" * 4_000 + "xyz"))
+    out = (await hook(data, "toolu_1", {"signal": None}))["hookSpecificOutput"]["updatedToolOutput"]
+    assert out["stdout"] == "5/3\naaaaa\n[... 3,995 chars not shown ...]\nxyz"
+    sub = {**data, "agent_id": "a1"}
+    assert await hook(sub, "toolu_2", {"signal": None}) == {}  # main_only
+    (matcher,) = spill_hooks(wb, threshold=10, head=2, tail=0, main_only=True)["PostToolUse"]
+    short = shapes.post_tool_use("Bash", shapes.bash("b" * 20))
+    out = (await matcher.hooks[0](short, "toolu_3", {"signal": None}))["hookSpecificOutput"][
+        "updatedToolOutput"
+    ]
+    assert (
+        out["stdout"].endswith("\nbb") and await matcher.hooks[0]({**short, "agent_id": "a"}, "t", {}) == {}
+    )
+    assert spill_hooks(wb, threshold=None) == {} and spill_hooks(wb, threshold=0) == {}
+    with pytest.raises(SpecError, match=r"^spill_guard: target needs a Workbench or a directory, got ''$"):
+        spill_guard("")
+    for other in ({**data, "hook_event_name": "PreToolUse"}, {**data, "tool_name": "Write"}):
+        assert await hook({**other, "agent_id": None}, "toolu_4", {"signal": None}) == {}
+    (tmp_path / "ws2").mkdir()
+    blocked = Workbench(tmp_path / "ws2")
+    blocked.spill.parent.mkdir(parents=True)
+    blocked.spill.write_text("a file where the spill directory should be")
+    with caplog.at_level(logging.WARNING, logger="flower.spill"):
+        assert (
+            await spill_guard(blocked)(shapes.post_tool_use("Bash", shapes.bash("d" * 5_000)), "t", {}) == {}
+        )
+    (record,) = [r for r in caplog.records if r.name == "flower.spill"]
+    assert record.getMessage().startswith("spill_guard kept the original Bash output: ") and record.exc_info
+
+
+async def test_a_directory_target_and_reads_through_the_spill_only(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    hook = spill_guard(str(plain), threshold=100, head=0, tail=0)
+    data = shapes.post_tool_use("Bash", shapes.bash("e" * 500))
+    data.pop("tool_use_id", None)
+    out = (await hook(data, "toolu_arg", {"signal": None}))["hookSpecificOutput"]["updatedToolOutput"]
+    assert out["stdout"].startswith("[spilled] Bash stdout: 500 chars") and str(plain) in out["stdout"]
+    rows = [json.loads(line) for line in (plain / "INDEX.jsonl").read_text().splitlines()]
+    assert [row["tool_use_id"] for row in rows] == ["toolu_arg"]
+    (tmp_path / "ws").mkdir()
+    wb = Workbench(tmp_path / "ws")
+    narrow = spill_guard(wb, SpillPolicy(read_through="spill"))
+    read = shapes.post_tool_use(
+        "Read", shapes.read("v" * 5_000), {"file_path": "notes.txt"}, cwd=str(wb.root)
+    )
+    assert await narrow(read, "t", {"signal": None}), "a workbench file outside spill/ is spilled"
+    inside = {**read, "tool_input": {"file_path": str(wb.spill / "x.txt")}}
+    assert await narrow(inside, "t", {"signal": None}) == {}
+
+
+# which parts are candidates
+
+
+def test_candidates_in_document_order_with_their_kind_and_size() -> None:
+    nested: Any = "n" * 10
+    for _ in range(31):
+        nested = {"k": nested}
+    assert find_candidates("Grep", {"deep": nested}, threshold=10) == [
+        Candidate(("deep",) + ("k",) * 31, "text", 10)
+    ]
+    assert find_candidates("Grep", {"deeper": {"k": nested}}, threshold=10) == []  # past 32 levels: not read
+    assert find_candidates("Glob", {"files": ["abc", "de"]}, threshold=6, lists="strings") == [
+        Candidate(("files",), "lines", 6)  # 5 chars and a newline between the two
+    ]
+    assert find_candidates("Glob", {"files": ["abc", "de"]}, threshold=7, lists="strings") == []
+    mixed = {"results": [{"a": 1}, "x" * 10, "y" * 9]}
+    assert find_candidates("WebSearch", mixed, threshold=10, lists="strings") == [
+        Candidate(("results", 1), "text", 10)
+    ]
+    assert find_candidates("WebSearch", mixed, threshold=10) == []  # lists kept by default
+    assert find_candidates("Grep", {"a": "b"}, threshold=1) == [Candidate(("a",), "text", 1)]
+    assert find_candidates("Grep", {"a": "b"}, threshold=0) == []
+    assert find_candidates("Read", {"type": "image", "file": {"content": "x" * 10}}, threshold=5) == []
+    persisted = {"stdout": "s", "stderr": "e" * 10, "persistedOutputSize": 50, "persistedOutputPath": "/p"}
+    assert find_candidates("Bash", persisted, threshold=10) == [
+        Candidate(("stdout",), "text", 1),
+        Candidate(("stderr",), "text", 10),
+    ]
+
+
+def test_labels_and_quoted_paths() -> None:
+    assert label_of("mcp__srv__x") == "mcp-srv-x" and label_of("--Bash--") == "bash"
+    assert label_of("a" * 23 + "_b") == "a" * 23 and label_of("___") == "tool" and label_of("") == "tool"
+    assert quoted("a b") == "`a b`" and quoted("a`b é") == '"a`b é"'
+
+
+def test_the_manifest_keeps_text_as_written_and_says_when_it_cannot(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert append_manifest(tmp_path, {"file": "f.txt", "agent": "分析员", "odd": "\ud800"})
+    line = (tmp_path / "INDEX.jsonl").read_text(encoding="utf-8", errors="strict")
+    row = json.loads(line)
+    assert row["agent"] == "分析员" and "分析员" in line and "\\ud800" in line
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4}", row["time"])
+    blocked = tmp_path / "blocked"
+    (blocked / "INDEX.jsonl").mkdir(parents=True)
+    with caplog.at_level(logging.WARNING, logger="flower.spill"):
+        assert append_manifest(blocked, {"file": "g.txt"}) is False
+    (record,) = caplog.records
+    assert record.getMessage().startswith(f"spill: g.txt not recorded in {blocked / 'INDEX.jsonl'}: ")
+
+
+def test_a_file_of_the_same_name_but_another_size_is_replaced(into: Path) -> None:
+    first = write_text(into, "hello", "x")
+    first.path.write_text("truncated")  # not what its name says
+    again = write_text(into, "hello", "x")
+    assert again.created and again.path.read_text() == "hello"
