@@ -120,3 +120,31 @@ async def test_a_failed_mandate_rewrite_is_logged_and_the_call_goes_out(
         assert await mandate_guard(MANDATE_LINE)(["not", "a", "mapping"], "toolu_1", None) == {}  # type: ignore[arg-type]
     (record,) = caplog.records
     assert record.getMessage() == "mandate_guard failed; the mandate goes out unchanged" and record.exc_info
+
+
+async def test_start_guard_takes_up_to_30_seconds_and_never_fails_a_call(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from flower.wall.starts import start_guard
+
+    assert start_guard(30)
+    with pytest.raises(
+        SpecError, match=r"^start_guard: hold must be a number of seconds in \(0, 30\], got 30\.5$"
+    ):
+        start_guard(30.5)
+    guard = start_guard(1)
+    with caplog.at_level(logging.ERROR, logger="flower.starts"):
+        call = {"hook_event_name": "PreToolUse", "tool_name": "Agent"}
+        assert await guard({**call, "tool_input": None}, "t1", None) == {}  # type: ignore[arg-type]
+        assert await guard({**call, "tool_input": {"subagent_type": 3}}, "t2", None) == {}  # type: ignore[arg-type]
+        assert await guard(["not", "a", "mapping"], "t3", None) == {}  # type: ignore[arg-type]
+    assert caplog.records == []
+
+    class Broken(dict):  # type: ignore[type-arg]
+        def get(self, *args: Any) -> Any:
+            raise RuntimeError("a hook input that cannot be read")
+
+    with caplog.at_level(logging.ERROR, logger="flower.starts"):
+        assert await guard(Broken(), "t4", None) == {}  # type: ignore[arg-type]
+    (record,) = caplog.records
+    assert record.getMessage() == "start_guard failed; the call goes through" and record.exc_info
