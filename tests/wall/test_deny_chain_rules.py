@@ -84,6 +84,9 @@ async def test_a_denial_without_a_reason_adds_none_to_the_joined_one() -> None:
     wall, app = chained(bare, allow)
     from_wall, from_app = await together(wall, app, call(), "toolu_1")
     assert from_wall == BARE_DENY and from_app == {}  # nothing to join: left as the wall decided
+    wall, app = chained(allow, bare)
+    from_wall, from_app = await together(wall, app, call(), "toolu_1")
+    assert from_wall == {} and from_app == BARE_DENY  # and as the app decided
 
 
 async def test_a_wall_that_fails_raises_its_own_error() -> None:
