@@ -252,6 +252,13 @@ def _equivalents() -> list[dict[str, str]]:
     return list(entries)
 
 
+def _case_only(change: str) -> bool:
+    """Whether a change only changed the case of letters (as in SQL text, which ignores it)."""
+    removed = [line[2:] for line in change.splitlines() if line.startswith("- ")]
+    added = [line[2:] for line in change.splitlines() if line.startswith("+ ")]
+    return bool(removed) and removed != added and [r.lower() for r in removed] == [a.lower() for a in added]
+
+
 def _normal(change: str) -> str:
     return "\n".join(line.strip() for line in change.strip().splitlines())
 
@@ -285,6 +292,7 @@ def _score(name: str, mutants: list[Mutant], entries: list[dict[str, str]], used
                     for number, entry in kinds
                     if fnmatch.fnmatchcase(mutant.function, entry["function"])
                     and re.search(entry["match"], mutant.change)
+                    and (not entry.get("case_only") or _case_only(mutant.change))
                 ),
                 None,
             )
