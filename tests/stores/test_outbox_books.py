@@ -3,9 +3,12 @@ moved to a store's real identity, what waits per store, rows set aside by a fenc
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from flower.stores.outbox import Outbox
 from flower.stores.outbox._books import Row, Waiting
@@ -92,3 +95,49 @@ def test_rows_are_taken_over_in_order_with_their_keys(tmp_path: Path) -> None:
     ]
     assert [r.payload for r in other.rows("t", "B")] == ['{"uuid":"b1"}']
     assert isinstance(taken[0], Row)
+
+
+async def test_a_plain_store_gets_entries_and_an_outage_is_told_then_ended(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from claude_agent_sdk import InMemorySessionStore
+
+    from flower.stores import DeliveryPolicy
+    from flower.stores.outbox import Deliverer
+
+    class Failing(InMemorySessionStore):
+        fail = 1
+
+        async def append(self, key: Any, entries: Any) -> None:
+            if self.fail:
+                self.fail -= 1
+                raise RuntimeError("the store is away")
+            await super().append(key, entries)
+
+    box = outbox(tmp_path)
+    store = Failing()
+    box.put("t", B, [{"type": "user", "uuid": "b1"}, {"type": "user", "uuid": "b2"}])
+    told: list[tuple[str, int]] = []
+    back: list[int] = []
+
+    async def on_wait(failure: Any, pending: int) -> None:
+        told.append((str(failure), pending))
+
+    async def on_back(pending: int) -> None:
+        back.append(pending)
+
+    policy = DeliveryPolicy(backoff=0.01, max_backoff=0.02, drain_timeout=600)
+    deliverer = Deliverer(box, store, "t", policy, on_wait=on_wait, on_back=on_back)
+    assert (deliverer.failure, deliverer.waited, deliverer.delivered) == (None, False, 0)
+    with caplog.at_level(logging.WARNING, logger="flower.stores"):
+        assert await deliverer.drain() == 0
+    assert told == [("RuntimeError: the store is away", 2)] and back == [0]
+    assert [e["uuid"] for e in await store.load(B)] == ["b1", "b2"]  # the plain append, by key
+    assert (deliverer.failure, deliverer.waited, deliverer.delivered) == (None, False, 2)
+    (record,) = [
+        r for r in caplog.records if r.name == "flower.stores.outbox.deliver" or "wait in" in r.getMessage()
+    ]
+    assert (
+        record.getMessage()
+        == f"flower.stores: RuntimeError: the store is away; the entries wait in {box.path}"
+    )
