@@ -80,6 +80,7 @@ MODULES: dict[str, Module] = {
             "tests/stores/test_rewrite_heal.py",
             "tests/stores/test_rewrite_mend.py",
             "tests/stores/test_rewrite_files.py",
+            "tests/stores/test_rewrite_loads.py",
             "tests/stores/test_rewrite_prune.py",
             "tests/stores/test_rewrite_supersede.py",
             "tests/stores/test_rewrite_trim.py",
