@@ -81,6 +81,7 @@ MODULES: dict[str, Module] = {
             "tests/stores/test_rewrite_mend.py",
             "tests/stores/test_rewrite_files.py",
             "tests/stores/test_rewrite_loads.py",
+            "tests/stores/test_rewrite_apply.py",
             "tests/stores/test_rewrite_prune.py",
             "tests/stores/test_rewrite_supersede.py",
             "tests/stores/test_rewrite_trim.py",
