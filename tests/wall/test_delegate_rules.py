@@ -106,3 +106,20 @@ def test_a_joined_reason_replaces_the_one_each_form_carries() -> None:
     }
     block = {"decision": "block", "hookSpecificOutput": {"hookEventName": "PreToolUse"}}
     assert _with_reason(block, "both") == {**block, "reason": "both"}  # type: ignore[arg-type]
+
+
+def test_a_tool_list_is_checked_name_by_name_with_a_hint() -> None:
+    assert check_tools(["Task", "Read", "Agent", "mcp__s__t"], owner="o") == ("Agent", "Read", "mcp__s__t")
+    with pytest.raises(
+        SpecError, match=r"^o: unknown tool 'Agnet' \(known tools: Agent, AskUserQuestion, Bash, "
+    ):
+        check_tools(["Agnet"], owner="o")
+    with pytest.raises(SpecError, match=r"^o: unknown tool 'TodoWrite' \(planning tools are TaskCreate"):
+        check_tools(["TodoWrite"], owner="o")
+    with pytest.raises(
+        SpecError, match=r"^o: unknown tool 'PowerShell' \(the CLI does not offer it to SDK sessions\)$"
+    ):
+        check_tools(["PowerShell"], owner="o")
+    for bad in ("", 5):
+        with pytest.raises(SpecError, match=rf"^o: tool names must be non-empty strings, got {bad!r}$"):
+            check_tools([bad], owner="o")  # type: ignore[list-item]

@@ -96,3 +96,10 @@ async def test_a_wall_that_fails_raises_its_own_error() -> None:
     wall, _ = chained(broken, allow)
     with pytest.raises(ValueError, match="the wall broke"):
         await wall({**call(), "tool_use_id": None}, None, {"signal": None})  # no id: no call to release
+
+
+async def test_a_call_id_that_is_not_a_string_joins_nothing() -> None:
+    wall, app = chained(deny("WALL"), deny("APP"))
+    data = {**call(), "tool_use_id": 5}
+    from_wall, from_app = await together(wall, app, data, None)
+    assert (reason(from_wall), reason(from_app)) == ("WALL", "APP")
