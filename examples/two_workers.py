@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 from flower import Runtime, coordinator, worker
-from flower.events import Event, SubagentFinished, SubagentStarted, ToolCall
+from flower.events import Event, SubagentFinished, SubagentStarted, TaskFinished, TaskStarted, ToolCall
 from flower.progress import Heartbeat
 from flower.testing import RecordedRequest, ScriptedModel, ToolUse, agent, bash, read, tool_use
 
@@ -170,6 +170,10 @@ def trace(event: Event) -> None:
             print(f"  [lead] delegates to {who}")
         case SubagentFinished(agent=who, summary=summary):
             print(f"  [{who}] reports: {summary.strip()[:100]}")
+        case TaskStarted(agent=who, description=description):  # a slow command the CLI moved aside
+            print(f"  [{who or 'lead'}] runs in the background: {description[:100]}")
+        case TaskFinished(agent=who, summary=summary):
+            print(f"  [{who or 'lead'}] {summary.strip()[:100]}")
 
 
 def tests_pass(repo: Path) -> bool:

@@ -204,7 +204,7 @@ def worker(
     )
 
 
-@checked
+@checked(advice={"workers": ": name each worker, as in {'analyst': worker(...)}"})
 def coordinator(
     name: str,
     instructions: str,

@@ -1,10 +1,10 @@
-"""The `flower` command: `flower report` explains a run from its store; `flower demo` runs the main job;
-`flower doctor` checks the installation.
+"""The `flower` command: `flower report` explains a run from its store (`--what-if`: replays flower on a
+Claude Code history); `flower demo` runs the main job; `flower doctor` checks the installation.
 
 A thin front: it parses arguments, calls one library function (`flower.report.build_report`,
-`flower.demo.run_demo`, `flower.demo.live.run_live`, `flower.doctor.diagnose`) and prints the result.
-`main(argv)` returns the exit status: 0 when done, 1 when the run, the report or a check failed, 2 for a
-usage error.
+`flower.report.what_if.build_what_if`, `flower.demo.run_demo`, `flower.demo.live.run_live`,
+`flower.doctor.diagnose`) and prints the result. `main(argv)` returns the exit status: 0 when done, 1 when
+the run, the report or a check failed, 2 for a usage error.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 import anyio
 
@@ -34,31 +34,59 @@ def _parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser(
         "report",
-        help="explain a run from its store",
-        description="The economy report of a run: a workspace, its .flower/ directory, or a .db file; "
-        "or of a whole fleet: a postgresql:// store, per session and in total.",
+        help="explain a run from its store, or replay flower on a Claude Code history (--what-if)",
+        description="The economy report of a run: a workspace, its .flower/ directory, a .db file, or the "
+        "CLI's own transcripts (its projects directory, a project directory, one .jsonl); of a whole fleet: "
+        "a postgresql:// store, per session and in total. --what-if replays flower's layers on a history "
+        "(read-only, local) and says what each would have saved.",
     )
     report.add_argument(
-        "source", help="a workspace, its .flower/ directory, a sessions .db file, or a postgresql:// DSN"
+        "source",
+        nargs="?",
+        help="a workspace, its .flower/ directory, a sessions .db file, the CLI's projects directory, a "
+        "project directory, a .jsonl transcript, or a postgresql:// DSN (default: the CLI's projects "
+        "directory, $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)",
+    )
+    report.add_argument(
+        "--what-if",
+        action="store_true",
+        help="replay flower's layers (spill, layer 4, handoff, glance) on the recorded requests and estimate "
+        "delegation: what each would have changed, per session and in total",
     )
     report.add_argument("--json", action="store_true", help="print JSON instead of the text table")
     report.add_argument("--plots", metavar="DIR", type=Path, help="also write PNG plots into DIR")
     report.add_argument("--window", type=int, help="the context window in tokens (default: the model's)")
     report.add_argument("--session", action="append", metavar="ID", help="only this session (repeatable)")
-    report.add_argument("--project-key", help="only this project key of the store")
+    report.add_argument(
+        "--project",
+        "--project-key",
+        dest="project_key",
+        metavar="NAME",
+        help="only this project: its directory name or store key, a shell pattern (*app*), or its path",
+    )
     report.add_argument(
         "--workbench", type=Path, help="where spill/ and scripts/ are, if not beside the store"
     )
+    report.add_argument("--since", metavar="TIME", help="sessions active from this ISO date/time (UTC)")
+    report.add_argument("--until", metavar="TIME", help="sessions active until this ISO date/time")
     report.add_argument(
-        "--since", metavar="TIME", help="a fleet: sessions active from this ISO date/time (UTC)"
+        "--show-prompts",
+        action="store_true",
+        help="--what-if: title each session with its first prompt's first line (no content otherwise)",
     )
-    report.add_argument("--until", metavar="TIME", help="a fleet: sessions active until this ISO date/time")
     report.add_argument("--schema", default="flower", help="a fleet: the store's PostgreSQL schema (flower)")
     report.add_argument(
         "--otlp",
         metavar="ENDPOINT",
-        help="also send the sessions as OpenTelemetry spans to this OTLP/HTTP endpoint (http://host:4318), "
-        "one trace per session with its real times; a re-export sends the same ids",
+        help="also send the sessions as OpenTelemetry spans, OTLP/HTTP: a base URL (http://host:4318, "
+        "/v1/traces appended) or a traces URL ending in /v1/traces, used as given; one trace per run with "
+        "its real times, every span with its session's id; a re-export sends the same ids",
+    )
+    report.add_argument(
+        "--agent-name",
+        metavar="NAME",
+        help="--otlp: the main thread's agent name, as in 'invoke_agent NAME' (default main; a store does "
+        "not keep a coordinator's name)",
     )
 
     demo = commands.add_parser(
@@ -93,19 +121,23 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from .progress import Tally
     from .report import EconomyReport, ReportOptions, build_report
     from .stores.postgres._connection import is_dsn
 
     _plots_possible(args.plots)
-
-    if is_dsn(args.source):
+    if args.what_if:
+        return _what_if(args)
+    if args.show_prompts:
+        raise SpecError("--show-prompts titles the sessions of --what-if")
+    if args.source is not None and is_dsn(args.source):
         if args.otlp is not None:
             raise SpecError(
                 "--otlp exports a workspace, a .flower directory or a .db file, not a fleet's store"
             )
         return _fleet(args)
-    if args.since or args.until:
-        raise SpecError("--since and --until filter a fleet report (a postgresql:// store)")
+    if args.agent_name is not None and args.otlp is None:
+        raise SpecError("--agent-name names the main thread in the spans of --otlp: give --otlp ENDPOINT too")
 
     async def build() -> EconomyReport:
         return await build_report(
@@ -114,23 +146,49 @@ def _report(args: argparse.Namespace) -> int:
             project_key=args.project_key,
             sessions=args.session,
             workbench=args.workbench,
+            since=args.since,
+            until=args.until,
+            progress=Tally("flower report: sessions read"),
         )
 
-    report = anyio.run(build)
-    print(report.to_json() if args.json else report.render_text())
-    if args.plots is not None:
-        from .report.plots import write_plots
+    from .report.plots import write_plots
 
-        for path in write_plots(report, args.plots):
-            print(f"plot: {path}", file=sys.stderr if args.json else sys.stdout)
+    report = anyio.run(build)
+    _show(args, report, lambda directory: write_plots(report, directory))
     if args.otlp is not None:
         _export(args)
     return 0
 
 
+def _what_if(args: argparse.Namespace) -> int:
+    from .progress import Tally
+    from .report.what_if import WhatIfOptions, WhatIfReport, build_what_if
+
+    for flag, given in (("--otlp", args.otlp), ("--window", args.window), ("--workbench", args.workbench)):
+        if given is not None:
+            raise SpecError(f"{flag} is not an option of --what-if")
+
+    async def build() -> WhatIfReport:
+        return await build_what_if(
+            args.source,
+            options=WhatIfOptions(show_prompts=args.show_prompts),
+            project_key=args.project_key,
+            sessions=args.session,
+            since=args.since,
+            until=args.until,
+            progress=Tally("flower report --what-if: sessions replayed"),
+        )
+
+    from .report.what_if.plots import write_plots
+
+    report = anyio.run(build)
+    return _show(args, report, lambda directory: write_plots(report, directory))
+
+
 def _export(args: argparse.Namespace) -> None:
-    from .report._load import Loaded, load_source
-    from .tracing import export_sessions
+    from .report._load import Loaded
+    from .report.sources import load_source
+    from .tracing import TracingPolicy, export_sessions
     from .tracing.policy import resolve_tracing
 
     resolve_tracing(True, "--otlp")  # the otel extra is installed, or a SpecError says how to get it
@@ -141,11 +199,13 @@ def _export(args: argparse.Namespace) -> None:
         )
 
     loaded = anyio.run(load)
-    done = export_sessions(loaded.sessions, endpoint=args.otlp, spills=loaded.spills)
+    policy = TracingPolicy(agent_name=args.agent_name)
+    done = export_sessions(loaded.sessions, endpoint=args.otlp, spills=loaded.spills, policy=policy)
     if not done.ok:
         raise SpecError(f"--otlp: {done.spans} spans for {done.endpoint}, not all sent: {done.failed}")
     print(
-        f"otlp: {done.spans} spans of {done.sessions} sessions ({done.runs} runs) sent to {done.endpoint}",
+        f"otlp: {done.spans} spans of {done.sessions} sessions ({done.runs} runs, a trace each) sent to "
+        f"{done.endpoint}",
         file=sys.stderr,
     )
 
@@ -174,9 +234,20 @@ def _fleet(args: argparse.Namespace) -> int:
         )
 
     fleet = anyio.run(build)
-    print(fleet.to_json() if args.json else fleet.render_text())
+    return _show(args, fleet, fleet.write_plots)
+
+
+class _Shown(Protocol):
+    def to_json(self) -> str: ...
+
+    def render_text(self) -> str: ...
+
+
+def _show(args: argparse.Namespace, report: _Shown, plots: Callable[[Path], list[Path]]) -> int:
+    """Print the report (JSON with `--json`), then write its plots with `--plots` and say where."""
+    print(report.to_json() if args.json else report.render_text())
     if args.plots is not None:
-        for path in fleet.write_plots(args.plots):
+        for path in plots(args.plots):
             print(f"plot: {path}", file=sys.stderr if args.json else sys.stdout)
     return 0
 
@@ -232,11 +303,31 @@ def _doctor(args: argparse.Namespace) -> int:
 _COMMANDS = {"report": _report, "demo": _demo, "doctor": _doctor}
 
 
+_ATTACHED = ("--project", "--project-key")
+"""Options whose value may start with `-`: the CLI names a project directory after its path (`-home-me-x`)."""
+
+
+def _attached(argv: Sequence[str]) -> list[str]:
+    """`--project -home-me-app` as `--project=-home-me-app` (argparse would take the value for an option)."""
+    out: list[str] = []
+    items = list(argv)
+    index = 0
+    while index < len(items):
+        item = items[index]
+        if item in _ATTACHED and index + 1 < len(items) and items[index + 1].startswith("-"):
+            out.append(f"{item}={items[index + 1]}")
+            index += 2
+            continue
+        out.append(item)
+        index += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `flower` command with `argv` (default: the process's arguments); return the exit status."""
     parser = _parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(_attached(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:  # argparse exits on --help, --version and usage errors
         return int(exc.code or 0)
     try:

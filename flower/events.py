@@ -35,6 +35,8 @@ __all__ = [
     "StoreWarning",
     "SubagentFinished",
     "SubagentStarted",
+    "TaskFinished",
+    "TaskStarted",
     "Text",
     "ToolCall",
     "ToolResult",
@@ -91,7 +93,8 @@ class ToolResult:
 
 @dataclass(frozen=True, kw_only=True)
 class SubagentStarted:
-    """The main thread started a subagent with the Agent tool."""
+    """The main thread started a subagent with the Agent tool (other tasks of the CLI, such as a Bash
+    command in the background, are `TaskStarted`)."""
 
     agent: str | None
     """The subagent's type (a worker's name), when known."""
@@ -119,6 +122,44 @@ class SubagentFinished:
     """How it ended: `completed`, `failed`, `stopped` or `killed`."""
     summary: str
     """The CLI's account of its end: normally the subagent's final report ("" when none came)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskStarted:
+    """The CLI started a task that is not a subagent: a Bash command running in the background (the model
+    asked for it, or the CLI moved a slow command there past its timeout), or another kind of CLI task.
+
+    The run waits for it as for a background subagent: the CLI tells the model when it ends.
+    """
+
+    agent: str | None
+    """Who started it: None for the main thread, else the subagent's type."""
+    task_id: str
+    """The CLI's id for the task; `TaskFinished` carries the same one."""
+    tool_use_id: str | None
+    """The id of the tool call that started it (the Bash call)."""
+    description: str
+    """The task's description (a Bash call's own `description`, else the command)."""
+    kind: str
+    """The CLI's kind of task: `local_bash` for a background command (others as the CLI names them)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskFinished:
+    """A task of `TaskStarted` ended (`status`: completed, failed, stopped, killed)."""
+
+    agent: str | None
+    """Who started it: None for the main thread, else the subagent's type."""
+    task_id: str
+    """The CLI's id for the task, as in `TaskStarted`."""
+    tool_use_id: str | None
+    """The id of the tool call that started it."""
+    kind: str
+    """The CLI's kind of task, as in `TaskStarted`."""
+    status: str
+    """How it ended: `completed`, `failed`, `stopped` or `killed`."""
+    summary: str
+    """The CLI's account of its end, e.g. `Background command "..." completed (exit code 0)`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -358,6 +399,8 @@ Event: TypeAlias = (
     | ToolResult
     | SubagentStarted
     | SubagentFinished
+    | TaskStarted
+    | TaskFinished
     | Result
     | ApiError
     | HandoffWarning

@@ -24,7 +24,7 @@ import time
 from types import TracebackType
 from typing import Self, TextIO
 
-__all__ = ["EVERY", "Heartbeat"]
+__all__ = ["EVERY", "Heartbeat", "Tally"]
 
 EVERY = 15.0
 """Seconds of silence after which a heartbeat prints a line (the default of `Heartbeat(every=...)`)."""
@@ -91,3 +91,39 @@ class Heartbeat:
     def _wait(self) -> float:
         with self._lock:
             return max(0.01, self._last + self.every - time.monotonic())
+
+
+class Tally:
+    """A progress line on stderr while a long count goes on: `what: n of total (p %)`.
+
+    Call it with `(done, total)` after each item (it fits `build_report(progress=...)`). It prints at most
+    once every `every` seconds, and the last item always; a count of fewer than `least` items prints
+    nothing (a short history needs no progress).
+
+    Example::
+
+        tally = Tally("flower report: sessions read")
+        report = await build_report(None, progress=tally)
+    """
+
+    def __init__(
+        self, what: str, *, every: float = 2.0, least: int = 20, stream: TextIO | None = None
+    ) -> None:
+        self.what = what
+        self.every = every
+        self.least = least
+        self._stream = stream
+        self._shown = -float("inf")
+
+    def __call__(self, done: int, total: int) -> None:
+        """`done` items of `total` are done."""
+        if total < self.least:
+            return
+        now = time.monotonic()
+        if done < total and now - self._shown < self.every:
+            return
+        self._shown = now
+        share = 100 * done / total if total else 100.0
+        print(
+            f"{self.what}: {done:,} of {total:,} ({share:.0f} %)", file=self._stream or sys.stderr, flush=True
+        )

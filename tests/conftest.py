@@ -1,19 +1,26 @@
-"""Suite-wide options and fixtures: the transcript corpus the corpus tests read (`--corpus DIR`), and a
-real PostgreSQL server for the fleet tests (never a fake).
+"""Suite-wide options and fixtures: the transcript corpus the corpus tests read (`--corpus DIR`), a
+real PostgreSQL server for the fleet tests (never a fake), and a word while collecting.
 
 `postgres_dsn` is `$FLOWER_TEST_POSTGRES_DSN` (CI starts a cluster and sets it), else a throwaway cluster
 this test process starts and stops (`tests/postgres.py`); a test that needs it is skipped, with the
 reason, only when neither is possible. `pg_schema` gives each test a schema of its own.
+
+Collecting imports every test module (the SDK, OpenTelemetry, matplotlib...) in each pytest process:
+about 7 s of CPU, a minute or more of wall time on a busy 2-core machine, and with `-n 2` pytest prints
+nothing meanwhile. The suite says so on stderr when it starts collecting, then every 15 s until the
+tests are collected (`flower.progress.Heartbeat`, as the demo does).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 
+from flower.progress import Heartbeat
 from tests import postgres
 from tests.stores import corpus
 
@@ -35,6 +42,49 @@ def pytest_configure(config: pytest.Config) -> None:
     directory = corpus.named_dir()
     if directory is not None and corpus.missing_reason(directory) is not None:
         raise pytest.UsageError(f"--corpus / ${corpus.ENV}: {corpus.missing_reason(directory)}")
+
+
+_COLLECTING = pytest.StashKey[Heartbeat]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    """Start the collection's heartbeat (in the process that reports: not in an xdist worker)."""
+    config = session.config
+    if hasattr(config, "workerinput") or config.getoption("collectonly"):
+        return
+    workers = config.getoption("numprocesses", None)
+    who = f"each of the {workers} workers imports" if workers else "pytest imports"
+    beat = Heartbeat(
+        f"collecting the tests: {who} every test module first (about 7 s of CPU)", stream=sys.stderr
+    )
+    beat.step("collecting the tests")
+    config.stash[_COLLECTING] = beat.__enter__()
+
+
+def _collected(config: pytest.Config) -> None:
+    beat = config.stash.get(_COLLECTING, None)
+    if beat is not None:
+        del config.stash[_COLLECTING]
+        beat.__exit__(None, None, None)
+
+
+@pytest.hookimpl
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Without xdist: the tests are collected."""
+    if session.config.getoption("numprocesses", None) in (None, 0):
+        _collected(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: object, ids: list[str]) -> None:
+    """With xdist: the first worker collected (they collect alike, and xdist prints the count)."""
+    _collected(node.config)  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    _collected(session.config)  # a collection error ends the session before any of the above
 
 
 @pytest.fixture(scope="session")

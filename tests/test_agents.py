@@ -63,6 +63,12 @@ def test_specs_are_immutable() -> None:
         (lambda: coordinator("c", "x", {"é": ANALYST, "e\u0301": ANALYST}), "duplicate worker name"),
         (lambda: coordinator("c", "x", {" a": ANALYST}), "surrounding spaces"),
         (lambda: coordinator("c", "x", {"a": "not a spec"}), "workers must be a mapping of str to AgentSpec"),
+        (  # a list of workers: what is expected, in words, and how to name them
+            lambda: coordinator("c", "x", [ANALYST]),
+            r"^coordinator: workers must be a mapping of str to AgentSpec or a sequence of "
+            r"\(str, AgentSpec\) pairs, got \[AgentSpec\(.*"
+            r": name each worker, as in \{'analyst': worker\(\.\.\.\)\}$",
+        ),
         (lambda: coordinator("c", "x", {"a": worker("d", "x")}, tools=["Read"]), "no Agent tool"),
         (lambda: coordinator("c", "x", {"Explore": ANALYST}, builtin_agents=True), "built-in agent"),
         (lambda: coordinator("c", "x", {"a": coordinator("b", "y", {"w": ANALYST})}), "nest"),

@@ -65,6 +65,8 @@ VALID: dict[str, Callable[[Path], Call]] = {
     "EphemeralPolicy": lambda tmp: ((), {}),
     "Handoff": lambda tmp: ((), {"doing": "Counting.", "next": "Count more."}),
     "HandoffPolicy": lambda tmp: ((), {}),
+    "KeepWarm": lambda tmp: ((ClaudeAgentOptions(),), {"records": tmp / "keep-warm.jsonl"}),
+    "KeepWarmPolicy": lambda tmp: ((), {}),
     "PostgresSessionStore": lambda tmp: (("postgresql://127.0.0.1:1/none",), {}),
     "PrunePolicy": lambda tmp: ((), {}),
     "PruningSessionStore": lambda tmp: ((tmp / "s.db",), {}),
@@ -98,6 +100,7 @@ VALID: dict[str, Callable[[Path], Call]] = {
     "report_hooks": lambda tmp: ((tmp / "reports",), {}),
     "spill_guard": lambda tmp: ((tmp / "spill",), {}),
     "spill_hooks": lambda tmp: ((tmp / "spill",), {}),
+    "start_guard": lambda tmp: ((), {}),
     "worker": lambda tmp: (("Counts.", "You count."), {}),
 }
 """A valid call of every public callable of `flower` that takes a user's arguments."""
@@ -118,6 +121,7 @@ INSTANCES: dict[str, Callable[[Path], Any]] = {
     "EconomyReport": lambda tmp: compute_report(Loaded("x", []), ReportOptions()),
     "EphemeralPolicy": lambda tmp: flower.EphemeralPolicy(),
     "HandoffPolicy": lambda tmp: flower.HandoffPolicy(),
+    "KeepWarm": lambda tmp: flower.KeepWarm(ClaudeAgentOptions()),
     "LoadReport": lambda tmp: flower.LoadReport(
         project_key="p", session_id="s", subpath=None, entries_in=0, entries_out=0
     ),
@@ -125,6 +129,7 @@ INSTANCES: dict[str, Callable[[Path], Any]] = {
     "Runtime": lambda tmp: flower.Runtime(tmp, configure=_refuse_to_run, check_credentials=False),
     "SqliteSessionStore": lambda tmp: flower.SqliteSessionStore(tmp / "s.db"),
     "TokenUsage": lambda tmp: flower.TokenUsage(input=1),
+    "TracingPolicy": lambda tmp: flower.TracingPolicy(),
     "Workbench": lambda tmp: flower.Workbench(tmp),
 }
 """An instance of each public class whose methods take arguments."""
@@ -135,6 +140,7 @@ METHODS: dict[str, Callable[[Path], Call]] = {
     "EphemeralPolicy.is_ephemeral": lambda tmp: (("ls",), {}),
     "HandoffPolicy.threshold": lambda tmp: ((200_000,), {}),
     "HandoffPolicy.warn_at": lambda tmp: ((200_000,), {}),
+    "KeepWarm.feed": lambda tmp: (("not a message",), {}),
     "LoadReport.of_kind": lambda tmp: (("expired",), {}),
     "PostgresSessionStore.attach_workbench": lambda tmp: ((tmp, tmp / ".flower"), {}),
     "PostgresSessionStore.follow": lambda tmp: (("s",), {"cwd": tmp}),
@@ -147,6 +153,7 @@ METHODS: dict[str, Callable[[Path], Call]] = {
     "SqliteSessionStore.holding": lambda tmp: (("s",), {}),
     "SqliteSessionStore.lease": lambda tmp: (("s",), {}),
     "TokenUsage.minus": lambda tmp: ((flower.TokenUsage(),), {}),
+    "TracingPolicy.metrics_on": lambda tmp: (({},), {}),
     "Workbench.contains": lambda tmp: ((tmp / "x",), {}),
     "Workbench.preface": lambda tmp: (("Go on.",), {}),
 }

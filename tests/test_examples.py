@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from flower.testing import hang_guard
+from tests.printed import assert_prints, docs_output
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 LIVE_EXAMPLES = ["hello_worker.py", "two_workers.py", "resume.py", "handoff.py"]
@@ -28,6 +29,7 @@ def offline(name: str) -> str:
     )
     assert done.returncode == 0, f"{name} failed:\n{done.stdout}\n{done.stderr}"
     assert_says_what_starts(name, done.stderr)
+    assert_prints(docs_output("examples.md", name), done.stdout, name)
     return done.stdout
 
 
@@ -132,6 +134,7 @@ def test_fleet_moves_a_session_to_another_machine(postgres_dsn: str) -> None:
     )
     assert done.returncode == 0, f"fleet.py failed:\n{done.stdout}\n{done.stderr}"
     assert_says_what_starts("fleet.py", done.stderr)
+    assert_prints(docs_output("examples.md", "fleet.py"), done.stdout, "fleet.py")
     out = done.stdout
     assert "machine-b/repo/.flower/spill/" in out and "machine-a/repo" not in out
     assert "machine C: refused, the session is leased by machine-b" in out

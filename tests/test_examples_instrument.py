@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from flower.testing import hang_guard
+from tests.printed import assert_prints, docs_output
 from tests.test_examples import assert_says_what_starts
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "existing_app.py"
@@ -25,6 +26,7 @@ def test_existing_app() -> None:
     )
     assert done.returncode == 0, f"existing_app.py failed:\n{done.stdout}\n{done.stderr}"
     assert_says_what_starts("existing_app.py", done.stderr)
+    assert_prints(docs_output("examples.md", "existing_app.py"), done.stdout, "existing_app.py")
     plain, flowered = done.stdout.split("with flower: ")
     assert plain.startswith(f"plain SDK  : {ANSWER}") and flowered.startswith(ANSWER)
     assert KEPT in plain and KEPT in flowered  # nothing of the app was lost

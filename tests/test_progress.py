@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import threading
 
-from flower.progress import Heartbeat
+from flower.progress import Heartbeat, Tally
 from flower.testing import hang_guard
 
 
@@ -48,3 +48,18 @@ def test_signs_of_life_hold_the_line_back() -> None:
             beat(event)  # an event of the run
         beat.say("  [01] a line of the program's own")
     assert stream.getvalue() == "app: started\n  [01] a line of the program's own\n"
+
+
+def test_a_tally_says_how_far_a_long_count_is_and_nothing_for_a_short_one() -> None:
+    stream = io.StringIO()
+    tally = Tally("sessions read", every=3600.0, stream=stream)
+    for done in range(1, 41):
+        tally(done, 40)
+    assert stream.getvalue().splitlines() == [
+        "sessions read: 1 of 40 (2 %)",
+        "sessions read: 40 of 40 (100 %)",
+    ]
+    short = io.StringIO()
+    for done in range(1, 6):
+        Tally("sessions read", stream=short)(done, 5)
+    assert short.getvalue() == ""

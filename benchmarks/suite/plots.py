@@ -71,6 +71,7 @@ def pareto(rows: Sequence[Metrics], titles: dict[str, str], path: Path) -> None:
     keys = [key for key in titles if any(r.workload == key and r.probes + r.verdicts for r in rows)]
     fig, axes = plt.subplots(1, len(keys), figsize=(3.6 * len(keys), 3.8))
     for ax, key in zip(axes, keys, strict=True):
+        stacked: dict[float, int] = {}  # labels already at a share: ties are common, stack them inwards
         for row in rows:
             if row.workload != key or ", preview" in row.strategy:
                 continue
@@ -79,9 +80,12 @@ def pareto(rows: Sequence[Metrics], titles: dict[str, str], path: Path) -> None:
             color = _style(row.strategy)[0]
             marker = "o" if row.finished else "x"
             ax.scatter(row.cost_all, share, color=color, marker=marker, s=36)
+            level = stacked[round(share, 1)] = stacked.get(round(share, 1), -1) + 1
             ax.annotate(
                 row.strategy.replace("baseline_", "").replace("flower ", "f "),
                 (row.cost_all, share),
+                xytext=(4, 2 + (-8 if share >= 50 else 8) * level),
+                textcoords="offset points",
                 fontsize=6,
             )
         ax.set_title(titles[key], fontsize=9)

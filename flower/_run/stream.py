@@ -30,6 +30,8 @@ from ..events import (
     Result,
     SubagentFinished,
     SubagentStarted,
+    TaskFinished,
+    TaskStarted,
     Text,
     ToolCall,
     ToolResult,
@@ -75,7 +77,9 @@ class Tracker:
     def __init__(self, on_event: EventHandler | None) -> None:
         self._on_event = on_event
         self._agents: dict[str, str] = {}  # Agent tool_use id -> subagent type
-        self._open_tasks: dict[str, str | None] = {}  # task id -> Agent tool_use id
+        self._open_tasks: dict[str, str | None] = {}  # task id -> the tool_use id that started it
+        self._kinds: dict[str, str] = {}  # task id -> the CLI's task_type, for a task that is not a subagent
+        self._callers: dict[str, str | None] = {}  # tool_use id -> the agent that made the call
         self._ended: dict[str, str] = {}  # task id -> terminal status seen in a task_updated patch
         self.session_id: str | None = None
         self.results: list[ResultMessage] = []
@@ -101,7 +105,7 @@ class Tracker:
 
     @property
     def pending_tasks(self) -> int:
-        """Subagents started with no sign of an end."""
+        """Tasks (subagents, background commands) started with no sign of an end."""
         return len(set(self._open_tasks) - set(self._ended))
 
     async def flush(self) -> None:
@@ -207,6 +211,7 @@ class Tracker:
                     self.texts.append(block.text)
                 await self.emit(Text(agent=agent, text=block.text))
             elif isinstance(block, ToolUseBlock):
+                self._callers[block.id] = agent
                 if agent is None:
                     self.calls.append(f"{block.name} {_brief(block.input)}")
                 if block.name in ("Agent", "Task") and agent is None:
@@ -251,8 +256,21 @@ class Tracker:
 
     async def _task_started(self, message: TaskStartedMessage) -> None:
         data = message.data
-        agent = data.get("subagent_type") or self._agents.get(message.tool_use_id or "", None)
         self._open_tasks[message.task_id] = message.tool_use_id
+        kind = _task_kind(message)
+        if kind is not None and not data.get("subagent_type") and message.tool_use_id not in self._agents:
+            self._kinds[message.task_id] = kind
+            await self.emit(
+                TaskStarted(
+                    agent=self._callers.get(message.tool_use_id or ""),
+                    task_id=message.task_id,
+                    tool_use_id=message.tool_use_id,
+                    description=message.description,
+                    kind=kind,
+                )
+            )
+            return
+        agent = data.get("subagent_type") or self._agents.get(message.tool_use_id or "", None)
         await self.emit(
             SubagentStarted(
                 agent=str(agent) if agent else None,
@@ -269,12 +287,20 @@ class Tracker:
         tool_use_id = tool_use_id or self._open_tasks[task_id]
         del self._open_tasks[task_id]
         self._ended.pop(task_id, None)
-        await self.emit(
-            SubagentFinished(
-                agent=self._agents.get(tool_use_id or ""),
-                task_id=task_id,
-                tool_use_id=tool_use_id,
-                status=status,
-                summary=summary,
-            )
-        )
+        kind = self._kinds.pop(task_id, None)
+        who = self._agents if kind is None else self._callers  # a subagent's type; who ran a command
+        ended: dict[str, Any] = {"task_id": task_id, "tool_use_id": tool_use_id, "status": status}
+        ended.update(agent=who.get(tool_use_id or ""), summary=summary)
+        await self.emit(SubagentFinished(**ended) if kind is None else TaskFinished(kind=kind, **ended))
+
+
+def _task_kind(message: TaskStartedMessage) -> str | None:
+    """The CLI's kind of a task that is not a subagent (`local_bash`...), None for a subagent's.
+
+    The CLI names it (`task_type`: `local_agent` for a subagent); a CLI that does not is taken to start
+    subagents only, as CLIs before background commands did.
+    """
+    kind = getattr(message, "task_type", None) or message.data.get("task_type")
+    if not isinstance(kind, str) or not kind or kind == "local_agent":
+        return None
+    return kind

@@ -61,10 +61,14 @@ def describe(hint: Any) -> str:
     if hint in _NAMES or origin in _NAMES:
         return _NAMES.get(hint) or _NAMES[origin]
     cls = origin or hint
+    if cls is tuple and args and Ellipsis not in args:  # a fixed shape: "a (str, AgentSpec) pair"
+        shape = "pair" if len(args) == 2 else "tuple"
+        return f"a ({', '.join(_bare(arg) for arg in args)}) {shape}"
     if isinstance(cls, type) and issubclass(cls, collections.abc.Mapping) and len(args) == 2:
         return f"a mapping of {_bare(args[0])} to {_bare(args[1])}"
     if isinstance(cls, type) and issubclass(cls, collections.abc.Iterable) and cls is not str and args:
-        return f"a sequence of {_bare(args[0])}"
+        item = _bare(args[0])
+        return f"a sequence of {item}s" if typing.get_origin(args[0]) is tuple else f"a sequence of {item}"
     return f"a {getattr(cls, '__name__', str(cls))}"
 
 
@@ -125,9 +129,9 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def refuse(owner: str, name: str, hint: Any, value: Any) -> SpecError:
-    """The error for `value` given as `name`, which must be of type `hint`."""
-    return SpecError(f"{owner}: {name} must be {describe(hint)}, got {_shown(value)}")
+def refuse(owner: str, name: str, hint: Any, value: Any, advice: str = "") -> SpecError:
+    """The error for `value` given as `name`, which must be of type `hint` (then `advice`, if any)."""
+    return SpecError(f"{owner}: {name} must be {describe(hint)}, got {_shown(value)}{advice}")
 
 
 @functools.cache
@@ -140,11 +144,29 @@ def _hints(function: Any) -> dict[str, Any]:
     return hints
 
 
-def checked(function: Callable[P, R]) -> Callable[P, R]:
+@typing.overload
+def checked(function: Callable[P, R], /) -> Callable[P, R]: ...
+
+
+@typing.overload
+def checked(*, advice: dict[str, str]) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+
+
+def checked(
+    function: Callable[P, R] | None = None, /, *, advice: dict[str, str] | None = None
+) -> Callable[P, R] | Callable[[Callable[P, R]], Callable[P, R]]:
     """Check every argument of `function` against its type hints at each call (`SpecError` naming it).
 
     For a coroutine function the check runs at the call, before the coroutine is created.
+    `@checked(advice={"workers": "..."})` adds a sentence to the refusal of an argument, for a mistake
+    worth a word more than the type (a list where names are needed).
     """
+    if function is None:
+        return functools.partial(_checked, advice=advice or {})
+    return _checked(function, advice=advice or {})
+
+
+def _checked(function: Callable[P, R], advice: dict[str, str]) -> Callable[P, R]:
     owner = function.__qualname__.removesuffix(".__init__")
     kinds = inspect.Parameter
     params = inspect.signature(function).parameters.values()
@@ -162,7 +184,7 @@ def checked(function: Callable[P, R]) -> Callable[P, R]:
         for name, value in given:
             hint = hints.get(name)
             if hint is not None and not fits(value, hint):
-                raise refuse(owner, name, hint, value)
+                raise refuse(owner, name, hint, value, advice.get(name, ""))
 
     if inspect.iscoroutinefunction(function):
 

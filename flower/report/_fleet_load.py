@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from .._errors import SpecError
 from ..stores.postgres import _files as files
 from ..stores.postgres.store import PostgresSessionStore
-from ._load import Loaded, SessionData, load_source
+from ._load import Loaded, SessionData
+from ._time import parse_time, within
+from .sources import load_source
 
-__all__ = ["FleetData", "load_fleet", "parse_time"]
+__all__ = ["FleetData", "load_fleet", "parse_time", "within"]
 
 
 @dataclass(frozen=True)
@@ -26,37 +27,6 @@ class FleetData:
 
     loaded: Loaded
     places: dict[str, list[files.Place]]
-
-
-def parse_time(value: str | datetime | None, name: str) -> datetime | None:
-    """An aware datetime from an ISO date or date-time (UTC when no zone is given)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError as exc:
-            raise SpecError(
-                f"{name} must be an ISO date or date-time (2026-11-30T08:00), got {value!r}"
-            ) from exc
-    if not isinstance(value, datetime):
-        raise SpecError(f"{name} must be a datetime or an ISO string, got {type(value).__name__}")
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
-def _stamp(text: str) -> datetime | None:
-    try:
-        return parse_time(text, "timestamp") if text else None
-    except SpecError:
-        return None
-
-
-def _within(session: SessionData, since: datetime | None, until: datetime | None) -> bool:
-    """The session was active in [since, until]: it ended after `since` and started before `until`."""
-    started, ended = _stamp(session.started), _stamp(session.ended)
-    if since is not None and (ended is None or ended < since):
-        return False
-    return not (until is not None and (started is None or started > until))
 
 
 async def load_fleet(
@@ -74,7 +44,7 @@ async def load_fleet(
     found: list[SessionData] = []
     for key in keys:
         loaded = await load_source(store, project_key=key, sessions=sessions)
-        found.extend(s for s in loaded.sessions if _within(s, since, until))
+        found.extend(s for s in loaded.sessions if within(s, since, until))
     found.sort(key=lambda s: s.started)
     ids = [s.session_id for s in found]
     async with conns.connection("reading the fleet") as conn:

@@ -1,11 +1,11 @@
-"""Reading a run back: the transcripts of a store and the workbench files beside it, without changing any.
+"""What a report reads: one session's transcripts (`SessionData`), a store's place on disk, its workbench.
 
-A source is a workspace (`<ws>/.flower/sessions.db`), its `.flower/` directory, a `.db` file, or a
+A store source is a workspace (`<ws>/.flower/sessions.db`), its `.flower/` directory, a `.db` file, or a
 `SessionStore` object. The transcripts are read through the store's public methods (`list_sessions`,
-`list_subkeys`, `load`); a rewriting layer (`rt.store`) is unwrapped to its inner store first, so the
-report sees the entries as written, never a resume's rewritten copy. The protocol has no call that lists
-projects, so for a SQLite file the project keys are read with one read-only query; for another store pass
-`project_key`.
+`list_subkeys`, `load`; `flower.report.sources` does the reading); a rewriting layer (`rt.store`) is
+unwrapped to its inner store first (`unwrap`), so the report sees the entries as written, never a resume's
+rewritten copy. The protocol has no call that lists projects, so for a SQLite file the project keys are
+read with one read-only query (`project_keys`); for another store pass `project_key`.
 """
 
 from __future__ import annotations
@@ -16,19 +16,17 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 from urllib.request import pathname2url
 
-import anyio
 from claude_agent_sdk import SessionStore
 
 from .._errors import SpecError, StoreError
 from .._util.safe_open import read_regular
 from ..spill._files import MANIFEST
-from ..stores import PruningSessionStore, SqliteSessionStore, TrimmingSessionStore
-from ..warm.records import RECORDS, read_records
+from ..stores import PruningSessionStore, TrimmingSessionStore
 
-__all__ = ["Loaded", "SessionData", "load_source"]
+__all__ = ["Loaded", "SessionData"]
 
 DB_NAME = "sessions.db"
 WORKBENCH = ".flower"
@@ -42,6 +40,8 @@ class SessionData:
     session_id: str
     main: list[dict[str, Any]]
     subagents: dict[str, list[dict[str, Any]]]
+    path: str = ""
+    """Where it was read from: the main transcript's file, or `<store>#<session id>` ('' when not told)."""
 
     @property
     def started(self) -> str:
@@ -69,11 +69,8 @@ class Loaded:
     """The rows of the workbench's `keep-warm.jsonl` of these sessions (`flower.warm.records`)."""
 
 
-def _sqlite_path(store: SessionStore) -> str | None:
-    return store.path if isinstance(store, SqliteSessionStore) else None
-
-
-def _unwrap(store: SessionStore) -> SessionStore:
+def unwrap(store: SessionStore) -> SessionStore:
+    """The store beneath any rewriting layer: the entries as written, never a resume's rewritten copy."""
     while isinstance(store, TrimmingSessionStore | PruningSessionStore):
         store = store.inner
     return store
@@ -131,79 +128,6 @@ def read_spills(workbench: Path | None) -> list[dict[str, Any]]:
         if isinstance(row, dict):
             rows.append(row)
     return rows
-
-
-async def _sessions(
-    store: SessionStore, keys: Sequence[str], only: Sequence[str] | None
-) -> list[SessionData]:
-    found: list[SessionData] = []
-    for project_key in keys:
-        for listed in await store.list_sessions(project_key):
-            session_id = listed["session_id"]
-            if only is not None and session_id not in only:
-                continue
-            key = {"project_key": project_key, "session_id": session_id}
-            main = await store.load(cast(Any, key)) or []
-            subagents: dict[str, list[dict[str, Any]]] = {}
-            try:
-                subpaths = await store.list_subkeys(cast(Any, key))
-            except NotImplementedError:
-                subpaths = []
-            for subpath in subpaths:
-                entries = await store.load(cast(Any, {**key, "subpath": subpath}))
-                subagents[subpath] = cast(list[dict[str, Any]], entries or [])
-            found.append(SessionData(project_key, session_id, cast(list[dict[str, Any]], main), subagents))
-    found.sort(key=lambda s: s.started)
-    return found
-
-
-async def load_source(
-    source: str | os.PathLike[str] | SessionStore,
-    *,
-    project_key: str | None = None,
-    sessions: Sequence[str] | None = None,
-    workbench: str | os.PathLike[str] | None = None,
-) -> Loaded:
-    """Read every session of `source` (or of `project_key`, or only `sessions`), oldest first."""
-    if project_key is not None and not project_key:
-        raise SpecError("project_key must be a non-empty str or None, got ''")
-    if sessions is not None and isinstance(sessions, str):
-        raise SpecError(f"sessions must be a list of session ids, not the str {sessions!r:.80}")
-    bench = Path(workbench) if workbench is not None else None
-    owned: SqliteSessionStore | None = None
-    if isinstance(source, str | os.PathLike):
-        db, found_bench = await anyio.to_thread.run_sync(resolve_path, source)
-        bench = bench or found_bench
-        owned = SqliteSessionStore(db)
-        store: SessionStore = owned
-        label = str(source)
-    elif callable(getattr(source, "load", None)) and callable(getattr(source, "list_sessions", None)):
-        store = _unwrap(source)
-        label = repr(store)
-    else:
-        raise SpecError(
-            "a report reads a workspace, a .flower directory, a .db file or a SessionStore, "
-            f"got {source!r:.80}"
-        )
-    try:
-        if project_key is not None:
-            keys: list[str] = [project_key]
-        else:
-            path = _sqlite_path(store)
-            if path is None:
-                raise SpecError(f"{label}: give project_key= (a store lists no projects by itself)")
-            keys = await anyio.to_thread.run_sync(project_keys, path)
-        found = await _sessions(store, keys, sessions)
-    finally:
-        if owned is not None:
-            await owned.aclose()
-    spills = await anyio.to_thread.run_sync(read_spills, bench)
-    pings = (
-        await anyio.to_thread.run_sync(read_records, bench / RECORDS, [s.session_id for s in found])
-        if bench is not None
-        else []
-    )
-    return Loaded(label, found, spills, str(bench) if bench is not None else None, pings)
 
 
 def spills_of(rows: Sequence[Mapping[str, Any]], session_ids: Sequence[str]) -> list[Mapping[str, Any]]:

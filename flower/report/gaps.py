@@ -25,7 +25,7 @@ from typing import Any
 from .._util.content import text_of
 from . import metrics as m
 
-__all__ = ["Runs", "output_note", "runs_note", "subagent_runs"]
+__all__ = ["Runs", "output_counts_note", "output_note", "runs_note", "subagent_runs"]
 
 _DELEGATIONS = ("Agent", "Task")
 _AGENT_ID = re.compile(r"^agentId: (\w+)", re.MULTILINE)
@@ -114,12 +114,21 @@ def runs_note(from_calls: int) -> str | None:
 def output_note(replies: Sequence[m.Message]) -> str | None:
     """The report's note on replies whose output was recorded mid-stream (None when there are none)."""
     counted = [reply for reply in replies if reply.mid_stream]
+    return output_counts_note(
+        len(counted),
+        len(replies),
+        sum(reply.recorded_output for reply in counted),
+        sum(reply.usage.output for reply in counted),
+    )
+
+
+def output_counts_note(counted: int, replies: int, recorded: int, derived: int) -> str | None:
+    """`output_note` from its counts: `counted` of `replies` had their output counted from their content,
+    `recorded` tokens as written, `derived` as counted (None when `counted` is 0)."""
     if not counted:
         return None
-    recorded = sum(reply.recorded_output for reply in counted)
-    derived = sum(reply.usage.output for reply in counted)
     return (
-        f"output tokens: {len(counted)} of {len(replies)} replies have no stop_reason on any entry (the "
+        f"output tokens: {counted} of {replies} replies have no stop_reason on any entry (the "
         "CLI that wrote them recorded each reply's output count as its stream started, not its final "
         f"count): {recorded:,} tokens recorded, "
         f"{derived:,} counted from their content at {m.OUTPUT_CHARS_PER_TOKEN} characters a token; a lower "

@@ -48,6 +48,7 @@ __all__ = [
     "Message",
     "ScriptActivity",
     "api_error_count",
+    "block_chars",
     "body_chars",
     "denial_count",
     "hit_rate",
@@ -190,7 +191,9 @@ def _text_of(content: object) -> str:
     return ""
 
 
-def _block_chars(block: Mapping[str, Any]) -> int:
+def block_chars(block: Mapping[str, Any]) -> int:
+    """Characters of one content block as `body_chars` counts them (text, thinking, tool input as
+    compact JSON, a tool result's text)."""
     kind = block.get("type")
     if kind == "text":
         return len(str(block.get("text", "")))
@@ -214,7 +217,7 @@ def body_chars(entries: Iterable[Entry]) -> int:
         if isinstance(content, str):
             total += len(content)
         else:
-            total += sum(_block_chars(block) for block in _blocks(entry))
+            total += sum(block_chars(block) for block in _blocks(entry))
     return total
 
 

@@ -37,9 +37,11 @@ __all__ = [
     "Spilled",
     "append_manifest",
     "copy_file",
+    "file_name",
     "label_of",
     "manifest_row",
     "quoted",
+    "spilled_as",
     "write_text",
 ]
 
@@ -78,6 +80,21 @@ def label_of(tool_name: str) -> str:
     """A short file-name-safe label for a tool name: `Bash` -> `bash`, `mcp__srv__x` -> `mcp-srv-x`."""
     label = _LABEL_RE.sub("-", tool_name.lower()).strip("-")[:24].strip("-")
     return label or "tool"
+
+
+def file_name(digest: str, label: str) -> str:
+    """The content-addressed name of a spilled text: `<sha256[:16]>-<label>.txt`."""
+    return f"{digest[:16]}-{label}.txt"
+
+
+def spilled_as(directory: Path, text: str, label: str, *, tail: int = 0) -> Spilled:
+    """What `write_text` would return for `text`, computed without writing anything (`created` False):
+    the file's path, its hash and sizes, the tail. A replay that sizes the pointer flower would have
+    written uses it (`flower report --what-if`)."""
+    data = text.encode("utf-8", errors="surrogatepass")
+    digest = hashlib.sha256(data).hexdigest()
+    path = directory / file_name(digest, label)
+    return Spilled(path, digest, len(text), len(data), text[-tail:] if tail > 0 else "", False)
 
 
 def write_text(directory: Path, text: str, label: str, *, tail: int = 0) -> Spilled:
@@ -174,7 +191,7 @@ def _open_temp(directory: Path) -> tuple[Path, int]:
 
 def _settle(directory: Path, temp: Path, digest: str, label: str, size: int) -> tuple[Path, bool]:
     """Give the temp file its content-addressed name; keep an identical file that is already there."""
-    final = directory / f"{digest[:16]}-{label}.txt"
+    final = directory / file_name(digest, label)
     try:
         existing = os.lstat(final)
     except FileNotFoundError:

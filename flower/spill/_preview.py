@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from ._files import Spilled, quoted
-from ._shape import Candidate
+from ._shape import Candidate, FieldPath
 from .policy import SpillPolicy
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "START_LINE",
     "lines_preview",
     "pointer_line",
+    "preview_for",
     "read_preview",
     "read_start",
     "text_preview",
@@ -95,6 +96,28 @@ def lines_preview(
     if last:
         shown += items[len(items) - last :]
     return shown
+
+
+def preview_for(
+    tool: str,
+    output: object,
+    candidate: Candidate,
+    value: str | list[str],
+    spilled: Spilled,
+    policy: SpillPolicy,
+) -> dict[FieldPath, object]:
+    """What replaces one spilled part of `output`: its path mapped to the pointer and preview (a list's
+    lines, a Read's numbered first lines, else head and tail), and for a Read past line 1 its `startLine`
+    set one lower so the lines keep their numbers (`read_preview`)."""
+    if isinstance(value, list):
+        return {candidate.path: lines_preview(value, spilled, tool, candidate, policy)}
+    start = read_start(tool, output, candidate)
+    if start is not None:
+        return {
+            candidate.path: read_preview(value, spilled, tool, candidate, policy, start),
+            START_LINE: start - 1,
+        }
+    return {candidate.path: text_preview(value, spilled, tool, candidate, policy)}
 
 
 def _fit(items: list[str], budget: int) -> int:

@@ -39,7 +39,7 @@ from .._util.check import checked
 from .._util.private_dirs import make_private_dirs
 from ..workbench.bench import Workbench, safe_directory
 from ._files import Spilled, append_manifest, copy_file, label_of, write_text
-from ._preview import START_LINE, lines_preview, read_preview, read_start, text_preview
+from ._preview import preview_for
 from ._shape import Candidate, FieldPath, find_candidates, get_at, replace_at
 from .policy import SpillPolicy
 
@@ -216,19 +216,13 @@ def _spill(
         source = "output"
         if isinstance(value, list):
             spilled = write_text(spill_dir, "\n".join(value), label, tail=policy.tail)
-            replacements[candidate.path] = lines_preview(value, spilled, tool, candidate, policy)
         elif isinstance(value, str):
             spilled, source = _text_source(output, candidate, value, spill_dir, label, policy)
             if source == "persisted":
                 drop = _PERSISTED
-            start = read_start(tool, output, candidate)
-            if start is not None:
-                replacements[candidate.path] = read_preview(value, spilled, tool, candidate, policy, start)
-                replacements[START_LINE] = start - 1
-            else:
-                replacements[candidate.path] = text_preview(value, spilled, tool, candidate, policy)
         else:
             raise TypeError(f"{candidate.field} is neither a str nor a list")
+        replacements.update(preview_for(tool, output, candidate, value, spilled, policy))
         append_manifest(
             spill_dir,
             {

@@ -12,7 +12,9 @@ Every wait of the harness is a hang guard (`flower.testing.hang_guard()`: 10 min
 `FLOWER_TEST_HANG_GUARD` seconds), never a speed check. The plugin gives the SDK's own 60 s wait for a
 starting CLI to answer (`CLAUDE_CODE_STREAM_CLOSE_TIMEOUT`, read from the test process's environment) the
 same bound, unless that variable is set already: on a busy machine the CLI's cold start alone can take a
-minute.
+minute. With pytest-asyncio installed and `asyncio_default_fixture_loop_scope` left unset, it sets that
+option to `function` (the default pytest-asyncio announces), so a first test needs no configuration and
+prints no warning; a value the project chose is left alone.
 
 Example::
 
@@ -42,12 +44,32 @@ _PASSED = pytest.StashKey[bool]()
 _FIXTURES = frozenset({"scripted_model", "workspace"})
 # milliseconds; the SDK reads it from os.environ in query() and ClaudeSDKClient.connect() (default 60 s)
 _SDK_START_TIMEOUT = "CLAUDE_CODE_STREAM_CLOSE_TIMEOUT"
+_ASYNCIO_LOOP_SCOPE = "asyncio_default_fixture_loop_scope"
 
 
-@pytest.hookimpl
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Bound the SDK's wait for a starting CLI by the hang guard (unless the variable is set already)."""
+    """Bound the SDK's wait for a starting CLI by the hang guard (unless the variable is set already);
+    answer pytest-asyncio's question about its fixtures' loop scope when the project did not."""
     os.environ.setdefault(_SDK_START_TIMEOUT, str(int(hang_guard() * 1000)))
+    _settle_asyncio_loop_scope(config)
+
+
+def _settle_asyncio_loop_scope(config: pytest.Config) -> None:
+    """pytest-asyncio (installed, say, with a project's own dev tools) warns in every project that leaves
+    `asyncio_default_fixture_loop_scope` unset, though the tests of this plugin need none of it: set it to
+    `function`, the default pytest-asyncio announces, before pytest-asyncio reads it (this hook runs first).
+    A value the project set, in its configuration or with `-o`, is left alone."""
+    if not config.pluginmanager.hasplugin("asyncio"):
+        return
+    try:
+        if config.getini(_ASYNCIO_LOOP_SCOPE):
+            return
+    except ValueError:  # a pytest-asyncio without this option
+        return
+    cache = getattr(config, "_inicache", None)  # what getini() returns from; pytest has no public setter
+    if isinstance(cache, dict):
+        cache[_ASYNCIO_LOOP_SCOPE] = "function"
 
 
 @pytest.hookimpl

@@ -9,9 +9,10 @@
           chat … / execute_tool …    the worker's replies and calls
       …
 
-A background worker's span hangs under the Agent call that launched it, and outlives it. A handoff's
-sessions all belong to the run: their spans sit under the same root, each with its own
-`gen_ai.conversation.id`.
+A background worker's span hangs under the Agent call that launched it, and outlives it. Every span
+carries the session's id as its `gen_ai.conversation.id` (and OpenInference's `session.id`), a worker's
+too: a worker is part of the session that delegated to it (its own id is `gen_ai.agent.id`). A handoff's
+sessions all belong to the run: their spans sit under the same root, each with its own session's id.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..result import StepResult
 from ..usage import TokenUsage
 from . import _names as n
 from ._entries import Entry, blocks, messages_json, string_content
+from ._messages import text_io
 from ._spans import AttrValue, SpanEvent, SpanSpec, ThreadSpans, Where, thread_spans, usage_attributes
 
 ROOT = "run"
@@ -76,7 +78,7 @@ def build_run_spans(run: RunRecord) -> list[SpanSpec]:
         main_totals.usage = main_totals.usage + thread.usage
         main_totals.cost += thread.cost
         model = model or thread.model
-        _delegations(run, thread, by_tool, spills, specs, worker_totals, depth=1)
+        _delegations(run, thread, session_id, by_tool, spills, specs, worker_totals, depth=1)
     root = _root(run, specs, main_totals, worker_totals, model, spills)
     return [root, *specs, *_pings(run)]
 
@@ -118,6 +120,7 @@ def _workers_by_tool(workers: Mapping[str, Sequence[Entry]]) -> dict[str, str]:
 def _delegations(
     run: RunRecord,
     caller: ThreadSpans,
+    session_id: str,
     by_tool: Mapping[str, str],
     spills: Mapping[str, Mapping[str, object]],
     specs: list[SpanSpec],
@@ -132,7 +135,7 @@ def _delegations(
         name = call.subagent_type or _agent_type(entries) or "subagent"
         parent = call.key if run.requests else ROOT
         key = f"agent:{agent_id}"
-        thread = thread_spans(entries, Where(key, name, agent_id, spills, run.content, run.requests))
+        thread = thread_spans(entries, Where(key, name, session_id, spills, run.content, run.requests))
         totals.usage = totals.usage + thread.usage
         totals.cost += thread.cost
         totals.delegations += 1
@@ -141,7 +144,10 @@ def _delegations(
             n.OPERATION: n.INVOKE_AGENT,
             n.PROVIDER_NAME: n.PROVIDER,
             n.AGENT_NAME: name,
-            n.CONVERSATION: agent_id,
+            n.AGENT_ID: agent_id,
+            n.CONVERSATION: session_id,
+            n.OI_KIND: "AGENT",
+            n.OI_SESSION: session_id,
             n.REQUEST_MODEL: thread.model,
             **usage_attributes(thread.usage),
             n.COST: thread.cost,
@@ -166,7 +172,7 @@ def _delegations(
         name_span = f"{n.INVOKE_AGENT} {name}"
         specs.append(SpanSpec(key, parent, name_span, "INTERNAL", start, max(end, start), attrs, error))
         specs.extend(thread.specs)
-        _delegations(run, thread, by_tool, spills, specs, totals, depth + 1)
+        _delegations(run, thread, session_id, by_tool, spills, specs, totals, depth + 1)
 
 
 def _agent_type(entries: Sequence[Entry]) -> str:
@@ -209,11 +215,14 @@ def _root(
         }
     spilled = [spills[c] for c in sorted(calls) if c in spills]
     last_session = run.sessions[-1][0] if run.sessions else ""
+    session = (result.session_id if result is not None else None) or last_session
     attrs: dict[str, AttrValue] = {
         n.OPERATION: n.INVOKE_AGENT,
         n.PROVIDER_NAME: n.PROVIDER,
         n.AGENT_NAME: run.agent,
-        n.CONVERSATION: (result.session_id if result is not None else None) or last_session,
+        n.CONVERSATION: session,
+        n.OI_KIND: "AGENT",
+        n.OI_SESSION: session,
         n.REQUEST_MODEL: model,
         **usage_attributes(usage),
         n.COST: cost,
@@ -242,12 +251,19 @@ def _root(
             error = (result.error or "the run failed")[:500]
         if run.content and result.text:
             attrs[n.OUTPUT_MESSAGES] = messages_json("assistant", [{"type": "text", "content": result.text}])
+            attrs.update(text_io(None, result.text))
     else:
         attrs[n.HANDOFFS] = max(0, len(run.sessions) - 1)
     if run.content:
         prompt = next((string_content(e) for _, es in run.sessions for e in es if _is_prompt(e)), None)
         if prompt:
             attrs[n.INPUT_MESSAGES] = messages_json("user", [{"type": "text", "content": prompt}])
+            attrs.update(text_io(prompt, None))
+        if result is None:  # after the fact: the run's last reply is its answer
+            answer = _last_text(run)
+            if answer:
+                attrs[n.OUTPUT_MESSAGES] = messages_json("assistant", [{"type": "text", "content": answer}])
+                attrs.update(text_io(None, answer))
     attrs.update(_store_attributes(run.events))
     errors = [e for _, e in run.events if isinstance(e, ApiError)]
     if errors:
@@ -256,6 +272,18 @@ def _root(
     return SpanSpec(
         ROOT, None, name, "INTERNAL", run.start_ns, max(run.end_ns, run.start_ns), attrs, error, _events(run)
     )
+
+
+def _last_text(run: RunRecord) -> str:
+    """The text of the main thread's last reply that has some (the run's answer)."""
+    for _, entries in reversed(run.sessions):
+        for entry in reversed(entries):
+            if entry.get("type") != "assistant":
+                continue
+            texts = [str(b.get("text")) for b in blocks(entry) if b.get("type") == "text" and "text" in b]
+            if texts:
+                return "\n".join(texts)
+    return ""
 
 
 def _is_prompt(entry: Entry) -> bool:
@@ -269,7 +297,7 @@ def _is_prompt(entry: Entry) -> bool:
 def _denials(run: RunRecord, specs: Sequence[SpanSpec]) -> list[str]:
     if run.result is not None:
         return list(run.result.denials)
-    return [str(s.attributes.get(n.TOOL_NAME)) for s in specs if s.attributes.get(n.TOOL_DENIED) is True]
+    return [str(s.attributes.get(n.TOOL_NAME)) for s in specs if s.attributes.get(n.DENIED) is True]
 
 
 def _store_attributes(events: Sequence[tuple[int, Event]]) -> dict[str, AttrValue]:

@@ -1,13 +1,15 @@
-"""A `Runtime` run as spans, live: its root span current while the CLI runs, the rest built at its end.
+"""A `Runtime` run as spans, live: its root span current while the CLI runs, each reply and tool call a
+span as soon as it ended, the root and the delegations at the run's end.
 
 The root `invoke_agent` span starts with the run, as a child of the span current in the app, and is
 the current span while the step runs: the SDK passes it to every CLI process of the step (`TRACEPARENT`),
 so the CLI's own spans, when its telemetry is on, land under it. The run's transcripts reach flower
-as the SDK mirrors them into the store (a tap on the store layer keeps slim copies); at the end of the
-run they become the chat, tool and delegation spans, with their own times, under the root, and the
-root gets `StepResult`'s figures. Building, emitting and flushing happen in a worker thread the run
-waits for at most `TracingPolicy.flush_timeout`; whatever goes wrong is logged and reported as a
-`TracingWarning` event, never raised.
+as the SDK mirrors them into the store (a tap on the store layer keeps slim copies); while the run goes,
+each chat and execute_tool span is made and ended as soon as its transcript shows it ended
+(`_ongoing.Ongoing`), so the exporter sends it within a second. At the end the tree is completed (the
+delegations, what was still open) and the root gets `StepResult`'s figures. The end's building,
+emitting and flushing happen in a worker thread the run waits for at most `TracingPolicy.flush_timeout`;
+whatever goes wrong is logged and reported as a `TracingWarning` event, never raised.
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from .._util.safe_open import read_regular
-from ..events import Event, TracingWarning
+from ..events import Event, SubagentStarted, TracingWarning
 from ..result import StepResult
 from ..spill._files import MANIFEST, manifest_row
 from . import _names as n
 from ._build import ROOT, RunRecord, build_run_spans
 from ._emit import context_of, decorate, emit
 from ._entries import slim
+from ._ongoing import Ongoing
 from ._providers import Telemetry, telemetry
 from .policy import TracingPolicy
 
@@ -48,15 +51,18 @@ class Tap:
         self.content = content
         self.main: dict[str, list[dict[str, Any]]] = {}
         self.workers: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.ongoing: Ongoing | None = None
+        """Also hands each new entry to the run's live spans."""
         self._seen: set[tuple[str, str, str]] = set()
         self._lock = threading.Lock()
 
     def __call__(self, key: Mapping[str, Any], entries: Sequence[Any]) -> None:
         session = str(key.get("session_id") or "")
         subpath = key.get("subpath")
+        agent = str(subpath).rsplit("/", 1)[-1].removeprefix("agent-") if subpath else ""
+        fresh: list[dict[str, Any]] = []
         with self._lock:
-            if subpath:
-                agent = str(subpath).rsplit("/", 1)[-1].removeprefix("agent-")
+            if agent:
                 target = self.workers.setdefault((session, agent), [])
             else:
                 target = self.main.setdefault(session, [])
@@ -69,7 +75,10 @@ class Tap:
                     if seen in self._seen:
                         continue
                     self._seen.add(seen)
-                target.append(slim(entry, self.content))
+                fresh.append(slim(entry, self.content))
+            target.extend(fresh)
+            if self.ongoing is not None and fresh:
+                self.ongoing.feed(session, agent, fresh)
 
     def session(self, session_id: str) -> list[dict[str, Any]]:
         with self._lock:
@@ -113,6 +122,9 @@ class LiveRun:
 
         def handler(event: Event) -> Awaitable[None] | None:
             self._events.append((time.time_ns(), event))
+            ongoing = self._tap.ongoing
+            if ongoing is not None and isinstance(event, SubagentStarted):
+                ongoing.started(event.task_id, event.tool_use_id, event.agent)
             return on_event(event) if on_event is not None else None
 
         return handler
@@ -129,6 +141,16 @@ class LiveRun:
             attributes=attributes,
             start_time=self._start,
         )
+        if self.requests:  # else the CLI traces its requests and tools itself
+            spill_dir = getattr(self._store, "spill_dir", None)
+            self._tap.ongoing = Ongoing(
+                self._telemetry.tracer,
+                root,
+                self.agent,
+                self.policy.content,
+                lambda sessions: read_spills(spill_dir, sessions),
+                spill_dir,
+            )
         self._store.taps.append(self._tap)
         with trace.use_span(root, end_on_exit=False, record_exception=False, set_status_on_exception=False):
             yield
@@ -138,11 +160,15 @@ class LiveRun:
             self._store.taps.remove(self._tap)
 
     def abandon(self, why: str) -> None:
-        """The run raised: end the root span as failed (its children are not built)."""
+        """The run raised: end the root span as failed (the spans already ended stay; nothing more is
+        built)."""
         self._detach()
         if self._root is None:
             return
         try:
+            ongoing = self._tap.ongoing
+            if ongoing is not None:
+                threading.Thread(target=ongoing.settle_now, name="flower-tracing-end", daemon=True).start()
             self._root.set_status(Status(StatusCode.ERROR, why[:500]))
             self._root.set_attribute(n.ERROR_TYPE, "run_raised")
             self._root.end()
@@ -185,7 +211,12 @@ class LiveRun:
         found = self._telemetry
         before = found.watch.failures
         decorate(self._root, specs[0])
-        emit(specs[1:], found.tracer, {ROOT: context_of(self._root)}, flush=found.drain)
+        ongoing = self._tap.ongoing
+        if ongoing is not None:
+            ongoing.close()  # what the run's last appends ended, then the rest of the tree
+            ongoing.settle(specs[1:], flush=found.drain)
+        else:
+            emit(specs[1:], found.tracer, {ROOT: context_of(self._root)}, flush=found.drain)
         self._root.end(end_time=record.end_ns)
         if found.instruments is not None:
             found.instruments.record(specs)

@@ -6,6 +6,10 @@ incubating (private module, Development status) and lag the conventions (no `cac
 Cache writes go out under both names the conventions have used, `gen_ai.usage.cache_creation.input_tokens`
 and its successor `gen_ai.usage.cache_write.input_tokens` (the one the Claude Code CLI writes), until the
 backends settle on one.
+
+Beside them, the OpenInference names Arize Phoenix (and other UIs built on OpenInference) read to show a
+span's kind, its session, its model call's messages and a tool's input and output: the same values
+under a second name, so a run reads the same in either kind of backend.
 """
 
 from __future__ import annotations
@@ -71,7 +75,11 @@ BACKGROUND: Final = "flower.delegation.background"
 STATUS: Final = "flower.delegation.status"
 MANDATE_CHARS: Final = "flower.delegation.mandate_chars"
 REPORT_CHARS: Final = "flower.delegation.report_chars"
-TOOL_DENIED: Final = "flower.tool.denied"
+DENIED: Final = "flower.denied"
+"""A call the wall or a permission rule refused: an attribute of its `execute_tool` span and an event on
+it, never an error status (a denial is the wall doing its job)."""
+DENIAL_REASON_CHARS: Final = "flower.denied.reason_chars"
+DENIAL_REASON: Final = "flower.denied.reason"
 TOOL_REFUSED: Final = "flower.tool.refused"
 RESULT_CHARS: Final = "flower.tool.result_chars"
 REQUEST_ID: Final = "flower.request.id"
@@ -80,3 +88,22 @@ KEEP_WARM: Final = "flower.keep_warm"
 """True on a keep-warm ping's chat span (`flower.warm`)."""
 KEEP_WARM_NUMBER: Final = "flower.keep_warm.number"
 KEEP_WARM_WAITED: Final = "flower.keep_warm.waited_s"
+
+# -- OpenInference (Arize Phoenix) ---------------------------------------------------------------------------
+OI_KIND: Final = "openinference.span.kind"
+OI_SESSION: Final = "session.id"
+OI_MODEL: Final = "llm.model_name"
+OI_PROVIDER: Final = "llm.provider"
+OI_SYSTEM: Final = "llm.system"
+OI_PROMPT_TOKENS: Final = "llm.token_count.prompt"
+OI_COMPLETION_TOKENS: Final = "llm.token_count.completion"
+OI_TOTAL_TOKENS: Final = "llm.token_count.total"
+OI_CACHE_READ: Final = "llm.token_count.prompt_details.cache_read"
+OI_CACHE_WRITE: Final = "llm.token_count.prompt_details.cache_write"
+OI_INPUT: Final = "input.value"
+OI_INPUT_MIME: Final = "input.mime_type"
+OI_OUTPUT: Final = "output.value"
+OI_OUTPUT_MIME: Final = "output.mime_type"
+OI_INPUT_MESSAGES: Final = "llm.input_messages"
+OI_OUTPUT_MESSAGES: Final = "llm.output_messages"
+OI_TOOL_NAME: Final = "tool.name"

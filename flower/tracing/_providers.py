@@ -3,8 +3,9 @@ endpoint and process.
 
 The app's providers are used when the policy names no endpoint and the app set a tracer provider
 globally; flower never shuts them down, and flushes them only between batches of a long run's spans.
-Otherwise flower builds a `TracerProvider` (batch processor) and a `MeterProvider` (a reader flushed at
-each run's end, never on a schedule) whose exporters it watches, so that a failed export is known to
+Otherwise flower builds a `TracerProvider` (a batch processor that sends every half second, so spans
+leave as they end) and, when metrics are configured, a `MeterProvider` (a reader flushed at each run's
+end, never on a schedule) whose exporters it watches, so that a failed export is known to
 the run: logged and reported as a `TracingWarning`, never raised. Their resource is
 `service.name=flower` unless `OTEL_SERVICE_NAME` or `OTEL_RESOURCE_ATTRIBUTES` say otherwise; the
 exporters read the other `OTEL_EXPORTER_OTLP_*` variables (headers, timeout, compression) themselves.
@@ -13,7 +14,6 @@ exporters read the other `OTEL_EXPORTER_OTLP_*` variables (headers, timeout, com
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,13 +36,16 @@ from opentelemetry.trace import ProxyTracerProvider, Tracer
 
 from .._version import __version__
 from ._metrics import Instruments
-from .policy import TracingPolicy
+from .policy import TracingPolicy, signal_url
 
 SCOPE = "flower"
 # No periodic export: each run's end flushes its metrics, and nothing is left to send at exit (a
 # periodic reader exports once more when the process ends, which waits out the exporter's retries
 # when the endpoint is gone).
 _METRIC_INTERVAL_MS = math.inf
+LIVE_DELAY_MS = 500
+"""How long an ended span waits in the batch before it is sent (the SDK's default is 5 s): a span leaves
+about half a second after it ends, so a long run shows in the backend as it goes."""
 
 
 class Watch:
@@ -154,17 +157,29 @@ def resource() -> Resource:
 
 
 def span_exporter(endpoint: str | None, watch: Watch) -> WatchedSpans:
-    """OTLP/HTTP spans to `endpoint` (a base URL), or where the `OTEL_*` variables say."""
-    url = f"{endpoint.rstrip('/')}/v1/traces" if endpoint else None
+    """OTLP/HTTP spans to `endpoint` (a base URL, or a traces URL as given), or where the `OTEL_*`
+    variables say (the SDK's exporter reads them: the traces endpoint as given, the generic one plus
+    `/v1/traces`)."""
+    url = signal_url(endpoint, "traces") if endpoint else None
     return WatchedSpans(OTLPSpanExporter(endpoint=url), watch)
+
+
+def _app_meter() -> bool:
+    """The app set a meter provider of its own. Unset, the API returns a proxy that records nothing
+    until one is set; its class is private, hence the name."""
+    provider = metrics.get_meter_provider()
+    return (
+        not isinstance(provider, metrics.NoOpMeterProvider)
+        and type(provider).__name__ != "_ProxyMeterProvider"
+    )
 
 
 def telemetry(policy: TracingPolicy) -> Telemetry:
     """The tracer and instruments `policy` writes to (built once per endpoint and process)."""
-    with_metrics = policy.metrics and os.environ.get("OTEL_METRICS_EXPORTER", "").strip().lower() != "none"
     if policy.endpoint is None and not isinstance(trace.get_tracer_provider(), ProxyTracerProvider):
-        meter = metrics.get_meter(SCOPE, __version__) if with_metrics else None
+        meter = metrics.get_meter(SCOPE, __version__) if policy.metrics_on(app_meter=_app_meter()) else None
         return Telemetry(trace.get_tracer(SCOPE, __version__), Instruments(meter) if meter else None)
+    with_metrics = policy.metrics_on()
     with _lock:
         key = (policy.endpoint, with_metrics)
         found = _built.get(key)
@@ -177,12 +192,14 @@ def _build(endpoint: str | None, with_metrics: bool) -> Telemetry:
     watch = Watch()
     tracer_provider = TracerProvider(resource=resource())
     tracer_provider.add_span_processor(
-        BatchSpanProcessor(span_exporter(endpoint, watch), max_queue_size=4096)
+        BatchSpanProcessor(
+            span_exporter(endpoint, watch), max_queue_size=4096, schedule_delay_millis=LIVE_DELAY_MS
+        )
     )
     meter_provider = None
     instruments = None
     if with_metrics:
-        url = f"{endpoint.rstrip('/')}/v1/metrics" if endpoint else None
+        url = signal_url(endpoint, "metrics") if endpoint else None
         exporter = WatchedMetrics(OTLPMetricExporter(endpoint=url), watch)
         reader = PeriodicExportingMetricReader(exporter, export_interval_millis=_METRIC_INTERVAL_MS)
         meter_provider = MeterProvider(resource=resource(), metric_readers=[reader])

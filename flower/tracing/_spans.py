@@ -5,6 +5,11 @@ every assistant entry sharing a `message.id`; the CLI repeats the reply's whole 
 2.1.332 writes the final figures; older CLIs wrote the stream's start values, so output may read low
 there). A reply's span runs from the entry that preceded it (the prompt, a tool result) to its last
 entry; a tool's, from the entry holding its `tool_use` to the one holding its result.
+
+`ThreadReader` reads a transcript entry by entry and gives each span as soon as the transcript shows it
+ended (a reply once the next reply begins, since the transcript marks no end of a reply and a reply's
+entries may come between its calls' results; a tool call once its result is there), which is how a live
+run exports them while it goes; `thread_spans` reads a whole transcript at once.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from typing import Any, Literal, TypeAlias
 from ..cost import price
 from ..usage import TokenUsage
 from . import _names as n
-from ._entries import Entry, blocks, cut, messages_json, ns
+from ._entries import Entry, blocks, cut, ns
+from ._messages import chat_content, input_messages, output_message, text_io
 
 AttrValue: TypeAlias = str | bool | int | float | Sequence[str] | Sequence[int] | Sequence[float]
 AGENT_TOOLS = ("Agent", "Task")
@@ -99,6 +105,8 @@ class _Reply:
     model: str
     start_ns: int
     entries: list[Entry] = field(default_factory=list)
+    inputs: list[Entry] = field(default_factory=list)
+    """The entries the reply answers (the prompt, the tool results since the previous reply)."""
 
 
 @dataclass(frozen=True)
@@ -114,13 +122,45 @@ class Where:
     """Emit chat and tool spans (False when the CLI's own spans describe them)."""
 
 
-def thread_spans(entries: Sequence[Entry], where: Where) -> ThreadSpans:
-    """The chat and execute_tool spans of one transcript (main thread or a worker), under `where.parent`."""
-    out = ThreadSpans()
-    replies: dict[str, _Reply] = {}
-    pending: dict[str, tuple[Mapping[str, Any], int]] = {}  # tool_use id -> (block, start)
-    last_input: int | None = None
-    for index, entry in enumerate(entries):
+class ThreadReader:
+    """One transcript, read entry by entry: `feed()` returns the spans an entry ended, `close()` the rest."""
+
+    def __init__(self, where: Where) -> None:
+        self.where = where
+        self.out = ThreadSpans()
+        self._reply: _Reply | None = None  # the latest reply: it ends when something else follows it
+        self._pending: dict[str, tuple[Mapping[str, Any], int]] = {}  # tool_use id -> (block, start)
+        self._last_input: int | None = None
+        self._inputs: list[Entry] = []  # with content: what the next reply answers
+        self._ended: set[str] = set()
+        self._count = 0
+
+    def feed(self, entry: Entry) -> list[SpanSpec]:
+        """The spans `entry` ended (in order), after reading it."""
+        before = len(self.out.specs)
+        self._read(entry)
+        return self.out.specs[before:]
+
+    def close(self) -> list[SpanSpec]:
+        """The spans still open at the end: the last reply, and calls without a result (the run ended)."""
+        before = len(self.out.specs)
+        self._end_reply()
+        for block, start in self._pending.values():
+            _tool(self.out, self.where, block, None, None, start, start)
+            if self.where.requests:
+                self.out.specs[-1] = _unfinished(self.out.specs[-1])
+        self._pending.clear()
+        return self.out.specs[before:]
+
+    def _end_reply(self) -> None:
+        if self._reply is not None:
+            _chat(self.out, self.where, self._reply)
+            self._ended.add(self._reply.message_id)  # a late entry of it is not a second reply
+            self._reply = None
+
+    def _read(self, entry: Entry) -> None:
+        index, self._count = self._count, self._count + 1
+        out, where = self.out, self.where
         stamp = ns(entry.get("timestamp"))
         if stamp is not None:
             out.first_ns = stamp if out.first_ns is None else min(out.first_ns, stamp)
@@ -129,33 +169,42 @@ def thread_spans(entries: Sequence[Entry], where: Where) -> ThreadSpans:
         message = entry.get("message")
         if kind == "assistant" and isinstance(message, Mapping):
             if entry.get("isApiErrorMessage") is True or message.get("model") == "<synthetic>":
-                continue
+                return
             ident = str(message.get("id") or entry.get("uuid") or f"#{index}")
-            reply = replies.get(ident)
-            if reply is None:
-                start = last_input if last_input is not None else stamp or 0
-                reply = replies[ident] = _Reply(ident, str(message.get("model") or ""), start)
-            reply.entries.append(entry)
+            if (self._reply is None or self._reply.message_id != ident) and ident not in self._ended:
+                self._end_reply()
+                start = self._last_input if self._last_input is not None else stamp or 0
+                self._reply = _Reply(ident, str(message.get("model") or ""), start, inputs=self._inputs)
+                self._inputs = []
+            if self._reply is not None and self._reply.message_id == ident:
+                self._reply.entries.append(entry)
+            start = self._reply.start_ns if self._reply is not None else 0
             for block in blocks(entry):
                 if block.get("type") == "tool_use" and block.get("id"):
-                    pending[str(block["id"])] = (block, stamp if stamp is not None else reply.start_ns)
+                    self._pending[str(block["id"])] = (block, stamp if stamp is not None else start)
         elif kind in ("user", "attachment", "system") and stamp is not None:
-            last_input = stamp
+            # a reply's entries may come between its own calls' results (a call runs while the reply
+            # streams on): only the next reply, or the end, says that a reply ended
+            self._last_input = stamp
+            if where.content and kind == "user":
+                self._inputs.append(entry)
             for block in blocks(entry):
                 call = (
-                    pending.pop(str(block.get("tool_use_id")), None)
+                    self._pending.pop(str(block.get("tool_use_id")), None)
                     if block.get("type") == "tool_result"
                     else None
                 )
                 if call is not None:
                     _tool(out, where, call[0], block, entry, call[1], stamp)
-    for reply in replies.values():
-        _chat(out, where, reply)
-    for block, start in pending.values():  # no result in these entries: the run ended first
-        _tool(out, where, block, None, None, start, start)
-        if where.requests:
-            out.specs[-1] = _unfinished(out.specs[-1])
-    return out
+
+
+def thread_spans(entries: Sequence[Entry], where: Where) -> ThreadSpans:
+    """The chat and execute_tool spans of one transcript (main thread or a worker), under `where.parent`."""
+    reader = ThreadReader(where)
+    for entry in entries:
+        reader.feed(entry)
+    reader.close()
+    return reader.out
 
 
 def _chat(out: ThreadSpans, where: Where, reply: _Reply) -> None:
@@ -178,6 +227,16 @@ def _chat(out: ThreadSpans, where: Where, reply: _Reply) -> None:
         n.AGENT_NAME: where.agent,
         **usage_attributes(usage),
         n.COST: price([usage], model=reply.model).total,
+        n.OI_KIND: "LLM",
+        n.OI_SESSION: where.conversation,
+        n.OI_MODEL: reply.model,
+        n.OI_PROVIDER: n.PROVIDER,
+        n.OI_SYSTEM: n.PROVIDER,
+        n.OI_PROMPT_TOKENS: usage.context,
+        n.OI_COMPLETION_TOKENS: usage.output,
+        n.OI_TOTAL_TOKENS: usage.context + usage.output,
+        n.OI_CACHE_READ: usage.cache_read,
+        n.OI_CACHE_WRITE: usage.cache_creation + usage.cache_creation_1h,
     }
     stop = message.get("stop_reason")
     if isinstance(stop, str) and stop:
@@ -185,8 +244,8 @@ def _chat(out: ThreadSpans, where: Where, reply: _Reply) -> None:
     if isinstance(last.get("requestId"), str):
         attrs[n.REQUEST_ID] = last["requestId"]
     if where.content:
-        parts = [_part(b) for e in reply.entries for b in blocks(e)]
-        attrs[n.OUTPUT_MESSAGES] = messages_json("assistant", [p for p in parts if p])
+        parts = [part for part in (_part(b) for e in reply.entries for b in blocks(e)) if part]
+        attrs.update(chat_content(input_messages(reply.inputs), output_message(parts)))
     name = f"{n.CHAT} {reply.model}".strip()
     out.specs.append(
         SpanSpec(f"chat:{reply.message_id}", where.parent, name, "CLIENT", reply.start_ns, end, attrs)
@@ -238,24 +297,35 @@ def _tool(
         n.TOOL_TYPE: "function",
         n.CONVERSATION: where.conversation,
         n.AGENT_NAME: where.agent,
+        n.OI_KIND: "TOOL",
+        n.OI_TOOL_NAME: name,
+        n.OI_SESSION: where.conversation,
     }
     error: str | None = None
+    events: tuple[SpanEvent, ...] = ()
+    said: str | None = None
     if result is not None and entry is not None:
-        attrs[n.RESULT_CHARS] = int(result.get("chars") or 0)
+        chars = attrs[n.RESULT_CHARS] = int(result.get("chars") or 0)
         denied = entry.get("toolDenialKind") == "permission-rule" or result.get("denied") is True
-        if result.get("is_error") is True:
-            error = "denied" if denied else "refused" if result.get("refused") else "tool_error"
+        if result.get("is_error") is True and denied:  # the wall (or a rule) at work: not an error
+            attrs[n.DENIED] = True
+            detail: dict[str, AttrValue] = {n.TOOL_NAME: name, n.DENIAL_REASON_CHARS: chars}
+            if where.content and "text" in result:
+                detail[n.DENIAL_REASON] = str(result["text"])
+            events = (SpanEvent(n.DENIED, max(end, start), detail),)
+        elif result.get("is_error") is True:
+            error = "refused" if result.get("refused") else "tool_error"
             attrs[n.ERROR_TYPE] = error
-            attrs[n.TOOL_DENIED] = denied
             attrs[n.TOOL_REFUSED] = result.get("refused") is True
         if where.content and "text" in result:
-            attrs[n.TOOL_RESULT] = str(result["text"])
+            said = attrs[n.TOOL_RESULT] = str(result["text"])
     spill = where.spills.get(ident)
     if spill is not None:
         attrs[n.SPILL_CHARS] = int(spill.get("chars") or 0)
         attrs[n.SPILL_PATH] = f"spill/{spill.get('file')}"
     if where.content:
-        attrs[n.TOOL_ARGUMENTS] = cut(json.dumps(block.get("input") or {}, ensure_ascii=False))
+        given = attrs[n.TOOL_ARGUMENTS] = cut(json.dumps(block.get("input") or {}, ensure_ascii=False))
+        attrs.update(text_io(given, said))
     spec = SpanSpec(
         f"tool:{ident}",
         where.parent,
@@ -265,6 +335,7 @@ def _tool(
         max(end, start),
         attrs,
         error,
+        events,
     )
     out.specs.append(spec)
 

@@ -1,12 +1,15 @@
 """Export stored sessions as spans after the fact: a past run into the backend that shows today's.
 
-Each session is one trace whose id is the session's UUID, under a `flower.session` span; each run
-of it (from a prompt the caller sent to the next one; a background worker's notification is not a
-prompt) is an `invoke_agent` tree built as a live run's, with the transcripts' own times and the
-figures of the transcripts (a live run's root carries `StepResult`'s; the two agree, measured with CLI
-2.1.332). Every span id is derived from the session and the message or tool-call id it stands for, so
-exporting the same session again sends the same ids: a backend sees the same spans twice, not two
-copies of the run. Metrics are not exported after the fact (their points would carry today's time).
+Each run of a session (from a prompt the caller sent to the next one; a background worker's
+notification is not a prompt) is one trace: an `invoke_agent` tree built as a live run's, with the
+transcripts' own times and the figures of the transcripts (a live run's root carries `StepResult`'s;
+the two agree, measured with CLI 2.1.332). The run's span ends with its last reply, tool result or
+notification, not with what the CLI writes when the next prompt comes. Every span carries the session
+id (`gen_ai.conversation.id`, `session.id`), which is how a backend groups a session's runs. The trace
+id is derived from the session and the run's place in it, every span id from the message or tool call
+it stands for, so exporting the same session again sends the same ids: a backend sees the same spans
+twice, not two copies of the run. Metrics are not exported after the fact (their points would carry
+today's time).
 
 `flower report SOURCE --otlp ENDPOINT` calls `export_sessions` for every session of a store.
 """
@@ -21,7 +24,7 @@ from typing import Any, Protocol
 
 from ..stores.rewrite import is_prompt
 from ._entries import Entry, ns, slim_all
-from .policy import TracingPolicy
+from .policy import TracingPolicy, signal_url
 
 __all__ = ["ExportSummary", "StoredSession", "export_sessions", "session_runs"]
 
@@ -46,9 +49,9 @@ class ExportSummary:
     endpoint: str
     """Where the spans went (the traces URL)."""
     sessions: int
-    """Sessions exported (one trace each)."""
+    """Sessions exported."""
     runs: int
-    """Runs found in them (one `invoke_agent` tree each)."""
+    """Runs found in them (one trace, an `invoke_agent` tree, each)."""
     spans: int
     """Spans sent."""
     failed: str | None = None
@@ -96,14 +99,32 @@ def _queued_ids(trace_id: int) -> Any:
     return QueuedIds()
 
 
-def trace_id_of(session_id: str) -> int:
-    """The trace id of a session: its UUID, else a hash of its id."""
+def trace_id_of(session_id: str, run: int = 0) -> int:
+    """The trace id of a session's `run`-th run (0: the first, whose id is the session's UUID)."""
     from ._emit import stable_id
 
+    if run:
+        return stable_id(f"{session_id}/run/{run}", 128)
     try:
         return uuid.UUID(session_id).int or stable_id(session_id, 128)
     except ValueError:
         return stable_id(session_id, 128)
+
+
+_ACTIVITY = frozenset({"assistant", "user"})
+
+
+def run_end(window: Sequence[Entry]) -> int | None:
+    """When a run ended: its last reply, tool result or notification (not the snapshot, queue or
+    caveat entries the CLI writes when the next prompt comes, which a window ends with)."""
+    times = [
+        t
+        for t in (
+            ns(e.get("timestamp")) for e in window if e.get("type") in _ACTIVITY and not e.get("isMeta")
+        )
+        if t is not None
+    ]
+    return max(times) if times else None
 
 
 def export_sessions(
@@ -113,7 +134,10 @@ def export_sessions(
     spills: Sequence[Mapping[str, Any]] = (),
     policy: TracingPolicy | None = None,
 ) -> ExportSummary:
-    """Send `sessions` to the OTLP/HTTP `endpoint` (a base URL) as spans; blocks until they are sent.
+    """Send `sessions` to the OTLP/HTTP `endpoint` as spans; blocks until they are sent.
+
+    `endpoint` is a base URL (`/v1/traces` appended) or a traces URL ending in `/v1/traces` (used as
+    given), as `TracingPolicy.endpoint`.
 
     `spills` are the workbench's spill manifest rows (`flower.report.load_source` reads them);
     `policy.content` and `policy.agent_name` apply (the endpoint is this function's). Never raises for
@@ -143,7 +167,7 @@ def export_sessions(
     finally:
         provider.shutdown()
     failed = watch.last if watch.failures else None
-    url = f"{endpoint.rstrip('/')}/v1/traces"
+    url = signal_url(endpoint, "traces")
     return ExportSummary(endpoint=url, sessions=counted[0], runs=counted[1], spans=counted[2], failed=failed)
 
 
@@ -155,11 +179,10 @@ def _export_one(
     policy: TracingPolicy,
     flush: Any,
 ) -> tuple[int, int]:
-    from opentelemetry import trace
     from opentelemetry.context import Context
 
     from ._build import RunRecord, build_run_spans
-    from ._emit import emit, stable_id
+    from ._emit import emit
 
     main = slim_all(session.main, policy.content)
     workers = {
@@ -170,34 +193,26 @@ def _export_one(
     if not stamps:
         return 0, 0
     rows = [r for r in spills if not r.get("session_id") or r.get("session_id") == session.session_id]
-    ids.trace_id = trace_id_of(session.session_id)
-    ids.next_span = stable_id(f"{session.session_id}/session", 64)
     runs = session_runs(main)
-    root = tracer.start_span(
-        "flower.session",
-        context=Context(),  # a root: never under a span the caller has open
-        attributes={"gen_ai.conversation.id": session.session_id, "flower.session.runs": len(runs)},
-        start_time=min(stamps),
-    )
-    parent = trace.set_span_in_context(root)
-    count = 1
+    count = 0
     for number, (start, stop) in enumerate(runs):
         window = main[start:stop]
         times = [t for t in (ns(e.get("timestamp")) for e in window) if t is not None]
-        if not times:
+        end = run_end(window)
+        if not times or end is None:
             continue
         record = RunRecord(
             agent=policy.name,
             start_ns=min(times),
-            end_ns=max(times),
+            end_ns=end,
             sessions=[(session.session_id, window)],
             workers=workers,
             spills=rows,
             content=policy.content,
         )
         specs = build_run_spans(record)
+        ids.trace_id = trace_id_of(session.session_id, number)  # a trace per run
         count += emit(
-            specs, tracer, {None: parent}, flush=flush, ids=ids, scope=f"{session.session_id}/{number}"
+            specs, tracer, {None: Context()}, flush=flush, ids=ids, scope=f"{session.session_id}/{number}"
         )
-    root.end(end_time=max(stamps))
     return len(runs), count

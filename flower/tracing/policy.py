@@ -6,6 +6,14 @@ or `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (
 `OTEL_TRACES_EXPORTER` is not `none`); `OTEL_SDK_DISABLED=true` keeps it off. `tracing=False` is off
 whatever the environment says.
 
+Endpoints follow the OpenTelemetry specification: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is used as given,
+`OTEL_EXPORTER_OTLP_ENDPOINT` gets `/v1/traces` (and `/v1/metrics`) appended. flower's own `endpoint`
+takes either form: a base URL (`http://collector:4318`), to which it appends the signal's path, or the
+traces URL itself, ending in `/v1/traces` (`http://localhost:6006/v1/traces`, as Arize Phoenix prints it),
+used as given. Metrics go out only when a metrics exporter or endpoint is configured (`metrics=True`,
+`OTEL_METRICS_EXPORTER=otlp`, `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, or an app's own meter provider):
+a traces-only receiver never sees a metrics request.
+
 This module reads the environment and checks arguments only: it imports nothing of OpenTelemetry, so an
 app that leaves tracing off never loads it.
 """
@@ -20,6 +28,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from .._errors import SpecError
+from .._util.check import checked
 
 __all__ = ["TracingPolicy"]
 
@@ -28,6 +37,7 @@ logger = logging.getLogger("flower.tracing")
 _ON: Final = frozenset({"1", "true", "yes", "on"})
 _NEEDED: Final = ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http")
 _EXTRA: Final = "pip install 'flower-context[otel]'"
+_TRACES_PATH: Final = "/v1/traces"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,17 +50,22 @@ class TracingPolicy:
     """
 
     endpoint: str | None = None
-    """The OTLP/HTTP base URL (`http://collector:4318`; flower appends `/v1/traces` and `/v1/metrics`).
-    None: the tracer and meter providers the app set globally when it set them, else OTLP/HTTP to
-    where the standard `OTEL_EXPORTER_OTLP_*` variables say (by default `http://localhost:4318`)."""
+    """Where spans go, OTLP over HTTP: a base URL (`http://collector:4318`: flower appends `/v1/traces`,
+    and `/v1/metrics` for metrics), or a traces URL ending in `/v1/traces`, used as given (what Phoenix
+    prints: `http://localhost:6006/v1/traces`). None: the tracer and meter providers the app set
+    globally when it set them, else where the standard `OTEL_EXPORTER_OTLP_*` variables say
+    (`..._TRACES_ENDPOINT` as given, `..._ENDPOINT` plus `/v1/traces`; by default `http://localhost:4318`)."""
     content: bool = False
     """Put prompts, replies and tool arguments and results into the spans (`gen_ai.input.messages`,
     `gen_ai.output.messages`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, each cut at
     16,000 characters). Off by default: transcripts may hold secrets, and a trace backend is rarely
     guarded like the store."""
-    metrics: bool = True
+    metrics: bool | None = None
     """Also record the run's figures as metrics (tokens by kind, cost, delegations, spills, denials,
-    handoffs, durations). `OTEL_METRICS_EXPORTER=none` turns them off too."""
+    handoffs, durations). None: only when a metrics exporter is configured (`OTEL_METRICS_EXPORTER=otlp`,
+    `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, or the app's own meter provider), so a traces-only backend
+    never gets a metrics request it refuses. True: to `endpoint` (its base, plus `/v1/metrics`) or where
+    the variables say. `OTEL_METRICS_EXPORTER=none` turns them off whatever this says."""
     cli: bool = False
     """Turn the CLI's own telemetry on (its traces, metrics and log events, sent to the same endpoint):
     its `claude_code.interaction` spans land under the run's span, in the same trace. flower then
@@ -72,9 +87,11 @@ class TracingPolicy:
             raise SpecError(
                 f"TracingPolicy: endpoint must be an http(s):// URL or None, got {self.endpoint!r}"
             )
-        for name in ("content", "metrics", "cli"):
+        for name in ("content", "cli"):
             if not isinstance(getattr(self, name), bool):
                 raise SpecError(f"TracingPolicy: {name} must be True or False, got {getattr(self, name)!r}")
+        if self.metrics is not None and not isinstance(self.metrics, bool):
+            raise SpecError(f"TracingPolicy: metrics must be True, False or None, got {self.metrics!r}")
         if self.agent_name is not None and (not isinstance(self.agent_name, str) or not self.agent_name):
             raise SpecError(
                 f"TracingPolicy: agent_name must be a non-empty str or None, got {self.agent_name!r}"
@@ -87,6 +104,32 @@ class TracingPolicy:
     def name(self) -> str:
         """The main thread's agent name when flower does not know it."""
         return self.agent_name or "main"
+
+    @checked
+    def metrics_on(self, env: Mapping[str, str] | None = None, *, app_meter: bool = False) -> bool:
+        """Whether metrics go out: asked for (`metrics=True`), or configured (see `metrics`)."""
+        env = os.environ if env is None else env
+        exporters = {part.strip().lower() for part in env.get("OTEL_METRICS_EXPORTER", "").split(",")}
+        if self.metrics is False or "none" in exporters:
+            return False
+        if self.metrics is True:
+            return True
+        return (
+            "otlp" in exporters
+            or bool(env.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "").strip())
+            or app_meter
+        )
+
+
+def signal_url(endpoint: str, signal: str) -> str:
+    """The URL of `signal` (`traces`, `metrics`) for flower's `endpoint` argument: a traces URL as given,
+    a base URL with `/v1/<signal>` appended (a traces URL's base is what precedes its `/v1/traces`)."""
+    base = endpoint.rstrip("/")
+    if base.endswith(_TRACES_PATH):
+        if signal == "traces":
+            return base
+        base = base[: -len(_TRACES_PATH)]
+    return f"{base}/v1/{signal}"
 
 
 def _set(env: Mapping[str, str], key: str) -> bool:
@@ -155,12 +198,13 @@ def cli_env(policy: TracingPolicy | None) -> dict[str, str]:
         # the CLI exports spans only in this beta (measured with CLI 2.1.332): metrics and logs without it
         "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA": "1",
         "OTEL_TRACES_EXPORTER": "otlp",
-        "OTEL_METRICS_EXPORTER": "otlp" if policy.metrics else "none",
+        "OTEL_METRICS_EXPORTER": "otlp" if policy.metrics_on() else "none",
         "OTEL_LOGS_EXPORTER": "otlp",
         "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
     }
     if policy.endpoint is not None:
-        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = policy.endpoint
+        env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = signal_url(policy.endpoint, "traces")
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = signal_url(policy.endpoint, "traces")[: -len(_TRACES_PATH)]
     return env
 
 

@@ -23,7 +23,15 @@ from flower import (
     coordinator,
     worker,
 )
-from flower.events import Result, SubagentFinished, SubagentStarted, ToolCall, ToolResult
+from flower.events import (
+    Result,
+    SubagentFinished,
+    SubagentStarted,
+    TaskFinished,
+    TaskStarted,
+    ToolCall,
+    ToolResult,
+)
 from flower.testing import ScriptedModel, agent, bash, hang_guard, reply, tool_use
 from tests.facts import fact
 
@@ -103,6 +111,35 @@ async def test_the_seed_example_end_to_end(scripted_model: ScriptedModel, worksp
         "§1",
         "the CLI gives a subagent no claude_code preset: its agent prompt and a short frame",
     )
+
+
+async def test_a_command_in_the_background_is_a_task_not_a_subagent(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """A Bash command the CLI runs in the background is a task of its own (`TaskStarted`, `TaskFinished`),
+    which the run waits for; only the Agent tool starts subagents."""
+    go = workspace / "go"
+    command = f"while [ ! -e {go} ]; do sleep 0.1; done; echo slow"  # it ends once the turn has ended
+    job = tool_use("Bash", command=command, run_in_background=True, description="a slow job")
+    scripted_model.script("main", [job, "Started it.", "The job printed slow."])
+    events: list[object] = []
+
+    def on_event(event: object) -> None:
+        events.append(event)
+        if isinstance(event, Result):
+            go.touch()
+
+    steps = worker("Runs steps.", "You run the steps.", tools=["Bash"])
+    result = await Runtime(workspace, configure=scripted_model.attach).run(steps, "Go.", on_event=on_event)
+
+    assert result.ok and result.text == "The job printed slow.", result.error
+    assert not [e for e in events if isinstance(e, SubagentStarted | SubagentFinished)]
+    (started,) = [e for e in events if isinstance(e, TaskStarted)]
+    (finished,) = [e for e in events if isinstance(e, TaskFinished)]
+    assert (started.agent, started.kind, started.description) == (None, "local_bash", "a slow job")
+    assert started.tool_use_id == scripted_model.request("main", 1).tool_uses[0]["id"]
+    assert (finished.task_id, finished.status) == (started.task_id, "completed")
+    assert "a slow job" in finished.summary
 
 
 async def test_the_wall_refuses_hands_on_tools_with_a_guiding_reason(

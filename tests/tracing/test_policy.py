@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from flower import Runtime, SpecError, TracingPolicy, coordinator, worker
-from flower.tracing.policy import cli_env, cli_traces, env_enables, resolve_tracing
+from flower.tracing.policy import cli_env, cli_traces, env_enables, resolve_tracing, signal_url
 
 
 @pytest.mark.parametrize(
@@ -47,6 +47,7 @@ def test_one_argument_turns_it_on_and_a_policy_says_how(tmp_path: Path) -> None:
         {"agent_name": ""},
         {"flush_timeout": -1},
         {"flush_timeout": True},
+        {"metrics": "yes"},
     ],
 )
 def test_a_policy_refuses_what_it_cannot_use(bad: dict[str, object]) -> None:
@@ -57,6 +58,44 @@ def test_a_policy_refuses_what_it_cannot_use(bad: dict[str, object]) -> None:
 def test_tracing_takes_a_bool_none_or_a_policy(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="Runtime: tracing must be True or False or a TracingPolicy or None"):
         Runtime(tmp_path, tracing="on")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "traces", "metrics"),
+    [
+        ("http://collector:4318", "http://collector:4318/v1/traces", "http://collector:4318/v1/metrics"),
+        ("http://collector:4318/", "http://collector:4318/v1/traces", "http://collector:4318/v1/metrics"),
+        # what Phoenix prints is the traces URL itself: used as given, never /v1/traces/v1/traces
+        (
+            "http://localhost:6006/v1/traces",
+            "http://localhost:6006/v1/traces",
+            "http://localhost:6006/v1/metrics",
+        ),
+        ("https://h/api/otel/v1/traces/", "https://h/api/otel/v1/traces", "https://h/api/otel/v1/metrics"),
+    ],
+)
+def test_an_endpoint_is_a_base_url_or_the_traces_url_itself(endpoint: str, traces: str, metrics: str) -> None:
+    assert signal_url(endpoint, "traces") == traces and signal_url(endpoint, "metrics") == metrics
+    env = cli_env(TracingPolicy(cli=True, endpoint=endpoint))
+    assert env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] == traces
+    assert env["OTEL_EXPORTER_OTLP_ENDPOINT"] + "/v1/traces" == traces
+
+
+@pytest.mark.parametrize(
+    ("metrics", "env", "on"),
+    [
+        (None, {}, False),  # a traces-only receiver: no metrics request it would refuse
+        (None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, False),
+        (None, {"OTEL_METRICS_EXPORTER": "otlp"}, True),
+        (None, {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://c:4318/v1/metrics"}, True),
+        (True, {}, True),
+        (True, {"OTEL_METRICS_EXPORTER": "none"}, False),
+        (False, {"OTEL_METRICS_EXPORTER": "otlp"}, False),
+    ],
+)
+def test_metrics_go_out_only_when_configured(metrics: bool | None, env: dict[str, str], on: bool) -> None:
+    assert TracingPolicy(metrics=metrics).metrics_on(env) is on
+    assert TracingPolicy(metrics=None).metrics_on({}, app_meter=True)  # the app's own meter provider
 
 
 def test_the_cli_is_told_to_trace_only_when_asked() -> None:

@@ -26,98 +26,7 @@ from flower.tracing._entries import CONTENT_LIMIT, ns, slim_all
 from flower.tracing._live import Tap, export_in_background
 from flower.tracing._windows import window_complete
 from tests.stores import corpus
-
-
-def at(second: float) -> str:
-    return f"2026-12-01T15:43:{second:06.3f}Z"
-
-
-def usage(output: int, read: int, write: int = 0, fresh: int = 2) -> dict[str, int]:
-    return {
-        "input_tokens": fresh,
-        "output_tokens": output,
-        "cache_read_input_tokens": read,
-        "cache_creation_input_tokens": write,
-    }
-
-
-def reply(
-    second: float, ident: str, blocks: list[dict[str, Any]], used: dict[str, int], stop: str
-) -> dict[str, Any]:
-    message = {"id": ident, "model": "claude-opus-5-5", "stop_reason": stop, "usage": used, "content": blocks}
-    return {"type": "assistant", "uuid": f"u-{ident}-{second}", "timestamp": at(second), "message": message}
-
-
-def result(second: float, tool_id: str, text: str, **extra: Any) -> dict[str, Any]:
-    block = {
-        "type": "tool_result",
-        "tool_use_id": tool_id,
-        "content": text,
-        "is_error": extra.pop("is_error", False),
-    }
-    entry = {"type": "user", "uuid": f"r-{tool_id}", "timestamp": at(second), "message": {"content": [block]}}
-    return {**entry, **extra}
-
-
-SECRET = "the api key is sk-secret"
-MAIN = [
-    {"type": "user", "uuid": "p1", "timestamp": at(1), "promptSource": "sdk", "message": {"content": SECRET}},
-    reply(
-        2,
-        "m1",
-        [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "rm -rf /"}}],
-        usage(10, 100),
-        "tool_use",
-    ),
-    result(3, "t1", "Permission denied by a hook.", is_error=True, toolDenialKind="permission-rule"),
-    reply(
-        4,
-        "m2",
-        [
-            {
-                "type": "tool_use",
-                "id": "t2",
-                "name": "Agent",
-                "input": {"subagent_type": "w", "prompt": SECRET},
-            }
-        ],
-        usage(20, 200, 50),
-        "tool_use",
-    ),
-    result(9, "t2", "REPORT: done", toolUseResult={"agentId": "a1", "agentType": "w", "prompt": SECRET}),
-    reply(10, "m3", [{"type": "text", "text": "All " + SECRET}], usage(30, 300), "end_turn"),
-]
-WORKER = [
-    {"type": "agent_metadata", "agentType": "w", "toolUseId": "t2", "requestShape": "foreground"},
-    {"type": "user", "uuid": "w0", "timestamp": at(5), "message": {"content": SECRET}},
-    reply(
-        6,
-        "w1",
-        [{"type": "tool_use", "id": "t3", "name": "Write", "input": {"file_path": "REPORT.md"}}],
-        usage(5, 50),
-        "tool_use",
-    ),
-    result(7, "t3", "<tool_use_error>no</tool_use_error>", is_error=True),
-    reply(8, "w2", [{"type": "text", "text": "REPORT: done"}], usage(6, 60), "end_turn"),
-]
-
-
-def record(content: bool = False, requests: bool = True, **extra: Any) -> RunRecord:
-    return RunRecord(
-        agent="lead",
-        start_ns=1_000,
-        end_ns=10**20,
-        sessions=[("s1", slim_all(MAIN, content))],
-        workers={"a1": slim_all(WORKER, content)},
-        spills=[{"tool_use_id": "t3", "chars": 9000, "file": "abc-write.txt", "session_id": "s1"}],
-        content=content,
-        requests=requests,
-        **extra,
-    )
-
-
-def by_key(specs: list[Any]) -> dict[str, Any]:
-    return {s.key: s for s in specs}
+from tests.tracing.runs import MAIN, SECRET, WORKER, at, by_key, record, reply, result, usage
 
 
 def test_the_tree_nests_replies_tools_and_the_delegation_under_its_agent_call() -> None:
@@ -139,8 +48,14 @@ def test_the_tree_nests_replies_tools_and_the_delegation_under_its_agent_call() 
     }
     keyed = by_key(specs)
     assert keyed["chat:m1"].kind == "CLIENT" and keyed["tool:t1"].kind == "INTERNAL"
-    assert keyed["tool:t1"].attributes["error.type"] == "denied" and keyed["tool:t1"].error == "denied"
-    assert keyed["tool:t3"].attributes["error.type"] == "refused"
+    # the wall's denial is the wall at work: an attribute and an event, not an error
+    denied = keyed["tool:t1"]
+    assert denied.attributes["flower.denied"] is True and denied.error is None
+    assert "error.type" not in denied.attributes
+    assert [(e.name, e.attributes["flower.denied.reason_chars"]) for e in denied.events] == [
+        ("flower.denied", len("Permission denied by a hook."))
+    ]
+    assert keyed["tool:t3"].attributes["error.type"] == "refused" and keyed["tool:t3"].error == "refused"
     assert keyed["tool:t3"].attributes["flower.spill.chars"] == 9000
     worker = keyed["agent:a1"].attributes
     assert worker["gen_ai.agent.name"] == "w" and worker["flower.delegation.mandate_chars"] == len(SECRET)
@@ -225,6 +140,48 @@ def test_no_text_reaches_a_span_unless_content_is_asked_for() -> None:
     assert len(slimmed["message"]["content"][0]["text"]) == CONTENT_LIMIT
 
 
+def test_every_span_carries_the_session_id_a_worker_its_own_agent_id_too() -> None:
+    specs = build_run_spans(record())
+    assert {s.attributes["gen_ai.conversation.id"] for s in specs} == {"s1"}
+    assert {s.attributes["session.id"] for s in specs} == {"s1"}  # OpenInference's, for Phoenix's Sessions
+    delegation = by_key(specs)["agent:a1"].attributes
+    assert delegation["gen_ai.agent.id"] == delegation["flower.agent.id"] == "a1"
+    kinds = {s.key: s.attributes["openinference.span.kind"] for s in specs}
+    assert (kinds[ROOT], kinds["agent:a1"], kinds["chat:m1"], kinds["tool:t1"]) == (
+        "AGENT",
+        "AGENT",
+        "LLM",
+        "TOOL",
+    )
+
+
+def test_with_content_a_model_call_shows_what_it_answered_and_what_it_said() -> None:
+    keyed = by_key(build_run_spans(record(content=True)))
+    first = keyed["chat:m1"].attributes
+    (prompt,) = json.loads(first["gen_ai.input.messages"])
+    assert prompt == {"role": "user", "parts": [{"type": "text", "content": SECRET}]}
+    assert first["llm.input_messages.0.message.role"] == "user"
+    assert first["llm.input_messages.0.message.content"] == SECRET
+    (said,) = json.loads(first["gen_ai.output.messages"])
+    assert said["role"] == "assistant" and said["parts"][0]["name"] == "Bash"
+    assert first["llm.output_messages.0.message.tool_calls.0.tool_call.function.name"] == "Bash"
+    assert (
+        first["input.value"] == first["gen_ai.input.messages"]
+        and first["input.mime_type"] == "application/json"
+    )
+    # the next reply answers the tool result (the denial), not the whole history again
+    (answered,) = json.loads(keyed["chat:m2"].attributes["gen_ai.input.messages"])
+    assert answered["parts"] == [
+        {"type": "tool_call_response", "id": "t1", "response": "Permission denied by a hook."}
+    ]
+    tool = keyed["tool:t1"].attributes
+    assert json.loads(tool["input.value"]) == {"command": "rm -rf /"}
+    assert tool["output.value"] == "Permission denied by a hook."
+    assert keyed["tool:t1"].events[0].attributes["flower.denied.reason"] == "Permission denied by a hook."
+    root = keyed[ROOT].attributes
+    assert root["input.value"] == SECRET and root["output.value"] == "All " + SECRET  # the run's answer
+
+
 def test_when_the_cli_traces_its_requests_flower_keeps_the_run_and_its_delegations() -> None:
     specs = build_run_spans(record(requests=False))
     assert [(s.key, s.parent) for s in specs] == [(ROOT, None), ("agent:a1", ROOT)]
@@ -264,7 +221,9 @@ def test_emitted_spans_keep_the_tree_the_times_and_the_status() -> None:
         and delegation.parent.span_id == spans["execute_tool Agent:t2"].context.span_id
     )
     assert spans["chat claude-opus-5-5:w1"].parent.span_id == delegation.context.span_id  # type: ignore[union-attr]
-    assert spans["execute_tool Bash:t1"].status.status_code.name == "ERROR"
+    assert spans["execute_tool Bash:t1"].status.status_code.name == "UNSET"  # a denial is no error
+    assert [e.name for e in spans["execute_tool Bash:t1"].events] == ["flower.denied"]
+    assert spans["execute_tool Write:t3"].status.status_code.name == "ERROR"  # the CLI refused it
     assert spans["chat claude-opus-5-5:m1"].kind.name == "CLIENT"
     chat = spans["chat claude-opus-5-5:m1"]
     assert (chat.start_time, chat.end_time) == (ns(at(1)), ns(at(2)))
@@ -285,26 +244,6 @@ def test_a_window_ends_at_a_final_reply_once_every_background_worker_reported() 
     assert not window_complete(window)
     assert not window_complete(window + slim_all([note], False))
     assert window_complete(window + slim_all([note, last], False))
-
-
-def test_a_session_splits_into_runs_at_the_prompts_a_caller_sent() -> None:
-    note = {
-        "type": "user",
-        "promptSource": "system",
-        "timestamp": at(11),
-        "message": {"content": "<task-notification>"},
-    }
-    again = {
-        "type": "user",
-        "uuid": "p2",
-        "timestamp": at(12),
-        "promptSource": "sdk",
-        "message": {"content": "More?"},
-    }
-    head = {"type": "queue-operation", "timestamp": at(0)}
-    entries = slim_all([head, *MAIN, note, again, MAIN[-1]], False)
-    assert session_runs(entries) == [(0, 8), (8, 10)]
-    assert session_runs([]) == []
 
 
 def test_the_tap_keeps_an_append_the_sdk_retried_once() -> None:

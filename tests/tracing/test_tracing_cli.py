@@ -25,7 +25,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from flower import Runtime, StepResult, TracingPolicy, coordinator, instrument, worker
 from flower.cli import main
 from flower.events import Event, SubagentStarted, TracingWarning
-from flower.report._load import load_source
+from flower.report.sources import load_source
 from flower.testing import ScriptedModel, Usage, agent, bash, hang_guard, reply
 from flower.testing.otlp import OtlpReceiver, Span
 from flower.tracing import export_sessions
@@ -109,7 +109,8 @@ async def test_a_run_with_two_workers_a_spill_and_a_resume_is_one_trace(
     script(scripted_model)
     app = TracerProvider()  # the app's own tracing: its span is the parent of flower's runs
     with OtlpReceiver() as rx:
-        rt = Runtime(workspace, configure=scripted_model.attach, tracing=TracingPolicy(endpoint=rx.endpoint))
+        policy = TracingPolicy(endpoint=rx.endpoint, metrics=True)
+        rt = Runtime(workspace, configure=scripted_model.attach, tracing=policy)
         events: list[Event] = []
         with app.get_tracer("app").start_as_current_span("job") as job:
             first = await rt.run(LEAD, "Start.", on_event=events.append)
@@ -187,22 +188,30 @@ async def test_a_run_with_two_workers_a_spill_and_a_resume_is_one_trace(
         "cache_write": sum(u["cache_creation"] for u in both),
     }
 
-    # after the fact: the stored session as one trace whose id is the session's, the same ids on re-export
+    # after the fact: a trace per run of the stored session, the same ids on re-export
     loaded = await load_source(workspace)
     with OtlpReceiver() as rx:
         summary = export_sessions(loaded.sessions, endpoint=rx.endpoint, spills=loaded.spills)
-        status = await anyio.to_thread.run_sync(main, ["report", str(workspace), "--otlp", rx.endpoint])
+        argv = ["report", str(workspace), "--otlp", rx.endpoint + "/v1/traces", "--agent-name", "lead"]
+        status = await anyio.to_thread.run_sync(main, argv)  # the traces URL itself works too
         exported = list(rx.spans)
     assert status == 0
     assert summary.ok and summary.sessions == 1 and summary.runs == 2
     assert len(exported) == 2 * summary.spans
-    assert {s.trace_id for s in exported} == {first.session_id.replace("-", "")}
+    posthoc = sorted(
+        (s for s in exported[: summary.spans] if s.parent_span_id == ""), key=lambda s: s.start_ns
+    )
+    assert [r.name for r in posthoc] == ["invoke_agent main"] * 2  # agent_name not given
+    assert len({r.trace_id for r in posthoc}) == 2 and posthoc[0].trace_id == first.session_id.replace(
+        "-", ""
+    )
+    assert {s.attributes["session.id"] for s in exported} == {first.session_id}
     ids = Counter(s.span_id for s in exported)
     assert set(ids.values()) == {2}, "a re-export sends the same span ids"
-    posthoc = sorted(
-        (s for s in exported[: summary.spans] if s.name == "invoke_agent main"), key=lambda s: s.start_ns
-    )
     assert [usage_of(r) for r in posthoc] == [expected(first), expected(second)]
+    for root, live in zip(posthoc, roots, strict=True):  # a run's span ends with the run, as the live one
+        assert root.end_ns <= live.end_ns
+    assert {s.name for s in exported[summary.spans :] if s.parent_span_id == ""} == {"invoke_agent lead"}
 
 
 def refused_endpoint() -> str:

@@ -23,6 +23,7 @@ import contextlib
 import os
 import re
 import select
+import shlex
 import shutil
 import signal
 import subprocess
@@ -84,7 +85,10 @@ class Sandbox:
         return bool(self.programs[shell.split("+")[0].split("/")[0]])
 
     def _preludes(self) -> None:
-        handler = 'command_not_found_handle() { __notfound "$@"; }\n'  # `enable` goes last:
+        # The handler names its stub by path: a command that sets PATH (`{PATH}>/dev/null`) must still be
+        # seen running what is not found, not make the handler recurse until a time limit.
+        notfound = shlex.quote(str(self.root / "bin" / "__notfound"))
+        handler = f'command_not_found_handle() {{ {notfound} "$@"; }}\n'  # `enable` goes last:
         disable = " ".join(sorted(self.bash_builtins, key=lambda name: name == "enable"))
         (self.root / "bash.sh").write_text(f"{handler}enable -n {disable}\n")
         (self.root / "bash-real.sh").write_text(handler)
@@ -92,7 +96,7 @@ class Sandbox:
             for real in (False, True):
                 home = self.root / f"zdot-{variant}{'-real' if real else ''}"
                 home.mkdir()
-                lines = ['command_not_found_handler() { __notfound "$@"; }']
+                lines = [f'command_not_found_handler() {{ {notfound} "$@"; }}']
                 lines += [f"setopt {options}"] if options else []
                 lines += [] if real else ["disable -m '*'"]  # `disable` itself goes with the rest
                 (home / ".zshenv").write_text("\n".join(lines) + "\n")

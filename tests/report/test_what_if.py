@@ -1,0 +1,220 @@
+"""`flower report --what-if` on a CLI projects directory written as the CLI writes it, and on real ones."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower.cli import main
+from flower.cost import price
+from flower.report import build_report
+from flower.report.what_if import build_what_if
+from flower.spill import SPILL_OMISSION, SPILL_POINTER
+from flower.usage import TokenUsage
+from tests.report import what_if_history as h
+from tests.stores import corpus
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(["report", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _sessions(out: str) -> dict[str, dict[str, Any]]:
+    return {s["session_id"]: s for s in json.loads(out)["sessions"]}
+
+
+def _counts(session: dict[str, Any]) -> dict[str, int]:
+    """What `--json` says a session spilled, cold-resumed and compacted."""
+    layers = session["layers"]
+    return {
+        "spilled": layers["spill"]["outputs"],
+        "cold_resumes": layers["layer4"]["cold_resumes"],
+        "compactions": layers["handoff"]["compactions"],
+    }
+
+
+def test_json_counts_equal_an_independent_count_of_the_transcripts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    projects = h.history(tmp_path)
+    status, out, _ = _run(capsys, "--what-if", str(projects), "--json")
+    assert status == 0
+    found = _sessions(out)
+    assert set(found) == {h.S1, h.S2, h.S3}
+    for session in found.values():
+        counted = h.independent_counts(Path(session["path"]))
+        assert _counts(session) == counted, session["session_id"]
+        assert session["as_recorded"]["compactions"] == counted["compactions"]
+    assert [found[s]["layers"]["spill"]["outputs"] for s in (h.S1, h.S2, h.S3)] == [1, 0, 2]
+    s1, s3 = found[h.S1]["layers"]["spill"], found[h.S3]["layers"]["spill"]
+    assert s1["quoted_later"] == 0 and s1["read_back_usd"] == s1["cost_usd"]
+    assert s3["quoted_later"] == 1, "the worker's report quotes a value only the spilled part held"
+    assert s3["read_back_usd"] > s3["cost_usd"]
+    assert found[h.S2]["layers"]["layer4"]["resumes"] == 2 and found[h.S2]["as_recorded"]["resumes"] == 2
+    total = json.loads(out)["total"]
+    assert total["sessions"] == 3 and total["layers"]["spill"]["outputs"] == 3
+    delegated = total["layers"]["delegation"]
+    assert delegated["estimate"] is True and 0 < delegated["cost_usd_low"] <= delegated["cost_usd_high"]
+    assert json.loads(out)["assumptions"]["report_chars"] == [1_027, 3_480]
+
+
+def _preview_chars() -> int:
+    """S1's 8,000-char output as the hook leaves it: pointer, 300-char head, omission line, 100-char tail."""
+    digest = hashlib.sha256(h.S1_BIG.encode()).hexdigest()
+    path = f"`{h.CWD}/.flower/spill/{digest[:16]}-bash.txt`"
+    pointer = SPILL_POINTER.format(tool="Bash", field="stdout", chars="8,000", path=path)
+    omission = SPILL_OMISSION.format(omitted="7,600")
+    return len("\n".join([pointer, h.S1_BIG[:300], omission, h.S1_BIG[-100:]]))
+
+
+def _dollars(*usages: tuple[int, int, int, int], hour: bool = False) -> float:
+    """Sonnet 4.6: $3 in, $15 out, $0.30 cache read, $3.75 5-minute and $6 1-hour cache writes per MTok."""
+    write = 6.0 if hour else 3.75
+    return sum(i * 3 + r * 0.3 + w * write + o * 15 for i, r, w, o in usages) / 1e6
+
+
+async def test_costs_as_recorded_and_replayed_are_exact(tmp_path: Path) -> None:
+    report = await build_what_if(h.history(tmp_path), project_key="-home-me-alpha")
+    s1, s2 = report.sessions
+    assert s1.as_recorded.cost_usd == pytest.approx(_dollars(*h.S1_USAGE), abs=1e-12)
+    assert s1.as_recorded.tokens.cache_write_5m == 22_110 and s1.as_recorded.tokens.cache_write_1h == 0
+    assert s2.as_recorded.tokens.cache_write_1h > 0 and s2.as_recorded.tokens.cache_write_5m == 0
+    assert s2.as_recorded.cost_usd == pytest.approx(
+        price([TokenUsage(**_usage(u)) for u in _s2_usages(tmp_path)], model=h.MODEL).total, abs=1e-12
+    )
+    # one spilled output, 4 characters a token (too few requests to measure the session's own rate):
+    # the request that first carries it writes that many tokens fewer, the next reads that many fewer
+    saved = (8_000 - _preview_chars()) / 4
+    assert s1.tokens_per_char == 0.25 and s1.layers.spill.chars_kept_out == 8_000 - _preview_chars()
+    (i0, r0, w0, o0), (i1, r1, w1, o1), (i2, r2, w2, o2) = h.S1_USAGE
+    replayed = _dollars((i0, r0, w0, o0), (i1, r1, round(w1 - saved), o1), (i2, round(r2 - saved), w2, o2))
+    assert s1.layers.spill.cost_usd == pytest.approx(replayed, abs=1e-12)
+    assert s1.layers.spill.saved_usd == pytest.approx(_dollars(*h.S1_USAGE) - replayed, abs=1e-12)
+    assert s1.layers.spill.main_peak == r2 + w2 + i2 - round(saved)
+    assert s1.layers.glance.bash_calls == 2 and s1.layers.glance.accepted == 1  # `ls`, not the generator
+
+
+def _usage(raw: dict[str, Any]) -> dict[str, int]:
+    hour = raw["cache_creation"]["ephemeral_1h_input_tokens"]
+    return {
+        "input": raw["input_tokens"],
+        "cache_read": raw["cache_read_input_tokens"],
+        "cache_creation": raw["cache_creation_input_tokens"] - hour,
+        "cache_creation_1h": hour,
+        "output": raw["output_tokens"],
+    }
+
+
+def _s2_usages(root: Path) -> list[dict[str, Any]]:
+    lines = (root / "projects" / "-home-me-alpha" / f"{h.S2}.jsonl").read_text().splitlines()
+    entries = [json.loads(line) for line in lines if line.startswith('{"parentUuid"')]
+    replies = {e["message"]["id"]: e["message"]["usage"] for e in entries if e["type"] == "assistant"}
+    return list(replies.values())
+
+
+async def test_layer4_replays_the_store_at_each_resume(tmp_path: Path) -> None:
+    report = await build_what_if(h.history(tmp_path), sessions=[h.S2])
+    (s2,) = report.sessions
+    line = s2.layers.layer4
+    assert (line.resumes, line.cold_resumes) == (2, 1)
+    # both results of ephemeral commands expire after the idle hours, at the cold load and again (the
+    # same decisions, repeated) at the warm one; one of the two denials is pruned each time
+    assert (line.expired, line.denials_pruned) == (4, 2)
+    assert line.chars_saved > 0 and line.saved_usd > 0 and line.cost_usd < s2.as_recorded.cost_usd
+
+
+def test_a_damaged_line_is_skipped_with_a_warning_naming_the_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    projects = h.history(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        status, out, _ = _run(capsys, "--what-if", str(projects), "--json", "--session", h.S2)
+    assert status == 0
+    damaged = projects / "-home-me-alpha" / f"{h.S2}.jsonl"
+    assert any(f"{damaged} line 3" in record.getMessage() for record in caplog.records)
+    (s2,) = _sessions(out).values()
+    assert s2["as_recorded"]["requests"] == 7, "the rest of the session is read"
+
+
+def test_filters_by_project_and_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    projects = h.history(tmp_path)
+    _, out, _ = _run(capsys, "--what-if", str(projects), "--json", "--project", "-home-me-beta")
+    assert set(_sessions(out)) == {h.S3}
+    _, out, _ = _run(capsys, "--what-if", str(projects), "--json", "--project", "*alpha")
+    assert set(_sessions(out)) == {h.S1, h.S2}
+    _, out, _ = _run(capsys, "--what-if", str(projects), "--json", "--project", "/home/me/alpha")
+    assert set(_sessions(out)) == {h.S1, h.S2}, "a path, named as the CLI names its directory"
+    _, out, _ = _run(capsys, "--what-if", str(projects), "--json", "--since", "2026-11-30")
+    assert set(_sessions(out)) == {h.S3}
+    _, out, _ = _run(capsys, "--what-if", str(projects), "--json", "--until", "2026-11-29T23:00")
+    assert set(_sessions(out)) == {h.S1, h.S2}
+    assert json.loads(out)["filters"]["until"] == "2026-11-29T23:00"
+
+
+def test_no_content_is_printed_unless_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    projects = h.history(tmp_path)
+    plots = tmp_path / "plots"
+    for argv in ([], ["--json"], ["--plots", str(plots)]):
+        status, out, err = _run(capsys, "--what-if", str(projects), *argv)
+        assert status == 0
+        for secret in (h.SECRET_PROMPT, h.SECRET_OUTPUT):
+            assert secret not in out and secret not in err
+    assert "Across 3 Claude Code session(s)" in out and "ESTIMATE" in out
+    assert sorted(p.name for p in plots.iterdir()) == ["savings.png", "sessions.png"]
+    _, out, _ = _run(capsys, "--what-if", str(projects), "--show-prompts")
+    assert h.SECRET_PROMPT in out, "asked for: each session's first prompt as its title"
+
+
+async def test_the_report_reads_the_cli_files_directly(tmp_path: Path) -> None:
+    projects = h.history(tmp_path, damaged=False)
+    whole = await build_report(projects, options=_no_cli())
+    assert {s.session_id for s in whole.sessions} == {h.S1, h.S2, h.S3}
+    assert whole.compactions == 1 and whole.subagent_runs == 1 and len(whole.resumes) == 2
+    one = await build_report(projects / "-home-me-beta" / f"{h.S3}.jsonl", options=_no_cli())
+    assert [s.session_id for s in one.sessions] == [h.S3] and one.turns.subagents == 2
+    config = await build_report(tmp_path, options=_no_cli(), project_key="-home-me-alpha")
+    assert {s.session_id for s in config.sessions} == {h.S1, h.S2}, "a config directory: its projects/"
+
+
+def _no_cli() -> Any:
+    from flower.report import ReportOptions
+
+    return ReportOptions(ask_cli=False)
+
+
+@pytest.fixture
+def corpus_projects(tmp_path: Path) -> Path:
+    """The shared real sessions laid out as the CLI keeps them (links, not copies)."""
+    reason = corpus.missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    project = tmp_path / "projects" / "-corpus"
+    project.mkdir(parents=True)
+    for path in sorted(corpus.corpus_dir().glob("*.jsonl")):
+        main, _, agent = path.stem.partition("--")
+        target = project / main / "subagents" / f"{agent}.jsonl" if agent else project / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(path, target)
+    return tmp_path / "projects"
+
+
+def test_on_real_sessions_the_counts_equal_an_independent_count(
+    corpus_projects: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = _run(capsys, "--what-if", str(corpus_projects), "--json")
+    assert status == 0
+    found = _sessions(out)
+    assert len(found) == len(list((corpus_projects / "-corpus").glob("*.jsonl")))
+    for session in found.values():
+        assert _counts(session) == h.independent_counts(Path(session["path"])), session["path"]
+    total = json.loads(out)["total"]
+    assert total["layers"]["spill"]["outputs"] > 0 and total["as_recorded"]["compactions"] > 0
+    assert 0 < total["layers"]["spill_and_layer4"]["cost_usd"] < total["as_recorded"]["cost_usd"]
