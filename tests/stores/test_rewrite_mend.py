@@ -3,7 +3,6 @@ append; a run's appends are checked for a parent the store never received."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ from flower.stores._carry import Carried
 from flower.stores.rewrite import heal_orphans, mend_links, replayed
 from flower.stores.rewrite.pipeline import apply_steps, rewrite_steps
 
-from .corpus import corpus_dir, missing_reason
+from .corpus import missing_reason, sessions
 from .transcripts import Transcript, results
 
 KEY: Any = {"project_key": "-repo", "session_id": "5e55a0e0-0000-4000-8000-000000000000"}
@@ -98,10 +97,9 @@ def test_real_sessions_have_no_link_to_mend() -> None:
     reason = missing_reason()
     if reason is not None:
         pytest.skip(reason)
-    for path in sorted(corpus_dir().glob("*.jsonl")):
-        entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        out = mend_links([e for e in entries if isinstance(e, dict)])
-        assert not out.changes, (path.name, out.changes[:2])
+    for session in sessions():  # read as the stores read a transcript (two entries on one line too)
+        out = mend_links(session.entries)
+        assert not out.changes, (session.name, out.changes[:2])
 
 
 def test_a_load_mends_first_at_every_load_and_says_so() -> None:
