@@ -196,7 +196,8 @@ def _report_guard(
             return {}
         return {
             "decision": "block",
-            "reason": reason.format(chars=f"{len(report):,}", limit=f"{limit:,}", path=path),
+            # every field a str, as the builder's check formats them (a Path takes no format spec)
+            "reason": reason.format(chars=f"{len(report):,}", limit=f"{limit:,}", path=str(path)),
         }
 
     return hook

@@ -52,8 +52,11 @@ def test_a_mandate_line_of_exactly_the_fingerprints_length_is_enough() -> None:
     assert check_mandate_line(None, "app") is None
 
 
-def test_a_reason_may_format_its_fields_as_it_likes(wb: Workbench) -> None:
-    assert report_guard(wb, reason="{chars:>4} of {limit:>4} at {path:>2}")
+async def test_a_reason_may_format_its_fields_as_it_likes(wb: Workbench) -> None:
+    guard = report_guard(wb, limit=100, reason="{chars:>6} of {limit:>4} at {path:>2}")
+    decision = await call(guard, stop("r" * 1_000))
+    (saved,) = (wb.artifacts / "reports").iterdir()
+    assert decision == {"decision": "block", "reason": f" 1,000 of  100 at {saved}"}
 
 
 async def test_a_report_of_exactly_the_limit_is_cut_and_sent_back(wb: Workbench) -> None:
@@ -153,3 +156,18 @@ async def test_start_guard_takes_up_to_30_seconds_and_never_fails_a_call(
         assert await guard(Broken(), "t4", None) == {}  # type: ignore[arg-type]
     (record,) = caplog.records
     assert record.getMessage() == "start_guard failed; the call goes through" and record.exc_info
+
+
+async def test_a_saved_report_whose_index_cannot_be_refreshed_is_logged_and_sent_back(
+    wb: Workbench, caplog: pytest.LogCaptureFixture
+) -> None:
+    (wb.root / "INDEX.md").unlink(missing_ok=True)
+    (wb.root / "INDEX.md").mkdir()  # the index's rename onto it fails
+    with caplog.at_level(logging.WARNING, logger="flower.report_guard"):
+        decision = await call(report_guard(wb, limit=100, reason="at {path}"), stop("r" * 1_000))
+    (saved,) = (wb.artifacts / "reports").iterdir()
+    assert decision == {"decision": "block", "reason": f"at {saved}"}
+    (record,) = caplog.records
+    message = record.getMessage()
+    assert message.startswith(f"report_guard saved {saved} but could not refresh the index: ")
+    assert "INDEX.md" in message.removeprefix(f"report_guard saved {saved}")  # the error itself
