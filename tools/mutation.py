@@ -338,15 +338,16 @@ def _run(name: str, module: Module, *, jobs: int, fresh: bool, recheck: bool) ->
     log = work / "mutmut.log"
     log.write_text("", encoding="utf-8")
     # mutmut keeps a mutant's result while its function is unchanged, even when the tests changed: a
-    # recheck runs the survivors of the last pass again (after the pass over what changed)
+    # recheck runs the survivors of the last pass again first (a pass stopped early has rechecked
+    # them), then the mutants not run yet and those of what changed
     survivors = []
     if recheck and (work / "mutants").exists():
         survivors = [m for m, status in _statuses(work).items() if status not in KILLED | NOT_RUN]
         _forget_test_timings(work)
-    _mutmut(name, work, jobs, [], log)
     if survivors:
         print(f"   rechecking the {len(survivors)} mutants that survived the last pass", flush=True)
         _mutmut(name, work, jobs, survivors, log)
+    _mutmut(name, work, jobs, [], log)
     return _mutants(work, _statuses(work))
 
 
