@@ -1,0 +1,100 @@
+"""The deliverer rule by rule: its policy's refusals by name, its loop delivering rows as they come and
+backing off while the outbox fails (without ever raising), and a drain that cannot count what is left."""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from flower import DeliveryPolicy, SpecError, SqliteSessionStore
+from flower.stores.outbox import Deliverer, Outbox
+from flower.testing import hang_guard
+
+KEY: Any = {"project_key": "-repo", "session_id": "0c7c2a4e-0000-4000-8000-00000000b0b0"}
+FAST = DeliveryPolicy(backoff=0.001, max_backoff=0.002, drain_timeout=hang_guard())
+
+
+@pytest.mark.parametrize("bad", [True, "1", math.nan, 0, -1.5])
+@pytest.mark.parametrize("name", ["backoff", "max_backoff", "attempt_timeout", "drain_timeout", "warn_after"])
+def test_each_duration_must_be_a_positive_number_of_seconds(name: str, bad: object) -> None:
+    with pytest.raises(
+        SpecError, match=rf"^DeliveryPolicy: {name} must be a positive number of seconds, got "
+    ):
+        DeliveryPolicy(**{name: bad})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", ["", 5])
+def test_an_outbox_must_be_a_path_or_none(bad: object) -> None:
+    with pytest.raises(
+        SpecError, match=rf"^DeliveryPolicy: outbox must be a file path or None, got {bad!r}$"
+    ):
+        DeliveryPolicy(outbox=bad)  # type: ignore[arg-type]
+    assert DeliveryPolicy(outbox="o.db").outbox == "o.db" and DeliveryPolicy().outbox is None
+
+
+def broken(tmp_path: Path) -> Outbox:
+    """An outbox that cannot be read: its path is a directory."""
+    (tmp_path / "not-a-file").mkdir()
+    return Outbox(tmp_path / "not-a-file")
+
+
+async def _until(done: Any) -> None:
+    with anyio.fail_after(hang_guard()):  # a hang guard, not a speed limit
+        while not await done():
+            await anyio.sleep(0.001)
+
+
+async def test_the_loop_delivers_rows_as_they_come_and_backs_off_while_the_outbox_fails(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    outbox = Outbox(tmp_path / "outbox.db")
+    outbox.open()
+    store = SqliteSessionStore(tmp_path / "sessions.db")
+    deliverer = Deliverer(outbox, store, "t", FAST)
+
+    async def loaded(n: int) -> bool:
+        return len(await store.load(KEY) or []) == n
+
+    with caplog.at_level(logging.WARNING, logger="flower.stores"):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(deliverer.run)
+            for n, uuid in enumerate("ab", 1):  # each row is sent when it comes, the loop goes on
+                outbox.put("t", KEY, [{"uuid": uuid}])
+                deliverer.wake()
+                await _until(lambda n=n: loaded(n))
+            deliverer.outbox = broken(tmp_path)  # then the outbox fails: the loop tells, and retries
+            deliverer.wake()
+
+            async def told() -> bool:
+                return bool(caplog.records)
+
+            await _until(told)
+            await anyio.sleep(0.05)  # many backoffs of 1-2 ms: none may raise
+            tasks.cancel_scope.cancel()
+    assert deliverer.delivered == 2 and deliverer.failure is not None
+    (record,) = caplog.records  # told once for the whole outage
+    assert record.getMessage().startswith("flower.stores: session store ")
+    assert record.getMessage().endswith(
+        f"is a directory, not a database file; the entries wait in {tmp_path}/not-a-file"
+    )
+    outbox.close()
+    await store.aclose()
+
+
+async def test_a_drain_that_cannot_count_what_is_left_says_minus_one(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = SqliteSessionStore(tmp_path / "sessions.db")
+    policy = DeliveryPolicy(backoff=0.001, max_backoff=0.002, drain_timeout=0.05)
+    deliverer = Deliverer(broken(tmp_path), store, "t", policy)
+    with caplog.at_level(logging.WARNING, logger="flower.stores"), anyio.fail_after(hang_guard()):
+        assert await deliverer.drain() == -1  # the policy's drain_timeout bounds it
+    assert deliverer.failure is not None and "is a directory" in str(deliverer.failure)
+    (record,) = caplog.records
+    assert record.getMessage().startswith("flower.stores: session store ")
+    await store.aclose()
