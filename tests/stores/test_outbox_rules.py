@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import anyio
 import pytest
 
 from flower import DeliveryPolicy, SpecError, SqliteSessionStore
-from flower.stores.outbox import Deliverer, Outbox
+from flower.stores.outbox import MEMORY, Deliverer, Outbox
 from flower.testing import hang_guard
 
 KEY: Any = {"project_key": "-repo", "session_id": "0c7c2a4e-0000-4000-8000-00000000b0b0"}
@@ -98,3 +99,55 @@ async def test_a_drain_that_cannot_count_what_is_left_says_minus_one(
     (record,) = caplog.records
     assert record.getMessage().startswith("flower.stores: session store ")
     await store.aclose()
+
+
+A: Any = {"project_key": "p", "session_id": "A"}
+B: Any = {"project_key": "p", "session_id": "B", "subpath": "subagents/agent-1"}
+
+
+def filled(tmp_path: Path) -> Outbox:
+    box = Outbox(tmp_path / "outbox.db")
+    box.open()
+    box.put("t", A, [{"uuid": "a1"}, {"uuid": "a2"}])
+    box.put("t", B, [{"uuid": "b1"}])
+    box.put("t", {**A, "session_id": "C"}, [{"uuid": "c1"}])
+    return box
+
+
+def test_rows_of_several_sessions_are_counted_read_and_moved_together(tmp_path: Path) -> None:
+    box = filled(tmp_path)
+    assert box.count("t", {"A", "B"}) == 3 and box.count("t", set()) == 0 and box.count("t") == 4
+    assert [r.dedupe for r in box.head("t", {"B", "C"})] == ["b1"]  # the oldest key's rows only
+    assert box.rekey("t", "u", {"A", "B"}) == 3
+    assert (box.count("u"), box.count("t")) == (3, 1)
+    box.close()
+
+
+def test_a_subagents_rows_keep_their_subpath_when_read_and_moved(tmp_path: Path) -> None:
+    box = filled(tmp_path)
+    (row,) = box.rows("t", "B")
+    assert row.key == B and row.id == box.head("t", {"B"})[0].id
+    memory = Outbox(MEMORY)
+    memory.open()
+    memory.put_rows("t", box.take("t", ["B"]))
+    assert [(r.key, r.dedupe) for r in memory.rows("t", "B")] == [(B, "b1")] and box.count("t", {"B"}) == 0
+    box.close()
+    memory.close()
+
+
+def test_rows_taken_from_an_outbox_that_cannot_forget_them_are_taken_and_stay(tmp_path: Path) -> None:
+    box = filled(tmp_path)
+    for name in list(tmp_path.iterdir()):
+        name.unlink()  # deleted while in use: the delete is refused
+    assert [r.dedupe for r in box.take("t", ["A"])] == ["a1", "a2"]
+    box.close()
+
+
+def test_a_sessions_record_holds_when_it_started(tmp_path: Path) -> None:
+    box = Outbox(tmp_path / "outbox.db")
+    box.open()
+    before = time.time()
+    box.begin("t", "A", epoch=1, config_dir="/cfg", resumed=False)
+    (record,) = box.records("t")
+    assert before <= record.started <= time.time()
+    box.close()
