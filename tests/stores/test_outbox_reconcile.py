@@ -93,3 +93,19 @@ def test_a_runs_transcript_is_found_in_its_config_or_the_newest_resumed_copy(
     )
     assert not older.exists() and not newer.exists() and (temp / "claude-resume-3").exists()
     assert (temp / "not-a-resume").exists() and find_transcript("S", str(config), True) is None
+
+
+def test_resumed_copies_are_found_among_any_number_of_other_names(temp: Path) -> None:
+    for n in range(200):  # whatever order the directory lists them in
+        (temp / f"other-{n:03d}").write_text("")
+    copy = lines(temp / "claude-resume-9" / "projects" / "-ws" / "S.jsonl", {"type": "user"})
+    assert find_transcript("S", "/nowhere", True) == copy
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="handing a directory to another user takes root")
+def test_a_resumed_copy_of_another_user_is_left_alone(temp: Path) -> None:
+    theirs = lines(temp / "claude-resume-1" / "projects" / "-ws" / "S.jsonl", {"type": "user"})
+    for path in (temp / "claude-resume-1", *(temp / "claude-resume-1").rglob("*")):
+        os.chown(path, 65534, 65534)
+    assert find_transcript("S", "/nowhere", True) is None and remove_resume_dirs("S") == []
+    assert theirs.exists()

@@ -14,6 +14,7 @@ import pytest
 
 from flower import DeliveryPolicy, SpecError, SqliteSessionStore
 from flower.stores.outbox import MEMORY, Deliverer, Outbox
+from flower.stores.outbox.reconcile import mirrored, missing
 from flower.testing import hang_guard
 
 KEY: Any = {"project_key": "-repo", "session_id": "0c7c2a4e-0000-4000-8000-00000000b0b0"}
@@ -151,3 +152,19 @@ def test_a_sessions_record_holds_when_it_started(tmp_path: Path) -> None:
     (record,) = box.records("t")
     assert before <= record.started <= time.time()
     box.close()
+
+
+def test_what_a_store_lacks_after_its_last_known_entry_is_matched_from_just_after_it() -> None:
+    x, y, w = {"type": "x"}, {"type": "y"}, {"type": "w"}
+    a, b = {"uuid": "a"}, {"uuid": "b"}
+    assert missing([a, x, b, y, w], [a, x, b, y]) == [w]  # y is the one stored after b, not x before it
+    assert missing([a, y, w], [x, a, y]) == [w]  # the first local entry is the last one known
+    assert missing([x, w], [x]) == [w]  # none known: matched from the store's first entry
+    odd1, odd2 = {"uuid": 5, "n": 1}, {"uuid": 5, "n": 2}  # a uuid that is not a string: by content
+    assert missing([odd1, odd2], [odd1]) == [odd2]
+
+
+def test_mirrored_lines_stop_at_a_line_that_is_not_an_entry(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"uuid": "a"}\n5\n{"uuid": "b"}\n')
+    assert mirrored(path) == [{"uuid": "a"}]
