@@ -93,6 +93,7 @@ MODULES: dict[str, Module] = {
             "tests/stores/test_rewrite_prune.py",
             "tests/stores/test_rewrite_supersede.py",
             "tests/stores/test_rewrite_trim.py",
+            "tests/stores/test_resume_shapes.py",
             "tests/stores/test_properties.py",
             "tests/stores/test_layers.py",
         ),
