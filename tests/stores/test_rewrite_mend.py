@@ -188,3 +188,35 @@ def test_nothing_to_mend_in_a_history_whose_first_entry_names_an_older_one() -> 
     t.run("ls", "a", "toolu_ls")
     out = mend_links(t.entries)
     assert out.entries == t.entries and out.changes == ()
+
+
+def entry(kind: str, uuid: str, parent: str | None, *blocks: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "uuid": uuid,
+        "parentUuid": parent,
+        "isSidechain": False,
+        "message": {"role": kind, "id": f"msg_{uuid}", "content": list(blocks)},
+    }
+
+
+def test_a_call_answered_anywhere_in_the_history_is_not_answered_again() -> None:
+    call = {"type": "tool_use", "id": "toolu_x", "name": "Bash", "input": {"command": "ls"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_x", "content": "ok"}
+    prompt = entry("user", "p", None, {"type": "text", "text": "go"})
+    asked = entry("assistant", "a", "p", call)
+    cut = entry("user", "b", "gone", {"type": "text", "text": "again"})  # names an entry the store lost
+    answered = entry("user", "r", "a", result)  # the call's answer, written after it
+    out = mend_links([prompt, asked, cut, answered])
+    assert [e["uuid"] for e in out.entries] == ["p", "a", "b", "r"]  # no answer added
+    assert out.entries[2]["parentUuid"] == "a" and [c.kind for c in out.changes] == ["relinked"]
+
+
+def test_a_broken_link_joins_the_newest_entry_no_earlier_one_names() -> None:
+    said = {"type": "text", "text": "."}
+    older = entry("user", "p", None, said)
+    child = entry("assistant", "c", "a1", said)  # written before its parent (parallel writers)
+    parent = entry("assistant", "a1", "p", said)
+    cut = entry("user", "b", "gone", said)
+    out = mend_links([older, child, parent, cut])
+    assert out.entries[3]["parentUuid"] == "c"  # a1 is named by c: c is the tip
