@@ -3,8 +3,10 @@ backing off while the outbox fails (without ever raising), and a drain that cann
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from flower import DeliveryPolicy, SpecError, SqliteSessionStore
+from flower import DeliveryPolicy, LeaseError, SpecError, SqliteSessionStore, StoreError
 from flower.stores.outbox import MEMORY, Deliverer, Outbox
 from flower.stores.outbox.reconcile import mirrored, missing
 from flower.testing import hang_guard
@@ -168,3 +170,102 @@ def test_mirrored_lines_stop_at_a_line_that_is_not_an_entry(tmp_path: Path) -> N
     path = tmp_path / "s.jsonl"
     path.write_text('{"uuid": "a"}\n5\n{"uuid": "b"}\n')
     assert mirrored(path) == [{"uuid": "a"}]
+
+
+class Refusing:
+    """A store that refuses every append in one way: a lease taken over, a hang, or a plain bug."""
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+
+    async def append_keyed(self, key: Any, rows: Any) -> None:
+        if self.how == "lease":
+            raise LeaseError("taken over", session_id=key["session_id"], holder="runner-b")
+        if self.how == "hang":
+            await anyio.sleep(hang_guard())
+        raise ValueError("a bug in the store")
+
+
+async def test_an_append_refused_by_a_lease_is_handed_to_on_refused(tmp_path: Path) -> None:
+    box = filled(tmp_path)
+    refused: list[tuple[str, str]] = []
+
+    async def on_refused(session_id: str, exc: Exception) -> None:
+        refused.append((session_id, str(exc)))
+
+    deliverer = Deliverer(box, Refusing("lease"), "t", FAST, on_refused=on_refused)
+    assert await deliverer.send() is False
+    assert refused == [("A", "taken over")] and isinstance(deliverer.failure, LeaseError)
+    box.close()
+
+
+async def test_an_append_that_takes_too_long_or_breaks_is_a_store_failure_by_name(tmp_path: Path) -> None:
+    box = filled(tmp_path)
+    slow = DeliveryPolicy(attempt_timeout=0.01, warn_after=hang_guard())
+    hung = Deliverer(box, Refusing("hang"), "t", slow, label="the store")
+    with anyio.fail_after(hang_guard()):
+        assert await hung.send() is False
+    assert (
+        str(hung.failure) == "an append to the store took longer than DeliveryPolicy.attempt_timeout (0.01 s)"
+    )
+    broken = Deliverer(box, Refusing("bug"), "t", FAST)
+    assert await broken.send() is False
+    assert isinstance(broken.failure, StoreError) and str(broken.failure) == "ValueError: a bug in the store"
+    assert box.count("t") == 4  # every row stays for the next attempt
+    box.close()
+
+
+def test_a_batch_holds_rows_up_to_one_mib(tmp_path: Path) -> None:
+    box = Outbox(tmp_path / "outbox.db")
+    box.open()
+
+    def row(uuid: str, size: int) -> dict[str, Any]:
+        bare = len(json.dumps({"uuid": uuid, "pad": ""}, separators=(",", ":")))
+        return {"uuid": uuid, "pad": "x" * (size - bare)}
+
+    half = 1 << 19
+    box.put("t", A, [row("a", half), row("b", half), row("c", 1)])  # a and b: exactly 1 MiB
+    assert [r.dedupe for r in box.head("t")] == ["a", "b"]
+    box.ack([r.id for r in box.head("t")])
+    third = (1 << 20) // 3
+    box.put("t", A, [row("d", third), row("e", third), row("f", third + 2)])  # with c: over 1 MiB by f
+    assert [r.dedupe for r in box.head("t")] == ["c", "d", "e"]
+    box.close()
+
+
+def test_an_outbox_keeps_its_own_id_and_names_a_file_it_cannot_read(tmp_path: Path) -> None:
+    first, second = Outbox(tmp_path / "one.db"), Outbox(tmp_path / "two.db")
+    first.open()
+    second.open()
+    assert first.id != second.id
+    again = Outbox(tmp_path / "one.db")
+    again.open()
+    assert again.id == first.id
+    for box in (first, second, again):
+        box.close()
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    with pytest.raises(StoreError, match=r"other\.db is a database of another application$") as found:
+        Outbox(other).open()
+    assert found.value.path == str(other)
+    newer = tmp_path / "newer.db"
+    box = Outbox(newer)
+    box.open()
+    box.close()
+    with sqlite3.connect(newer) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    with pytest.raises(
+        StoreError, match=r"newer\.db is an outbox of layout 99; this flower reads \d+$"
+    ) as found:
+        Outbox(newer).open()
+    assert found.value.path == str(newer)
+
+
+def test_a_deleted_outbox_is_named_in_its_refusal(tmp_path: Path) -> None:
+    box = filled(tmp_path)
+    (tmp_path / "outbox.db").unlink()
+    with pytest.raises(StoreError, match="deleted or replaced") as found:
+        box.put("t", A, [{"uuid": "z"}])
+    assert found.value.path == str(tmp_path / "outbox.db")
+    box.close()
