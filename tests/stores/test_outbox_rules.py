@@ -269,3 +269,23 @@ def test_a_deleted_outbox_is_named_in_its_refusal(tmp_path: Path) -> None:
         box.put("t", A, [{"uuid": "z"}])
     assert found.value.path == str(tmp_path / "outbox.db")
     box.close()
+
+
+async def test_a_failure_never_told_is_cleared_once_the_store_takes_rows(tmp_path: Path) -> None:
+    box = filled(tmp_path)
+    store = SqliteSessionStore(tmp_path / "sessions.db")
+
+    class Once:
+        failed = False
+
+        async def append_keyed(self, key: Any, rows: Any) -> None:
+            if not self.failed:
+                self.failed = True
+                raise StoreError("away once")
+            await store.append_keyed(key, rows)
+
+    deliverer = Deliverer(box, Once(), "t", FAST)
+    assert await deliverer.send() is False and str(deliverer.failure) == "away once"
+    assert await deliverer.send() is True and deliverer.failure is None and not deliverer.waited
+    box.close()
+    await store.aclose()
