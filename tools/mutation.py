@@ -51,6 +51,9 @@ class Module:
     pytest_args: tuple[str, ...] = ()
     # paths beside `flower/` and `tests/` that the tests read
     also_copy: tuple[str, ...] = ()
+    # files a mutant may leave in mutmut's working directory (an outbox mutated to take ":memory:" for a
+    # file name), removed before each mutmut run so that its clean run of the tests starts clean
+    leftovers: tuple[str, ...] = ()
     doc: str = ""
 
 
@@ -139,6 +142,7 @@ MODULES: dict[str, Module] = {
         # the PostgreSQL tests start a server per session, which is per mutant here: SQLite's lease
         # and fencing tests are the killers (the same `lease.py` serves both stores)
         pytest_args=("-m", "not cli and not slow and not long", "-k", "not postgres"),
+        leftovers=(":memory:",),
     ),
 }
 
@@ -325,6 +329,8 @@ def _score(name: str, mutants: list[Mutant], entries: list[dict[str, str]], used
 
 
 def _mutmut(name: str, work: Path, jobs: int, names: list[str], log: Path) -> None:
+    for leftover in MODULES[name].leftovers:
+        (work / "mutants" / leftover).unlink(missing_ok=True)
     command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *names]
     with log.open("a", encoding="utf-8") as out:
         done = subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT)
