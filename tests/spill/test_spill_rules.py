@@ -3,6 +3,7 @@ which Bash output a saved file stands in for, and the small parts' edges (labels
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from pathlib import Path
@@ -14,7 +15,7 @@ from claude_agent_sdk import HookMatcher
 from flower._errors import SpecError
 from flower.spill import SpillPolicy, spill_guard, spill_hooks
 from flower.spill._chain import chain_spill
-from flower.spill._files import label_of
+from flower.spill._files import label_of, manifest_row, spilled_as, write_text
 from flower.spill._shape import replace_at
 from flower.workbench import Workbench
 from tests import shapes
@@ -175,3 +176,20 @@ def test_a_list_output_is_rebuilt_without_a_drop() -> None:
 def test_a_policy_text_with_an_unknown_placeholder_is_refused_by_name() -> None:
     with pytest.raises(SpecError, match=r"^SpillPolicy text has an unknown placeholder: 'nope'$"):
         SpillPolicy(pointer="{nope}")
+
+
+@pytest.mark.parametrize("tail", [0, 3])
+def test_spilled_as_names_what_write_text_would_write_without_writing(tmp_path: Path, tail: int) -> None:
+    text = "né 😀 " * 1_000 + "\ud800 end"  # wide characters and a lone surrogate, as a tool may return
+    guessed = spilled_as(tmp_path, text, "bash", tail=tail)
+    assert list(tmp_path.iterdir()) == []
+    written = write_text(tmp_path, text, "bash", tail=tail)
+    assert dataclasses.replace(guessed, created=True) == written and guessed.created is False
+    assert guessed.tail == ("end" if tail else "") and guessed.size == len(
+        text.encode("utf-8", "surrogatepass")
+    )
+
+
+def test_a_manifest_line_is_read_when_it_is_a_json_object() -> None:
+    assert manifest_row('{"file": "a.txt", "chars": 3}') == {"file": "a.txt", "chars": 3}
+    assert [manifest_row(line) for line in ("[1]", "5", "not json", "")] == [None] * 4
