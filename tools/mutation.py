@@ -135,6 +135,7 @@ MODULES: dict[str, Module] = {
             "tests/stores/test_outbox.py",
             "tests/stores/test_outbox_reconcile.py",
             "tests/stores/test_outbox_books.py",
+            "tests/stores/test_outbox_rules.py",
             "tests/stores/test_lease_rules.py",
             "tests/stores/test_fencing.py",
             "tests/fleet/test_leases.py",
