@@ -15,7 +15,7 @@ from claude_agent_sdk import HookMatcher
 from flower._errors import SpecError
 from flower.spill import SpillPolicy, spill_guard, spill_hooks
 from flower.spill._chain import chain_spill
-from flower.spill._files import label_of, manifest_row, spilled_as, write_text
+from flower.spill._files import copy_file, label_of, manifest_row, spilled_as, write_text
 from flower.spill._shape import replace_at
 from flower.workbench import Workbench
 from tests import shapes
@@ -193,3 +193,52 @@ def test_spilled_as_names_what_write_text_would_write_without_writing(tmp_path: 
 def test_a_manifest_line_is_read_when_it_is_a_json_object() -> None:
     assert manifest_row('{"file": "a.txt", "chars": 3}') == {"file": "a.txt", "chars": 3}
     assert [manifest_row(line) for line in ("[1]", "5", "not json", "")] == [None] * 4
+
+
+def test_a_copy_keeps_no_tail_unless_asked(tmp_path: Path) -> None:
+    source = tmp_path / "saved.txt"
+    source.write_text("abcdefgh")
+    into = tmp_path / "spill"
+    into.mkdir()
+    assert copy_file(into, str(source), "x", expected_size=8, starts_with="ab").tail == ""
+    assert copy_file(into, str(source), "x", expected_size=8, starts_with="ab", tail=0).tail == ""
+    assert copy_file(into, str(source), "x", expected_size=8, starts_with="ab", tail=2).tail == "gh"
+
+
+def test_the_same_text_written_twice_keeps_one_file(tmp_path: Path) -> None:
+    first = write_text(tmp_path, "same", "x")
+    again = write_text(tmp_path, "same", "x")
+    assert (again.path, first.created, again.created) == (first.path, True, False)
+    assert [p.name for p in tmp_path.iterdir()] == [first.path.name]  # the second temp file is gone
+
+
+async def test_an_app_answer_that_is_not_a_mapping_is_handed_back(wb: Workbench) -> None:
+    async def odd(data: Any, tool_use_id: str | None, context: Any) -> Any:
+        return None
+
+    policy = SpillPolicy(threshold=100, head=10, tail=0)
+    _, theirs = chain_spill(
+        spill_hooks(wb, policy), {"PostToolUse": [HookMatcher(matcher="Bash", hooks=[odd])]}, policy
+    )
+    app = theirs["PostToolUse"][0].hooks[0]
+    assert await app(shapes.post_tool_use("Bash", shapes.bash("S" * 500)), "toolu_01", CONTEXT) is None
+
+
+async def test_a_chained_call_keyed_by_the_hooks_id_records_that_id(wb: Workbench) -> None:
+    async def observe(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        return {}
+
+    policy = SpillPolicy(threshold=100, head=10, tail=0)
+    ours, _ = chain_spill(
+        spill_hooks(wb, policy), {"PostToolUse": [HookMatcher(matcher="Read", hooks=[observe])]}, policy
+    )
+    data = shapes.post_tool_use("Bash", shapes.bash("S" * 500))
+    del data["tool_use_id"]
+    updated(await ours["PostToolUse"][0].hooks[0](data, "toolu_arg", CONTEXT))
+    assert manifest(wb)[0]["tool_use_id"] == "toolu_arg"
+
+
+async def test_the_manifest_records_the_inputs_own_call_id_first(wb: Workbench) -> None:
+    data = shapes.post_tool_use("Bash", shapes.bash(BIG), tool_use_id="toolu_data")
+    updated(await spill_guard(wb)(data, "toolu_arg", CONTEXT))
+    assert manifest(wb)[0]["tool_use_id"] == "toolu_data"
