@@ -178,16 +178,17 @@ def test_a_policy_text_with_an_unknown_placeholder_is_refused_by_name() -> None:
         SpillPolicy(pointer="{nope}")
 
 
-@pytest.mark.parametrize("tail", [0, 3])
-def test_spilled_as_names_what_write_text_would_write_without_writing(tmp_path: Path, tail: int) -> None:
+@pytest.mark.parametrize(("tail", "end"), [(None, ""), (0, ""), (1, "d"), (3, "end")])
+def test_spilled_as_names_what_write_text_would_write_without_writing(
+    tmp_path: Path, tail: int | None, end: str
+) -> None:
     text = "né 😀 " * 1_000 + "\ud800 end"  # wide characters and a lone surrogate, as a tool may return
-    guessed = spilled_as(tmp_path, text, "bash", tail=tail)
+    asked = {} if tail is None else {"tail": tail}
+    guessed = spilled_as(tmp_path, text, "bash", **asked)
     assert list(tmp_path.iterdir()) == []
-    written = write_text(tmp_path, text, "bash", tail=tail)
+    written = write_text(tmp_path, text, "bash", **asked)
     assert dataclasses.replace(guessed, created=True) == written and guessed.created is False
-    assert guessed.tail == ("end" if tail else "") and guessed.size == len(
-        text.encode("utf-8", "surrogatepass")
-    )
+    assert guessed.tail == end and guessed.size == len(text.encode("utf-8", "surrogatepass"))
 
 
 def test_a_manifest_line_is_read_when_it_is_a_json_object() -> None:
