@@ -96,9 +96,11 @@ def test_a_runs_transcript_is_found_in_its_config_or_the_newest_resumed_copy(
 
 
 def test_resumed_copies_are_found_among_any_number_of_other_names(temp: Path) -> None:
-    for n in range(200):  # whatever order the directory lists them in
+    for n in range(100):  # before and after it: whatever order the directory lists them in
         (temp / f"other-{n:03d}").write_text("")
     copy = lines(temp / "claude-resume-9" / "projects" / "-ws" / "S.jsonl", {"type": "user"})
+    for n in range(100, 200):
+        (temp / f"other-{n:03d}").write_text("")
     assert find_transcript("S", "/nowhere", True) == copy
 
 

@@ -138,14 +138,6 @@ def test_a_subagents_rows_keep_their_subpath_when_read_and_moved(tmp_path: Path)
     memory.close()
 
 
-def test_rows_taken_from_an_outbox_that_cannot_forget_them_are_taken_and_stay(tmp_path: Path) -> None:
-    box = filled(tmp_path)
-    for name in list(tmp_path.iterdir()):
-        name.unlink()  # deleted while in use: the delete is refused
-    assert [r.dedupe for r in box.take("t", ["A"])] == ["a1", "a2"]
-    box.close()
-
-
 def test_a_sessions_record_holds_when_it_started(tmp_path: Path) -> None:
     box = Outbox(tmp_path / "outbox.db")
     box.open()
@@ -289,3 +281,27 @@ async def test_a_failure_never_told_is_cleared_once_the_store_takes_rows(tmp_pat
     assert await deliverer.send() is True and deliverer.failure is None and not deliverer.waited
     box.close()
     await store.aclose()
+
+
+def test_an_outbox_is_kept_at_its_absolute_path_with_no_id_until_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    box = Outbox("relative.db")
+    assert box.path == str(tmp_path / "relative.db") and box.id == ""
+    memory = Outbox(MEMORY)
+    memory.open()
+    assert memory.put("t", A, [{"uuid": "m"}, "not an object"]) == 2  # kept as given, nothing to check
+    assert memory.head("t")[0].dedupe == "m"
+    memory.close()
+
+
+def test_a_database_of_another_application_is_refused_by_its_id(tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("PRAGMA application_id = 5")
+    with pytest.raises(
+        StoreError, match=r"other\.db is not a flower outbox \(application_id 0x5\)$"
+    ) as found:
+        Outbox(other).open()
+    assert found.value.path == str(other)
