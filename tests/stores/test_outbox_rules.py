@@ -79,8 +79,13 @@ async def test_the_loop_delivers_rows_as_they_come_and_backs_off_while_the_outbo
 
             await _until(told)
             await anyio.sleep(0.05)  # many backoffs of 1-2 ms: none may raise
+            failure = deliverer.failure
+            deliverer.outbox = outbox  # the outbox is back: the loop goes on where it was
+            outbox.put("t", KEY, [{"uuid": "c"}])
+            deliverer.wake()
+            await _until(lambda: loaded(3))
             tasks.cancel_scope.cancel()
-    assert deliverer.delivered == 2 and deliverer.failure is not None
+    assert deliverer.delivered == 3 and failure is not None and deliverer.failure is None
     (record,) = caplog.records  # told once for the whole outage
     assert record.getMessage().startswith("flower.stores: session store ")
     assert record.getMessage().endswith(
