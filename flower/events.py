@@ -119,9 +119,11 @@ class SubagentFinished:
     tool_use_id: str | None
     """The id of the main thread's Agent call that started it."""
     status: str
-    """How it ended: `completed`, `failed`, `stopped` or `killed`."""
+    """How it ended: `completed`, `failed`, `stopped` or `killed` (also flower's word for a background
+    subagent whose end never came: the run stopped waiting, the CLI ended, or the session handed off)."""
     summary: str
-    """The CLI's account of its end: normally the subagent's final report ("" when none came)."""
+    """The CLI's account of its end: normally the subagent's final report ("" when none came); for a
+    subagent flower gave up on, why (`StepResult.unreported` lists it)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -157,9 +159,11 @@ class TaskFinished:
     kind: str
     """The CLI's kind of task, as in `TaskStarted`."""
     status: str
-    """How it ended: `completed`, `failed`, `stopped` or `killed`."""
+    """How it ended: `completed`, `failed`, `stopped` or `killed` (also for a task whose end never came,
+    as for `SubagentFinished`)."""
     summary: str
-    """The CLI's account of its end, e.g. `Background command "..." completed (exit code 0)`."""
+    """The CLI's account of its end, e.g. `Background command "..." completed (exit code 0)`; for a task
+    flower gave up on, why."""
 
 
 @dataclass(frozen=True, kw_only=True)

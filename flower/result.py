@@ -18,7 +18,7 @@ class StepResult:
     session_id: str | None
     """The live session at the end (resume it to continue)."""
     ok: bool
-    """The run ended with a non-error result."""
+    """The run ended with a non-error result, and every background worker it started reported."""
     text: str
     """The main thread's final answer (its last result; never an API error message)."""
     error: str | None = None
@@ -52,6 +52,10 @@ class StepResult:
     pings: int = 0
     """Keep-warm requests sent while the coordinator waited on a worker (`Runtime(keep_warm=...)`); their
     tokens are `usage.keep_warm`, their price part of `cost_usd`."""
+    unreported: tuple[str, ...] = ()
+    """Task ids (as in `SubagentStarted`/`TaskStarted`) of background workers and commands whose end never
+    reached the coordinator: the CLI ended, the session handed off, or the run stopped waiting on them
+    (`Runtime(worker_timeout=...)`). Any of them makes the step fail (`ok=False`, `error` names them)."""
     cause: StoreError | None = None
     """The store's exception when a store failure ended or spoiled the run (`error` says it in words): a
     `LeaseError` when another runner holds the session or took it over, else a `StoreError` (the store

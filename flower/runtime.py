@@ -8,8 +8,10 @@ Example::
         print(result.text)
 
 It iterates the CLI's stream to its very end: with background subagents one run yields several results,
-and the run is finished only when none is pending. Whatever ends the run (success, an error result, an
-exception in the caller, a cancellation), the CLI process is shut down before `run()` returns or raises.
+and the run is finished only when none is pending and the coordinator has read every report (a worker
+that ends during the coordinator's turn is reported to it in a turn of its own, after that turn's
+result). Whatever ends the run (success, an error result, an exception in the caller, a cancellation),
+the CLI process is shut down before `run()` returns or raises.
 
 The store's connections are closed when the last run in progress ends (they reopen at the next one), and
 by `aclose()` or the end of an `async with Runtime(...) as rt:` block; a SQLite connection left open
@@ -45,6 +47,7 @@ from ._run.layers import (
     layer_hooks,
     layer_store,
 )
+from ._run.settle import DEFAULT_WORKER_TIMEOUT, STATE_ENV, check_worker_timeout
 from ._run.stream import EventHandler, Tracker
 from ._run.sync import run_blocking
 from ._util.check import checked
@@ -111,6 +114,10 @@ class Runtime:
       `KeepWarmPolicy` sets the interval and the limit); priced in `StepResult.cost_usd`. `False`: 1-hour
       marks and no pings. A prompt-cache variable the user set (`env`, the spec's env, the process env)
       wins over both lifetimes; the pings then follow the lifetime the CLI's marks ask for.
+    - `worker_timeout`: a run waits for the background workers (and commands) it started, and for the
+      coordinator to read their reports, however long they work; once the coordinator's turn has ended,
+      a CLI that sends nothing for this many seconds (default 1800; None: no limit) is given up on:
+      the CLI is ended, and the step fails naming the workers that never reported (`unreported`).
 
     The constructor checks that the workspace is a directory (`SpecError` naming it) and creates nothing;
     the workbench and the store are created by the first run.
@@ -136,6 +143,7 @@ class Runtime:
         check_credentials: bool = True,
         tracing: bool | TracingPolicy | None = None,
         keep_warm: bool | KeepWarmPolicy = True,
+        worker_timeout: float | None = DEFAULT_WORKER_TIMEOUT,
     ) -> None:
         if not isinstance(workspace, str | os.PathLike) or not str(workspace):
             raise SpecError(f"Runtime: workspace must be a path, got {workspace!r}")
@@ -192,6 +200,9 @@ class Runtime:
         """What each run sends to OpenTelemetry, or None when tracing is off."""
         self.keep_warm: KeepWarmPolicy | None = resolve_keep_warm(keep_warm, "Runtime")
         """How a waiting coordinator's cache is kept warm, or None (1-hour marks, no pings)."""
+        self.worker_timeout: float = check_worker_timeout(worker_timeout, "Runtime")
+        """Seconds of silence from the CLI a run waits through for its background workers (`math.inf`
+        when `worker_timeout=None`)."""
         self._active = 0  # runs in progress: the last one to end closes the store's connections
 
     async def __aenter__(self) -> Self:
@@ -256,6 +267,8 @@ class Runtime:
         )
         # every transcript line is handed to the store as the CLI writes it, not at the end of the turn
         options = dataclasses.replace(options, session_store_flush="eager")
+        if STATE_ENV not in options.env:  # the CLI says when no turn is owed any more (`_run.settle`)
+            options = dataclasses.replace(options, env={**options.env, STATE_ENV: "1"})
         if wb is not None and not wb.inside_workspace:
             options = dataclasses.replace(options, add_dirs=[*options.add_dirs, wb.root])
         if self.configure is not None:
@@ -351,6 +364,7 @@ class Runtime:
             blocks=self._blocks,
             listening=self._listening,
             keep_warm=self.keep_warm,
+            worker_timeout=self.worker_timeout,
         )
         result = await execution(prompt, resume, fork, on_event)
         self.results.append(result)

@@ -1,9 +1,12 @@
 """Suite-wide options and fixtures: the transcript corpus the corpus tests read (`--corpus DIR`), a
-real PostgreSQL server for the fleet tests (never a fake), and a word while collecting.
+real PostgreSQL server for the fleet tests (never a fake), the glance jail's, and a word while collecting.
 
 `postgres_dsn` is `$FLOWER_TEST_POSTGRES_DSN` (CI starts a cluster and sets it), else a throwaway cluster
 this test process starts and stops (`tests/postgres.py`); a test that needs it is skipped, with the
 reason, only when neither is possible. `pg_schema` gives each test a schema of its own.
+
+`world` is a world to attack from inside the glance jail, one per test module (`tests/jail_world.py`);
+`shell` runs a test under bash and under zsh (those installed).
 
 Collecting imports every test module (the SDK, OpenTelemetry, matplotlib...) in each pytest process:
 about 7 s of CPU, a minute or more of wall time on a busy 2-core machine, and with `-n 2` pytest prints
@@ -22,6 +25,7 @@ import pytest
 
 from flower.progress import Heartbeat
 from tests import postgres
+from tests.jail_world import SHELLS, World
 from tests.stores import corpus
 
 
@@ -122,3 +126,17 @@ async def pg_schema(postgres_dsn: str) -> AsyncIterator[Callable[[], str]]:
                 await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         finally:
             await conn.close()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    """A repository, home and temp dir to watch, listeners, a victim process and a terminal."""
+    created = World(tmp_path_factory.mktemp("jail"))
+    yield created
+    created.close()
+
+
+@pytest.fixture(params=SHELLS, ids=os.path.basename)
+def shell(request: pytest.FixtureRequest) -> str:
+    """The path of bash, then of zsh."""
+    return str(request.param)

@@ -34,6 +34,7 @@ from flower.testing import hang_guard
 PYTHON = os.path.realpath(sys.executable)
 SHELLS = [path for path in (shutil.which("bash"), shutil.which("zsh")) if path]
 TIMEOUT, REFUSED, MEMORY, CUT = 124, 125, 137, 141
+MARK = "jailtest-"
 
 
 @dataclass
@@ -127,6 +128,7 @@ def _dying(pid: str) -> bool:
 
 def _stragglers(marker: str) -> list[str]:
     """Processes that still carry this run's marker in their environment."""
+    marker = MARK + marker
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -184,9 +186,11 @@ class World:
         return {"PATH": os.environ["PATH"], "HOME": str(self.home), "GIT_CONFIG_NOSYSTEM": "1"}
 
     def env(self, marker: str, shell: str) -> dict[str, str]:
+        """The CLI's environment as the launcher gets it. The marker goes in a variable the jail passes on
+        (and `LC_ALL` overrides), so that every process of the run carries it."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "COV_"))}
         env |= {"HOME": str(self.home), "TMPDIR": str(self.tmp), "GIT_CONFIG_NOSYSTEM": "1", "SHELL": shell}
-        return env | {"JAILTEST": marker, "LC_ALL": "C.UTF-8"}
+        return env | {"LC_IDENTIFICATION": f"{MARK}{marker}", "LC_ALL": "C.UTF-8"}
 
     def fill(self, command: str) -> str:
         """`command` with `{port}`, `{victim}`, `{repo}` ... replaced (other braces are the shell's)."""
@@ -198,19 +202,26 @@ class World:
         }  # fmt: skip
         return re.sub(r"\{(\w+)\}", lambda m: str(values.get(m.group(1), m.group(0))), command)
 
-    def jailed(self, command: str, *, wall: float = 3, abi: int | None = None, **limits: int) -> str:
-        """What the wall hands the CLI for `command` (with `abi`, an older Landlock ABI than the kernel's)."""
+    def jailed(self, command: str, *, wall: float = 3, abi: int | None = None, namespaces: bool = True,
+               **limits: int) -> str:  # fmt: skip
+        """What the wall hands the CLI for `command` (with `abi`, an older Landlock ABI than the kernel's;
+        without `namespaces`, the jail of a machine that gives none)."""
         text = jail_command(self.fill(command), limits=JailLimits(wall_seconds=wall, **limits), python=PYTHON)
-        return text if abi is None else f"{text} --abi '{abi}'"
+        text = text if abi is None else f"{text} --abi '{abi}'"
+        return text if namespaces else f"{text} --namespaces '0'"
 
-    def run(self, command: str, *, shell: str, wall: float = 3, abi: int | None = None, **limits: int) -> Ran:
-        """Run `command` through the launcher, as the CLI's shell runs it, and collect every effect."""
+    def run(self, command: str, *, shell: str, wall: float = 3, abi: int | None = None,
+            namespaces: bool = True, env: dict[str, str] | None = None, **limits: int) -> Ran:  # fmt: skip
+        """Run `command` through the launcher, as the CLI's shell runs it, and collect every effect.
+
+        `env`: more variables for the CLI's environment (fake credentials)."""
         before = _snapshot(self.repo, self.home, self.tmp)
         self.listener.collect()  # what an earlier run left is not this one's
         marker = uuid.uuid4().hex
-        argv = [shell, "-c", self.jailed(command, wall=wall, abi=abi, **limits) + " && :"]
+        jailed = self.jailed(command, wall=wall, abi=abi, namespaces=namespaces, **limits)
+        argv = [shell, "-c", jailed + " && :"]
         process = subprocess.Popen(
-            argv, cwd=self.repo, env=self.env(marker, shell), stdin=subprocess.DEVNULL,
+            argv, cwd=self.repo, env={**(env or {}), **self.env(marker, shell)}, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         )  # fmt: skip
         guard = threading.Timer(wall + hang_guard(), process.kill)  # a launcher that never ends: a failure

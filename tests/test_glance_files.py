@@ -54,7 +54,7 @@ def refused(command: str, cwd: Path) -> str:
         ("wc -l src/deep/pipe", "named pipe"),
         ("grep x sock", "socket"),
         ("cat up/proc/kmsg", "/proc"),
-        ("cat < pipe", "device or unknown file"),
+        ("cat < pipe", "input from a named pipe"),
         ("grep -r x up", "whole tree"),
         ("du -sh up/", "whole tree"),
         ("cd src && cat deep/pipe", "named pipe"),

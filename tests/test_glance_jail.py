@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,19 +31,7 @@ pytestmark = pytest.mark.skipif(
 HAVE = {name: shutil.which(name) is not None for name in ("node", "gawk", "python3", "chattr", "strace")}
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    created = World(tmp_path_factory.mktemp("jail"))
-    yield created
-    created.close()
-
-
-@pytest.fixture(params=SHELLS, ids=os.path.basename)
-def shell(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-def _needs(command: str, shell: str) -> None:
+def _needs(command: str) -> None:
     for name, found in HAVE.items():
         if f"{name} " in command and not found:
             pytest.skip(f"{name} is not installed")
@@ -140,22 +127,21 @@ def _cases(short: dict[str, str], long: dict[str, str]) -> list[object]:
     ]
 
 
-def _shell_cases(short: dict[str, str], long: dict[str, str]) -> list[object]:
-    """The commands under each shell, as `_cases`; one that loads a zsh module (`zmodload`) under zsh
-    alone, since a case made only to be skipped tests nothing."""
-    cases = []
-    for commands, marks in ((short, ()), (long, (pytest.mark.long,))):
+def _by_shell(short: dict[str, str], long: dict[str, str]) -> list[object]:
+    """Each command with each shell it applies to: zsh's modules (`zmodload`) with zsh alone, so that no
+    case is made only to be skipped."""
+    cases: list[object] = []
+    for marks, commands in (((), short), ((pytest.mark.long,), long)):
         for name, command in commands.items():
-            for path in SHELLS:
-                if "zmodload" not in command or "zsh" in os.path.basename(path):
-                    shell_name = os.path.basename(path)
-                    cases.append(pytest.param(command, path, id=f"{name}-{shell_name}", marks=marks))
+            zsh_only = "zmodload" in command
+            cases += [pytest.param(shell, command, id=f"{name}-{os.path.basename(shell)}", marks=marks)
+                      for shell in SHELLS if not zsh_only or "zsh" in os.path.basename(shell)]  # fmt: skip
     return cases
 
 
-@pytest.mark.parametrize(("command", "shell"), _shell_cases(ATTACKS, ATTACKS_LONG))
+@pytest.mark.parametrize(("shell", "command"), _by_shell(ATTACKS, ATTACKS_LONG))
 def test_an_attack_has_no_effect(world: World, shell: str, command: str) -> None:
-    _needs(command, shell)
+    _needs(command)
     ran = world.run(command, shell=shell)
     assert ran.effects == [], f"{command!r} under {shell}: {ran.effects}\n{ran.out}"
     assert ran.rc not in (REFUSED, -9), ran.out  # it really ran, inside the jail, and the launcher lived
@@ -229,28 +215,6 @@ def test_the_identity_does_not_change(world: World, shell: str, change: str) -> 
     assert "65534" not in ran.out.split(), ran.out
 
 
-def test_the_process_budget_refuses_forks_past_it(world: World, shell: str) -> None:
-    command = "for i in 1 2 3 4 5 6; do /bin/true || echo FAILED; done; echo END"
-    ran = world.run(command, shell=shell, processes=3, wall=1)
-    assert ran.effects == []
-    assert "resource temporarily unavailable" in ran.out.lower() or "FAILED" in ran.out or ran.rc == TIMEOUT
-
-
-def test_threads_have_a_budget_of_their_own(world: World, shell: str) -> None:
-    script = (
-        "import threading; ts = [threading.Thread(target=lambda: None) for _ in range({n})]; "
-        "[t.start() for t in ts]; print('STARTED')"
-    )
-    ok = world.run(
-        f'{PYTHON} -c "{script.format(n=20)}"', shell=shell, processes=8, threads=32, wall=hang_guard()
-    )
-    assert "STARTED" in ok.out, ok.out
-    over = world.run(
-        f'{PYTHON} -c "{script.format(n=40)}"', shell=shell, processes=8, threads=32, wall=hang_guard()
-    )
-    assert "can't start new thread" in over.out, over.out
-
-
 def test_the_time_and_output_limits_report_themselves(world: World, shell: str) -> None:
     slow = world.run("sleep 100", shell=shell, wall=1)
     assert slow.rc == TIMEOUT and "[glance: stopped after 1 s" in slow.out
@@ -298,15 +262,6 @@ def test_a_benign_command_works_in_the_jail(world: World, shell: str, command: s
     assert expected in ran.out, ran.out
 
 
-def test_the_credentials_of_the_cli_stay_out(world: World, shell: str) -> None:
-    os.environ["ANTHROPIC_API_KEY"] = "sk-test-not-a-key"
-    try:
-        ran = world.run("env; echo CDPATH=$CDPATH", shell=shell, wall=hang_guard())
-    finally:
-        del os.environ["ANTHROPIC_API_KEY"]
-    assert "sk-test-not-a-key" not in ran.out and "GIT_CONFIG_COUNT" in ran.out
-
-
 def test_the_terminal_is_not_read(world: World, shell: str) -> None:
     os.write(world.pty_master, b"SECRET-KEYSTROKES\n")
     ran = world.run("cat {pts}; head -c 100 < {pts}", shell=shell, wall=hang_guard())  # refused: no wait
@@ -314,37 +269,35 @@ def test_the_terminal_is_not_read(world: World, shell: str) -> None:
 
 
 @pytest.mark.skipif(not HAVE["strace"], reason="strace is not installed")
-def test_strace_shows_the_kernel_refusing(world: World, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("namespaces", "kill"), [(True, "ESRCH"), (False, "EPERM")], ids=["namespace", "watcher"]
+)
+def test_strace_shows_the_kernel_refusing(world: World, tmp_path: Path, namespaces: bool, kill: str) -> None:
     """The refusals come from the kernel: each call returns its error (EACCES from Landlock or the socket
-    filter, EPERM from seccomp or Landlock's signal scope).
-
-    Each process is traced to a file of its own (`-ff`): in one shared file a call that another process
-    interrupts is printed in two halves (`<unfinished ...>`, `<... resumed>`), which a busy machine makes
-    likely (the launcher polls the command's memory meanwhile), and its refusal would not match."""
+    filter, EPERM from seccomp or Landlock's signal scope; in a PID namespace of its own, the command sees
+    no other process to signal at all: ESRCH)."""
     trace = tmp_path / "trace"
     bash = shutil.which("bash") or "/bin/bash"
     command = (
         "exec 3<>/dev/tcp/127.0.0.1/{port}; touch X; touch README.md; chmod 000 a; kill -9 {victim}; "
-        "python3 -c 'import os; os.setresuid(65534, 65534, 65534)'; echo DONE"
+        "python3 -c 'import os; os.setresuid(65534, 65534, 65534)'; true"
     )
     calls = "trace=socket,openat,utimensat,fchmodat,kill,setresuid"
-    jailed = world.jailed(command, wall=hang_guard())  # strace slows every process: no time limit in the way
-    strace = ["strace", "-ff", "-qq", "-o", str(trace), "-e", calls, bash, "-c", jailed]
-    done = subprocess.run(
+    jailed = world.jailed(command, wall=hang_guard(), namespaces=namespaces)  # strace slows every process
+    strace = ["strace", "-f", "-qq", "-o", str(trace), "-e", calls, bash, "-c", jailed]
+    subprocess.run(
         strace, cwd=world.repo, env=world.env("strace", bash), capture_output=True, timeout=hang_guard()
     )
-    assert b"DONE" in done.stdout, done  # every step ran to its end: the trace holds each call
-    text = "\n".join(part.read_text() for part in sorted(tmp_path.glob("trace.*")))
+    text = trace.read_text()
     for expected in (
         r"socket\(AF_INET, SOCK_STREAM, IPPROTO_TCP\)\s+= -1 EACCES",
         r'openat\(AT_FDCWD, "X", O_WRONLY\|O_CREAT.*\s+= -1 EACCES',
         r'utimensat\(AT_FDCWD, "README.md", NULL, 0\)\s+= -1 EPERM',
         r'fchmodat\(AT_FDCWD, "a", 000\)\s+= -1 EPERM',
-        rf"kill\({world.victim.pid}, SIGKILL\)\s+= -1 EPERM",
+        rf"kill\({world.victim.pid}, SIGKILL\)\s+= -1 {kill}",
         r"setresuid\(65534, 65534, 65534\)\s+= -1 EPERM",
     ):
         assert re.search(expected, text), f"{expected} not in the trace:\n{text[-3000:]}"
-    assert world.victim.poll() is None, "the victim lives"
 
 
 @pytest.mark.skipif(not HAVE["strace"], reason="strace is not installed")
@@ -403,6 +356,20 @@ def test_an_older_landlock_abi_is_made_up_by_seccomp(
 ) -> None:
     """This kernel may have a newer ABI; `--abi` makes the jail use an older one, as on Linux 5.13 to 6.11."""
     ran = world.run(command, shell=shell, abi=abi)
+    assert ran.effects == [], f"{command!r} at ABI {abi}: {ran.effects}\n{ran.out}"
+    assert ran.rc not in (REFUSED, -9), ran.out
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("abi", [1, 5])
+@pytest.mark.parametrize(
+    "command", [c for c in OLDER_KERNELS if "kill" in c or "abstract" in c or "touch" in c]
+)
+def test_an_older_landlock_abi_without_a_pid_namespace(
+    world: World, shell: str, abi: int, command: str
+) -> None:
+    """Without a PID namespace, the seccomp stand-ins hold too (signals only within the group)."""
+    ran = world.run(command, shell=shell, abi=abi, namespaces=False)
     assert ran.effects == [], f"{command!r} at ABI {abi}: {ran.effects}\n{ran.out}"
     assert ran.rc not in (REFUSED, -9), ran.out
 

@@ -2,6 +2,7 @@
 
 - `step`: one step of a run, generations of sessions linked by handoffs, with its brakes;
 - `generation`: one session of a step, run to its end or until it must hand off;
+- `settle`: when a session's prompt is done: no background worker's report still owed to the coordinator;
 - `stream`: the SDK's message stream turned into flower's events and what a `StepResult` needs;
 - `reach` and `credentials`: fail fast when the API cannot be reached or no credentials exist;
 - `layers`: flower's layers as SDK pieces (the spill, index and report hooks over one workbench, and the

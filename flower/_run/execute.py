@@ -38,6 +38,7 @@ from .durable import DurableRun
 from .fleet import attach_workbench
 from .generation import Keeper
 from .layers import spill_dir
+from .settle import DEFAULT_WORKER_TIMEOUT
 from .step import Step
 from .stream import EventHandler, Tracker
 
@@ -78,6 +79,8 @@ class Execution:
     """resumed session id -> the run that resumes it (the runtime's: store reports find their run)."""
     keep_warm: KeepWarmPolicy | None = None
     """How a waiting coordinator's cache is kept warm (`flower.warm`), or None."""
+    worker_timeout: float = DEFAULT_WORKER_TIMEOUT
+    """Seconds of silence from the CLI a wait on background workers goes through (`flower._run.settle`)."""
 
     async def __call__(
         self, prompt: str, resume: str | None, fork: bool, on_event: EventHandler | None
@@ -86,7 +89,13 @@ class Execution:
         attach_workbench(self.store, self.workspace, spill_dir(self.workbench, self.workspace).parent)
         live = await start_run(self.tracing, self.spec.name, self.store, self.env)
         tracker = Tracker(live.listen(on_event) if live is not None else on_event)
-        step = Step(task=prompt, tracker=tracker, policy=self.handoff, workbench=self.workbench)
+        step = Step(
+            task=prompt,
+            tracker=tracker,
+            policy=self.handoff,
+            workbench=self.workbench,
+            worker_timeout=self.worker_timeout,
+        )
         if self.keep_warm is not None:
             step.keeper = self._keeper(self.keep_warm, tracker)
         durable = DurableRun(
@@ -183,5 +192,3 @@ class Execution:
         if tracker.session_id and blocks:
             # the freshest block this session has seen: in its system prompt, or put before its prompt
             self.blocks[tracker.session_id] = blocks[-1]
-        if tracker.pending_tasks:
-            logger.warning("the CLI ended with %d subagent(s) not reported finished", tracker.pending_tasks)

@@ -9,11 +9,13 @@ asks the CLI once per session, for the window of the model it actually serves (`
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing, nullcontext
 from dataclasses import dataclass
 from typing import Literal
 
+import anyio
 from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
@@ -26,6 +28,7 @@ from claude_agent_sdk import (
 from ..events import HandoffWarning
 from ..handoff.document import HandoffPolicy
 from ..warm import KeepWarm
+from .settle import DEFAULT_WORKER_TIMEOUT, Settle
 from .stream import Tracker
 
 logger = logging.getLogger("flower.runtime")
@@ -44,7 +47,7 @@ Keeper = Callable[[ClaudeAgentOptions], KeepWarm]
 class Outcome:
     """How a generation ended."""
 
-    kind: Literal["done", "handoff", "overflow", "unreachable"]
+    kind: Literal["done", "handoff", "overflow", "unreachable", "stalled"]
     session_id: str | None
     context: int
     window: int
@@ -86,14 +89,23 @@ async def _stop(client: ClaudeSDKClient, stream: AsyncIterator[Message], tracker
             return
 
 
+def _stalled(timeout: float) -> str:
+    return f"the CLI sent nothing for {timeout:g} s after the coordinator's turn ended (worker_timeout)"
+
+
 async def run_generation(
     options: ClaudeAgentOptions,
     prompt: str,
     tracker: Tracker,
     policy: HandoffPolicy | None,
     keeper: Keeper | None = None,
+    worker_timeout: float = DEFAULT_WORKER_TIMEOUT,
 ) -> Outcome:
     """Run `prompt` in one session; with a policy, hand off before the context reaches the CLI's lines.
+
+    The session is done when the CLI owes the coordinator no further turn (`settle`): a background
+    worker's report is read before the step ends. Once the coordinator's turn is over, a CLI silent for
+    `worker_timeout` seconds while workers are out ends the session as `stalled`.
 
     Past the threshold, a reply that calls tools is interrupted and the same session is asked for its
     handoff document; that writing turn is exempt from the threshold. A turn that simply ends is left to
@@ -120,15 +132,26 @@ async def run_generation(
         reached = 0  # the context when the handoff became due
 
         def outcome(
-            kind: Literal["done", "handoff", "overflow", "unreachable"], document: str = "", why: str = ""
+            kind: Literal["done", "handoff", "overflow", "unreachable", "stalled"],
+            document: str = "",
+            why: str = "",
         ) -> Outcome:
             context = reached or tracker.context
             return Outcome(kind, tracker.session_id, context, window, threshold, floor, document, why)
 
+        settle = Settle()
         await client.query(prompt)
         async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]
-            async for message in stream:
+            while True:
+                # the hang guard counts only while the coordinator's turn is over and its workers are out
+                with anyio.move_on_after(worker_timeout if settle.waiting else math.inf) as silence:
+                    message = await anext(stream, None)
+                if silence.cancelled_caught:
+                    return outcome("stalled", why=_stalled(worker_timeout))
+                if message is None:
+                    break
                 await tracker.feed(message)
+                done = settle.feed(message, tracker.pending_tasks)
                 if warm is not None:
                     warm.feed(message)
                 if tracker.unreachable:
@@ -144,6 +167,8 @@ async def run_generation(
                     due, reached = True, tracker.context
                     await client.interrupt()
                 if not isinstance(message, ResultMessage):
+                    if done:
+                        return outcome("done")
                     continue
                 if _overflowed(message):
                     return outcome(
@@ -152,7 +177,7 @@ async def run_generation(
                 if due or (active and tracker.context >= threshold and tracker.pending_tasks):
                     due, reached = True, reached or tracker.context
                     break
-                if not tracker.pending_tasks:
+                if done:
                     return outcome("done")
         if not due or policy is None:
             return outcome("done")

@@ -21,9 +21,19 @@ from ..workbench._in_run import warning_of
 from ..workbench.bench import Workbench
 from .generation import Keeper, Outcome, run_generation
 from .reach import unreachable_cause
+from .settle import DEFAULT_WORKER_TIMEOUT
 from .stream import Tracker
 
 logger = logging.getLogger("flower.runtime")
+
+_ABANDONED: dict[str, str] = {
+    "done": "flower: the CLI ended before this task reported",
+    "handoff": "flower: the session handed off before this task reported",
+    "overflow": "flower: the session overflowed before this task reported",
+    "unreachable": "flower: the API could not be reached before this task reported",
+    "stalled": "flower: never reported; the run stopped waiting ({why}) and ended the CLI with it",
+}
+"""What a task still open at the end of a session became, by how the session ended (its event's summary)."""
 
 OptionsFor = Callable[[str | None, bool], Awaitable[ClaudeAgentOptions]]
 """(resume, fork) -> the options of the next session (the Runtime refreshes the workbench block)."""
@@ -42,6 +52,7 @@ class Step:
     error: str | None = None
     structured: bool = False  # the options ask for a structured result (`output_format`)
     keeper: Keeper | None = None  # keeps each session's coordinator cache warm while it waits (`flower.warm`)
+    worker_timeout: float = DEFAULT_WORKER_TIMEOUT  # the hang guard of a wait on background workers
 
     async def run(self, prompt: str, options_for: OptionsFor, resume: str | None, fork: bool) -> None:
         generation = 1
@@ -49,7 +60,9 @@ class Step:
             options = await options_for(resume, fork)
             self.structured = options.output_format is not None
             try:
-                outcome = await run_generation(options, prompt, self.tracker, self.policy, self.keeper)
+                outcome = await run_generation(
+                    options, prompt, self.tracker, self.policy, self.keeper, self.worker_timeout
+                )
             except CLINotFoundError:
                 raise
             except ClaudeSDKError as exc:
@@ -62,6 +75,11 @@ class Step:
                 self.error = f"the session could not be loaded from the session store: {failure}"
                 return
             await self.tracker.flush()
+            await self.tracker.abandon(_ABANDONED[outcome.kind].format(why=outcome.why))
+            if outcome.kind == "stalled":
+                self.error = f"the run stopped waiting: {outcome.why}"
+                logger.warning("%s", self.error)
+                return
             if outcome.kind == "unreachable":
                 await self._unreachable(options)
                 return
@@ -158,6 +176,11 @@ class Step:
             error = last.result or f"the CLI ended with an error result ({last.subtype})"
         if error is None and last is None:
             error = "the CLI ended without a result"
+        if tracker.unreported:
+            which = "; ".join(tracker.unreported.values())
+            lost = f"{len(tracker.unreported)} worker(s) or command(s) never reported to the coordinator: "
+            lost += which
+            error = lost if error is None else f"{error}; {lost}"
         structured = next(
             (r.structured_output for r in reversed(tracker.answers) if r.structured_output is not None), None
         )
@@ -185,6 +208,7 @@ class Step:
             duration_s=duration,
             structured_output=structured,
             pings=len(tracker.pings),
+            unreported=tuple(tracker.unreported),
         )
 
 

@@ -97,6 +97,8 @@ class Tracker:
         self.unreachable_status: int | None = None
         self.mirror_errors: list[str] = []  # batches the SDK dropped after its store failed (mirror_error)
         self.pings: list[KeepWarmPing] = []  # the keep-warm requests of the run (`flower.warm`)
+        self.unreported: dict[str, str] = {}  # task id -> what it was, for tasks whose end never came
+        self._described: dict[str, str] = {}  # task id -> its description, as the CLI started it
 
     @property
     def unreachable(self) -> bool:
@@ -112,6 +114,17 @@ class Tracker:
         """At the end of the stream: report subagents whose end came only as a status update."""
         for task_id, status in list(self._ended.items()):
             await self._task_finished(task_id, None, status, "")
+
+    async def abandon(self, why: str) -> None:
+        """At the end of a session: tasks still open will never report; each ends as `killed` (the CLI
+        ends them with it), with `why` as its summary, and is kept in `unreported`."""
+        for task_id in list(self._open_tasks):
+            tool_use_id = self._open_tasks[task_id]
+            kind = self._kinds.get(task_id)
+            name = self._agents.get(tool_use_id or "") if kind is None else kind
+            self.unreported[task_id] = f"{name or 'task'} {task_id} ({self._described.get(task_id, '')!r})"
+            logger.warning("task %s: %s", self.unreported[task_id], why)
+            await self._task_finished(task_id, tool_use_id, "killed", why)
 
     async def emit(self, event: Event) -> None:
         if logger.isEnabledFor(logging.DEBUG):
@@ -257,6 +270,7 @@ class Tracker:
     async def _task_started(self, message: TaskStartedMessage) -> None:
         data = message.data
         self._open_tasks[message.task_id] = message.tool_use_id
+        self._described[message.task_id] = message.description
         kind = _task_kind(message)
         if kind is not None and not data.get("subagent_type") and message.tool_use_id not in self._agents:
             self._kinds[message.task_id] = kind

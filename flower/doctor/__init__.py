@@ -2,9 +2,9 @@
 
 `diagnose()` gathers the versions (flower, Python, the SDK, the CLI) against the tested ranges, the path
 of the CLI the SDK will start, where credentials would come from (names only, never values), whether
-this machine gives glances a jail (a trial command run through the launcher), what the workspace's
-outbox still holds, by store (`OutboxState`: entries waiting for a store no run here uses any more are
-listed there), and runs
+this machine gives glances a jail (a trial command run through the launcher) and which environment a
+glance gets, what the workspace's outbox still holds, by store (`OutboxState`: entries waiting for a store
+no run here uses any more are listed there), and runs
 the offline self-check: four short scripted runs through the real CLI, one pass or fail per fact. It needs
 no network and no API key, and takes a few seconds on an idle machine (up to a minute on a busy one).
 
@@ -31,7 +31,7 @@ import claude_agent_sdk
 
 from .._run.credentials import credential_sources
 from .._version import __version__
-from ..glance import jail_support
+from ..glance import ENVIRONMENT, jail_support
 from ..versions import TESTED_CLI, TESTED_PARSER, TESTED_SDK, VersionRange, installed_version
 from ._outbox import OutboxState, outbox_state
 from ._selfcheck import Check, Progress, self_check
@@ -58,8 +58,12 @@ class Diagnosis:
     credentials: tuple[str, ...]
     """Where credentials were found: variable names or the login file, never the values."""
     jail: str = ""
-    """The glance jail this machine gives (`JailSupport.describe()`): its mechanism, or why there is none
-    (then the coordinator runs only glance's core commands itself)."""
+    """The glance jail this machine gives (`JailSupport.describe()`): its mechanism, how the command is
+    isolated and bounded here, or why there is none (then the coordinator runs only glance's core
+    commands itself)."""
+    glance_environment: tuple[str, ...] = ()
+    """The only environment variables a jailed glance gets (`flower.glance.jail.ENVIRONMENT`), besides
+    git's read-only settings: no credential of the CLI or the app reaches the command."""
     checks: tuple[Check, ...]
     """The self-check, one `Check` per fact (empty when it was skipped)."""
     outbox: OutboxState | None = None
@@ -82,6 +86,12 @@ class Diagnosis:
             f"  tree-sitter-bash  {self.parser}  {_verdict(TESTED_PARSER, self.parser)}",
             f"  CLI path          {self.cli_path or 'none: install the SDK with its bundled CLI'}",
             f"  glance jail       {self.jail or 'not probed'}",
+            "  glance env        "
+            + (
+                " ".join(self.glance_environment) + " (and git's read-only settings; nothing else)"
+                if self.glance_environment
+                else "not probed"
+            ),
             "  credentials       "
             + (
                 "; ".join(self.credentials)
@@ -161,6 +171,7 @@ async def diagnose(
         cli_path=path,
         credentials=tuple(credential_sources(dict(os.environ))),
         jail=jail.describe(),
+        glance_environment=ENVIRONMENT,
         checks=tuple(checks),
         outbox=outbox,
         duration_s=time.monotonic() - started,

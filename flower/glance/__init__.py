@@ -14,8 +14,9 @@ Two lines of defence:
    verdict never raises: whatever the input, it is an answer, reached in bounded time.
 2. **The jail** (`flower.glance.jail`). What the parser accepts runs, through the wall's PreToolUse hook,
    inside a confinement the kernel enforces: no write, no network, no signal outside, no identity
-   change, and bounded time, memory, processes and output. Where there is none, only the core commands
-   pass (`glance_run`), and a `GlanceWarning` says so once per process.
+   change, no credential (the environment is `ENVIRONMENT`, the reads an allow-list without home
+   directories or credential stores), and bounded time, memory, processes and output. Where there is
+   none, only the core commands pass (`glance_run`), and a `GlanceWarning` says so once per process.
 
 Example::
 
@@ -32,9 +33,10 @@ from __future__ import annotations
 from ._deny import BashRules
 from ._verdict import GlanceVerdict, glance_verdict, is_ephemeral
 from ._wall import GlanceRun, glance_run, take_warnings
-from .jail import JailLimits, JailSupport, jail_command, jail_support
+from .jail import ENVIRONMENT, JailLimits, JailSupport, jail_command, jail_support
 
 __all__ = [
+    "ENVIRONMENT",
     "BashRules",
     "GlanceRun",
     "GlanceVerdict",

@@ -22,8 +22,9 @@ import re
 import stat
 
 from ._verb import names
+from .jail._kernel.reads import PROC_FILES, PROC_TREES
 
-__all__ = ["UNKNOWN", "join", "path_refusal", "reaches_root", "resolve"]
+__all__ = ["UNKNOWN", "candidates", "join", "path_refusal", "reaches_root", "resolve"]
 
 UNKNOWN = "\0"
 """Stands for a part of a word that is known only at run time."""
@@ -37,16 +38,14 @@ _SPECIAL_ROOTS = {
     "inet6": "a gawk network special file (`/inet6/tcp/…` connects)",
 }
 _UNKNOWN_TOP = "a path whose top-level directory is known only at run time (it may be /dev or /proc)"
-_PROC_FILES = names("""cpuinfo meminfo loadavg uptime version stat mounts filesystems swaps partitions
-    diskstats vmstat cmdline devices modules interrupts softirqs zoneinfo buddyinfo cgroups crypto misc
-    locks consoles execdomains iomem ioports mdstat pagetypeinfo slabinfo version_signature""")
+_PROC_FILES = frozenset(PROC_FILES)
 """Top-level /proc files with a short, finite content."""
-_PROC_TREES = frozenset({"net", "sys", "pressure", "driver"})
+_PROC_TREES = frozenset({"net", *PROC_TREES})
 """/proc directories of plain, finite files only."""
-_PROC_PROCESS_FILES = names("""status stat statm cmdline comm environ limits io maps smaps smaps_rollup
+_PROC_PROCESS_FILES = names("""status stat statm cmdline comm limits io maps smaps smaps_rollup
     mountinfo mounts mountstats cgroup oom_score oom_score_adj oom_adj sched schedstat wchan cpuset
     personality loginuid sessionid uid_map gid_map projid_map setgroups timerslack_ns stack syscall""")
-"""Files of a process directory (`/proc/self/…`, `/proc/123/…`) with a short, finite content."""
+"""Files of a process directory (`/proc/self/…`) with a short, finite content (never `environ`)."""
 _PROCESS = re.compile(r"self|thread-self|[0-9]+")
 _SHORT_VALUE_START = frozenset("/.~" + UNKNOWN)
 
@@ -59,7 +58,7 @@ def path_refusal(template: str, cwd: str | None = None) -> str:
     """
     if "/" not in template and cwd is None:
         return ""  # one component: it is not under `/` (and `..` or a run-time part alone names no file)
-    for candidate in _candidates(template):
+    for candidate in candidates(template):
         path = join(cwd, candidate)
         reason = _special(path)
         real = resolve(path)
@@ -119,7 +118,8 @@ def _special_file(path: str) -> str:
     return ""
 
 
-def _candidates(template: str) -> list[str]:
+def candidates(template: str) -> list[str]:
+    """The argument, and the values an option may carry in it: after `=`, after a short option's letter."""
     found = [template]
     if "=" in template:
         found.append(template.partition("=")[2])

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from ._git import git
 from ._scripts import awk, sed
+from ._secrets import DUMPS
 from ._shell_rules import SHELL_RULES
 from ._verb import Arg, Refusal, Rule, Verb, denied_option, names, opaque_refusal, operands
 
@@ -24,6 +25,7 @@ __all__ = [
     "NAMES_ONLY",
     "PATTERN_RULES",
     "RULES",
+    "TEXT_ONLY",
     "WRAPPERS",
     "follows_links",
     "reads_recursively",
@@ -137,10 +139,8 @@ _SUMS = "md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum"
 
 RULES: dict[str, Rule] = {
     **SHELL_RULES,
-    **dict.fromkeys(
-        names("ls pwd whoami id uname nproc arch true false echo uptime printenv groups"), _PLAIN
-    ),
-    **dict.fromkeys(names("basename dirname realpath readlink which type ps"), _PLAIN),
+    **dict.fromkeys(names("ls pwd whoami id uname nproc arch true false echo uptime groups"), _PLAIN),
+    **dict.fromkeys(names("basename dirname realpath readlink which type"), _PLAIN),
     # zsh's `stat` builtin (zsh/stat) assigns an array with -A or -H: a run-time `-A` must not get in.
     "stat": Verb(deny_short="AH"),
     "df": Verb(deny_long=("sync",)),
@@ -253,8 +253,11 @@ PATTERN_RULES = frozenset(
 )
 """Verbs whose rule takes a `Pattern`: a word that can only become file names with a known prefix."""
 
+TEXT_ONLY = names("echo printf basename dirname true false")
+"""Verbs whose arguments are text, never a file: they may name a credential store (`echo ~/.ssh`)."""
+
 NAMES_ONLY = names("""ls stat realpath readlink basename dirname echo printf test [ which type pwd true
-    false id whoami uname nproc arch hostname uptime printenv env groups free ulimit command locale""")
+    false id whoami uname nproc arch hostname uptime groups free ulimit command locale""")
 """Verbs that never open their arguments: they may name a device (`ls -l /dev/tty`)."""
 
 
@@ -286,6 +289,8 @@ def follows_links(name: str, args: Sequence[Arg]) -> str:
 
 def verb_rule(name: str) -> Rule:
     """The rule for `name`, or a `Refusal` saying why it is not on the whitelist."""
+    if name in DUMPS:
+        raise Refusal(DUMPS[name])
     rule = RULES.get(name)
     if rule is None:
         if name in WRAPPERS:

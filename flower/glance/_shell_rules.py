@@ -4,7 +4,7 @@ zsh evaluates numeric arguments as arithmetic (`printf %d`, `test -t`), where an
 variable (`PATH=10`, `EUID=65534`) and a subscript runs a command (`path[$(cmd)]`); bash evaluates the
 subscript of `test -v`. So those arguments must be numbers written out. The rest take a short list of
 forms: `date +FORMAT` (an operand sets the clock), `hostname` without a look-up, `ulimit` flags,
-`command -v NAME`, `env` alone, and an interpreter's `--version`.
+`command -v NAME`, and an interpreter's `--version` (`env` prints the environment: see `_secrets`).
 """
 
 from __future__ import annotations
@@ -134,13 +134,6 @@ def _command(name: str, args: Sequence[Arg]) -> bool:
     return False
 
 
-def _env(name: str, args: Sequence[Arg]) -> bool:
-    # `env` prints the environment; with an operand it runs a command (or `NAME=VALUE` assigns first).
-    if any(arg not in ("-0", "--null") for arg in args):
-        raise Refusal("`env` with an argument runs another command; only `env` and `env -0` print")
-    return False
-
-
 SHELL_RULES = {
     "test": _test,
     "[": _test,
@@ -149,7 +142,6 @@ SHELL_RULES = {
     "hostname": _hostname,
     "ulimit": _ulimit,
     "command": _command,
-    "env": _env,
     **dict.fromkeys(names("python python3 node"), _version_only),
 }
 """The rules of this module, by verb."""

@@ -21,7 +21,8 @@ from itertools import pairwise
 import tree_sitter
 
 from ._paths import UNKNOWN, join, path_refusal, reaches_root, resolve
-from ._rules import NAMES_ONLY, PATTERN_RULES, follows_links, reads_recursively, verb_rule
+from ._rules import NAMES_ONLY, PATTERN_RULES, TEXT_ONLY, follows_links, reads_recursively, verb_rule
+from ._secrets import secret_refusal
 from ._source import Source
 from ._verb import Arg, Refusal
 from ._words import Word, Words, syntax_refusal
@@ -215,16 +216,22 @@ class Walk:
             raise Refusal("`cd` needs one directory written out in full (not `-`, `~`, `$VAR` or a glob)")
         for cwd in self.cwds:
             reason = path_refusal(target if "/" in target else target + "/", cwd)
+            reason = reason or secret_refusal(target, cwd)
             if reason:
                 raise Refusal(f"`cd` would go to {reason}")
         self.cwds = [_directory(cwd, target) for cwd in self.cwds]
 
     def path_refusal(self, template: str) -> str:
         """Why `template` must not be read from any directory the command may run in, or ''."""
-        return next((reason for cwd in self.cwds if (reason := path_refusal(template, cwd))), "")
+        for cwd in self.cwds:
+            reason = secret_refusal(template, cwd) or path_refusal(template, cwd)
+            if reason:
+                return reason
+        return ""
 
     def check_paths(self, name: str, words: list[Word], args: list[Arg]) -> None:
-        """Refuse devices and the like in any argument, and a recursive read that may start at `/`.
+        """Refuse devices and the like in any argument, a recursive read that may start at `/`, and a
+        credential store (`_secrets`), even named to list it.
 
         A verb that never opens its arguments may name a device (`ls -l /dev/tty`), not list from `/`.
         """
@@ -236,8 +243,26 @@ class Walk:
             reason = self.path_refusal(word.template)
             if reason:
                 raise Refusal(f"`{name}` would read {reason}")
-        if not reads_recursively(name, args):
-            return
+        recursive = reads_recursively(name, args)
+        opened = words if name not in TEXT_ONLY else []
+        # `~` first: the parser may not know it is no `/`, and its credential stores are the better reason
+        self.check_secrets(name, [word for word in opened if (word.value or "").startswith("~")], recursive)
+        if recursive:
+            self.check_walk(name, words, args)
+        self.check_secrets(name, opened, recursive)
+        if recursive and (reason := self.secret_refusal(".", recursive=True)):  # with no path, it walks `.`
+            raise Refusal(f"`{name}` would read {reason}")
+
+    def check_secrets(self, name: str, words: list[Word], recursive: bool) -> None:
+        """Refuse a word that names a credential store, or a tree that holds one when the verb walks it."""
+        for word in words:
+            walks = recursive or word.recursive
+            reason = self.secret_refusal(word.root_template if walks else word.template, recursive=walks)
+            if reason:
+                raise Refusal(f"`{name}` would read {reason}")
+
+    def check_walk(self, name: str, words: list[Word], args: list[Arg]) -> None:
+        """A recursive read: not following links, not from `/`."""
         link = follows_links(name, args)
         if link:
             raise Refusal(
@@ -251,6 +276,10 @@ class Walk:
                 raise Refusal(
                     f"`{name}` would walk the whole tree from `/` (through /proc and /dev, for minutes)"
                 )
+
+    def secret_refusal(self, template: str, *, recursive: bool = False) -> str:
+        """Why `template` names credentials from any directory the command may run in, or ''."""
+        return next((r for cwd in self.cwds if (r := secret_refusal(template, cwd, recursive=recursive))), "")
 
     def redirect(self, node: Node, facts: _Tail) -> None:
         """Only fd duplication onto 0-2, `/dev/null` and reading a file with `<` are allowed.
@@ -292,8 +321,10 @@ class Walk:
             facts.input |= operator == "<"
         elif operator in (">&", "<&") and target in _STANDARD_FDS:
             pass
-        elif operator == "<" and target is not None and not self.path_refusal(word.template):
+        elif operator == "<" and target is not None and not (why := self.path_refusal(word.template)):
             facts.input = True  # reading a file is read-only
+        elif operator == "<" and target is not None:
+            raise Refusal(f"input from {why}")
         elif operator in (">&", "<&") and target is not None and target.isdigit():
             raise Refusal("a redirection to or from a descriptor other than 0, 1 and 2 (the shell's own)")
         else:

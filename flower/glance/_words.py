@@ -50,7 +50,8 @@ _SYNTAX_REFUSALS = {
     "function_definition": "a function definition",
     "variable_assignment": "a variable assignment",
     "variable_assignments": "a variable assignment",
-    "declaration_command": "a declaration (`export`, `declare`, `local` …) changes shell state",
+    "declaration_command": "a declaration (`export`, `declare`, `local` …) changes shell state or, as "
+    "`export -p` and `declare -x`, prints the environment, which may hold credentials",
     "unset_command": "`unset` changes shell state",
     "test_command": "a `[[ … ]]` test",
     "heredoc_redirect": "a here-document",

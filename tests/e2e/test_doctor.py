@@ -15,6 +15,7 @@ import flower.versions as versions
 from flower import Runtime, worker
 from flower.cli import main
 from flower.events import Event, VersionWarning
+from flower.glance.jail import ENVIRONMENT
 from flower.testing import ScriptedModel
 
 pytestmark = pytest.mark.cli
@@ -32,7 +33,7 @@ def test_doctor_prints_versions_path_credentials_and_every_fact_passing(
     assert status == 0, out
     # what starts, on stderr, before any work; then the step under way while the runs are silent
     assert err.startswith("flower doctor: checking the installation, then an offline self-check"), err
-    assert "  ... self-check run 1 of 3: still running, " in err, err
+    assert "  ... self-check run 1 of 4: still running, " in err, err
     assert "claude-agent-sdk  " in out and "(tested: 0.2.184 to 0.2.189)" in out
     assert "Claude Code CLI   2.1." in out and "_bundled/claude" in out
     assert "ANTHROPIC_API_KEY is set" in out and "sk-secret" not in out
@@ -65,6 +66,11 @@ def test_doctor_without_a_cli(capsys: pytest.CaptureFixture[str], monkeypatch: p
 
     assert not diagnosis.ok and diagnosis.cli is None and diagnosis.checks == ()
     assert "Claude Code CLI   not found" in diagnosis.render_text()
+    assert diagnosis.glance_environment == ENVIRONMENT
+    env_line = (
+        "  glance env        " + " ".join(ENVIRONMENT) + " (and git's read-only settings; nothing else)"
+    )
+    assert env_line in diagnosis.render_text().splitlines()
     assert main(["doctor", "--no-self-check"]) == 1
 
 

@@ -6,10 +6,18 @@ reaches the model, a `cd` stays inside the call, and the model's history keeps i
 with a hook that hands the CLI attacks the parser would refuse, jailed as the wall jails a glance: the
 file is not written, a command past the time limit is ended (not moved to the background), a flood is
 cut with the note last.
+
+Credentials: with fake values of every credential variable the bundled CLI reads in its environment, a
+fake `~/.claude/.credentials.json` (and the other stores) in its home and configuration directories and
+a fake token in its own command line, no glance's output carries any of them to the model, whether the
+wall refuses the command with its reason or the jail runs it (and, with the parser bypassed, the jail
+alone), under bash and zsh. The request log is what the model saw.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import shutil
 import subprocess
@@ -22,6 +30,8 @@ from claude_agent_sdk import HookMatcher
 from flower import Runtime, coordinator, worker
 from flower.glance import JailLimits, jail_command, jail_support
 from flower.testing import ScriptedModel, bash, hang_guard
+from flower.testing._cli_env import FAKE_API_KEY
+from tests.credentials import CHANGE_THE_CLI, VARIABLES, fake, fake_environment, leaks, plant
 
 pytestmark = [
     pytest.mark.cli,
@@ -96,3 +106,111 @@ def test_attacks_handed_to_the_cli_have_no_effect(
     assert flood.is_error and flood.text.rstrip().endswith(
         "[glance: output cut at 24,000 bytes and the command stopped: narrow it or delegate it]"
     )
+
+
+def _secrets(scripted_model: ScriptedModel, home: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """The CLI's fake environment (every credential variable but those it needs to reach the scripted
+    model, whose own fake key counts), and every value that must not reach the model."""
+    env = fake_environment(tuple(name for name in VARIABLES if name not in CHANGE_THE_CLI))
+    config = Path(scripted_model.config_dir)
+    values = {**env, **plant(home), **plant(config), "the scripted model's key": FAKE_API_KEY}
+    (config / ".credentials.json").write_text((config / ".claude" / ".credentials.json").read_text())
+    return {**env, "HOME": str(home)}, values
+
+
+def _everything_the_model_saw(scripted_model: ScriptedModel) -> str:
+    return json.dumps([request.body for request in scripted_model.requests()])
+
+
+WALL = {  # the model's command: what the wall answers (a refusal's reason) or the jail shows
+    "env": "`env` prints the environment, which may hold credentials (API keys, tokens)",
+    "printenv AWS_BEARER_TOKEN_BEDROCK": "`printenv` prints the environment",
+    "export -p": "prints the environment, which may hold credentials",
+    "cat /proc/self/environ": "`cat` would read a process's environment (`/proc/…/environ`)",
+    "cat ~/.claude/.credentials.json": "`cat` would read a credential store (`~/.claude`)",
+    "cat $HOME/.claude/.credentials.json": "`cat` would read a credential store (`~/.claude`)",
+    "cat {config}/.credentials.json": "`cat` would read a file named like credentials (`.credentials.json`)",
+    "cat ~/.aws/credentials ~/.netrc": "`cat` would read a credential store (`~/.aws`)",
+    "cat /etc/shadow": "`cat` would read a credential store (`/etc/shadow`)",
+    "ps aux": "`ps` prints other processes' command lines",
+    "cat /proc/*/cmdline": "`cat` would read another process's /proc directory",
+    "grep -rn fake- ~": "`grep` would read a tree that holds a credential store (`~/.claude`)",
+    "echo vars: $AWS_SECRET_ACCESS_KEY $GH_TOKEN $CLAUDE_CODE_OAUTH_REFRESH_TOKEN": "vars:",  # runs, empty
+    "ls -la ~": "Permission denied",  # runs: the jail reads no home directory
+    "git status --short && echo looked": "looked",
+}
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=os.path.basename)
+async def test_no_credential_reaches_the_model_through_a_coordinators_glances(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, shell: str
+) -> None:
+    env, values = _secrets(scripted_model, tmp_path / "home")
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    commands = [command.replace("{config}", scripted_model.config_dir) for command in WALL]
+    scripted_model.script("main", [*(bash(command) for command in commands), "looked"])
+    secret = fake("system-prompt")
+    spec = coordinator(
+        "lead", f"Goal: look. {secret}", {"helper": worker("Does.", "You do.", tools=["Bash"])}
+    )
+
+    def configure(options: Any) -> Any:
+        return scripted_model.attach(dataclasses.replace(options, env={**options.env, **env, "SHELL": shell}))
+
+    result = await Runtime(workspace, configure=configure).run(spec, "Look around.")
+
+    assert result.ok, result.error
+    assert leaks(_everything_the_model_saw(scripted_model), values) == []
+    results = scripted_model.request("main", -1).tool_results
+    assert len(results) == len(commands)
+    for (command, expected), seen in zip(WALL.items(), results, strict=True):
+        assert expected.replace("{config}", scripted_model.config_dir) in seen.text, (command, seen.text)
+    assert not any(secret in seen.text for seen in results)  # the CLI's command line holds its prompt
+    assert results[-3].text.split() == ["vars:"]  # the variables were not there to print
+
+
+JAILED = [  # run as given, the parser bypassed: the jail alone keeps the credentials in
+    "env; cat /proc/self/environ; echo ran",
+    "cat ~/.claude/.credentials.json {config}/.credentials.json ~/.ssh/id_ed25519 ~/.netrc; echo ran",
+    "cat /proc/*/cmdline /proc/*/environ; ps auxww; echo ran",
+    "grep -r fake- ~ {config} /etc 2>/dev/null; echo ran",
+]
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=os.path.basename)
+def test_the_jail_alone_keeps_credentials_from_the_model(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, shell: str
+) -> None:
+    """Each command runs twice: in a PID namespace of its own, then as on a machine without one. Two last
+    commands run unjailed, as controls: the CLI did hand its environment and the home to the command."""
+    env, values = _secrets(scripted_model, tmp_path / "home")
+    commands = [command.replace("{config}", scripted_model.config_dir) for command in JAILED]
+    commands += [f"{command} # watcher" for command in commands]
+    controls = ["printenv GH_TOKEN # control", "cat ~/.claude/.credentials.json # control"]
+    scripted_model.script("main", [*(bash(command) for command in [*commands, *controls]), "done"])
+    secret = fake("system-prompt")
+    seen: list[dict[str, Any]] = []
+    jail = _jailing(seen, slow="")  # no command is slow: each gets the hang guard
+
+    async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        command = data["tool_input"]["command"]
+        if command.endswith("# control"):
+            return {}
+        answer = await jail(data, tool_use_id, context)
+        if command.endswith("# watcher"):
+            answer["hookSpecificOutput"]["updatedInput"]["command"] += " --namespaces '0'"
+        return answer
+
+    run = scripted_model.run_sync(
+        "look around", cwd=workspace, hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[hook])]},
+        env={**env, "SHELL": shell}, system_prompt=f"You look. {secret}",
+    )  # fmt: skip
+
+    assert run.text == "done"
+    jailed = scripted_model.requests("main")[: len(commands) + 1]  # up to the last jailed command's result
+    assert leaks(json.dumps([request.body for request in jailed]), values) == []
+    results = scripted_model.request("main", -1).tool_results
+    assert all(result.text.rstrip().endswith("ran") for result in results[: len(commands)])
+    assert not any(secret in result.text for result in results)  # the CLI's own command line
+    assert "Permission denied" in results[1].text and "Permission denied" in results[5].text
+    assert env["GH_TOKEN"] in results[-2].text and "claudeAiOauth" in results[-1].text  # the controls

@@ -15,11 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flower.glance import JailLimits, glance_run, glance_verdict, is_ephemeral
+from flower.glance import JailLimits, glance_run, glance_verdict, is_ephemeral, jail_command
 from flower.glance._rules import RULES
 
 from .generate import Generator
-from .sandbox import SHELLS, Run, Sandbox
+from .sandbox import SHELLS, ZSH_OPTIONS, Run, Sandbox
 
 __all__ = ["Case", "Summary", "fuzz", "judge", "main", "report"]
 
@@ -136,7 +136,10 @@ def fuzz(
 
         def one(job: tuple[int, Case, str]) -> None:
             index, case, shell = job
-            if shell.endswith("/real"):
+            if shell == "zsh+opts/real":  # the jailed zsh reads no startup file: the options go first
+                verdict = glance_run(case.command, cwd=where).verdict.command
+                command = jail_command(f"setopt {ZSH_OPTIONS}\n{verdict}", limits=JailLimits())
+            elif shell.endswith("/real"):
                 command = glance_run(case.command, cwd=where).command
             else:
                 command = glance_verdict(case.command).command

@@ -14,7 +14,9 @@ names a program off the whitelist (so that git running it is seen). Two passes, 
   jail's refusals (`= -1 EACCES`) are not effects; a run ended by the jail's limits is not a hang.
 
 zsh runs twice: with its default options, and with the options that change how words expand
-(`ZSH_OPTIONS`). An environment as bare as `env -i` leaves it, standard input from /dev/null.
+(`ZSH_OPTIONS`: from `$ZDOTDIR/.zshenv` in the stub pass; in the real pass, where the jailed shell gets
+no `ZDOTDIR` and reads no home directory, from a `setopt` line before the command, see `campaign.py`).
+An environment as bare as `env -i` leaves it, standard input from /dev/null.
 """
 
 from __future__ import annotations
@@ -121,13 +123,14 @@ class Sandbox:
     def run(self, index: int, command: str, shell: str) -> Run:
         """Run `command` in `shell` (one of `SHELLS`); what it ran, the files it changed, whether it hung."""
         case = self.root / f"case{index}-{shell.replace('/', '-')}"
-        home, log = case / "home", case / "log"
+        home, log, user = case / "home", case / "log", case / "user"
         shutil.copytree(self.template, home, symlinks=True)
         log.mkdir()
+        user.mkdir()  # $HOME: not the working copy, which the jail would then not read (a home directory)
         before = _snapshot(case, log)
         real = shell.endswith("/real")
         base = shell.removesuffix("/real")
-        env = {"PATH": str(self.root / ("real" if real else "bin")), "HOME": str(home), "LC_ALL": "C.UTF-8"}
+        env = {"PATH": str(self.root / ("real" if real else "bin")), "HOME": str(user), "LC_ALL": "C.UTF-8"}
         env |= {"FUZZ_LOG": str(log), "TMPDIR": str(self.root / "tmp"), "GIT_CONFIG_NOSYSTEM": "1"}
         if base == "bash":
             env["BASH_ENV"] = str(self.root / ("bash-real.sh" if real else "bash.sh"))

@@ -5,12 +5,18 @@ wrongly accepts harmless anyway. The delegation wall hands the CLI, through the 
 `updatedInput`, not the model's command but `jail_command(command)`: a call of the launcher (`run.py`,
 standard library only), which confines itself and then runs `<the CLI's shell> -c <command>`:
 
-- Linux: Landlock (no write, create, remove, rename or link anywhere but /dev/null; no read under /dev
-  but null and random; no TCP; no signal or abstract socket outside), seccomp (no socket at all, no
-  identity, capability, namespace, mount, metadata, IPC, keyring, io_uring, ptrace or `setsid` call),
-  capabilities dropped, no_new_privs, and limits on CPU, memory, processes, output and wall time, the
-  whole process group killed at the end;
-- macOS: `sandbox-exec` with a deny-writes, deny-network profile, and the same limits (untested);
+- Linux: an environment by allow-list (`ENVIRONMENT`: no credential of the CLI or the app), Landlock (no
+  write, create, remove, rename or link anywhere but /dev/null; reads only of the workspace, the program
+  and library trees and the few /etc files programs need, never a home directory or a credential store;
+  no TCP; no signal or abstract socket outside), seccomp (no socket at all, no identity, capability,
+  namespace, mount, metadata, IPC, keyring, io_uring, ptrace or `setsid` call), every capability
+  dropped, no_new_privs, limits on CPU, memory (data, stack, address space, all processes together, a
+  control group where the system delegates one), live processes, output and wall time, the whole
+  process group killed at the end, and nothing left running if the launcher is killed (a PID namespace
+  with a /proc of its own where the system allows, else a watcher);
+- macOS: `sandbox-exec` with a deny-writes, deny-network profile that also denies reading home
+  directories (but the workspace) and the same credential stores, the same environment and limits
+  (untested);
 - elsewhere, or when a step cannot be applied: the launcher refuses to run the command (exit 125).
 
 Example::
@@ -32,10 +38,12 @@ import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from ._kernel.common import EXIT_MEMORY, EXIT_OUTPUT, EXIT_REFUSED, EXIT_TIMEOUT
+from ._kernel.common import EXIT_MEMORY, EXIT_OUTPUT, EXIT_REFUSED, EXIT_TIMEOUT, REPORT
 from ._kernel.confine import landlock_abi
+from ._kernel.reads import ENVIRONMENT
 
 __all__ = [
+    "ENVIRONMENT",
     "EXIT_MEMORY",
     "EXIT_OUTPUT",
     "EXIT_REFUSED",
@@ -61,15 +69,22 @@ class JailLimits:
     cpu_seconds: int = 5
     """CPU time of each process (RLIMIT_CPU)."""
     data_bytes: int = 512 << 20
-    """Memory of each process (RLIMIT_DATA on Linux: heap, stacks and private writable mappings, so that
-    mapped files and reserved address space, which git and node use, do not count)."""
+    """Memory of each process (RLIMIT_DATA on Linux: heap, thread stacks and private writable mappings, so
+    that mapped files and reserved address space, which git and node use, do not count)."""
+    stack_bytes: int = 8 << 20
+    """The main stack of each process (RLIMIT_STACK, hard too: a command cannot raise it, and the data
+    limit does not count a stack). Past it, the process is killed by SIGSEGV (Linux, macOS)."""
+    address_bytes: int = 4 << 30
+    """Address space of each process (RLIMIT_AS, Linux): whatever a mapping is, a process holds no more."""
     memory_bytes: int = 1 << 30
-    """Anonymous memory of all the command's processes together, summed by the launcher every 50 ms once
-    the command has more than one process (exit 137)."""
+    """Anonymous memory of all the command's processes together, summed by the launcher every 50 ms (exit
+    137); where the system delegates a cgroup v2 memory controller, also the limit of the command's own
+    control group, which the kernel enforces on everything it charges (Linux)."""
     processes: int = 128
-    """Processes the command may start in all (each `fork`, or `clone` without CLONE_THREAD)."""
+    """Processes of the command alive at once, its shell included: a creation past it fails (EAGAIN). A
+    loop that starts and ends thousands, one after another, is not refused."""
     threads: int = 256
-    """Threads, over all its processes (Linux). Each thread's stack counts in its process's data limit."""
+    """Threads alive at once, over all its processes (Linux), beyond each process's first."""
     output_bytes: int = 24_000
     """Standard output and error together, after which the command is stopped (exit 141). Below the CLI's
     inline window (30,000 characters by default): of a longer output the model sees only the start (a 2 KB
@@ -84,7 +99,8 @@ class JailLimits:
     def arguments(self) -> list[str]:
         """The launcher's options for these limits."""
         return ["--wall", f"{self.wall_seconds:g}", "--cpu", str(int(self.cpu_seconds)),
-                "--data", str(int(self.data_bytes)), "--memory", str(int(self.memory_bytes)),
+                "--data", str(int(self.data_bytes)), "--stack", str(int(self.stack_bytes)),
+                "--address", str(int(self.address_bytes)), "--memory", str(int(self.memory_bytes)),
                 "--processes", str(int(self.processes)), "--threads", str(int(self.threads)),
                 "--output", str(int(self.output_bytes))]  # fmt: skip
 
@@ -102,7 +118,9 @@ class JailSupport:
     landlock_abi: int = 0
     """The Landlock ABI version of the running kernel (0: none, or not Linux)."""
     notes: tuple[str, ...] = ()
-    """What an older kernel covers by a stand-in (signals limited by seccomp below Landlock ABI 6...)."""
+    """What this machine's jail does differently: what an older kernel covers by a stand-in (signals
+    limited by seccomp below Landlock ABI 6...), whether the command gets a PID namespace and a /proc of
+    its own, whether a cgroup v2 memory limit applies and why not."""
     reason: str = ""
     """Why there is no jail ('' when there is one): the launcher's own message from a trial run."""
 
@@ -179,7 +197,7 @@ def jail_support(python: str | None = None) -> JailSupport:
     encoded = base64.urlsafe_b64encode(_TRIAL).decode()
     try:
         trial = subprocess.run(
-            [interpreter, "-I", "-S", str(LAUNCHER), "--wall", "20", "--b64", encoded],
+            [interpreter, "-I", "-S", str(LAUNCHER), "--wall", "20", "--report", "1", "--b64", encoded],
             capture_output=True, timeout=60, stdin=subprocess.DEVNULL, cwd="/", check=False,
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError) as error:
@@ -187,6 +205,8 @@ def jail_support(python: str | None = None) -> JailSupport:
     if trial.returncode != 0 or trial.stdout.strip() != b"jail-ok":
         why = (trial.stderr or trial.stdout).decode(errors="replace").strip().splitlines()
         return unavailable(reason=why[-1] if why else f"the trial run exited {trial.returncode}")
+    report = [line.removeprefix(REPORT) for line in trial.stderr.decode(errors="replace").splitlines()
+              if line.startswith(REPORT)]  # fmt: skip
     return JailSupport(
-        available=True, platform=platform, mechanism=mechanism, landlock_abi=abi, notes=tuple(notes)
+        available=True, platform=platform, mechanism=mechanism, landlock_abi=abi, notes=(*notes, *report)
     )

@@ -1,19 +1,23 @@
-"""Landlock: no file may be written, created, removed, renamed or linked, but /dev/null written.
+"""Landlock: the command writes nothing but /dev/null, and reads only what `reads.plan()` allows.
 
 The ruleset *handles* every write right the running kernel knows (ABI 1: write, remove, make-*; 2: refer;
 3: truncate; 5: device ioctl) and grants them only on /dev/null, so the kernel refuses them on every other
 path, whatever the spelling (`/var/run/../x`, links, `/proc/self/root/...`), to root as well.
 
-Reads stay allowed everywhere but under /dev: reading a terminal there (`/dev/pts/N`) would take the
-user's keystrokes, and a FIFO or device is no glance. So READ_FILE is handled too and granted beneath
-every entry of `/` except `dev`, and on the few devices programs read (`null`, `random`, `urandom`);
-`/dev/stdin` and `/dev/fd/N` lead through `/proc` to the command's own descriptors.
+Reads are an allow-list too: READ_FILE and READ_DIR are handled and granted only on the workspace, the
+program and library trees, the few /etc files programs need (`reads.plan()`, credential stores cut out),
+the devices programs read (`null`, `random`, `urandom`) and /proc: the whole of a private /proc (mounted
+in the command's own PID namespace, where it shows the command's processes only), else only the files
+about the machine (`reads.PROC_FILES`), so no process's directory, the command's own included. Root has
+no capability left to bypass file permissions, so for root too this list is the wall (`/etc/shadow`,
+another user's keys). A path is granted with everything below it, as the kernel resolves it: a link or
+`..` cannot lead outside.
 
 ABI 4 adds TCP: bind and connect are handled with no rule, so both are refused (seccomp refuses every
 socket anyway). ABI 6 adds scopes: the command can neither reach an abstract Unix socket nor signal a
 process outside its own domain (the CLI, the launcher, the user's other programs).
 
-Landlock also stops ptrace-like access (`/proc/PID/fd/N`, `/proc/PID/mem`, `process_vm_*`) to any
+Landlock also stops ptrace-like access (`/proc/PID/fd/N`, `/proc/PID/environ`, `process_vm_*`) to any
 process outside the domain, from ABI 1 on.
 """
 
@@ -22,7 +26,9 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import stat
 
+from . import reads
 from .tables import NR, libc
 
 __all__ = ["abi", "restrict"]
@@ -40,8 +46,7 @@ _NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2
 _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1, 2
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
-READABLE_DEVICES = ("null", "random", "urandom")
-"""Not /dev/zero: it never ends, and a shared mapping of it would be memory no limit counts."""
+_READ = _READ_FILE | _READ_DIR
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -76,13 +81,17 @@ def abi() -> int:
         raise
 
 
-def restrict(version: int) -> None:
-    """Confine this thread and its future descendants (no_new_privs must be set). Raises `OSError`."""
+def restrict(version: int, readable: list[str], *, private_proc: bool) -> None:
+    """Confine this thread and its future descendants (no_new_privs must be set). Raises `OSError`.
+
+    `readable`: the paths a glance may read (`reads.plan()`); one that does not exist is skipped.
+    `private_proc`: /proc is this command's own (a PID namespace's), readable as a whole.
+    """
     writes = 0
     for level, rights in _WRITES_BY_ABI.items():
         if version >= level:
             writes |= rights
-    attr = _RulesetAttr(fs=writes | _READ_FILE)
+    attr = _RulesetAttr(fs=writes | _READ)
     size = 8
     if version >= 4:
         attr.net, size = _NET_BIND_TCP | _NET_CONNECT_TCP, 16
@@ -92,20 +101,27 @@ def restrict(version: int) -> None:
         "landlock_create_ruleset", ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)
     )
     try:
-        file_rights = _READ_FILE | (writes & (_WRITE_FILE | _TRUNCATE | _IOCTL_DEV))
-        _allow(ruleset, "/dev/null", file_rights, required=True)
-        for name in READABLE_DEVICES[1:]:
-            _allow(ruleset, f"/dev/{name}", _READ_FILE)
-        for name in sorted(os.listdir("/")):
-            if name != "dev":
-                _allow(ruleset, "/" + name, _READ_FILE)
+        _allow(
+            ruleset,
+            "/dev/null",
+            _READ_FILE | (writes & (_WRITE_FILE | _TRUNCATE | _IOCTL_DEV)),
+            required=True,
+        )
+        proc = (
+            ["/proc"]
+            if private_proc
+            else [f"/proc/{name}" for name in (*reads.PROC_FILES, *reads.PROC_TREES)]
+        )
+        for path in [*(f"/dev/{name}" for name in reads.DEVICES[1:]), *proc, *reads.SYS_TREES, *readable]:
+            _allow(ruleset, path, _READ)
         _syscall("landlock_restrict_self", ctypes.c_int(ruleset), ctypes.c_uint32(0))
     finally:
         os.close(ruleset)
 
 
 def _allow(ruleset: int, path: str, rights: int, *, required: bool = False) -> None:
-    """Grant `rights` beneath `path` (followed if it is a link); a read grant that fails only loses reads."""
+    """Grant `rights` beneath `path` (followed if it is a link; a file gets only the file rights among
+    them); a read grant that fails only loses reads."""
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except OSError:
@@ -113,6 +129,8 @@ def _allow(ruleset: int, path: str, rights: int, *, required: bool = False) -> N
             raise
         return
     try:
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            rights &= ~_READ_DIR
         _syscall(
             "landlock_add_rule", ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
             ctypes.byref(_PathBeneath(rights, fd)), ctypes.c_uint32(0),

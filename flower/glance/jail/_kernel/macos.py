@@ -12,15 +12,22 @@ profile). Ours is read-mostly instead: `(allow default)` then, since the last ma
 - no IPC objects, no sysctl or NVRAM writes, no privileged system calls (`system*`), no job creation,
   Apple Events, Launch Services, pseudo-terminals, IOKit user clients;
 - signals and task ports only within the sandbox (the CLI's own rule: `(target same-sandbox)`);
-- reads everywhere but under /dev (terminals), except the devices programs read.
+- reads everywhere but under /dev (terminals), except the devices programs read, and but in home
+  directories (`/Users`, `/var/root`): there only the workspace, the program trees `PATH` names and
+  git's own configuration files; and never the credential stores of `reads.HOME_SECRETS` and
+  `reads.SYSTEM_SECRETS` (keychains, `~/.ssh`, `~/.claude` …) nor `$CLAUDE_CONFIG_DIR`, even inside
+  the workspace. The lists are Linux's (`reads.py`); what differs: macOS reads outside home directories
+  stay allowed (Linux allows only the system's program trees and a few /etc files).
 
-A set-user-ID program started inside keeps the sandbox, so a change of identity gives no write or
-network access. Resource limits: CPU seconds, file size 0, no core file, and RLIMIT_NPROC set to the
-user's current process count plus the budget (macOS counts processes per user; root is not limited by
-it). macOS enforces no data-segment limit for `mmap`, so memory is bounded only by the time limit.
+The environment is Linux's allow-list (`common.environment()`). A set-user-ID program started inside
+keeps the sandbox, so a change of identity gives no write or network access. Resource limits: CPU
+seconds, a hard stack limit, file size 0, no core file, and RLIMIT_NPROC set to the user's current
+process count plus the budget (macOS counts processes per user; root is not limited by it). macOS
+enforces no data-segment or address-space limit for `mmap`, so memory is bounded only by the time limit.
 
-The launcher is the same as on Linux (wall time, output cut, process group killed); it polls for the
-shell's end, as macOS has no pidfd.
+The launcher is the same as on Linux (wall time, output cut, process group killed, a watcher that kills
+the group if the launcher is killed: macOS has no PID namespace); it polls for the shell's end, as macOS
+has no pidfd.
 """
 
 from __future__ import annotations
@@ -30,7 +37,17 @@ import os
 import resource
 import time
 
-from .common import EXIT_REFUSED, Options, environment, same_file, shell_argv, stop_on_signals, supervise
+from . import isolate, reads
+from .common import (
+    EXIT_REFUSED,
+    Options,
+    Shell,
+    environment,
+    same_file,
+    shell_argv,
+    stop_on_signals,
+    supervise,
+)  # fmt: skip
 
 TYPE_CHECKING = False  # not `typing`: importing it costs the launcher milliseconds at every glance
 
@@ -51,8 +68,11 @@ _MACH_SERVICES = (
 )
 
 
-def profile() -> str:
-    """The SBPL profile of a glance (deny-by-default for writes, network and services)."""
+def profile(cwd: str = "/", env: dict[str, str] | None = None) -> str:
+    """The SBPL profile of a glance run in `cwd` with `env` (default: this process's): deny-by-default
+    for writes, network and services; no reads in home directories but the workspace and program trees,
+    and never of a credential store."""
+    env = dict(os.environ) if env is None else env
     devices = " ".join(f'(literal "{path}")' for path in _READ_DEVICES)
     services = " ".join(f'(global-name "{name}")' for name in _MACH_SERVICES)
     return "\n".join((
@@ -65,6 +85,7 @@ def profile() -> str:
         '(deny file-read* (subpath "/dev"))',
         f'(allow file-read* {devices} (subpath "/dev/fd"))',
         '(allow file-read-metadata (subpath "/dev"))',
+        *_reads(cwd, env),
         "(deny network*)",
         "(deny system*)",
         "(deny mach-lookup)",
@@ -89,6 +110,42 @@ def profile() -> str:
     ))  # fmt: skip
 
 
+def _reads(cwd: str, env: dict[str, str]) -> list[str]:
+    """Home directories closed but for the workspace, `PATH`'s trees and git's files; stores closed last
+    (the last matching rule wins)."""
+    home = os.path.normpath(env.get("HOME", "/var/root"))
+    homes = {home, "/var/root", "/private/var/root"}
+    opened = [*reads.workspace(cwd, env)]
+    opened += [tree for tree in reads.program_trees(env) if reads.home_of(tree, env)]
+    files = [f"{home}/{name}" for name in reads.HOME_GIT_FILES]
+    stores = [
+        *reads.SYSTEM_SECRETS,
+        *(f"/private{path}" for path in reads.SYSTEM_SECRETS if path.startswith("/etc/")),
+    ]
+    homes |= {each for each in (reads.home_of(tree, env) for tree in opened) if each}
+    stores += [f"{each}/{name}" for each in sorted(homes) for name in reads.HOME_SECRETS]
+    config = env.get("CLAUDE_CONFIG_DIR", "")
+    stores += [os.path.normpath(config)] if os.path.isabs(config) else []
+    return [
+        '(deny file-read-data (subpath "/Users") ' + " ".join(_subpath(path) for path in sorted(homes)) + ")",
+        *([f"(allow file-read* {' '.join(_subpath(path) for path in opened)})"] if opened else []),
+        f"(allow file-read* {' '.join(_literal(path) for path in files)})",
+        f"(deny file-read* {' '.join(_subpath(path) for path in stores)})",
+    ]
+
+
+def _string(path: str) -> str:
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _subpath(path: str) -> str:
+    return f"(subpath {_string(path)})"
+
+
+def _literal(path: str) -> str:
+    return f"(literal {_string(path)})"
+
+
 def _user_processes() -> int:
     """How many processes this user has (libproc's `proc_listpids(PROC_UID_ONLY, uid)`)."""
     libproc = ctypes.CDLL("/usr/lib/libproc.dylib", use_errno=True)
@@ -106,7 +163,11 @@ def run_macos(options: Options) -> int:
     merged = same_file(1, 2)
     out_r, out_w = os.pipe()
     err_r, err_w = (out_r, out_w) if merged else os.pipe()
-    argv = [SANDBOX_EXEC, "-p", profile(), *shell_argv(options.shell, options.command)]
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = "/"
+    argv = [SANDBOX_EXEC, "-p", profile(cwd), *shell_argv(options.shell, options.command)]
     env, limits = environment(), options.limits
     started = time.monotonic()
     pid = os.fork()
@@ -119,7 +180,7 @@ def run_macos(options: Options) -> int:
             budget = _user_processes() + limits.processes
             for kind, soft, hard in (
                 (resource.RLIMIT_CPU, cpu, cpu + 1), (resource.RLIMIT_FSIZE, 0, 0),
-                (resource.RLIMIT_CORE, 0, 0),
+                (resource.RLIMIT_CORE, 0, 0), (resource.RLIMIT_STACK, limits.stack_bytes, limits.stack_bytes),
                 (resource.RLIMIT_NPROC, budget, budget), (resource.RLIMIT_NOFILE, limits.open_files,
                                                           limits.open_files),
             ):  # fmt: skip
@@ -136,6 +197,9 @@ def run_macos(options: Options) -> int:
     for fd in {out_w, err_w}:
         os.close(fd)
     stop_on_signals(pid)
-    return supervise(
-        pid, sorted({out_r, err_r}), None if merged else err_r, limits, started, watch={}, tick=0.05
-    )
+    watcher, alive = isolate.watch(pid)
+    try:
+        return supervise(pid, sorted({out_r, err_r}), None if merged else err_r, limits, started,
+                         shell=Shell(pid), watch={}, tick=0.05)  # fmt: skip
+    finally:
+        isolate.release(watcher, alive)  # ended in order: the watcher leaves the group alone

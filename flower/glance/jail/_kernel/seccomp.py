@@ -6,9 +6,10 @@ or POSIX message queues, keyrings, io_uring (whose operations bypass seccomp), m
 another process on kernels before Landlock ABI 6. The *deny* filter refuses those system calls with an
 error (never by killing: a program that probes a call must be able to fall back):
 
-- every `socket()` (EACCES), whatever the family: no TCP, UDP, raw, netlink, or Unix socket, so neither
-  the network nor a local daemon's socket (the CLI's own messaging socket included) can be reached;
-  `socketpair()` only as AF_UNIX/SOCK_STREAM, which has no address to send to;
+- every `socket()` and `socketpair()` (EACCES), whatever the family: no TCP, UDP, raw, netlink, or Unix
+  socket, so neither the network nor a local daemon's socket (the CLI's own messaging socket included)
+  can be reached, and no socket buffer holds memory that no limit counts (two processes queued 1.4 GiB
+  in a socket pair's buffers); no glance needs one (shells, git and the listed verbs use pipes);
 - identity and capability changes, namespaces (`unshare`, `setns`, `clone` with CLONE_NEW*), mounts,
   `ptrace` and other processes' memory or file descriptors, module loading, clock setting, reboot;
 - metadata writes (`chmod`, `chown`, `utimensat`, `setxattr` ... `file_setattr`), which Landlock allows;
@@ -16,10 +17,11 @@ error (never by killing: a program that probes a call must be able to fall back)
 - `ioctl` only with a short list of read-only requests (terminal size and mode, FIONREAD, FIOCLEX ...):
   TIOCSTI (typing into a terminal), FS_IOC_SETFLAGS (`chattr`) and the rest get ENOTTY;
 - `prlimit64` on another process, and `syslog` beyond reading the buffer's content and size;
-- `mmap` of shared anonymous memory (ENOMEM) and `fallocate` (EPERM): their pages are shmem, which
-  RLIMIT_DATA does not count (`fallocate(KEEP_SIZE)` grows a memfd past RLIMIT_FSIZE), so they would be
-  memory bombs past the data limit (files are bounded by RLIMIT_FSIZE, /dev/shm by Landlock, System V
-  segments by this filter); every file a glance can write is /dev/null, a pipe or a memfd anyway;
+- `mmap` of shared anonymous memory (ENOMEM), `mmap` with MAP_GROWSDOWN (EPERM) and `fallocate`
+  (EPERM): shmem pages and a stack-like mapping are memory RLIMIT_DATA does not count (`fallocate
+  (KEEP_SIZE)` grows a memfd past RLIMIT_FSIZE), so they would be memory bombs past the data limit
+  (files are bounded by RLIMIT_FSIZE, /dev/shm by Landlock, System V segments by this filter, the real
+  stack by the hard RLIMIT_STACK); every file a glance can write is /dev/null, a pipe or a memfd anyway;
 - every number above the newest this table knows gets ENOSYS, so that a future call is not let through
   unexamined; `clone3` too (its flags sit in memory a filter cannot read: C libraries fall back to
   `clone`, whose flags it can).
@@ -47,7 +49,7 @@ def _arg(index: int, high: bool = False) -> int:
     return 16 + 8 * index + (4 if high else 0)  # little-endian: the low word first
 
 
-_LD_ABS, _JEQ, _JGT, _JSET, _RET, _AND = 0x20, 0x15, 0x25, 0x45, 0x06, 0x54
+_LD_ABS, _JEQ, _JGT, _JSET, _RET = 0x20, 0x15, 0x25, 0x45, 0x06
 RET_KILL_PROCESS, RET_USER_NOTIF, RET_ALLOW = 0x80000000, 0x7FC00000, 0x7FFF0000
 
 
@@ -57,10 +59,10 @@ def _errno(code: int) -> int:
 
 CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 """CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET."""
-AF_UNIX, SOCK_STREAM, O_TRUNC, O_ACCMODE = 1, 1, 0o1000, 3
+O_TRUNC, O_ACCMODE = 0o1000, 3
 F_SETOWN, F_SETSIG, F_SETOWN_EX = 8, 10, 15
 """`fcntl` commands that make the kernel signal a chosen process on I/O (Landlock scopes them from ABI 6)."""
-MAP_SHARED_BIT, MAP_ANONYMOUS = 0x01, 0x20  # MAP_SHARED (1) and MAP_SHARED_VALIDATE (3) both have bit 0
+MAP_SHARED_BIT, MAP_ANONYMOUS, MAP_GROWSDOWN = 0x01, 0x20, 0x0100  # MAP_SHARED_VALIDATE (3) has bit 0 too
 
 READ_ONLY_IOCTLS = (
     0x5401,  # TCGETS (isatty)
@@ -265,7 +267,7 @@ def deny_filter(*, landlock_abi: int, pgid: int) -> Program:
         p.jump(_JSET, ARCH.x32_bit, "kill", 0)
     p.jump(_JGT, NEWEST_KNOWN, "enosys", 0)
     denied = list(_ALWAYS_DENIED)
-    special = {"socket": "eacces", "clone3": "enosys", "clone": "clone", "socketpair": "socketpair"}
+    special = {"socket": "eacces", "socketpair": "eacces", "clone3": "enosys", "clone": "clone"}
     special |= {"ioctl": "ioctl", "prlimit64": "prlimit", "syslog": "syslog", "mmap": "mmap"}
     if landlock_abi < 6:
         denied += _SIGNALS
@@ -283,12 +285,6 @@ def deny_filter(*, landlock_abi: int, pgid: int) -> Program:
     p.label("clone")
     p.load(_arg(0))
     p.jump(_JSET, CLONE_NEW_ANY, "eperm", "allow")
-    p.label("socketpair")
-    p.load(_arg(0))
-    p.jump(_JEQ, AF_UNIX, 0, "eacces")
-    p.load(_arg(1))
-    p.code.append((_AND, 0, 0, 0xF))
-    p.jump(_JEQ, SOCK_STREAM, "allow", "eacces")
     p.label("prlimit")
     p.load(_arg(0))
     p.jump(_JEQ, 0, "allow", 0)  # pid 0: this process
@@ -298,6 +294,7 @@ def deny_filter(*, landlock_abi: int, pgid: int) -> Program:
     p.jump(_JEQ, 0, "allow", "eperm")
     p.label("mmap")
     p.load(_arg(3))
+    p.jump(_JSET, MAP_GROWSDOWN, "eperm", 0)
     p.jump(_JSET, MAP_ANONYMOUS, 0, "allow")
     p.jump(_JSET, MAP_SHARED_BIT, "enomem", "allow")
     p.label("syslog")
