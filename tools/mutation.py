@@ -123,7 +123,18 @@ MODULES: dict[str, Module] = {
         doc="glance's parser and its rules (from command text to the words and verbs it accepts)",
         sources=tuple(
             f"flower/glance/_{name}.py"
-            for name in ("source", "words", "walk", "paths", "verb", "rules", "shell_rules", "git", "scripts")
+            for name in (
+                "source",
+                "words",
+                "walk",
+                "paths",
+                "secrets",
+                "verb",
+                "rules",
+                "shell_rules",
+                "git",
+                "scripts",
+            )
         ),
         tests=_GLANCE_TESTS,
         pytest_args=("-m", "not cli and not slow and not long"),
