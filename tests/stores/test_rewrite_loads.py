@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from flower.stores.rewrite.loads import is_prompt, load_points
+from flower.stores.rewrite.loads import is_prompt, load_points, session_start
 
 from .transcripts import Transcript
 
@@ -73,3 +73,22 @@ def test_a_replys_usage_tells_the_lifetime_it_wrote(written: dict[str, Any], lif
     second = t.prompt("And now?")
     (point,) = [p for p in load_points(t.entries) if t.entries[p.index] is second]
     assert point.lifetime == lifetime
+
+
+def test_a_session_start_hook_is_read_from_either_record_the_cli_writes() -> None:
+    def hook(kind: str, name: str, event: str | None = "SessionStart", **more: Any) -> dict[str, Any]:
+        record = {"hookName": name, **({"hookEvent": event} if event else {})}
+        field = "data" if kind == "progress" else "attachment"
+        return {"type": kind, field: record, **more}
+
+    assert session_start(hook("progress", "SessionStart:startup")) == "startup"
+    assert session_start(hook("attachment", "SessionStart:resume")) == "resume"
+    assert session_start(hook("attachment", "SessionStart:clear", event=None)) == "clear"  # older CLIs
+    assert (
+        session_start(hook("attachment", "SessionStart:compact:x")) == "compact:x"
+    )  # cut at the first colon
+    assert session_start(hook("attachment", "SessionStart:resume", event="Stop")) is None
+    assert session_start(hook("attachment", "SessionStart:resume", isSidechain=True)) is None  # a worker's
+    assert session_start(hook("attachment", "SessionStart:resume", isSidechain=False)) == "resume"
+    assert session_start({"type": "user", "attachment": {"hookName": "SessionStart:resume"}}) is None
+    assert session_start({"type": "progress", "attachment": {"hookName": "SessionStart:resume"}}) is None
