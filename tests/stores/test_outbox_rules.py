@@ -240,23 +240,21 @@ def test_an_outbox_keeps_its_own_id_and_names_a_file_it_cannot_read(tmp_path: Pa
     assert again.id == first.id
     for box in (first, second, again):
         box.close()
-    other = tmp_path / "other.db"
-    with sqlite3.connect(other) as conn:
-        conn.execute("CREATE TABLE t (x)")
-    with pytest.raises(StoreError, match=r"other\.db is a database of another application$") as found:
-        Outbox(other).open()
-    assert found.value.path == str(other)
+    refused(tmp_path / "other.db", "CREATE TABLE t (x)", r"other\.db is a database of another application$")
     newer = tmp_path / "newer.db"
     box = Outbox(newer)
     box.open()
     box.close()
-    with sqlite3.connect(newer) as conn:
-        conn.execute("PRAGMA user_version = 99")
-    with pytest.raises(
-        StoreError, match=r"newer\.db is an outbox of layout 99; this flower reads \d+$"
-    ) as found:
-        Outbox(newer).open()
-    assert found.value.path == str(newer)
+    refused(newer, "PRAGMA user_version = 99", r"newer\.db is an outbox of layout 99; this flower reads \d+$")
+
+
+def refused(path: Path, statement: str, message: str) -> None:
+    """`path`, changed by `statement`, is refused when opened as an outbox, named in the error."""
+    with sqlite3.connect(path) as conn:
+        conn.execute(statement)
+    with pytest.raises(StoreError, match=message) as found:
+        Outbox(path).open()
+    assert found.value.path == str(path)
 
 
 def test_a_deleted_outbox_is_named_in_its_refusal(tmp_path: Path) -> None:
@@ -302,11 +300,8 @@ def test_an_outbox_is_kept_at_its_absolute_path_with_no_id_until_opened(
 
 
 def test_a_database_of_another_application_is_refused_by_its_id(tmp_path: Path) -> None:
-    other = tmp_path / "other.db"
-    with sqlite3.connect(other) as conn:
-        conn.execute("PRAGMA application_id = 5")
-    with pytest.raises(
-        StoreError, match=r"other\.db is not a flower outbox \(application_id 0x5\)$"
-    ) as found:
-        Outbox(other).open()
-    assert found.value.path == str(other)
+    refused(
+        tmp_path / "other.db",
+        "PRAGMA application_id = 5",
+        r"other\.db is not a flower outbox \(application_id 0x5\)$",
+    )
