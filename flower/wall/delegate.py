@@ -79,6 +79,19 @@ def delegate_guard(
     - `rules`: where the user's `Bash(...)` permission rules are (`BashRules.from_options`): a glance runs
       rewritten, so the CLI no longer matches them; the guard matches the model's command instead.
     """
+    return _delegate_guard(artifacts=artifacts, glance=glance, allowed=allowed, reason=reason, rules=rules)
+
+
+def _delegate_guard(
+    *,
+    artifacts: str | Path | None,
+    glance: bool,
+    allowed: Iterable[str],
+    reason: str,
+    rules: BashRules | None,
+) -> HookCallback:
+    # undecorated, so that mutation testing (tools/mutation.py) reaches it: mutmut leaves a
+    # decorated function alone
     own = frozenset(check_tools(allowed, owner="delegate_guard: allowed")) - HANDS_ON
     where = f"`{Path(artifacts)}`" if artifacts is not None else _NO_ARTIFACTS
     if "{action}" not in reason:

@@ -21,14 +21,19 @@ PROJECT = "-projects-demo"
 MANDATE = "Write a line counter to the workbench's scripts/ and run it on a.txt."
 
 
-def used(entries: list[dict[str, Any]], context: int) -> None:
+def used(entries: list[dict[str, Any]], context: int, model: str = "claude-sonnet-4-6") -> None:
     for entry in entries:
         entry["message"]["usage"] = {
             "input_tokens": 100,
             "cache_read_input_tokens": context - 100,
             "output_tokens": 10,
         }
-        entry["message"]["model"] = "claude-sonnet-4-6"
+        entry["message"]["model"] = model
+
+
+def priced(contexts: list[int], *, input: float, output: float, cache_read: float) -> float:
+    """What `used` turns cost at these list prices (dollars per million tokens), written out by hand."""
+    return sum(100 * input + (context - 100) * cache_read + 10 * output for context in contexts) / 1e6
 
 
 def coordinator_session() -> tuple[Transcript, Transcript]:
@@ -68,8 +73,8 @@ def coordinator_session() -> tuple[Transcript, Transcript]:
 def successor_session() -> Transcript:
     t = Transcript(session_id="bbbbbbbb-0000-4000-8000-000000000000")
     t.prompt(TAKEOVER_PROMPT.format(generation=1, path="notes/handoff.md", document="## Doing now\n..."))
-    used(t.assistant({"type": "text", "text": "Taking over."}), 9_000)
-    used(t.assistant({"type": "text", "text": "Done again."}), 9_400)
+    used(t.assistant({"type": "text", "text": "Taking over."}), 9_000, "claude-haiku-4-5")
+    used(t.assistant({"type": "text", "text": "Done again."}), 9_400, "claude-haiku-4-5")
     for entry in t.entries:
         entry["timestamp"] = entry["timestamp"].replace("T10:", "T11:")
     return t
@@ -138,7 +143,22 @@ async def test_a_run_with_a_resume_and_a_handoff(tmp_path: Path) -> None:
     assert context.wall_turns == pytest.approx((200_000 - 10_000) / context.slope)
     everything = report.tokens.main + report.tokens.subagents
     assert report.tokens.hit_rate == pytest.approx(1 - 100 * 18 / everything.context)
-    assert report.cost.usd > 0 and report.cost.unpriced == ()
+    # every turn priced at its model's list price: the coordinator's and its worker's on Sonnet 4.6
+    # ($3 in, $15 out, $0.30 cache read), the successor's on Haiku 4.5 ($1, $5, $0.10)
+    sonnet = priced(
+        [*range(10_000, 17_000, 1_000), 17_000, 17_000, 17_000, 17_500, 17_600, 17_700, 3_000, 3_200, 3_300],
+        input=3.0,
+        output=15.0,
+        cache_read=0.3,
+    )
+    haiku = priced([9_000, 9_400], input=1.0, output=5.0, cache_read=0.1)
+    assert (sonnet, haiku) == (pytest.approx(0.06801), pytest.approx(0.00212))
+    assert report.cost.by_model == (
+        ("claude-haiku-4-5", pytest.approx(haiku)),
+        ("claude-sonnet-4-6", pytest.approx(sonnet)),
+    )
+    assert report.cost.usd == pytest.approx(sonnet + haiku) and report.cost.unpriced == ()
+    assert (report.cost.keep_warm_usd, report.cost.lower_bound) == (0.0, False)
     data = json.loads(report.to_json())
     assert data["turns"]["subagent_share"] == pytest.approx(3 / 18)
     assert data["resumes"][0]["pruned"] == 1 and data["tokens"]["main"]["context"] > 0

@@ -288,6 +288,33 @@ async def test_a_bash_output_the_cli_saved_is_copied_whole(wb: Workbench, tmp_pa
     assert manifest(wb)[0]["source"] == "persisted"
 
 
+@pytest.mark.parametrize("threshold", [45_011, 45_012])
+async def test_a_saved_output_of_exactly_the_threshold_is_spilled(
+    wb: Workbench, tmp_path: Path, threshold: int
+) -> None:
+    """The CLI kept 30,000 chars in `stdout` and saved all 45,011: a threshold of 45,011 spills it (at or
+    over the threshold, as for any field), one of 45,012 leaves the output as the CLI made it."""
+    whole = "x" * 45_001 + "\nTAIL-END\n"
+    saved = tmp_path / "tool-results" / "b5we759e8.txt"
+    saved.parent.mkdir()
+    saved.write_text(whole)
+    response = {
+        **shapes.bash(whole[:30_000]),
+        "persistedOutputPath": str(saved),
+        "persistedOutputSize": len(whole),
+    }
+
+    result = await call(spill_guard(wb, threshold=threshold), shapes.post_tool_use("Bash", response))
+
+    if threshold > len(whole):
+        assert result == {} and manifest(wb) == []
+        return
+    out = updated(result)
+    assert out["stdout"].startswith("[spilled] Bash stdout: 45,011 chars")
+    assert spill_path(out["stdout"]).read_text() == whole
+    assert [row["chars"] for row in manifest(wb)] == [45_011]
+
+
 async def test_a_saved_output_that_does_not_match_is_not_used(wb: Workbench, tmp_path: Path) -> None:
     saved = tmp_path / "other.txt"
     saved.write_text("y" * 45_011)

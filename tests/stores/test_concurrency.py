@@ -98,23 +98,26 @@ async def test_a_process_killed_during_an_append_leaves_a_consistent_database(tm
         assert process.stdout is not None
         assert await anyio.to_thread.run_sync(process.stdout.readline) == "started\n"
         deadline = time.monotonic() + hang_guard()
-        while time.monotonic() < deadline:  # let a few batches land, then kill it in the middle of one
+        landed = 0
+        while landed < 4 * size and time.monotonic() < deadline:  # let a few batches land, then kill
             conn = sqlite3.connect(path, timeout=hang_guard())
             try:
-                if conn.execute("SELECT count(*) FROM entries").fetchone()[0] >= 4 * size:
-                    break
+                landed = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
             finally:
                 conn.close()
             await anyio.sleep(0.05)
-        await anyio.sleep(0.013)
+        # the precondition: batches of both keys were kept before the kill, else nothing below is tested
+        assert landed >= 4 * size, f"only {landed} entries landed before the hang guard"
+        await anyio.sleep(0.013)  # then kill it in the middle of one
         os.kill(process.pid, signal.SIGKILL)
         await anyio.to_thread.run_sync(process.wait)
-    assert process.returncode == -signal.SIGKILL
+    assert process.returncode == -signal.SIGKILL, "the writer was still writing when it was killed"
 
     async with SqliteSessionStore(path) as store:
         assert await store.integrity_check() == "ok"
         for key in (SHARED, {"project_key": "proj", "session_id": "victim"}):
             loaded = await store.load(key) or []
+            assert len(loaded) >= 2 * size, "what landed before the kill is still there"
             assert len(loaded) % size == 0, "a batch lands whole or not at all"
             assert [e["seq"] for e in loaded] == list(range(len(loaded)))
         await store.append(SHARED, [{"type": "user", "uuid": "after"}])

@@ -170,7 +170,10 @@ def test_rows_of_layout_1_are_kept_under_their_label_and_taken_over_by_identity(
     outbox.close()
 
 
-def test_an_outbox_in_memory_takes_rows_with_their_keys_and_a_deleted_file_is_refused(tmp_path: Path) -> None:
+def test_an_outbox_in_memory_takes_rows_with_their_keys_and_a_deleted_file_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where a file named after MEMORY would be created
     path = tmp_path / "outbox.db"
     outbox = Outbox(path)
     outbox.open()

@@ -3,7 +3,6 @@ append; a run's appends are checked for a parent the store never received."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ from flower.stores._carry import Carried
 from flower.stores.rewrite import heal_orphans, mend_links, replayed
 from flower.stores.rewrite.pipeline import apply_steps, rewrite_steps
 
-from .corpus import corpus_dir, missing_reason
+from .corpus import missing_reason, sessions
 from .transcripts import Transcript, results
 
 KEY: Any = {"project_key": "-repo", "session_id": "5e55a0e0-0000-4000-8000-000000000000"}
@@ -98,10 +97,9 @@ def test_real_sessions_have_no_link_to_mend() -> None:
     reason = missing_reason()
     if reason is not None:
         pytest.skip(reason)
-    for path in sorted(corpus_dir().glob("*.jsonl")):
-        entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        out = mend_links([e for e in entries if isinstance(e, dict)])
-        assert not out.changes, (path.name, out.changes[:2])
+    for session in sessions():  # read as the stores read a transcript (two entries on one line too)
+        out = mend_links(session.entries)
+        assert not out.changes, (session.name, out.changes[:2])
 
 
 def test_a_load_mends_first_at_every_load_and_says_so() -> None:
@@ -143,3 +141,82 @@ def test_a_run_whose_entries_name_a_parent_never_stored_has_a_gap() -> None:
     (gap,) = links.gaps()
     assert (gap.uuid, gap.parent, gap.kind) == ("d", "cut", "assistant")
     assert gap.describe() == "entry d (assistant) of session s1 names as its parent cut"
+
+
+def test_the_answer_to_parallel_calls_goes_after_the_last_entry_of_their_message() -> None:
+    t = Transcript()
+    t.prompt("build")
+    t.run("ls", "a b", "toolu_ls")
+    first, second = t.assistant(t.bash("make", "toolu_a"), t.bash("make test", "toolu_b"))  # one message
+    healed = heal_orphans(t.entries)
+    answer = next(e for e in healed.entries if e not in t.entries and e["parentUuid"] == first["uuid"])
+    t._tip = answer["uuid"]  # the resumed turn continued the first call's answer
+    prompt = t.prompt("Go on.")
+
+    out = mend_links(t.entries)
+
+    at = out.entries.index(second)
+    assert out.entries[at - 1] is first and out.entries[at + 1]["uuid"] == answer["uuid"]
+    assert "toolu_a" in results(out.entries) and out.entries[-1] is prompt
+    assert out.entries[at + 2] is prompt and len(out.entries) == len(t.entries) + 1
+
+
+def test_the_tip_is_the_newest_main_thread_entry_nothing_continues() -> None:
+    t = Transcript()
+    t.prompt("build")
+    t.run("ls", "a b", "toolu_ls")
+    tip = t.attachment()
+    side = t.prompt("a subagent's prompt, written in between")
+    side["isSidechain"], side["parentUuid"] = True, None
+    t._tip = "lost-in-a-crash"
+    first = t.prompt("Go on.")
+    t._tip = "lost-too"
+    second = t.prompt("And on.")
+
+    out = mend_links(t.entries)
+
+    parents = {e["uuid"]: e["parentUuid"] for e in out.entries}
+    assert parents[first["uuid"]] == tip["uuid"], "not the subagent's entry"
+    assert parents[second["uuid"]] == first["uuid"], "the first mend made the tip the first one continues"
+    assert [c.uuid for c in out.changes] == [first["uuid"], second["uuid"]]
+
+
+def test_nothing_to_mend_in_a_history_whose_first_entry_names_an_older_one() -> None:
+    t = Transcript()
+    t._tip = "older-than-this-copy"
+    t.prompt("a partial copy")
+    t.run("ls", "a", "toolu_ls")
+    out = mend_links(t.entries)
+    assert out.entries == t.entries and out.changes == ()
+
+
+def entry(kind: str, uuid: str, parent: str | None, *blocks: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "uuid": uuid,
+        "parentUuid": parent,
+        "isSidechain": False,
+        "message": {"role": kind, "id": f"msg_{uuid}", "content": list(blocks)},
+    }
+
+
+def test_a_call_answered_anywhere_in_the_history_is_not_answered_again() -> None:
+    call = {"type": "tool_use", "id": "toolu_x", "name": "Bash", "input": {"command": "ls"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_x", "content": "ok"}
+    prompt = entry("user", "p", None, {"type": "text", "text": "go"})
+    asked = entry("assistant", "a", "p", call)
+    cut = entry("user", "b", "gone", {"type": "text", "text": "again"})  # names an entry the store lost
+    answered = entry("user", "r", "a", result)  # the call's answer, written after it
+    out = mend_links([prompt, asked, cut, answered])
+    assert [e["uuid"] for e in out.entries] == ["p", "a", "b", "r"]  # no answer added
+    assert out.entries[2]["parentUuid"] == "a" and [c.kind for c in out.changes] == ["relinked"]
+
+
+def test_a_broken_link_joins_the_newest_entry_no_earlier_one_names() -> None:
+    said = {"type": "text", "text": "."}
+    older = entry("user", "p", None, said)
+    child = entry("assistant", "c", "a1", said)  # written before its parent (parallel writers)
+    parent = entry("assistant", "a1", "p", said)
+    cut = entry("user", "b", "gone", said)
+    out = mend_links([older, child, parent, cut])
+    assert out.entries[3]["parentUuid"] == "c"  # a1 is named by c: c is the tip

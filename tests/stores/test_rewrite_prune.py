@@ -242,3 +242,29 @@ def test_the_shorter_interrupt_sentence_of_cli_2_1_17_is_an_interrupt_too() -> N
     assert text(entry["message"]["content"][0]) == PrunePolicy().interrupt_note
     assert entry["toolUseResult"] == PrunePolicy().interrupt_note, "the CLI's copy says it too"
     assert text(results(calm.entries)["toolu_cat"]) == sentence
+
+
+def test_the_note_is_recorded_as_a_change_with_its_entry_its_text_and_what_it_added() -> None:
+    t = three_denials()
+    out = drop_denials(t.entries, PrunePolicy(denial_note="[{count} refused before: {calls}]"))
+    noted = out.changes[-1]
+    kept = next(e for e in out.entries if "toolu_rm2" in results([e]))
+    note = "[2 refused before: `rm -rf build0`, `rm -rf build1`]"
+    assert text(results(out.entries)["toolu_rm2"]) == f"PreToolUse:Bash hook error: no deletions\n{note}"
+    assert (noted.kind, noted.uuid, noted.tool_use_id, noted.detail) == (
+        "denial_note",
+        kept["uuid"],
+        "toolu_rm2",
+        note,
+    )
+    assert noted.chars_saved == -len("\\n" + note)  # what the note adds as the CLI replays it (JSON)
+
+
+def test_the_note_shows_exactly_eight_calls_without_a_count_of_more() -> None:
+    t = Transcript()
+    t.prompt("go")
+    for i in range(9):
+        t.assistant(t.bash(f"rm -rf b{i}", f"toolu_rm{i}"))
+        t.result(f"toolu_rm{i}", "no", denial="permission-rule")
+    note = text(results(drop_denials(t.entries).entries)["toolu_rm8"])
+    assert note.endswith("`rm -rf b6`, `rm -rf b7`]")  # 8 dropped, 8 shown

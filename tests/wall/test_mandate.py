@@ -35,3 +35,30 @@ def test_a_line_too_short_to_fix_the_fingerprint_is_refused() -> None:
     with pytest.raises(SpecError, match="mandate_line"):
         coordinator("c", "Goal.", {"w": worker("W.", "w")}, mandate_line="two\nlines that are long enough")
     assert coordinator("c", "Goal.", {"w": worker("W.", "w")}, mandate_line=None).mandate_line is None
+
+
+async def test_the_rewrite_is_the_clis_pre_tool_use_answer_exactly() -> None:
+    out = await _decide({"tool_name": "Agent", "tool_input": {"prompt": "Count.", "subagent_type": "w"}})
+    assert out == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "updatedInput": {"prompt": f"{MANDATE_LINE}\nCount.", "subagent_type": "w"},
+        }
+    }
+
+
+async def test_shared_prefix_hooks_put_the_line_first_and_one_start_guard_on_both_events() -> None:
+    from flower.wall.mandate import shared_prefix_hooks
+
+    assert shared_prefix_hooks(None) == {}
+    line = "A line of the coordinator's own, long enough"
+    hooks = shared_prefix_hooks(line)
+    assert set(hooks) == {"PreToolUse", "SubagentStop"}
+    (pre,) = hooks["PreToolUse"]
+    (stop,) = hooks["SubagentStop"]
+    assert pre.matcher is None and stop.matcher is None
+    rewrite, starts = pre.hooks
+    assert stop.hooks == [starts]  # one guard sees the starts and the stops
+    out = await rewrite({"tool_name": "Agent", "tool_input": {"prompt": "Count."}}, "toolu_1", None)  # type: ignore[arg-type]
+    assert out["hookSpecificOutput"]["updatedInput"] == {"prompt": f"{line}\nCount."}
+    assert await starts({"tool_name": "Read", "tool_input": {}}, "toolu_2", None) == {}  # type: ignore[arg-type]

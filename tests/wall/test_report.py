@@ -156,6 +156,11 @@ async def test_the_cut_leaves_everything_else_untouched(wb: Workbench, data: dic
         ("abc", 10, "abc"),
         ("line one\nline two\nline three", 20, "line one\nline two"),
         ("x" * 30 + "\n" + "y" * 30, 20, "x" * 20),  # no line end in the second half: a plain cut
+        ("abcdefgh\nij", 11, "abcdefgh\nij"),  # as long as the preview: whole, not cut at its line end
+        ("  indented  ", 20, "  indented"),  # only the end is stripped
+        ("abcde\nfghijklmnop", 10, "abcde"),  # a line end at exactly half the preview still counts
+        ("abcde\nfghijklmnop", 11, "abcde"),  # half of 11 is 5, in whole chars
+        ("abcde\nfghijklmnop", 12, "abcde\nfghijk"),  # before half of 12: a plain cut
     ],
 )
 def test_cut_head(report: str, preview: int, head: str) -> None:
@@ -210,3 +215,17 @@ def test_a_bad_target_is_refused() -> None:
 def test_bad_cut_arguments_are_refused(wb: Workbench, kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(SpecError, match=message):
         report_cut(wb, **kwargs)
+
+
+async def test_report_hooks_hands_its_limit_preview_and_reason_to_both_hooks(wb: Workbench) -> None:
+    hooks = report_hooks(wb, limit=200, preview=50, reason="SHORTER please: {chars} chars, see {path}")
+    cut = hooks["PostToolUse"][0].hooks[0]
+    guard = hooks["SubagentStop"][0].hooks[0]
+    report = "".join(f"line {i}\n" for i in range(40))  # 310 chars: over 200, far under the default
+    (block,) = (await call(cut, done(report)))["hookSpecificOutput"]["updatedToolOutput"]["content"]
+    head = block["text"].split("\n\n")[0]
+    assert 25 <= len(head) <= 50 and report.startswith(head)
+    decision = await call(guard, stop(report, background=[{"id": "a1b2c3"}]))
+    assert decision["decision"] == "block" and decision["reason"].startswith("SHORTER please: 310 chars")
+    assert await call(guard, stop(report, background=[])) == {}, "a foreground worker: the cut's work"
+    assert await call(guard, stop("x" * 199, background=[{"id": "a1b2c3"}])) == {}

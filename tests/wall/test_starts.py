@@ -82,3 +82,18 @@ def test_a_hold_out_of_range_is_refused() -> None:
     for bad in (0, -1, 31, True, "5"):
         with pytest.raises(SpecError, match="hold must be a number of seconds"):
             start_guard(hold=bad)  # type: ignore[arg-type]
+
+
+async def test_starts_of_no_type_or_a_type_that_is_not_a_string_share_the_untyped_prefix() -> None:
+    guard = start_guard()
+    done: list[str] = []
+    untyped = {"hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": {}}
+    with anyio.fail_after(HANG_GUARD):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(_call, guard, start(5), done, "first")  # type: ignore[arg-type]
+            await _settle()
+            tasks.start_soon(_call, guard, untyped, done, "second")
+            await _settle()
+            assert done == ["first"]  # the same (untyped) worker type: the second start waits
+            await _call(guard, worker_call(""), done, "sign")
+    assert done == ["first", "sign", "second"]
