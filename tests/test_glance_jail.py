@@ -275,20 +275,25 @@ def test_the_terminal_is_not_read(world: World, shell: str) -> None:
 def test_strace_shows_the_kernel_refusing(world: World, tmp_path: Path, namespaces: bool, kill: str) -> None:
     """The refusals come from the kernel: each call returns its error (EACCES from Landlock or the socket
     filter, EPERM from seccomp or Landlock's signal scope; in a PID namespace of its own, the command sees
-    no other process to signal at all: ESRCH)."""
+    no other process to signal at all: ESRCH).
+
+    Each process is traced to a file of its own (`-ff`): in one shared file a call that another process
+    interrupts is printed in two halves (`<unfinished ...>`, `<... resumed>`), which a busy machine makes
+    likely (the launcher polls the command's memory meanwhile), and its refusal would not match."""
     trace = tmp_path / "trace"
     bash = shutil.which("bash") or "/bin/bash"
     command = (
         "exec 3<>/dev/tcp/127.0.0.1/{port}; touch X; touch README.md; chmod 000 a; kill -9 {victim}; "
-        "python3 -c 'import os; os.setresuid(65534, 65534, 65534)'; true"
+        "python3 -c 'import os; os.setresuid(65534, 65534, 65534)'; echo DONE"
     )
     calls = "trace=socket,openat,utimensat,fchmodat,kill,setresuid"
     jailed = world.jailed(command, wall=hang_guard(), namespaces=namespaces)  # strace slows every process
-    strace = ["strace", "-f", "-qq", "-o", str(trace), "-e", calls, bash, "-c", jailed]
-    subprocess.run(
+    strace = ["strace", "-ff", "-qq", "-o", str(trace), "-e", calls, bash, "-c", jailed]
+    done = subprocess.run(
         strace, cwd=world.repo, env=world.env("strace", bash), capture_output=True, timeout=hang_guard()
     )
-    text = trace.read_text()
+    assert b"DONE" in done.stdout, done  # every step ran to its end: the trace holds each call
+    text = "\n".join(part.read_text() for part in sorted(tmp_path.glob("trace.*")))
     for expected in (
         r"socket\(AF_INET, SOCK_STREAM, IPPROTO_TCP\)\s+= -1 EACCES",
         r'openat\(AT_FDCWD, "X", O_WRONLY\|O_CREAT.*\s+= -1 EACCES',
@@ -298,6 +303,7 @@ def test_strace_shows_the_kernel_refusing(world: World, tmp_path: Path, namespac
         r"setresuid\(65534, 65534, 65534\)\s+= -1 EPERM",
     ):
         assert re.search(expected, text), f"{expected} not in the trace:\n{text[-3000:]}"
+    assert world.victim.poll() is None, "the victim lives"
 
 
 @pytest.mark.skipif(not HAVE["strace"], reason="strace is not installed")
