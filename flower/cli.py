@@ -18,7 +18,6 @@ from typing import Protocol, TextIO
 import anyio
 
 from ._errors import FlowerError, SpecError
-from ._util.interrupt import run_interruptible
 from ._util.secrets import redact
 from ._version import __version__
 from .progress import Heartbeat
@@ -264,13 +263,13 @@ def _demo(args: argparse.Namespace) -> int:
         if args.live:
             from .demo.live import run_live
 
-            result, _ = run_interruptible(
+            result, _ = anyio.run(
                 lambda: run_live(out=out, budget=args.budget, model=args.model, keep=args.keep)
             )
             return 0 if result.ok else 1
         from .demo import run_demo
 
-        outcome = run_interruptible(lambda: run_demo(out=out, keep=args.keep, plots=args.plots))
+        outcome = anyio.run(lambda: run_demo(out=out, keep=args.keep, plots=args.plots))
     if args.json:
         print(outcome.to_json())
     return 0 if outcome.ok else 1
