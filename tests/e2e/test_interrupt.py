@@ -117,9 +117,19 @@ async def test_a_client_interrupt_stops_the_turn_and_the_store_keeps_every_turn(
     assert all(text in stored for text in ("Go.", "FIRST-OUTPUT", "Request interrupted", "Second answer."))
 
 
+_AS_FROM_A_TERMINAL = (
+    "import runpy, signal, sys; "
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+    "signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv[0] = 'flower'; runpy.run_module('flower.cli', run_name='__main__')"
+)
+"""`python -m flower.cli` as a terminal starts it: Ctrl-C neither ignored nor blocked, whatever the test
+process inherited (a suite started in the background has SIGINT ignored, and its children with it)."""
+
+
 def test_ctrl_c_on_flower_demo_says_interrupted_and_leaves_no_cli(tmp_path: Path) -> None:
     demo = subprocess.Popen(
-        [sys.executable, "-m", "flower.cli", "demo"],
+        [sys.executable, "-c", _AS_FROM_A_TERMINAL, "demo"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
