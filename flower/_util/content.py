@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 
@@ -15,6 +15,18 @@ def text_of(content: Any) -> str:
             str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
         )
     return ""
+
+
+def tool_results(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The `tool_result` blocks of a transcript entry, in order: none unless it is a user entry whose
+    content is a list of blocks."""
+    if entry.get("type") != "user":
+        return []
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if not isinstance(content, list):
+        return []
+    return [block for block in content if isinstance(block, Mapping) and block.get("type") == "tool_result"]
 
 
 def refused_by_cli(is_error: object, content: Any) -> bool:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._util.content import text_of
+from .._util.content import text_of, tool_results
 from . import metrics as m
 
 __all__ = ["Runs", "output_counts_note", "output_note", "runs_note", "subagent_runs"]
@@ -51,15 +51,10 @@ def _results(main: Sequence[Mapping[str, Any]]) -> dict[str, tuple[Mapping[str, 
     """tool_use id -> (the result block, the entry holding it)."""
     found: dict[str, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
     for entry in main:
-        if entry.get("type") != "user":
-            continue
-        message = entry.get("message")
-        content = message.get("content") if isinstance(message, Mapping) else None
-        for block in content if isinstance(content, list) else ():
-            if isinstance(block, Mapping) and block.get("type") == "tool_result":
-                ident = block.get("tool_use_id")
-                if isinstance(ident, str):
-                    found[ident] = (block, entry)
+        for block in tool_results(entry):
+            ident = block.get("tool_use_id")
+            if isinstance(ident, str):
+                found[ident] = (block, entry)
     return found
 
 

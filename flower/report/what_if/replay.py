@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..._util.content import text_of
+from ..._util.content import text_of, tool_results
 from ...usage import TokenUsage
 from .. import metrics as m
 
@@ -116,16 +116,9 @@ def thread_of(name: str, entries: Sequence[Mapping[str, Any]]) -> Thread:
 
 
 def _added_output(entries: Sequence[Mapping[str, Any]], start: int, end: int) -> int:
-    chars = 0
-    for entry in entries[start:end]:
-        if entry.get("type") != "user":
-            continue
-        message = entry.get("message")
-        content = message.get("content") if isinstance(message, Mapping) else None
-        for block in content if isinstance(content, list) else ():
-            if isinstance(block, Mapping) and block.get("type") == "tool_result":
-                chars += len(text_of(block.get("content")))
-    return chars
+    return sum(
+        len(text_of(block.get("content"))) for entry in entries[start:end] for block in tool_results(entry)
+    )
 
 
 def _reply_chars(blocks: Sequence[Mapping[str, Any]]) -> int:

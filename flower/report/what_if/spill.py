@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..._util.content import text_of
+from ..._util.content import text_of, tool_results
 from ...spill import SpillPolicy
 from ...spill._files import label_of, spilled_as
 from ...spill._preview import preview_for
@@ -90,25 +90,13 @@ def _calls(thread: Thread) -> dict[str, Mapping[str, Any]]:
     }
 
 
-def _results(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    if entry.get("type") != "user":
-        return []
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, Mapping) else None
-    return (
-        [b for b in content or () if isinstance(b, Mapping) and b.get("type") == "tool_result"]
-        if isinstance(content, list)
-        else []
-    )
-
-
 def results_of(thread: Thread, start: int, end: int) -> list[tuple[int, str, Mapping[str, Any]]]:
     """`(entry index, text, call)` of each tool result of `thread` between entries `start` and `end` (its
     call found in the thread, not an error), in order."""
     calls = _calls(thread)
     found = []
     for index in range(start + 1, min(end, len(thread.entries))):
-        for block in _results(thread.entries[index]):
+        for block in tool_results(thread.entries[index]):
             call = calls.get(str(block.get("tool_use_id")))
             if call is not None and block.get("is_error") is not True:
                 found.append((index, text_of(block.get("content")), call))
@@ -150,7 +138,7 @@ def spill_hits(thread: Thread, policy: SpillPolicy) -> list[SpillHit]:
     said: ThreadText | None = None  # read once, on the thread's first hit
     hits = []
     for index, entry in enumerate(thread.entries):
-        results = _results(entry)
+        results = tool_results(entry)
         for block in results:
             call = calls.get(str(block.get("tool_use_id")))
             tool = str(call.get("name")) if call is not None else ""

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..._util.content import text_of
+from ..._util.content import text_of, tool_results
 
 __all__ = ["how_it_stopped"]
 
@@ -29,13 +29,7 @@ def _message(entry: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _answered(entries: Sequence[Mapping[str, Any]]) -> set[str]:
-    found: set[str] = set()
-    for entry in entries:
-        content = _message(entry).get("content") if entry.get("type") == "user" else None
-        for block in content if isinstance(content, list) else ():
-            if isinstance(block, Mapping) and block.get("type") == "tool_result":
-                found.add(str(block.get("tool_use_id")))
-    return found
+    return {str(block.get("tool_use_id")) for entry in entries for block in tool_results(entry)}
 
 
 def how_it_stopped(entries: Sequence[Mapping[str, Any]]) -> str:
