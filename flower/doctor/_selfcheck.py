@@ -33,15 +33,6 @@ from ._warmcheck import WarmSeen, judge_warm, keep_warm_run
 __all__ = ["Check", "Progress", "self_check"]
 
 
-def _self_check_guard() -> float:
-    """Seconds the whole self-check may take before it is reported failed: a hang guard, not a speed check.
-
-    It takes under a minute on an idle machine, but five CLI runs on a busy one take minutes; the bound is
-    the test harness's `hang_guard()` (10 minutes, or `FLOWER_TEST_HANG_GUARD`), since the self-check runs
-    through that harness."""
-    return hang_guard()
-
-
 _BIG = 6_000  # characters the worker prints: over the spill threshold
 _REPORT = "ANALYST-REPORT: printed\n" + "".join(f"detail {i}: what the analyst saw\n" for i in range(200))
 """The worker's report: over the report limit, its conclusion first."""
@@ -246,7 +237,9 @@ async def self_check(progress: Progress | None = None) -> list[Check]:
         failure = None
         try:
             async with seen.model:
-                with anyio.fail_after(_self_check_guard()):
+                # a hang guard, not a speed check: under a minute idle, minutes for five CLI runs on a
+                # busy machine; the harness's bound, since the self-check runs through that harness
+                with anyio.fail_after(hang_guard()):
                     await _scenario(seen, progress)
         except Exception as exc:  # the doctor reports, it does not raise
             failure = f"the self-check run failed: {type(exc).__name__}: {exc}"
