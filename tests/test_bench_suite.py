@@ -639,3 +639,68 @@ def test_a_coordinator_that_reads_cut_reports_reads_the_saved_one_before_its_nex
     messages += [{"role": "assistant", "content": [read_use]}, {"role": "user", "content": [read_result]}]
     (after,) = step(2, messages)  # read once: the next move
     assert after.name == "Bash" and after.input["command"] == "ls"
+
+
+def test_the_realistic_player_reads_a_previewed_output_back_to_look_as_real_agents_did() -> None:
+    from flower.report.measured import PREVIEW_READ_BACK_SHARE
+
+    player = Behaviour("realistic", 1)
+    looks = [player.reads_to_look(f"run out-{i:03d}#0") for i in range(3_000)]
+    assert looks == [Behaviour("realistic", 1).reads_to_look(f"run out-{i:03d}#0") for i in range(3_000)]
+    assert sum(looks) / len(looks) == pytest.approx(PREVIEW_READ_BACK_SHARE, abs=0.02)  # 5 of 29
+    assert not any(Behaviour().reads_to_look(f"run out-{i:03d}#0") for i in range(200))  # the ideal one
+    never = Behaviour("realistic", 1, reads_look=0.0)
+    assert not any(never.reads_to_look(f"run out-{i:03d}#0") for i in range(200))
+    assert Behaviour("realistic", 2, reads_look=0.3).label == "realistic #2 [looks 0.3]"
+
+
+@pytest.mark.parametrize(("share", "chars"), [(0.0, 5_000), (1.0, 5_000), (1.0, 150_000)])
+def test_an_agent_shown_a_preview_reads_the_saved_output_back_by_its_next_reply(
+    share: float, chars: int, tmp_path: Any
+) -> None:
+    from benchmarks.suite.play import Play
+    from flower.testing import RecordedRequest
+
+    actions = (Run("a", "python3 gen.py a"), Run("b", "python3 gen.py b"))
+    workload = Workload("w9", "test", "Do it.", actions, chunk=8)
+    behaviour = Behaviour("realistic", 1, reads_look=share)
+    play = Play(
+        workload, tmp_path, delegated=False, pointers_in_handoff=False, scripts="s", behaviour=behaviour
+    )
+    saved = tmp_path / "spill" / "a.txt"
+    saved.parent.mkdir()
+    saved.write_text("x" * chars)
+    shown = f"(preview)\n[flower: output moved out of the conversation to `{saved}` (Read it for the rest)]"
+
+    def step(index: int, messages: list[dict[str, Any]]) -> list[Any]:
+        request = RecordedRequest(
+            index, "main", index, index, {"messages": messages}, {}, "/v1/messages", 0.0
+        )
+        return [b for b in play.main.step(request).content if type(b).__name__ == "ToolUse"]
+
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Go."}]
+    (first,) = step(0, messages)
+    assert first.name == "Bash" and "gen.py a" in first.input["command"]
+    calls = []
+    for index, result in enumerate([shown, "(a window)", "(another)"], start=1):
+        use = {"type": "tool_use", "id": f"t{index}", "name": (calls or [first])[-1].name}
+        use["input"] = (calls or [first])[-1].input
+        messages += [
+            {"role": "assistant", "content": [use]},
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": f"t{index}", "content": result}],
+            },
+        ]
+        (call,) = step(index, messages)
+        calls.append(call)
+        if call.name == "Bash":
+            break
+    reads = [c.input for c in calls if c.name == "Read"]
+    if share == 0:
+        assert reads == [] and play.ledger.look_reads == 0
+    elif chars <= 100_000:  # under the CLI's Read cap: the whole file in one Read
+        assert reads == [{"file_path": str(saved)}] and play.ledger.look_reads == 1
+    else:  # over it: two windows, as the one real look at such an output took
+        assert [r.get("offset") for r in reads] == [1, 21] and {r["limit"] for r in reads} == {20}
+    assert calls[-1].name == "Bash" and "gen.py b" in calls[-1].input["command"]  # then on with the work

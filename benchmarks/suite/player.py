@@ -31,8 +31,8 @@ from .actions import (
     Workload,
     WriteFile,
 )
-from .probes import View, decide, denial_visible, grep_command, latest_state
-from .realistic import READ_CAP_CHARS, Behaviour, piped
+from .probes import CLI_POINTER, SPILL_POINTER, View, decide, denial_visible, grep_command, latest_state
+from .realistic import LOOK_WINDOW_LINES, READ_CAP_CHARS, Behaviour, piped
 
 INTERRUPTED = ("doesn't want to proceed", "was stopped while running", "interrupted")
 
@@ -70,6 +70,8 @@ class Ledger:
     pauses: list[int] = field(default_factory=list)
     cut_reads: int = 0
     """Saved reports the coordinator Read after flower's report cap cut them (`Behaviour.reads_cut`)."""
+    look_reads: int = 0
+    """Saved outputs an agent Read back to look at them after a preview (`Behaviour.reads_to_look`)."""
     about: dict[int, str] = field(default_factory=dict)
     """What the reply to the request with this seq does (`run out-007#0`, `look W1-F03#1`...): the key
     its prose is drawn by, and the calibrated clock its duration, so strategies pair (`Behaviour.prose`)."""
@@ -154,6 +156,10 @@ class Actor:
         self.about = ""
         """What the reply being built does (`Stage.mark`); "" when it has no counterpart elsewhere."""
         self.noted: list[str] = []
+        self.ran = ""
+        """The mark of this agent's last call when it ran a command (`run out-007#0`), else ""."""
+        self.windows: list[ToolUse] = []
+        """The Reads left of a look at a saved output over the Read cap."""
         self.snapshot: tuple[int, Pending | None, int] = (0, None, 0)
 
     # -- one reply ---------------------------------------------------------------------------------------
@@ -180,6 +186,9 @@ class Actor:
 
     def _next_call(self, view: View, request: RecordedRequest, notes: list[str]) -> ToolUse | str | None:
         self.keep_place()
+        look = self._look_back(view)
+        if look is not None:
+            return look
         if self.queue:
             call, self.about = self.queue.pop(0)
             return call
@@ -194,6 +203,30 @@ class Actor:
             if call is not None:
                 return call
         return None
+
+    def _look_back(self, view: View) -> ToolUse | None:
+        """A Read of the saved whole of the output this agent's last command printed, when only a preview
+        and a path came back and the player reads it to look at it (`Behaviour.reads_to_look`, drawn
+        once per output, by the run that printed it): the whole file in one Read under the CLI's Read cap,
+        else two windows of it."""
+        if self.windows:
+            self.about = self.play.mark("look window")
+            return self.windows.pop(0)
+        ran, self.ran = self.ran, ""
+        last = view.pairs[-1] if view.pairs else None
+        if not ran or last is None or not last.command:
+            return None
+        found = next((m for p in (SPILL_POINTER, CLI_POINTER) if (m := p.search(last.result))), None)
+        if found is None or not self.play.behaviour.reads_to_look(ran):
+            return None
+        path = found.group(1)
+        self.play.ledger.look_reads += 1
+        self.about = self.play.mark(f"look at {ran}")
+        if _size(path) <= READ_CAP_CHARS:
+            return read(path)
+        lines = LOOK_WINDOW_LINES
+        self.windows = [tool_use("Read", file_path=path, offset=1 + lines, limit=lines)]
+        return tool_use("Read", file_path=path, offset=1, limit=lines)
 
     def keep_place(self) -> None:
         """Remember where the actions stand: an interrupted call is issued again from here."""
@@ -219,7 +252,7 @@ class Actor:
         play = self.play
         if isinstance(action, Run):
             pipe = None if action.glance else play.behaviour.pipe(action.label)
-            self.about = play.mark(f"run {action.label}")
+            self.about = self.ran = play.mark(f"run {action.label}")
             return bash(piped(action.command, pipe) if pipe else action.command)
         if isinstance(action, ReadFile):
             self.about = play.mark(f"read {action.path}")

@@ -23,6 +23,11 @@ measured to differ (`benchmarks/calibrate.py` over 18 real Claude Code transcrip
   rule) draw from the 11 subagent reports of the calibration transcripts instead (median 9,002 chars, 10
   of 11 over the limit; `timing.json`, agents never asked to be brief). flower's report cap saves a long
   report to a file and the coordinator gets its head; elsewhere the report reaches the main thread whole.
+- an output saved to a file and shown as a preview and a path (flower's spill, the CLI's own save of
+  a very long output) is Read back to be looked at, by the next reply, with probability `reads_look`
+  (default `PREVIEW_READ_BACK_SHARE`: real agents read 5 of 29 such previews back, each by the next
+  reply or the one after, the ones under the CLI's Read cap whole, the one over it in two windows;
+  `flower.report.measured`), once per output, drawn by the run that printed it;
 - with probability `reads_cut` (default `READS_CUT`, 0.2: a caller opened a document such a report
   pointed to in 5 of 23 real cases, `flower.report.measured.READ_BACK_SHARE`), the coordinator Reads a
   cut report's saved file before its next move, once per report.
@@ -43,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from flower.report.measured import REPORT_CHARS_DECILES
+from flower.report.measured import PREVIEW_READ_BACK_SHARE, REPORT_CHARS_DECILES
 
 from .timing import at_quantile
 
@@ -70,6 +75,9 @@ a document such a report pointed to in 5 of 23 cases (`flower.report.measured.RE
 Reports = Literal["project", "unbriefed"]
 """How long the realistic workers' reports run: as project agents with a report format do (`project`), or
 as agents never asked to be brief (`unbriefed`, the pessimistic row)."""
+LOOK_WINDOW_LINES = 20
+"""Lines of each of the two windows a look at a saved output over the Read cap takes (the real one:
+two Reads, 1,583 characters, `PARTIAL_READ_BACK`)."""
 READ_CAP_CHARS = 100_000
 """A Read of a file over about 25,000 tokens fails with the CLI's "exceeds maximum allowed tokens"."""
 
@@ -86,6 +94,8 @@ class Behaviour:
     """How often the coordinator Reads the saved whole of a report flower's cap cut (0: never)."""
     reports: Reports = "project"
     """Whose report lengths the workers draw from (`Reports`)."""
+    reads_look: float = PREVIEW_READ_BACK_SHARE
+    """How often an agent Reads back an output it was shown only as a preview and a path, to look at it."""
 
     @property
     def realistic(self) -> bool:
@@ -99,6 +109,8 @@ class Behaviour:
         if not self.realistic:
             return ""
         said = [f"reads {self.reads_cut:g}"] if self.reads_cut != READS_CUT else []
+        if self.reads_look != PREVIEW_READ_BACK_SHARE:
+            said.append(f"looks {self.reads_look:g}")
         return ", ".join([*said, *(["unbriefed"] if self.reports == "unbriefed" else [])])
 
     @property
@@ -148,6 +160,13 @@ class Behaviour:
         """Whether the coordinator Reads the saved whole of worker `task`'s cut report (one draw per
         report; never when `reads_cut` is 0, nor by the ideal player)."""
         return self.realistic and self.reads_cut > 0 and self.rng("read cut", task).random() < self.reads_cut
+
+    def reads_to_look(self, run: str) -> bool:
+        """Whether the agent Reads back the saved whole of the output run `run` printed (its mark, e.g.
+        `run out-007#0`) when it was shown only a preview and a path (never the ideal player)."""
+        if not self.realistic or self.reads_look <= 0:
+            return False
+        return self.rng("read to look", run).random() < self.reads_look
 
     def prose(self, about: str) -> tuple[str, str]:
         """(thinking, text) a reply carries ("" for none), drawn by what the reply does (`about`, e.g.
