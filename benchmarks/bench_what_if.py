@@ -109,7 +109,11 @@ def _reprice_transcripts(projects: Path, rec: Any, trace: Any) -> tuple[int, int
     and move every entry to the suite's clock (each reply to its request's send time, the entries after it
     by as much): `(replies given one, replies without a match)`."""
     queues: dict[tuple[str, tuple[int, int, int]], deque[Any]] = defaultdict(deque)
-    for request, priced in zip(rec.requests, trace.requests, strict=True):
+    from suite.warm import PING
+
+    # the keep-warm pings the suite adds to flower's trace (none reach a transcript) match no reply
+    replies = [priced for priced in trace.requests if priced.caller != PING]
+    for request, priced in zip(rec.requests, replies, strict=True):
         queues[(_caller(request.caller), _key(request.usage))].append(priced)
     files = {
         path: [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
