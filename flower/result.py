@@ -43,7 +43,8 @@ class StepResult:
     peak_context: int = 0
     """The largest main-thread context seen, in tokens (input + cache read + cache creation)."""
     denials: tuple[str, ...] = ()
-    """Names of the tools whose calls were denied during the run."""
+    """Names of the tools whose calls were denied during the run (not the calls flower itself refuses at
+    the handoff line, telling the coordinator to end its turn while its background workers report)."""
     duration_s: float = 0.0
     """Wall time of the step, in seconds, every generation included."""
     structured_output: Any = None

@@ -8,6 +8,7 @@ asks the CLI once per session, for the window of the model it actually serves (`
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from collections.abc import AsyncIterator, Callable
@@ -27,7 +28,9 @@ from claude_agent_sdk import (
 
 from ..events import HandoffWarning
 from ..handoff.document import HandoffPolicy
+from ..options import merge_hooks
 from ..warm import KeepWarm
+from .gate import Gate
 from .settle import DEFAULT_WORKER_TIMEOUT, Settle
 from .stream import Tracker
 
@@ -109,19 +112,28 @@ async def run_generation(
     worker's report is read before the step ends. Once the coordinator's turn is over, a CLI silent for
     `worker_timeout` seconds while workers are out ends the session as `stalled`.
 
-    Past the threshold, a reply that calls tools is interrupted and the same session is asked for its
-    handoff document; that writing turn is exempt from the threshold. A turn that simply ends is left to
+    Past the threshold no turn goes on working, and the same session is asked for its handoff document;
+    that writing turn is exempt from the threshold. A reply that calls tools with no background worker
+    out is interrupted (nothing is lost). With workers out, an interrupt would stop them too, so their
+    reports would never come: the session's gate (`flower._run.gate`, a PreToolUse hook installed with
+    the policy) refuses the coordinator's calls instead, telling it to end its turn. If it goes on
+    calling tools (`gate.REFUSALS` refused calls in a turn), or the hook is not in effect, the turn is
+    interrupted after all and the workers it stops are reported lost. A turn that simply ends is left to
     end: the step is done, and a later resume hands off at once if it must. A handoff with background
     workers out waits first, as the end of a step does, so the coordinator reads their reports in the
     session that launched them and its document can carry them; a turn the CLI starts for a report is
-    stopped like a work turn if it calls tools. Past `worker_timeout` of silence the session hands off
-    without them (`Outcome.lost`). With a `keeper`, the coordinator's cache is pinged while it waits on
-    a worker, never in the handoff turn or after the session.
+    held or stopped like a work turn if it calls tools. Past `worker_timeout` of silence the session
+    hands off without them (`Outcome.lost`). With a `keeper`, the coordinator's cache is pinged while it
+    waits on a worker, never in the handoff turn or after the session.
     """
     tracker.context = 0
     tracker.writing = False
     tracker.interrupted = False
     floor = 0
+    gate = Gate()
+    tracker.refusing = gate.refused  # flower's own refusals are not the run's denials
+    if policy is not None and policy.enabled:
+        options = dataclasses.replace(options, hooks=merge_hooks(options.hooks, gate.hooks()))
     logger.info(
         "session starting in %s (resume=%s, fork=%s)", options.cwd, options.resume, options.fork_session
     )
@@ -180,10 +192,14 @@ async def run_generation(
                 past = active and tracker.context >= threshold
                 if past and not stopping and _continues(message):
                     # past the threshold no turn goes on working: the work turn, or a turn the CLI started
-                    # to hand the coordinator a worker's report while the handoff waits for it
-                    due, reached, stopping = True, reached or tracker.context, True
-                    tracker.interrupted = True
-                    await client.interrupt()
+                    # to hand the coordinator a worker's report while the handoff waits for it; with
+                    # workers out the gate refuses its calls, since an interrupt would stop them too
+                    due, reached = True, reached or tracker.context
+                    if not gate.holds(message, tracker.pending_tasks):
+                        stopping = tracker.interrupted = True
+                        gate.saw(message)
+                        await client.interrupt()
+                gate.saw(message)
                 if not isinstance(message, ResultMessage):
                     if done:
                         break
@@ -202,10 +218,12 @@ async def run_generation(
         if warm is not None:
             warm.stop()  # the handoff turn: no wait on a worker is kept warm
         tracker.writing = True
+        gate.open()
         await client.query(policy.prompt.format(used=tracker.context, window=window))
         async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]
             async for message in stream:
                 await tracker.feed(message)
+                gate.saw(message)
                 if isinstance(message, ResultMessage):
                     if message.is_error:
                         return outcome(

@@ -102,6 +102,7 @@ class Tracker:
         self._background: set[str] = set()  # tasks the CLI started in the background
         self.reports: list[str] = []  # this session's background workers' reports, for a degraded handoff
         self.interrupted = False  # flower interrupted this session at the handoff threshold
+        self.refusing: set[str] = set()  # calls flower's handoff gate refused: not denials of the run
 
     @property
     def unreachable(self) -> bool:
@@ -261,7 +262,7 @@ class Tracker:
         if not self.writing:
             self.answers.append(message)
         for denial in message.permission_denials or []:
-            if isinstance(denial, dict):
+            if isinstance(denial, dict) and denial.get("tool_use_id") not in self.refusing:
                 self.denials.append(str(denial.get("tool_name", "")))
         await self.emit(
             Result(

@@ -1,4 +1,5 @@
-"""What the hook chains share: the state of recent tool calls, and the wait for a call's other callbacks.
+"""What the hook chains share: the state of recent tool calls, the wait for a call's other callbacks, and
+the answer that refuses a call.
 
 The CLI runs all hook callbacks of one tool call at once and keeps only the last answer to end (measured
 for PostToolUse rewrites and PreToolUse denials), so `spill._chain` and `wall._deny_chain` make the
@@ -11,8 +12,9 @@ from collections.abc import Callable
 from typing import Final, Generic, TypeVar
 
 import anyio
+from claude_agent_sdk.types import HookJSONOutput
 
-__all__ = ["RecentCalls", "await_others"]
+__all__ = ["RecentCalls", "await_others", "deny"]
 
 T = TypeVar("T")
 
@@ -49,3 +51,14 @@ async def await_others(started: list[anyio.Event], *, expected: bool, grace: flo
     with anyio.move_on_after(wait):
         for event in list(started):
             await event.wait()
+
+
+def deny(reason: str) -> HookJSONOutput:
+    """A PreToolUse callback's answer that refuses the call; the model reads `reason` as its result."""
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }

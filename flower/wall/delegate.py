@@ -22,6 +22,7 @@ from claude_agent_sdk import HookContext
 from claude_agent_sdk.types import HookCallback, HookJSONOutput
 
 from .._errors import SpecError
+from .._util.calls import deny
 from .._util.check import checked
 from ..glance import BashRules, glance_run
 from ._tools import CLI_TOOLS, COORDINATOR_TOOLS, HANDS_ON, check_tools, is_mcp_tool
@@ -38,16 +39,6 @@ DELEGATE_REASON = (
 """The refusal, with `{action}` and `{artifacts}` filled in; `delegate_guard(reason=...)` overrides it."""
 
 _NO_ARTIFACTS = "a file (not its reply)"
-
-
-def _deny(reason: str) -> HookJSONOutput:
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": reason,
-        }
-    }
 
 
 def _run_as(tool_input: Mapping[str, Any], command: str) -> HookJSONOutput:
@@ -98,7 +89,7 @@ def _delegate_guard(
         raise SpecError("delegate_guard: reason must contain {action} (and may contain {artifacts})")
 
     def refuse(action: str) -> HookJSONOutput:
-        return _deny(reason.format(action=action, artifacts=where))
+        return deny(reason.format(action=action, artifacts=where))
 
     def decide(data: Mapping[str, Any]) -> HookJSONOutput:
         if data.get("agent_id"):
@@ -126,7 +117,7 @@ def _delegate_guard(
             return decide(input_data)
         except Exception:
             logger.exception("delegate_guard failed; refusing the call")
-            return _deny(
+            return deny(
                 "flower: the delegation guard could not decide on this call, so it was refused. Delegate it."
             )
 

@@ -3,7 +3,9 @@
 The session that launched a worker is the only one its report can reach (the CLI ends the worker with
 the session). So a handoff waits, as the end of a step does, until the coordinator has read every
 report in the old session; only then is the handoff document asked for, and the new session starts
-from it. A worker that never reports is given up on past `worker_timeout`, and the step says so.
+from it. A coordinator that goes on calling tools past the threshold is not interrupted while workers
+are out (the interrupt would stop them too): its calls are refused until it ends its turn. A worker
+that never reports is given up on past `worker_timeout`, and the step says so.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import anyio
 import pytest
 
 from flower import Runtime, coordinator
+from flower._run.gate import HANDOFF_REASON, REFUSALS
 from flower._run.settle import STATE_ENV
 from flower.events import Event, HandoffDone, Result, SubagentFinished
 from flower.testing import (
@@ -58,11 +61,12 @@ class Crossing:
     thread's next requests. The analyst reports only once that turn has its result (`on_event` sees it),
     so the worker is still out when the turn ends."""
 
-    def __init__(self, model: ScriptedModel, *then: object) -> None:
+    def __init__(self, model: ScriptedModel, *then: object, crossing: object = None) -> None:
         self.answered = threading.Event()
         self.events: list[Event] = []
         launch = agent("analyst", "Count the files of data/.", background=True)
-        model.script("main", [launch, reply("Waiting for the analyst.", usage=PAST), *then])
+        crossing = crossing or reply("Waiting for the analyst.", usage=PAST)
+        model.script("main", [launch, crossing, *then])
         model.script("analyst", [self.report])
 
     async def report(self, request: RecordedRequest) -> str:
@@ -107,17 +111,56 @@ async def test_a_handoff_waits_until_the_coordinator_has_read_the_workers_report
     assert len([e for e in run.events if isinstance(e, HandoffDone)]) == 1
 
 
-async def test_a_worker_cut_off_by_the_interrupt_at_the_threshold_is_reported_lost(
+@STATES
+async def test_a_reply_that_calls_tools_past_the_threshold_is_refused_until_its_workers_report(
+    scripted_model: ScriptedModel, workspace: Path, states: str
+) -> None:
+    """Past the threshold with a worker out, a reply that calls a tool is not interrupted (the CLI's
+    interrupt would stop the worker too, measured in the fallback test below): the call is refused with
+    the handoff reason, the coordinator ends its turn, reads the worker's report in the turn the CLI
+    starts for it, and only then is asked for the handoff document. Nothing is lost."""
+    run = Crossing(
+        scripted_model,
+        reply("Ending my turn; waiting for the analyst.", usage=PAST),  # after the refusal
+        reply("Noted: the analyst counted 42 files.", usage=PAST),  # the CLI's turn for the report
+        DOC.format(count="42 files, the largest is data/big.csv"),
+        "FINAL: 42 files.",
+        crossing=reply(bash("echo more", description="more"), usage=PAST),  # refused
+    )
+
+    rt = Runtime(workspace, env={STATE_ENV: states}, configure=scripted_model.attach)
+    result = await rt.run(lead(), "Go.", on_event=run.on_event)
+
+    assert result.ok and result.unreported == (), result.error
+    assert result.text == "FINAL: 42 files." and len(result.retired) == 1
+    assert result.denials == ()  # flower's own refusal is not a denial of the run
+    main = scripted_model.requests("main")
+    assert len(main) == 6, scripted_model.describe_log()
+    refused, read, handoff, takeover = main[2:]
+    (call,) = [u for u in refused.tool_uses if u.get("name") == "Bash"]
+    seen = refused.tool_result(str(call["id"]))
+    assert seen.is_error and HANDOFF_REASON in seen.text, seen
+    assert not notified(refused) and WRITE not in refused
+    assert notified(read) and WRITE not in read  # the report, before the handoff request
+    assert WRITE in handoff.last_user_text and notified(handoff)
+    assert TAKEOVER in str(takeover.messages[:2]) and "42 files, the largest is data/big.csv" in takeover
+    (done,) = [e for e in run.events if isinstance(e, SubagentFinished)]
+    assert (done.status, done.summary) == ("completed", REPORT)
+
+
+async def test_a_coordinator_that_keeps_calling_tools_after_refusals_is_interrupted_and_its_worker_lost(
     scripted_model: ScriptedModel, workspace: Path
 ) -> None:
-    """A reply that calls a tool past the threshold is interrupted, and the CLI's interrupt stops the
-    background workers too: their reports cannot come, so the step fails naming them (before, the worker
-    ended as `stopped` and the step was ok: a silent loss)."""
+    """The fallback: a coordinator that goes on calling tools after `REFUSALS` refused calls is
+    interrupted, and the CLI's interrupt stops the background workers too: their reports cannot come, so
+    the step fails naming them (before, the worker ended as `stopped` and the step was ok: a silent
+    loss)."""
+    more = [reply(bash(f"echo more {n}", description="more"), usage=PAST) for n in range(REFUSALS + 1)]
     scripted_model.script(
         "main",
         [
             agent("analyst", "Count the files of data/.", background=True),
-            reply(bash("echo more", description="more"), usage=PAST),  # interrupted
+            *more,  # the first REFUSALS are refused, the next one is interrupted
             DOC.format(count="unknown"),
             "FINAL: counted without the analyst.",
         ],
@@ -139,7 +182,12 @@ async def test_a_worker_cut_off_by_the_interrupt_at_the_threshold_is_reported_lo
     error = result.error or ""
     assert "never reported" in error and "analyst" in error and "interrupt" in error
     assert result.text == "FINAL: counted without the analyst." and len(result.retired) == 1
-    handoff, takeover = scripted_model.requests("main")[2:]
+    main = scripted_model.requests("main")
+    assert len(main) == 2 + REFUSALS + 2, scripted_model.describe_log()
+    last_refused = main[1 + REFUSALS]
+    refusals = [r for r in last_refused.tool_results if r.tool_name == "Bash"]
+    assert len(refusals) == REFUSALS and all(HANDOFF_REASON in r.text for r in refusals)
+    handoff, takeover = main[-2:]
     assert WRITE in handoff.last_user_text and TAKEOVER in str(takeover.messages[:2])
 
 
