@@ -168,8 +168,26 @@ def test_every_strategy_of_a_seed_draws_alike_where_it_does_alike(tmp_path: Any)
     mandate = next(b for b in split_first.content if type(b).__name__ == "ToolUse").input["prompt"]
     worker_first = answer(split, "worker", 1, [{"role": "user", "content": mandate}])  # the worker runs `a`
     assert inline.ledger.about == {0: "run a#0"} and split.ledger.about == {0: "delegate c0#0", 1: "run a#0"}
-    assert inline_first.content[:-1] == worker_first.content[:-1]  # the same prose, the same call
+    assert inline_first.content[-1] == worker_first.content[-1]  # the same call
     assert inline_first.content != split_first.content
+    assert player.prose("run a#0", worker=True) == (
+        "",
+        "".join(b.text for b in worker_first.content[:-1] if type(b).__name__ == "Text"),
+    )  # the worker's prose is the subagent figures' draw: no thinking
+    as_main = Behaviour("realistic", 3, worker_prose="main")
+    assert as_main.prose("run a#0", worker=True) == as_main.prose("run a#0") == player.prose("run a#0")
+
+
+def test_workers_write_what_real_subagents_write_unless_told_otherwise() -> None:
+    """No thinking, text in about 87 % of replies; the `main prose` variant keeps the main thread's."""
+    player, as_main = Behaviour("realistic", 1), Behaviour("realistic", 1, worker_prose="main")
+    worker = [player.prose(f"run out-{i:03d}#0", worker=True) for i in range(400)]
+    assert not any(t for t, _ in worker) and 0.8 < sum(bool(x) for _, x in worker) / 400 < 0.94
+    assert max(len(x) for _, x in worker) < 1_000
+    assert [as_main.prose(f"run out-{i:03d}#0", worker=True) for i in range(5)] == [
+        player.prose(f"run out-{i:03d}#0") for i in range(5)
+    ]
+    assert as_main.label == "realistic #1 [main prose]" and player.label == "realistic #1"
 
 
 def test_the_marathons_residue_is_a_block_after_each_assistant_message() -> None:

@@ -36,8 +36,9 @@ request, deciding from that request alone:
 
 **The realistic player** (`benchmarks/suite/realistic.py`, figures in "The realistic player's
 calibration") plays the same way, except that it pipes some outputs, takes 1-3 calls per retrieval (the
-last sometimes a whole-file Read), writes thinking and text in its replies, which it pays as output
-and the next requests carry as input, has its workers report at the length real project agents with a
+last sometimes a whole-file Read), writes thinking and text in its replies (its workers, as real
+subagents do, no thinking and less text), which it pays as output and the next requests carry as input,
+has its workers report at the length real project agents with a
 set report format do, Reads the saved whole of a report flower's cap cut one time in five, and Reads
 back an output it was shown only as a preview and a path (flower's spill, the CLI's own save of a very
 long output) to look at it 5 times in 29, by its next reply, as real agents did with the CLI's previews.
@@ -45,8 +46,9 @@ long output) to look at it 5 times in 29, by its next reply, as real agents did 
 **Paired draws.** Every draw, of the player and of the calibrated clock, is seeded by the run's seed
 number and by what it is about, never by a request's place in the run, so every strategy of a seed draws
 alike wherever it does alike (common random numbers): the same commands piped, the same calls for the
-same fact, the same prose in a reply that does the same thing (runs `out-007`, looks for a fact, reports
-task `c2`) whether a worker or the main thread writes it, the same duration for its request (from the
+same fact, the same prose draw in a reply that does the same thing (runs `out-007`, looks for a fact,
+reports task `c2`) whether a worker or the main thread writes it (a worker's shaped by the subagent
+figures), the same duration for its request (from the
 table its context size picks), the same run time for the same command or file, the same look back at an
 output both were shown as a preview. Where a strategy does what the other does not, there is nothing to
 pair, and those draws are its own: a coordinator's mandates and the replies after a report, a handoff or

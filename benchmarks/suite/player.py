@@ -179,7 +179,7 @@ class Actor:
         `about`, else by its own place in the run), and the usage the CLI is told."""
         about = self.about or f"{self.caller} request {request.index}"
         self.play.ledger.about[request.seq] = about
-        thinking, text = self.play.behaviour.prose(about)
+        thinking, text = self.play.behaviour.prose(about, worker=self.caller != "main")
         usage = usage_for(request, self.play.workload.pad if self.caller == "main" else 0)
         prose = [text] if text else []
         return reply(*prose, *blocks, thinking=thinking or None, usage=usage)

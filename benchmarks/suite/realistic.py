@@ -11,9 +11,12 @@ measured to differ (`benchmarks/calibrate.py` over 18 real Claude Code transcrip
   loose `grep | head`), and the last call is a whole-file Read 32 % of the time (look-ups that are Reads,
   57 %, times Reads of a whole file, 57 %), else the exact grep; a whole Read of a file over the CLI's
   Read cap fails, and the agent then greps;
-- every reply carries prose: a thinking block in 58 % of replies (median 180 chars, 90th percentile
-  1,400) and a text block in 58 % (median 100, p90 750), which the model pays as output and the next
-  requests carry as input.
+- every reply of the main thread (or coordinator) carries prose: a thinking block in 58 % of replies
+  (median 180 chars, 90th percentile 1,400) and a text block in 58 % (median 100, p90 750), which the
+  model pays as output and the next requests carry as input. A worker's replies carry what real
+  subagents write (`benchmarks/calibrate_workers.py`, `WORKER_THINKING`, `WORKER_TEXT`): no thinking
+  block, and a short text in 87 % of replies (median 77 chars, p90 119); `worker_prose="main"` keeps
+  the main thread's figures for workers (the sensitivity row `main prose`).
 - a worker's final report runs to a size drawn from the reports of real agents **defined in a project
   with a set report format that points to files** (`flower.report.measured.REPORT_CHARS_DECILES`: median
   1,946 chars, 91 % under flower's 4,000-char report limit), the closest real match to flower's
@@ -34,9 +37,10 @@ measured to differ (`benchmarks/calibrate.py` over 18 real Claude Code transcrip
 Every draw is seeded by (seed, what it is about), never by a request's position, so two strategies
 played with one seed draw alike wherever they do alike (common random numbers): they pipe the same
 commands, take the same number of calls for the same fact, and a reply that does the same thing (runs
-`out-007`, looks for fact `K`, reports task `c2`) carries the same prose, whether a worker or the main
-thread writes it. What has no counterpart in the other strategy (a coordinator's mandate, a handoff, a
-compaction, a Read of a cut report, a retry after a refusal it could not see) draws on its own.
+`out-007`, looks for fact `K`, reports task `c2`) draws its prose from the same seed, whether a worker or
+the main thread writes it (a worker's shaped by the subagent figures, so it writes less). What has no
+counterpart in the other strategy (a coordinator's mandate, a handoff, a compaction, a Read of a cut
+report, a retry after a refusal it could not see) draws on its own.
 """
 
 from __future__ import annotations
@@ -64,6 +68,17 @@ READ_WHOLE_SHARE = round(LOOKUP_READ_SHARE * WHOLE_READ_SHARE, 3)
 THINKING = (0.583, 179, 1_399)
 TEXT = (0.58, 104, 747)
 """(share of replies with the block, median chars, 90th percentile chars)."""
+WORKER_THINKING = (0.0, 0, 0)
+WORKER_TEXT = (0.871, 77, 119)
+"""The same for a subagent's replies before its report (`benchmarks/calibrate_workers.py` over 70 such
+replies of 14 real subagent transcripts, Haiku 4.5, Sonnet 4.5 and Opus 4.5 agents of CLI 2.0.74 to
+2.1.39): none had a thinking block (main threads of the same corpus: 39 % of 15,357 replies), and 87 %
+a text block of median 77 chars, p90 119 (main threads: 50 %, median 104, p90 859). The CLI runs its
+subagents without extended thinking; their final requests' output tokens match their reports' length
+(3.4 chars a token over 316 calls), so no thinking is hidden from the transcript either."""
+WorkerProse = Literal["subagent", "main"]
+"""Whose prose figures the realistic workers' replies draw from: real subagents' (`subagent`) or the
+main thread's (`main`, the player before the subagent figures were measured)."""
 REPORTS: tuple[int, ...] = tuple(
     json.loads(Path(__file__).with_name("timing.json").read_text())["report_chars"]
 )
@@ -96,6 +111,8 @@ class Behaviour:
     """Whose report lengths the workers draw from (`Reports`)."""
     reads_look: float = PREVIEW_READ_BACK_SHARE
     """How often an agent Reads back an output it was shown only as a preview and a path, to look at it."""
+    worker_prose: WorkerProse = "subagent"
+    """Whose prose figures the workers' replies draw from (`WorkerProse`)."""
 
     @property
     def realistic(self) -> bool:
@@ -105,13 +122,14 @@ class Behaviour:
     @property
     def variant(self) -> str:
         """What this realistic player does unlike the default one (`""`: nothing): `reads 0.5`,
-        `unbriefed`, or both, comma-separated."""
+        `looks 0.3`, `unbriefed`, `main prose`, or several, comma-separated."""
         if not self.realistic:
             return ""
         said = [f"reads {self.reads_cut:g}"] if self.reads_cut != READS_CUT else []
         if self.reads_look != PREVIEW_READ_BACK_SHARE:
             said.append(f"looks {self.reads_look:g}")
-        return ", ".join([*said, *(["unbriefed"] if self.reports == "unbriefed" else [])])
+        said += ["unbriefed"] if self.reports == "unbriefed" else []
+        return ", ".join([*said, *(["main prose"] if self.worker_prose == "main" else [])])
 
     @property
     def label(self) -> str:
@@ -168,13 +186,16 @@ class Behaviour:
             return False
         return self.rng("read to look", run).random() < self.reads_look
 
-    def prose(self, about: str) -> tuple[str, str]:
+    def prose(self, about: str, *, worker: bool = False) -> tuple[str, str]:
         """(thinking, text) a reply carries ("" for none), drawn by what the reply does (`about`, e.g.
-        `run out-007#0`), so every strategy's reply that does it carries the same; the ideal player
+        `run out-007#0`), so every strategy's reply that does it draws alike; a worker's reply is shaped
+        by the subagent figures (`worker_prose`), a main thread's by the main thread's. The ideal player
         writes none."""
         if not self.realistic:
             return "", ""
         rng = self.rng("prose", about)
+        if worker and self.worker_prose == "subagent":
+            return _words(rng, WORKER_THINKING), _words(rng, WORKER_TEXT)
         return _words(rng, THINKING), _words(rng, TEXT)
 
 
