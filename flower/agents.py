@@ -256,6 +256,8 @@ def coordinator(
             f"coordinator {name!r}: workers is empty, and a coordinator only delegates: give it at least "
             "one worker(), or builtin_agents=True to delegate to the CLI's own agents (general-purpose...)"
         )
+    if own_steps < 0:
+        raise SpecError(f"coordinator {name!r}: own_steps must be 0 or more, got {own_steps}")
     own = [*tools, "Bash"] if glance else list(tools)
     if "Agent" not in check_tools(own, owner=f"coordinator {name!r}") and named:
         raise SpecError(f"coordinator {name!r}: it has workers but no Agent tool to delegate with")

@@ -152,7 +152,9 @@ def test_bad_own_steps_are_named() -> None:
     with pytest.raises(SpecError, match=r"^coordinator_rules: own_steps must be 0 or more, got -2$"):
         coordinator_rules(-2)
     team = {"w": worker("Counts.", "You count.")}
-    with pytest.raises(SpecError, match=r"^agent 'lead': own_steps must be 0 or more, got -1$"):
+    with pytest.raises(SpecError, match=r"^coordinator 'lead': own_steps must be 0 or more, got -1$"):
         coordinator("lead", "Goal.", team, own_steps=-1)
     with pytest.raises(SpecError, match=r"own_steps only makes sense with delegate_only"):
         AgentSpec(instructions="Do it.", own_steps=1)
+    with pytest.raises(SpecError, match=r"^worker: own_steps must be 0 or more, got -1$"):
+        AgentSpec(instructions="Do it.", own_steps=-1, delegate_only=True)
