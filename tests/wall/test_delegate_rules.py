@@ -29,6 +29,7 @@ def refusal(action: str, artifacts: str = "a file (not its reply)") -> dict:
 def test_each_refusal_is_the_clis_deny_with_its_action() -> None:
     guard = delegate_guard(own_steps=0)
     assert decide(guard, {"tool_name": "Write", "tool_input": {}}) == refusal("use Write itself")
+    assert decide(guard, {"tool_name": "Grep", "tool_input": {}}) == refusal("use Grep itself")  # not its own
     assert decide(guard, {"tool_name": None, "tool_input": {}}) == refusal("use an unnamed tool")
     assert decide(guard, bash(5)) == refusal("run a Bash call without a command")  # type: ignore[arg-type]
     at = delegate_guard(artifacts="/ws/.flower/artifacts", own_steps=0)
