@@ -26,7 +26,7 @@ from ._util.check import check_fields, checked
 from .handoff.compact import CompactPolicy
 from .wall._tools import COORDINATOR_TOOLS, WORKER_TOOLS, check_tools
 from .wall.mandate import MANDATE_LINE, check_mandate_line
-from .wall.rules import COORDINATOR_RULES, WORKER_RULES
+from .wall.rules import WORKER_RULES, coordinator_rules
 
 __all__ = ["AgentSpec", "coordinator", "worker"]
 
@@ -80,6 +80,9 @@ class AgentSpec:
     """The main thread may not use hands-on tools (always True for a coordinator)."""
     glance: bool = False
     """With `delegate_only`: the main thread may still run read-only Bash commands (`is_ephemeral`)."""
+    own_steps: int = 0
+    """With `delegate_only`: how many hands-on calls in a row the main thread may make itself
+    (`delegate_guard(own_steps=...)`); `coordinator()` gives 1, 0 is the strict wall."""
     mandate_line: str | None = None
     """With `delegate_only`: the fixed line put in front of every mandate (`mandate_guard`), so every
     worker sends the same billing block and reads the tools and system prompt the first one cached."""
@@ -115,6 +118,10 @@ class AgentSpec:
             raise SpecError(f"{owner}: compact must be a CompactPolicy, got {type(self.compact).__name__}")
         if self.glance and not self.delegate_only:
             raise SpecError(f"{owner}: glance only makes sense with delegate_only (it loosens the wall)")
+        if self.own_steps < 0:
+            raise SpecError(f"{owner}: own_steps must be 0 or more, got {self.own_steps}")
+        if self.own_steps and not self.delegate_only:
+            raise SpecError(f"{owner}: own_steps only makes sense with delegate_only (it loosens the wall)")
         check_mandate_line(self.mandate_line, owner)
         if self.mandate_line is not None and not self.delegate_only:
             raise SpecError(f"{owner}: mandate_line only makes sense with delegate_only (a coordinator)")
@@ -211,13 +218,14 @@ def coordinator(
     workers: Mapping[str, AgentSpec] | Iterable[tuple[str, AgentSpec]],
     *,
     glance: bool = True,
+    own_steps: int = 1,
     tools: Iterable[str] = COORDINATOR_TOOLS,
     mandate_line: str | None = MANDATE_LINE,
     model: str | None = None,
     effort: EffortLevel | None = None,
     max_turns: int | None = None,
     compact: CompactPolicy | None = None,
-    rules: str = COORDINATOR_RULES,
+    rules: str | None = None,
     builtin_agents: bool = False,
     claude_code_preset: bool = False,
     setting_sources: Iterable[SettingSource] | None = (),
@@ -226,16 +234,19 @@ def coordinator(
 ) -> AgentSpec:
     """A coordinator: decomposes, delegates to `workers`, reads reports, decides.
 
-    Always `delegate_only=True` (not overridable): its hands-on calls are refused by `delegate_guard`.
-    With `glance=True` it may run read-only Bash commands itself (a subagent costs ~4.3k tokens; an `ls`
-    is not worth that). `mandate_line` starts every mandate (None: mandates go out as written); the
-    planning tools (`TaskCreate`...) are opt-in through `tools`. `workers` may be empty only with
+    Always `delegate_only=True` (not overridable): `delegate_guard` refuses its hands-on calls but for
+    `own_steps` in a row. With `glance=True` it may run read-only Bash commands itself (a subagent costs
+    ~4.3k tokens; an `ls` is not worth that). `own_steps` hands-on calls in a row (one command, one small
+    edit) it may make itself, since a delegation's fixed price outweighs a one-off step; a loop goes to a
+    worker; 0 refuses them all (the strict wall). `rules` None: `coordinator_rules(own_steps)`, which
+    says just that. `mandate_line` starts every mandate (None: mandates go out as written); the planning
+    tools (`TaskCreate`...) are opt-in through `tools`. `workers` may be empty only with
     `builtin_agents=True` (the coordinator then delegates to the CLI's own agents).
 
     Its system prompt is flower's own short coordinator prompt (`COORDINATOR_PROMPT`), then `rules` and
-    `instructions`: a coordinator does no hands-on work, and the CLI gives its subagents, who do, no preset
-    either. `claude_code_preset=True` puts the CLI's full `claude_code` preset (about 28k characters, sent
-    again with every request of the coordinator) in its place, as flower did before.
+    `instructions`: a coordinator does little hands-on work, and the CLI gives its subagents, who do, no
+    preset either. `claude_code_preset=True` puts the CLI's full `claude_code` preset (about 28k
+    characters, sent again with every request of the coordinator) in its place, as flower did before.
     """
     if not isinstance(name, str) or not name.strip():
         raise SpecError("coordinator: name must be a non-empty string")
@@ -245,19 +256,22 @@ def coordinator(
             f"coordinator {name!r}: workers is empty, and a coordinator only delegates: give it at least "
             "one worker(), or builtin_agents=True to delegate to the CLI's own agents (general-purpose...)"
         )
+    if own_steps < 0:
+        raise SpecError(f"coordinator {name!r}: own_steps must be 0 or more, got {own_steps}")
     own = [*tools, "Bash"] if glance else list(tools)
     if "Agent" not in check_tools(own, owner=f"coordinator {name!r}") and named:
         raise SpecError(f"coordinator {name!r}: it has workers but no Agent tool to delegate with")
     return AgentSpec(
         name=name,
         instructions=instructions,
-        rules=rules,
+        rules=coordinator_rules(own_steps) if rules is None else rules,
         tools=tuple(own),
         model=model,
         effort=effort,
         max_turns=max_turns,
         delegate_only=True,
         glance=glance,
+        own_steps=own_steps,
         mandate_line=mandate_line,
         workers=named,
         compact=compact,

@@ -4,7 +4,7 @@ Each returns SDK hook callbacks that decide from structure, never from text, and
 package of its mechanism, where its policy and pure functions are:
 
 - `delegate_guard` (layer 1, `flower.wall`): the main thread of a delegate-only spec delegates instead of
-  doing.
+  doing (but for one-off steps, `own_steps`).
 - `mandate_guard` (layer 1, `flower.wall`): every mandate starts with the same line, so workers share a
   cached prefix.
 - `start_guard` (layer 1, `flower.wall`): workers started together read the prefix the first one writes.
@@ -29,6 +29,7 @@ from .spill import (
 from .wall import (
     DELEGATE_REASON,
     MANDATE_LINE,
+    OWN_STEP_MAX_INPUT,
     REPORT_LIMIT,
     REPORT_REASON,
     START_HOLD,
@@ -45,6 +46,7 @@ __all__ = [
     "DELEGATE_REASON",
     "INDEX_MATCHER",
     "MANDATE_LINE",
+    "OWN_STEP_MAX_INPUT",
     "REPORT_LIMIT",
     "REPORT_REASON",
     "SPILL_OMISSION",

@@ -87,6 +87,7 @@ def instrument(
     workspace: str | os.PathLike[str],
     coordinator: bool = False,
     glance: bool | None = None,
+    own_steps: int | None = None,
     own_tools: Iterable[str] | None = None,
     mandate_line: str | None = MANDATE_LINE,
     workbench: bool | Workbench = True,
@@ -108,7 +109,9 @@ def instrument(
     - `coordinator`: the main thread delegates; the wall refuses its hands-on calls (Bash, Write, Edit,
       NotebookEdit) and any tool not its own. Its own tools are `own_tools`, by default the app's `tools`
       list, or flower's coordinator tools when the app gave none. `glance` (default True with a
-      coordinator) lets a read-only Bash command through. Subagents are never limited. With a
+      coordinator) lets a read-only Bash command through; `own_steps` (default 1 with a coordinator)
+      hands-on calls in a row it may make itself (`delegate_guard`; 0: the strict wall; the app's
+      prompt should say so: `coordinator_rules(own_steps)`). Subagents are never limited. With a
       coordinator, `mandate_line` is put in front of every mandate (`mandate_guard`: the workers then
       share their cached prefix) and a worker's start waits, at most 5 seconds, while another worker of
       its type writes that prefix (`start_guard`); None sends mandates as the model wrote them and
@@ -153,10 +156,12 @@ def instrument(
         raise SpecError(f"{_OWNER}: compact must be a CompactPolicy or None, got {type(compact).__name__}")
     if not isinstance(coordinator, bool):
         raise SpecError(f"{_OWNER}: coordinator must be True or False, got {coordinator!r}")
-    if not coordinator and (glance is not None or own_tools is not None):
+    if not coordinator and (glance is not None or own_tools is not None or own_steps is not None):
         raise SpecError(
-            f"{_OWNER}: glance and own_tools shape the delegation wall; they need coordinator=True"
+            f"{_OWNER}: glance, own_steps and own_tools shape the delegation wall; they need coordinator=True"
         )
+    if own_steps is not None and own_steps < 0:
+        raise SpecError(f"{_OWNER}: own_steps must be 0 or more, got {own_steps}")
     line = check_mandate_line(mandate_line, _OWNER)
     if glance is not None and not isinstance(glance, bool):
         raise SpecError(f"{_OWNER}: glance must be True, False or None, got {glance!r}")
@@ -170,7 +175,12 @@ def instrument(
         check_store(store, _OWNER)
         options = dataclasses.replace(options, session_store=store)  # type: ignore[arg-type]  # a DSN too
     layer = _store(options, root, wb, keep_denials=keep_denials, ephemeral=ephemeral, trim=trim)
-    wall = _wall(options, wb, glance=glance is not False, own_tools=own_tools) if coordinator else {}
+    steps = 1 if own_steps is None else own_steps
+    wall = (
+        _wall(options, wb, glance=glance is not False, steps=steps, own_tools=own_tools)
+        if coordinator
+        else {}
+    )
     mandate = shared_prefix_hooks(line) if coordinator else {}
     block: str | None = None
     if wb is not None:
@@ -301,7 +311,12 @@ def _settings_disable_compact(settings: str | None) -> bool:
 
 
 def _wall(
-    options: ClaudeAgentOptions, wb: Workbench | None, *, glance: bool, own_tools: Iterable[str] | None
+    options: ClaudeAgentOptions,
+    wb: Workbench | None,
+    *,
+    glance: bool,
+    steps: int,
+    own_tools: Iterable[str] | None,
 ) -> dict[HookEvent, list[HookMatcher]]:
     """The delegation wall for the main thread, allowing it its own tools."""
     offered = options.tools if isinstance(options.tools, list) else None
@@ -329,6 +344,7 @@ def _wall(
         glance=glance,
         allowed=own,
         rules=BashRules.from_options(options),
+        own_steps=steps,
     )
     return {"PreToolUse": [HookMatcher(matcher=None, hooks=[guard])]}
 

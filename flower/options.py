@@ -189,7 +189,9 @@ def build_options(
             cwd=None if cwd is None else str(cwd),
             config_dir={**os.environ, **cli_env}.get("CLAUDE_CONFIG_DIR"),
         )
-        guard = delegate_guard(artifacts=artifacts, glance=spec.glance, allowed=spec.tools, rules=rules)
+        guard = delegate_guard(
+            artifacts=artifacts, glance=spec.glance, allowed=spec.tools, rules=rules, own_steps=spec.own_steps
+        )
         wall["PreToolUse"] = [HookMatcher(matcher=None, hooks=[guard])]
     # of several denials the model reads only the last to end: when the wall and one of the spec's own
     # hooks both deny a call, each gives both reasons

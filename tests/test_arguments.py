@@ -82,6 +82,7 @@ VALID: dict[str, Callable[[Path], Call]] = {
     "build_report": lambda tmp: ((_database(tmp),), {}),
     "build_report_sync": lambda tmp: ((_database(tmp),), {}),
     "coordinator": lambda tmp: (("lead", "Goal.", {"w": flower.worker("Counts.", "You count.")}), {}),
+    "coordinator_rules": lambda tmp: ((), {}),
     "delegate_guard": lambda tmp: ((), {}),
     "glance_verdict": lambda tmp: (("ls",), {}),
     "index_guard": lambda tmp: ((flower.Workbench(tmp),), {}),

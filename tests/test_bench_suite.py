@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.suite.actions import Fact, Probe, Run, Workload
+from benchmarks.suite.actions import Fact, Probe, ReadFile, Run, Workload, WriteFile
 from benchmarks.suite.delegate import Chunk, partition
 from benchmarks.suite.metrics import Metrics
 from benchmarks.suite.peers import CLEARS, MASKS, Masking
@@ -368,6 +368,47 @@ def test_flowers_coordinator_puts_a_look_that_checks_the_work_in_that_workers_ma
         ["test"],
     ]
     assert len(partition(actions, size=MOVE)) == 5  # without the rule every look is the coordinator's
+
+
+def test_flowers_coordinator_takes_a_one_off_step_itself_never_two_in_a_row() -> None:
+    actions = (
+        Run("look", "ls", glance=True),
+        Run("one", "python3 gen.py one"),  # a move of one run: its own step
+        Run("page", "cat page.md", glance=True),
+        Run("test", "python3 gen.py test"),  # a move of a run and its verdict: a worker's
+        Probe(Fact("T", "PASS", "test", "verdict"), verdict=True),
+        ReadFile("r", "notes.md"),
+        WriteFile("big", "big.txt", 2_001),  # over the input limit: a worker's
+        ReadFile("r2", "notes.md"),
+        WriteFile("small", "small.txt", 2_000),  # its own step
+        ReadFile("r3", "notes.md"),
+        Run("loop-1", "python3 gen.py loop-1"),  # a move of two runs: a worker's loop
+        Run("loop-2", "python3 gen.py loop-2"),
+    )
+
+    def name(action: Any) -> str:
+        return str(action.fact.key if isinstance(action, Probe) else action.label)
+
+    def shape(items: list[Any]) -> list[Any]:
+        return [[name(a) for a in i.actions] if isinstance(i, Chunk) else name(i) for i in items]
+
+    mine = partition(actions, size=MOVE, own_steps=1)
+    assert shape(mine) == [
+        "look",
+        "one",
+        "page",
+        ["test", "T"],
+        "r",
+        ["big"],
+        "r2",
+        "small",
+        "r3",
+        ["loop-1", "loop-2"],
+    ]
+    chunked = partition(actions, size=1, own_steps=1)  # moves cut to one run: still never two in a row
+    assert shape(chunked)[-2:] == ["loop-1", ["loop-2"]]
+    assert shape(partition(actions, size=MOVE)) == shape(partition(actions, size=MOVE, own_steps=0))
+    assert "one" not in shape(partition(actions, size=MOVE))  # the strict wall delegates it
 
 
 @pytest.mark.parametrize("quick", [True, False])

@@ -230,9 +230,10 @@ async def test_the_wall_allows_the_main_thread_the_tools_the_app_gave_it(ws: Pat
         app_options(ws, tools=["Agent", "Read", "Grep", "Write"]), workspace=ws, coordinator=True
     )
     assert await decide(new, {"tool_name": "Grep", "tool_input": {}}) == {}
-    assert denied(
-        await decide(new, {"tool_name": "Write", "tool_input": {}})
-    )  # hands-on: never the main thread
+    assert denied(await decide(new, {"tool_name": "Write", "tool_input": {}}))  # no content: not an own step
+    write = {"tool_name": "Write", "tool_input": {"file_path": "a", "content": "x"}, "session_id": "s"}
+    assert await decide(new, write) == {}  # one own step (own_steps=1 by default)...
+    assert denied(await decide(new, write))  # ...not two in a row
     assert await decide(new, {"tool_name": "Write", "tool_input": {}, "agent_id": "a1"}) == {}
     assert await decide(new, {"tool_name": "mcp__notes__add", "tool_input": {}}) == {}
     assert not denied(await decide(new, {"tool_name": "Bash", "tool_input": {"command": "ls"}}))
@@ -249,7 +250,12 @@ async def test_the_wall_allows_the_main_thread_the_tools_the_app_gave_it(ws: Pat
     assert await decide(default, {"tool_name": "Read", "tool_input": {}}) == {}
     assert denied(await decide(default, {"tool_name": "TaskCreate", "tool_input": {}}))  # opt-in
     mine = instrument(
-        app_options(ws), workspace=ws, coordinator=True, own_tools=["Agent", "Glob"], glance=False
+        app_options(ws),
+        workspace=ws,
+        coordinator=True,
+        own_tools=["Agent", "Glob"],
+        glance=False,
+        own_steps=0,
     )
     assert await decide(mine, {"tool_name": "Glob", "tool_input": {}}) == {}
     assert denied(await decide(mine, {"tool_name": "Read", "tool_input": {}}))
@@ -265,6 +271,8 @@ async def test_the_wall_allows_the_main_thread_the_tools_the_app_gave_it(ws: Pat
         ({}, {"coordinator": True, "own_tools": ["TodoWrite", "Agent"]}, "unknown tool 'TodoWrite'"),
         ({}, {"glance": True}, "need coordinator=True"),
         ({}, {"own_tools": ["Agent"]}, "need coordinator=True"),
+        ({}, {"own_steps": 1}, "need coordinator=True"),
+        ({}, {"coordinator": True, "own_steps": -1}, "own_steps must be 0 or more, got -1"),
     ],
 )
 def test_a_coordinator_needs_the_agent_tool(ws: Path, fields: Any, kwargs: Any, match: str) -> None:

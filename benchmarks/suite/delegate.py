@@ -4,7 +4,9 @@ The coordinator does itself what a flower coordinator may do (read-only looks, R
 and hands every other run of actions to a worker (a subtask is one chunk; with `parallel`, consecutive
 subtasks go out in one message). flower's coordinator follows flower's rules: one mandate per move (every
 run up to its next own step: `MOVE`), and a look that only checks the work just done (`Run.check`) goes
-in that worker's mandate; its ablations chunk by the workload's size or keep every look. A worker plays
+in that worker's mandate; a move of one small hands-on step it takes itself (`own_steps`: never two in
+a row, as flower's wall allows); its ablations chunk by the workload's size, keep every look or delegate
+every step. A worker plays
 its chunk like any agent, then reports in the shape flower's worker rules ask for: the conclusion, the
 facts it was asked for, one line per output it saw a pointer for (`label -> path`), denials, scripts
 written, and, for some subtasks, a pasted log; the realistic player's worker then writes on to a size
@@ -19,6 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import cast
 
+from flower.hooks import OWN_STEP_MAX_INPUT
 from flower.testing import RecordedRequest, Reply, ToolUse, agent, bash, read
 
 from .actions import Action, Denied, Fact, Probe, ReadFile, Reuse, Run, Subtask, WriteFile
@@ -56,14 +59,46 @@ def _joins(action: Action, fold: bool) -> bool:
     return fold and isinstance(action, Run) and action.check
 
 
+def _own_step(action: Action) -> bool:
+    """A hands-on step flower's wall lets a coordinator take itself: a command that is not a glance, or a
+    write of at most `OWN_STEP_MAX_INPUT` chars (never a denial, a script's reuse or a subtask)."""
+    if isinstance(action, Run):
+        return not action.glance
+    return isinstance(action, WriteFile) and action.chars <= OWN_STEP_MAX_INPUT
+
+
+def _take_own_steps(items: list[Action | Chunk], own_steps: int) -> list[Action | Chunk]:
+    """Each chunk of one own step (no probe joined) done by the coordinator itself, at most `own_steps`
+    in a row, as the wall counts them: a delegation, a glance or a Read ends a row."""
+    taken: list[Action | Chunk] = []
+    row = 0
+    for item in items:
+        single = isinstance(item, Chunk) and item.subtask is None and len(item.actions) == 1
+        if single and row < own_steps and _own_step(item.actions[0]):  # type: ignore[union-attr]
+            taken.append(item.actions[0])  # type: ignore[union-attr]
+            row += 1
+            continue
+        if isinstance(item, Chunk | ReadFile) or (isinstance(item, Run) and item.glance):
+            row = 0
+        taken.append(item)
+    return taken
+
+
 def partition(
-    actions: tuple[Action, ...], size: int, first: int = 0, *, glances: bool = True, fold: bool = False
+    actions: tuple[Action, ...],
+    size: int,
+    first: int = 0,
+    *,
+    glances: bool = True,
+    fold: bool = False,
+    own_steps: int = 0,
 ) -> list[Action | Chunk]:
     """Coordinator-level items: self actions as they are, delegatable runs grouped into chunks of at most
     `size` runs (`MOVE`: one chunk per move).
 
     A verdict probe right after a delegated run stays in that run's chunk: the worker that ran the test
     reads its verdict. With `fold`, a look that checks the work (`Run.check`) joins the chunk it follows.
+    With `own_steps`, a chunk of one small hands-on step is the coordinator's own (`_take_own_steps`).
     """
     items: list[Action | Chunk] = []
     current: list[Action] = []
@@ -92,14 +127,20 @@ def partition(
                 close()
             current.append(action)
     close()
-    return items
+    return _take_own_steps(items, own_steps) if own_steps else items
 
 
 class Coordinator(Actor):
     """The main thread in delegated mode."""
 
     def __init__(self, play: Stage) -> None:
-        actions = partition(play.workload.actions, play.chunk, glances=play.self_glance, fold=play.fold)
+        actions = partition(
+            play.workload.actions,
+            play.chunk,
+            glances=play.self_glance,
+            fold=play.fold,
+            own_steps=play.own_steps,
+        )
         super().__init__(actions, play, "main")  # type: ignore[arg-type]
         self.chunks = sum(isinstance(i, Chunk) for i in self.actions)
         self.cuts_drawn: set[str] = set()

@@ -19,6 +19,11 @@ LEVERS: tuple[tuple[str, str], ...] = (
     ("flower -whole_loops", "one mandate per move; the ablation: at most the workload's chunk of runs"),
     ("flower -fold_checks", "a look that checks a worker's work goes in its mandate; the ablation runs it"),
     ("flower -self_glance", "read-only looks run by the coordinator; the ablation delegates them all"),
+    (
+        "flower -own_steps",
+        "a move of one small hands-on step taken by the coordinator (never two in a row); the ablation "
+        "delegates it (the strict wall)",
+    ),
     ("flower -shared_prefix", "every mandate starts with the same line; the ablation sends them as written"),
     ("flower +planning", "no planning tools (`TaskCreate`...) for the coordinator; the ablation offers them"),
     ("flower -report_cap", "a report of 4,000 chars or more is cut to its head; the ablation keeps it whole"),

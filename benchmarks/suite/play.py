@@ -42,6 +42,7 @@ class Play:
         chunk: int | None = None,
         self_glance: bool = True,
         fold: bool = False,
+        own_steps: int = 0,
     ) -> None:
         self.behaviour = behaviour or Behaviour()
         self.agent_type = agent_type
@@ -53,9 +54,11 @@ class Play:
         self.chunk = chunk or workload.chunk
         """At most this many runs in one mandate (`MOVE`: every run up to the next look or decision)."""
         self.self_glance = self_glance
+        """A delegated coordinator runs its read-only looks itself (False: it delegates them too)."""
         self.fold = fold
         """A look that checks a worker's work goes in that worker's mandate (flower's rules)."""
-        """A delegated coordinator runs its read-only looks itself (False: it delegates them too)."""
+        self.own_steps = own_steps
+        """A move of one small hands-on step the coordinator takes itself, at most this many in a row."""
         self.ledger = Ledger()
         self.marks: dict[str, int] = {}
         self.flat = [a for a in _walk(workload.actions)]

@@ -133,6 +133,8 @@ class Stage(Protocol):
     """A delegated coordinator runs its read-only looks itself."""
     fold: bool
     """...except a look that checks a worker's work, which goes in that worker's mandate."""
+    own_steps: int
+    """A delegated coordinator takes a move of one small hands-on step itself, this many in a row."""
     flat: list[Action]
     """The workload's actions, subtasks flattened."""
     pause_requested: Pause | None

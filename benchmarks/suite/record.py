@@ -152,6 +152,7 @@ async def record(
             chunk=strategy.chunk,
             self_glance=strategy.self_glance,
             fold=strategy.fold and strategy.engine == "flower",
+            own_steps=strategy.own_steps if strategy.engine == "flower" else 0,
         )
         resume_states: dict[int, int] = {}
         gaps: list[float] = []
@@ -184,7 +185,11 @@ async def _phases(
 ) -> str | None:
     prompt, resume, idle, dated = workload.task, None, 0.0, 0.0
     rt = _runtime(model, root, workload, strategy) if strategy.engine == "flower" else None
-    spec = lead(strategy.model, **strategy.spec) if strategy.delegated else _inline_spec(strategy.model)
+    spec = (
+        lead(strategy.model, own_steps=strategy.own_steps, **strategy.spec)
+        if strategy.delegated
+        else _inline_spec(strategy.model)
+    )
     while True:
         play.pause_requested = None
         try:

@@ -71,6 +71,9 @@ class Strategy:
     fold: bool = True
     """flower's coordinator puts a look that checks a worker's work in that worker's mandate, as its
     rules say (False: it runs every look itself)."""
+    own_steps: int = 1
+    """flower's coordinator takes a move of one small hands-on step itself, as its wall allows
+    (`coordinator(own_steps=...)`; 0: the strict wall, every step delegated)."""
     prompt: Literal["preset", "sdk"] = "preset"
     """A plain strategy's system prompt: the `claude_code` preset, or the SDK's empty default."""
     cache: Literal["auto", "1h"] = "auto"
@@ -151,14 +154,16 @@ DELEGATION_ABLATIONS: dict[str, dict[str, Any]] = {
 }
 """The delegation levers, one at a time: `coordinator()` arguments (`-lean`: the CLI's `claude_code`
 preset under the coordinator's rules)."""
-PLAY_ABLATIONS: dict[str, dict[str, bool]] = {
+PLAY_ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -whole_loops": {"whole_loops": False},
     "flower -fold_checks": {"fold": False},
     "flower -self_glance": {"self_glance": False},
+    "flower -own_steps": {"own_steps": 0},
 }
 """The coordinator's rules, one at a time: `-whole_loops` chunks by the workload's size instead of one
 mandate per move; `-fold_checks` runs a look that checks a worker's work itself; `-self_glance`
-delegates every look, its own ones too."""
+delegates every look, its own ones too; `-own_steps` delegates a one-off hands-on step too (the strict
+wall, `coordinator(own_steps=0)`)."""
 SELF_GLANCE = "flower -self_glance"
 
 
@@ -192,6 +197,8 @@ def idle_layers(workload: Workload) -> dict[str, str]:
         idle["flower -report_cap"] = "no worker report reaches the 4,000-char limit"
     if _mandates(workload, workload.chunk) == _mandates(workload, MOVE):
         idle["flower -whole_loops"] = "every move already fits in the workload's chunk"
+    if _mandates(workload, MOVE, own_steps=1) == _mandates(workload, MOVE):
+        idle["flower -own_steps"] = "no move of one small hands-on step"
     if not any(isinstance(a, Run) and a.check for a in actions):
         idle["flower -fold_checks"] = "no look that checks a worker's work"
     if not any(isinstance(a, Run) and a.glance for a in actions):
@@ -203,11 +210,13 @@ def idle_layers(workload: Workload) -> dict[str, str]:
     return idle
 
 
-def _mandates(workload: Workload, size: int) -> int:
-    """How many mandates the scripted coordinator gives with at most `size` runs a mandate."""
+def _mandates(workload: Workload, size: int, own_steps: int = 0) -> int:
+    """How many mandates the scripted coordinator gives with at most `size` runs a mandate (and, with
+    `own_steps`, the one-off steps it takes itself)."""
     from .delegate import Chunk, partition
 
-    return sum(isinstance(item, Chunk) for item in partition(workload.actions, size, fold=True))
+    items = partition(workload.actions, size, fold=True, own_steps=own_steps)
+    return sum(isinstance(item, Chunk) for item in items)
 
 
 RAW = Strategy("baseline_raw", "plain", compaction=False, note="plain SDK, compaction off")
@@ -294,7 +303,7 @@ def ablations(workload: Workload) -> list[Strategy]:
         if name not in idle
     ]
     rows += [
-        Strategy(name, "flower", delegated=True, **knobs)  # type: ignore[arg-type]
+        Strategy(name, "flower", delegated=True, **knobs)
         for name, knobs in PLAY_ABLATIONS.items()
         if name not in idle
     ]

@@ -1,14 +1,16 @@
 """The delegation wall (layer 1): the coordinator decomposes, delegates and decides; workers do the work.
 
 - `delegate_guard`: a PreToolUse hook that refuses the main thread's hands-on calls with a reason that
-  shows the way (delegate it), and lets a glance (`is_ephemeral`) through; subagent calls always pass.
+  shows the way (delegate it), but for `own_steps` in a row with small inputs (`OWN_STEP_MAX_INPUT`),
+  and lets a glance (`is_ephemeral`) through; subagent calls always pass.
 - `mandate_guard`: every mandate starts with the same fixed line (`MANDATE_LINE`), so workers share the
   prompt cache's prefix.
 - `start_guard`: a worker started while another of its type is writing their shared prefix waits for it
   (at most `START_HOLD` seconds), so it reads that prefix instead of writing it again.
 - `report_cut` / `report_guard` / `report_hooks`: a worker's long report is kept on disk; the coordinator
   gets its head and the path (a background worker is asked for a short one), not the whole report.
-- `COORDINATOR_RULES` / `WORKER_RULES`: the rules appended to each side's instructions;
+- `COORDINATOR_RULES` / `WORKER_RULES`: the rules appended to each side's instructions
+  (`coordinator_rules(own_steps)`: the coordinator's, for a wall with that many own steps);
   `COORDINATOR_PROMPT`: a coordinator's own system prompt, in place of the CLI's `claude_code` preset.
 - `CLI_TOOLS`: the tools the CLI adds for its own protocol, which the wall never refuses.
 
@@ -16,10 +18,10 @@ When the wall and an app's own PreToolUse hook both refuse a call, the model rea
 """
 
 from ._tools import CLI_TOOLS
-from .delegate import DELEGATE_REASON, delegate_guard
+from .delegate import DELEGATE_REASON, OWN_STEP_MAX_INPUT, delegate_guard
 from .mandate import MANDATE_LINE, mandate_guard
 from .report import REPORT_LIMIT, REPORT_PREVIEW, REPORT_REASON, report_cut, report_guard, report_hooks
-from .rules import COORDINATOR_PROMPT, COORDINATOR_RULES, WORKER_RULES
+from .rules import COORDINATOR_PROMPT, COORDINATOR_RULES, WORKER_RULES, coordinator_rules
 from .starts import START_HOLD, start_guard
 
 __all__ = [
@@ -28,11 +30,13 @@ __all__ = [
     "COORDINATOR_RULES",
     "DELEGATE_REASON",
     "MANDATE_LINE",
+    "OWN_STEP_MAX_INPUT",
     "REPORT_LIMIT",
     "REPORT_PREVIEW",
     "REPORT_REASON",
     "START_HOLD",
     "WORKER_RULES",
+    "coordinator_rules",
     "delegate_guard",
     "mandate_guard",
     "report_cut",

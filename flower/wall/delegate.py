@@ -8,6 +8,15 @@ the user's `Bash(...)` deny rules, and the jail, or the core commands where ther
 shows the way: delegate with the Agent tool, goal and acceptance criteria in the mandate, long outputs in
 the workbench's `artifacts/`, only paths and conclusions back. Subagent calls always pass.
 
+Own steps: the main thread may take `own_steps` hands-on calls (Write, Edit, NotebookEdit, a Bash that
+is not a glance) in a row itself, each with at most `OWN_STEP_MAX_INPUT` chars of input. A delegation
+has a fixed price (the mandate, the worker's own prompt and tools, its report and the hand-back) that a
+one-off step does not repay: the report is about as long as the step's output, so no context is saved.
+A loop still goes to a worker: any other call the main thread is allowed (a glance, a Read, an Agent
+call) ends a row, and the call past `own_steps` in a row is refused. Rows are kept per session (the hook
+input's `session_id`) and counted in the order the hooks are called, so of two hands-on calls in one
+message the second is refused. What it does not stop: a loop of one step, one look, one step...
+
 It fails closed: if deciding raises, the call is refused and the error logged.
 """
 
@@ -27,7 +36,7 @@ from .._util.check import checked
 from ..glance import BashRules, glance_run
 from ._tools import CLI_TOOLS, COORDINATOR_TOOLS, HANDS_ON, check_tools, is_mcp_tool
 
-__all__ = ["DELEGATE_REASON", "delegate_guard"]
+__all__ = ["DELEGATE_REASON", "OWN_STEP_MAX_INPUT", "delegate_guard"]
 
 logger = logging.getLogger("flower.delegate")
 
@@ -39,6 +48,14 @@ DELEGATE_REASON = (
 """The refusal, with `{action}` and `{artifacts}` filled in; `delegate_guard(reason=...)` overrides it."""
 
 _NO_ARTIFACTS = "a file (not its reply)"
+
+OWN_STEP_MAX_INPUT = 2_000
+"""At most this many chars of input (the Bash command, the Write content, the Edit new_string, the
+NotebookEdit new_source) in a step the coordinator takes itself: an input stays in its context for good,
+so a larger one is written by a worker."""
+
+_INPUT = {"Bash": "command", "Write": "content", "Edit": "new_string", "NotebookEdit": "new_source"}
+"""The input field of each hands-on tool that stays in the context."""
 
 
 def _run_as(tool_input: Mapping[str, Any], command: str) -> HookJSONOutput:
@@ -59,6 +76,7 @@ def delegate_guard(
     allowed: Iterable[str] = COORDINATOR_TOOLS,
     reason: str = DELEGATE_REASON,
     rules: BashRules | None = None,
+    own_steps: int = 1,
 ) -> HookCallback:
     """Build the PreToolUse hook of the delegation wall; install it with matcher `None` (every tool).
 
@@ -69,8 +87,13 @@ def delegate_guard(
       `flower.CLI_TOOLS`, which the CLI adds itself and which never do hands-on work).
     - `rules`: where the user's `Bash(...)` permission rules are (`BashRules.from_options`): a glance runs
       rewritten, so the CLI no longer matches them; the guard matches the model's command instead.
+    - `own_steps`: how many hands-on calls (Write, Edit, NotebookEdit, a Bash that is not a glance) the
+      main thread may make in a row, each with at most `OWN_STEP_MAX_INPUT` chars of input; 0 refuses
+      them all (the strict wall).
     """
-    return _delegate_guard(artifacts=artifacts, glance=glance, allowed=allowed, reason=reason, rules=rules)
+    return _delegate_guard(
+        artifacts=artifacts, glance=glance, allowed=allowed, reason=reason, rules=rules, own_steps=own_steps
+    )
 
 
 def _delegate_guard(
@@ -80,6 +103,7 @@ def _delegate_guard(
     allowed: Iterable[str],
     reason: str,
     rules: BashRules | None,
+    own_steps: int,
 ) -> HookCallback:
     # undecorated, so that mutation testing (tools/mutation.py) reaches it: mutmut leaves a
     # decorated function alone
@@ -87,9 +111,35 @@ def _delegate_guard(
     where = f"`{Path(artifacts)}`" if artifacts is not None else _NO_ARTIFACTS
     if "{action}" not in reason:
         raise SpecError("delegate_guard: reason must contain {action} (and may contain {artifacts})")
+    if own_steps < 0:
+        raise SpecError(f"delegate_guard: own_steps must be 0 or more, got {own_steps}")
+    in_a_row: dict[str, int] = {}
+    """Per session: the hands-on calls the main thread made since its last other allowed call."""
 
     def refuse(action: str) -> HookJSONOutput:
         return deny(reason.format(action=action, artifacts=where))
+
+    def own_step(session: str, tool: str, tool_input: Mapping[str, Any], strict: str) -> HookJSONOutput:
+        """A hands-on call of the main thread: through when it is one of `own_steps` in a row with a
+        small input; else refused (`strict` with the strict wall)."""
+        text = tool_input.get(_INPUT[tool])
+        if own_steps == 0 or not isinstance(text, str):
+            return refuse(strict)
+        what = f"`{_shown(text)}`" if tool == "Bash" else tool
+        taken = in_a_row.get(session, 0)
+        if taken >= own_steps:
+            row = "a second hands-on step" if own_steps == 1 else f"more than {own_steps} hands-on steps"
+            return refuse(
+                f"take {row} in a row ({what}): a one-off step it may take itself, a series of them is a "
+                "loop, a worker's job"
+            )
+        if len(text) > OWN_STEP_MAX_INPUT:
+            return refuse(
+                f"take a hands-on step with {len(text):,} chars of input ({what}) itself: an input stays "
+                f"in its context for good, so its own steps take at most {OWN_STEP_MAX_INPUT:,}"
+            )
+        in_a_row[session] = taken + 1
+        return {}
 
     def decide(data: Mapping[str, Any]) -> HookJSONOutput:
         if data.get("agent_id"):
@@ -97,20 +147,25 @@ def _delegate_guard(
         tool = data.get("tool_name")
         if not isinstance(tool, str):
             return refuse("use an unnamed tool")
+        session = str(data.get("session_id"))
         if tool in own or tool in CLI_TOOLS or is_mcp_tool(tool):
+            in_a_row.pop(session, None)
             return {}
+        if tool not in HANDS_ON:
+            return refuse(f"use {tool} itself")
+        tool_input = data.get("tool_input") or {}
         if tool == "Bash" and glance:
-            tool_input = data.get("tool_input") or {}
             command = tool_input.get("command")
             if not isinstance(command, str):
                 return refuse("run a Bash call without a command")
             cwd = data.get("cwd")
             verdict = glance_run(command, cwd=cwd if isinstance(cwd, str) else None, rules=rules)
             if verdict.allowed:
+                in_a_row.pop(session, None)
                 return {} if verdict.command == command else _run_as(tool_input, verdict.command)
-            shown = command if len(command) <= 120 else command[:117] + "..."
-            return refuse(f"run `{shown}` itself, as it is not a read-only glance ({verdict.reason})")
-        return refuse(f"use {tool} itself")
+            strict = f"run `{_shown(command)}` itself, as it is not a read-only glance ({verdict.reason})"
+            return own_step(session, tool, tool_input, strict)
+        return own_step(session, tool, tool_input, f"use {tool} itself")
 
     async def guard(input_data: Any, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         try:
@@ -122,3 +177,8 @@ def _delegate_guard(
             )
 
     return guard
+
+
+def _shown(command: str) -> str:
+    """A command as a refusal shows it: whole up to 120 chars, else its head and `...`."""
+    return command if len(command) <= 120 else command[:117] + "..."

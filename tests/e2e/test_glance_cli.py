@@ -68,7 +68,7 @@ async def test_git_glances_run_hardened_and_the_exploits_are_refused(
     ]
     scripted_model.script("main", [*(bash(command) for command in commands), "looked"])
     helper = worker("Does anything.", "You do things.", tools=["Bash"])
-    spec = coordinator("lead", "Goal: look at the repository.", {"helper": helper})
+    spec = coordinator("lead", "Goal: look at the repository.", {"helper": helper}, own_steps=0)
 
     result = await Runtime(workspace, configure=scripted_model.attach).run(spec, "Look around.")
 

@@ -46,7 +46,8 @@ async def test_a_coordinators_glances_run_in_the_jail(scripted_model: ScriptedMo
     subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
     commands = ["git status --short && wc -l < notes.txt", "cd sub && pwd", "pwd", "touch made.txt"]
     scripted_model.script("main", [*(bash(command) for command in commands), "looked"])
-    spec = coordinator("lead", "Goal: look.", {"helper": worker("Does things.", "You do.", tools=["Bash"])})
+    helper = worker("Does things.", "You do.", tools=["Bash"])
+    spec = coordinator("lead", "Goal: look.", {"helper": helper}, own_steps=0)  # refused, not run outside
 
     result = await Runtime(workspace, configure=scripted_model.attach).run(spec, "Look around.")
 
@@ -151,7 +152,7 @@ async def test_no_credential_reaches_the_model_through_a_coordinators_glances(
     scripted_model.script("main", [*(bash(command) for command in commands), "looked"])
     secret = fake("system-prompt")
     spec = coordinator(
-        "lead", f"Goal: look. {secret}", {"helper": worker("Does.", "You do.", tools=["Bash"])}
+        "lead", f"Goal: look. {secret}", {"helper": worker("Does.", "You do.", tools=["Bash"])}, own_steps=0
     )
 
     def configure(options: Any) -> Any:

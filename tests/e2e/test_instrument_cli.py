@@ -118,7 +118,9 @@ async def test_a_query_app_keeps_its_hook_mcp_and_store_and_a_resume_is_pruned(
     (workspace / "big.txt").write_text("z" * 20_000)
     own_store = InMemorySessionStore()
     app = existing_app(workspace, session_store=own_store)
-    options = instrument(app.options, workspace=workspace, coordinator=True)  # the one added line
+    options = instrument(
+        app.options, workspace=workspace, coordinator=True, own_steps=0
+    )  # the one added line
     assert options.session_store.inner is own_store  # type: ignore[union-attr]
 
     scripted_model.script(
@@ -176,7 +178,7 @@ async def test_a_client_app_over_three_prompts_gets_the_fresh_index_and_keeps_th
     (workspace / "big.txt").write_text("z" * 20_000)
     script = workspace / ".flower" / "scripts" / "count.sh"
     app = existing_app(workspace)
-    options = instrument(app.options, workspace=workspace, coordinator=True)
+    options = instrument(app.options, workspace=workspace, coordinator=True, own_steps=0)
     assert isinstance(options.session_store, PruningSessionStore)
 
     scripted_model.script(
@@ -291,7 +293,7 @@ async def test_when_the_app_and_the_wall_both_deny_the_model_reads_both_reasons(
             return await auditor(data, tool_use_id, context)
 
         app.options.hooks = {"PreToolUse": [HookMatcher(matcher=None, hooks=[slow])]}
-    options = instrument(app.options, workspace=workspace, coordinator=True)
+    options = instrument(app.options, workspace=workspace, coordinator=True, own_steps=0)
     scripted_model.script(
         "main",
         [

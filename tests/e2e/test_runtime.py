@@ -161,7 +161,7 @@ async def test_the_wall_refuses_hands_on_tools_with_a_guiding_reason(
     )
 
     editor = worker("Edits files.", "You edit files.", tools=["Read", "Edit", "Write"])
-    spec = coordinator("主控", "Goal: tidy up.", {"分析员": ANALYST, "editor": editor})
+    spec = coordinator("主控", "Goal: tidy up.", {"分析员": ANALYST, "editor": editor}, own_steps=0)
 
     result = await Runtime(workspace, configure=scripted_model.attach).run(spec, "Start.")
 
@@ -197,6 +197,7 @@ async def test_a_specs_own_denial_and_the_walls_both_reach_the_model(
         "Go.",
         {"分析员": ANALYST},
         hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[no_secrets])]},
+        own_steps=0,
     )
     result = await Runtime(workspace, configure=scripted_model.attach).run(spec, "Start.")
     assert result.ok, result.error

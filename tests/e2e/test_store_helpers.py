@@ -36,7 +36,10 @@ async def test_helpers_given_the_layer_see_the_resume_view_and_inner_the_stored_
     scripted_model: ScriptedModel, workspace: Path
 ) -> None:
     options = instrument(
-        scripted_model.options(cwd=workspace, tools=["Agent", "Write"]), workspace=workspace, coordinator=True
+        scripted_model.options(cwd=workspace, tools=["Agent", "Write"]),
+        workspace=workspace,
+        coordinator=True,
+        own_steps=0,
     )
     layer = options.session_store
     assert layer is not None

@@ -58,7 +58,7 @@ async def test_a_scripted_run_explained_by_the_api_and_the_command(
     # end of its turn) reached the store before the Runtime closed the CLI; without them it did not
     planning = ("Agent", "Read", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
     five = {"env": {"CLAUDE_CODE_PROMPT_CACHE_TTL": "5m"}}  # a cold resume ten minutes later, within an hour
-    lead = coordinator("lead", "Goal: count.", workers, tools=planning, options=five)
+    lead = coordinator("lead", "Goal: count.", workers, tools=planning, options=five, own_steps=0)
     rt = Runtime(workspace, configure=scripted_model.attach)
     first = await rt.run(lead, "Go.")
     pass_time(workspace / ".flower" / "sessions.db", 600)  # resumed ten minutes later: the cache is cold

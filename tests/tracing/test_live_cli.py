@@ -23,7 +23,9 @@ from flower.testing.otlp import OtlpReceiver, Span
 
 pytestmark = pytest.mark.cli
 
-LEAD = coordinator("lead", "Goal: look, then note.", {"scribe": worker("Writes notes.", "You write notes.")})
+LEAD = coordinator(
+    "lead", "Goal: look, then note.", {"scribe": worker("Writes notes.", "You write notes.")}, own_steps=0
+)
 
 
 def arrived(spans: list[Span]) -> bool:

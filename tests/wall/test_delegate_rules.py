@@ -27,16 +27,17 @@ def refusal(action: str, artifacts: str = "a file (not its reply)") -> dict:
 
 
 def test_each_refusal_is_the_clis_deny_with_its_action() -> None:
-    guard = delegate_guard()
+    guard = delegate_guard(own_steps=0)
     assert decide(guard, {"tool_name": "Write", "tool_input": {}}) == refusal("use Write itself")
+    assert decide(guard, {"tool_name": "Grep", "tool_input": {}}) == refusal("use Grep itself")  # not its own
     assert decide(guard, {"tool_name": None, "tool_input": {}}) == refusal("use an unnamed tool")
     assert decide(guard, bash(5)) == refusal("run a Bash call without a command")  # type: ignore[arg-type]
-    at = delegate_guard(artifacts="/ws/.flower/artifacts")
+    at = delegate_guard(artifacts="/ws/.flower/artifacts", own_steps=0)
     assert decide(at, {"tool_name": "Edit"}) == refusal("use Edit itself", "`/ws/.flower/artifacts`")
 
 
 def test_a_refused_command_is_shown_whole_up_to_120_chars() -> None:
-    guard = delegate_guard()
+    guard = delegate_guard(own_steps=0)
     exact = "rm " + "x" * 117  # 120 chars
     reason = decide(guard, bash(exact))["hookSpecificOutput"]["permissionDecisionReason"]
     assert f"run `{exact}` itself" in reason
@@ -47,7 +48,7 @@ def test_a_refused_command_is_shown_whole_up_to_120_chars() -> None:
 
 def test_a_glance_is_judged_from_the_directory_it_runs_in(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "p")
-    guard = delegate_guard()
+    guard = delegate_guard(own_steps=0)
     reason = decide(guard, bash("cat p", cwd=str(tmp_path)))["hookSpecificOutput"]["permissionDecisionReason"]
     assert "would read a named pipe" in reason
     assert decide(guard, bash("cat p", cwd=5))["hookSpecificOutput"].get("permissionDecision") != "deny"
@@ -55,7 +56,7 @@ def test_a_glance_is_judged_from_the_directory_it_runs_in(tmp_path: Path) -> Non
 
 def test_a_failure_to_decide_refuses_the_call_and_is_logged(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.ERROR, logger="flower.delegate"):
-        result = decide(delegate_guard(), "not a hook input")
+        result = decide(delegate_guard(own_steps=0), "not a hook input")
     assert result == {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",

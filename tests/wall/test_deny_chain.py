@@ -63,7 +63,9 @@ async def both(wall: Any, app: Any, data: dict[str, Any], *, app_late: float = 0
 
 @pytest.mark.parametrize(("app_delay", "app_late"), [(0.0, 0.0), (0.2, 0.0), (0.0, 0.1), (0.0, 0.7)])
 async def test_two_denials_carry_both_reasons_whatever_the_timing(app_delay: float, app_late: float) -> None:
-    wall, app, last = await both(delegate_guard(), deny("APP: no", app_delay), call(), app_late=app_late)
+    wall, app, last = await both(
+        delegate_guard(own_steps=0), deny("APP: no", app_delay), call(), app_late=app_late
+    )
     reason = denial_reason({"wall": wall, "app": app}[last])
     assert reason is not None and reason.startswith("APP: no\nflower: the coordinator does not use Write")
     if app_late < 0.5:  # the app started within the wall's grace: both answers carry both reasons
@@ -71,12 +73,13 @@ async def test_two_denials_carry_both_reasons_whatever_the_timing(app_delay: flo
 
 
 async def test_one_denial_is_left_as_its_hook_decided() -> None:
-    wall, app, _ = await both(delegate_guard(), allow, call())
-    assert denial_reason(wall) == denial_reason(await delegate_guard()(call(), "toolu_1", {}))  # type: ignore[arg-type]
+    wall, app, _ = await both(delegate_guard(own_steps=0), allow, call())
+    assert denial_reason(wall) == denial_reason(await delegate_guard(own_steps=0)(call(), "toolu_1", {}))  # type: ignore[arg-type]
     assert app == {}
-    wall, app, _ = await both(delegate_guard(), deny("APP: no"), call("Read"))
+    wall, app, _ = await both(delegate_guard(own_steps=0), deny("APP: no"), call("Read"))
     assert wall == {} and denial_reason(app) == "APP: no"
-    wall, app, _ = await both(delegate_guard(), deny("APP: no"), call("Write", agent_id="a1"))  # a subagent
+    strict = delegate_guard(own_steps=0)
+    wall, app, _ = await both(strict, deny("APP: no"), call("Write", agent_id="a1"))  # a subagent
     assert wall == {} and denial_reason(app) == "APP: no"
 
 
