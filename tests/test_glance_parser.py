@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from flower.glance import glance_verdict
+from flower.glance._words import MAX_EXPANSION, _range_size
 
 JQ = [
     ("jq . f.json", True),
@@ -57,3 +58,87 @@ def test_jq_reads_the_terminal_only_without_a_file(command: str, glance: bool) -
     assert verdict.ephemeral is glance, verdict.reason
     if not glance:
         assert verdict.reason == "`jq` would read the terminal here: nothing is piped or redirected into it"
+
+
+COMMAND = "`command` runs another command; only `command -v NAME` looks it up"
+HOSTNAME = "`hostname` with an operand sets the name; -f, -d, -i, -a, -A look it up on the network"
+ULIMIT = "`ulimit` with a value sets a limit; only its flags (`ulimit -a`) show them"
+STARS = "zsh's `***` glob follows symbolic links through the whole tree"
+OUTSIDE = "a recursive glob (`**`) that may start outside the working directory walks a whole tree"
+GLANCE = "every part is a read-only command"
+
+ROWS = [
+    # command, hostname, ulimit, --version
+    ("command -v ls", GLANCE),
+    ("command -V ls", GLANCE),
+    ("command -v Ls git-lfs", GLANCE),
+    ("command -v ls $X", COMMAND),
+    ("command ls", COMMAND),
+    ("command -v", COMMAND),
+    ("hostname", GLANCE),
+    ("hostname -f", HOSTNAME),
+    ("hostname x", HOSTNAME),
+    ("ulimit -a", GLANCE),
+    ("ulimit -Sn", GLANCE),
+    ("ulimit -n 10", ULIMIT),
+    ("node --version", GLANCE),
+    ("node -V", GLANCE),
+    ("node -v", "`node` runs a program; only `node --version` is a glance"),
+    # recursive globs: only below the working directory, after literal components that do not climb
+    ("ls src/**/*.py", GLANCE),
+    ("ls a/b/**", GLANCE),
+    ("ls s.c/**", GLANCE),
+    ('ls "a b"/**', GLANCE),
+    ('ls "*"**/x', GLANCE),
+    ('ls a"b"/**/c', GLANCE),
+    ("ls ***/x", STARS),
+    ("ls src/***", STARS),
+    ("ls /**/x", OUTSIDE),
+    ("ls ~/**", OUTSIDE),
+    ("ls ../**", OUTSIDE),
+    ("ls src/../**", OUTSIDE),
+    ('ls a/".."/**', OUTSIDE),
+    ("ls .*/**", OUTSIDE),
+    ('ls "."*/**', OUTSIDE),
+    ("ls x.*/**", OUTSIDE),
+    ('ls "$X"/**', OUTSIDE),
+    ('ls "$X"**', OUTSIDE),
+    # brace expansions: at most MAX_EXPANSION words
+    ("echo x{1..1000}", GLANCE),
+    ("echo x{1..1001}", "a brace expansion of more than 1,000 words (`x{1..100000000}`)"),
+    ("echo {1..10..0}{1..100}", GLANCE),
+    ("echo {1..100..3}{1..29}", GLANCE),
+    ("echo {1..100..3}{1..30}", "a brace expansion of more than 1,000 words (`x{1..100000000}`)"),
+    # backslashes inside double quotes
+    ('echo "a\\$b"', GLANCE),
+    ('echo "a\\\\b"', GLANCE),
+]
+
+
+@pytest.mark.parametrize(("command", "reason"), ROWS, ids=[c for c, _ in ROWS])
+def test_the_reason_of_each_row(command: str, reason: str) -> None:
+    assert glance_verdict(command).reason == reason
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("{1..10}", 10),
+        ("{10..1}", 10),
+        ("{-3..3}", 7),
+        ("{3..-3}", 7),
+        ("{1..9}", 9),
+        ("{a..z}", 26),
+        ("{z..a}", 26),
+        ("{a..9}", 41),
+        ("{1..10..2}", 5),
+        ("{1..10..3}", 4),
+        ("{1..10..-3}", 4),
+        ("{1..10..0}", 10),
+        ("{-1..a}", MAX_EXPANSION + 1),
+        ("{a..10}", MAX_EXPANSION + 1),
+        ("{ab..c}", MAX_EXPANSION + 1),
+    ],
+)
+def test_the_size_of_a_brace_range(text: str, size: int) -> None:
+    assert _range_size(text) == size
