@@ -66,6 +66,12 @@ ULIMIT = "`ulimit` with a value sets a limit; only its flags (`ulimit -a`) show 
 STARS = "zsh's `***` glob follows symbolic links through the whole tree"
 OUTSIDE = "a recursive glob (`**`) that may start outside the working directory walks a whole tree"
 GLANCE = "every part is a read-only command"
+ENVIRON = "a process's environment (`/proc/…/environ`), which may hold credentials (API keys, tokens)"
+OTHER = (
+    "another process's /proc directory: its command line and environment may hold credentials (API keys, "
+    "tokens)"
+)
+ENDLESS = "a /proc file that never ends, blocks or leads to another file (`/proc/kmsg`, `/proc/*/fd/…`)"
 
 ROWS = [
     # command, hostname, ulimit, --version
@@ -84,6 +90,34 @@ ROWS = [
     ("node --version", GLANCE),
     ("node -V", GLANCE),
     ("node -v", "`node` runs a program; only `node --version` is a glance"),
+    # cmp compares a lone file with standard input
+    ("cmp a b", GLANCE),
+    ("cmp a", "`cmp` would read the terminal here: nothing is piped or redirected into it"),
+    ("cmp a -", "`cmp` would read the terminal here: nothing is piped or redirected into it"),
+    ("echo x | cmp a", GLANCE),
+    # /proc: this process's short files, never another process's, an environment or an endless file
+    ("cat /proc/self/status", GLANCE),
+    ("cat /proc/thread-self/status", GLANCE),
+    ("cat /proc/self/comm /proc/self/maps /proc/cpuinfo", GLANCE),
+    ("cat /proc/self/fdinfo/3", GLANCE),
+    ("cat /proc/self/task/12/status", GLANCE),
+    ("cat /proc/self/task/12/fdinfo/3", GLANCE),
+    ("cat /proc/self/net/dev", GLANCE),
+    ("cat /proc/self/environ", f"`cat` would read {ENVIRON}"),
+    ("cat /proc/1/environ", f"`cat` would read {ENVIRON}"),
+    ("cat /proc/self/$X", f"`cat` would read {ENVIRON}"),
+    ("cat /proc/1/status", f"`cat` would read {OTHER}"),
+    ("cat /proc/$X/status", f"`cat` would read {OTHER}"),
+    ("cat /proc/self/../1/status", f"`cat` would read {OTHER}"),
+    ("cat /proc/self/fdinfo/x", f"`cat` would read {ENDLESS}"),
+    ("cat /proc/self/fdinfo/3/x", f"`cat` would read {ENDLESS}"),
+    ("cat /proc/self/fdinfo", f"`cat` would read {ENDLESS}"),
+    ("cat /proc/self/status/x", f"`cat` would read {ENDLESS}"),
+    ("cat /proc/cpuinfo/x", f"`cat` would read {ENDLESS}"),
+    ("cat /proc/self/ENVIRON", f"`cat` would read {ENDLESS}"),
+    ("cat /proc/self/task/x/status", f"`cat` would read {ENDLESS}"),
+    ("cat /proc/1x/status", f"`cat` would read {ENDLESS}"),
+    ("command -v $X", COMMAND),
     # recursive globs: only below the working directory, after literal components that do not climb
     ("ls src/**/*.py", GLANCE),
     ("ls a/b/**", GLANCE),

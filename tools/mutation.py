@@ -22,6 +22,7 @@ import argparse
 import ast
 import difflib
 import fnmatch
+import json
 import os
 import re
 import shutil
@@ -380,17 +381,33 @@ def _run(name: str, module: Module, *, jobs: int, fresh: bool, recheck: bool) ->
     log = work / "mutmut.log"
     log.write_text("", encoding="utf-8")
     # mutmut keeps a mutant's result while its function is unchanged, even when the tests changed: a
-    # recheck runs the survivors of the last pass again first (a pass stopped early has rechecked
-    # them), then the mutants not run yet and those of what changed
+    # recheck marks the survivors of the last pass as not run, then runs every mutant not run yet
+    # (those of what changed among them)
     survivors = []
     if recheck and (work / "mutants").exists():
         survivors = [m for m, status in _statuses(work).items() if status not in KILLED | NOT_RUN]
         _forget_test_timings(work)
     if survivors:
         print(f"   rechecking the {len(survivors)} mutants that survived the last pass", flush=True)
-        _mutmut(name, work, jobs, survivors, log)
+        _forget_results(work, set(survivors))
     _mutmut(name, work, jobs, [], log)
     return _mutants(work, _statuses(work))
+
+
+def _forget_results(work: Path, names: set[str]) -> None:
+    """Mark the mutants `names` as not run yet, so that the pass runs them again.
+
+    (Naming them to `mutmut run` instead makes mutmut name the tests that reach them on pytest's
+    command line for its clean run, and pytest cannot find a parametrized test whose id holds a
+    backslash.)"""
+    for meta in (work / "mutants").rglob("*.py.meta"):
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        codes = data.get("exit_code_by_key", {})
+        forgotten = [key for key in codes if key in names]
+        for key in forgotten:
+            codes[key] = None
+        if forgotten:
+            meta.write_text(json.dumps(data), encoding="utf-8")
 
 
 def _forget_test_timings(work: Path) -> None:
@@ -400,7 +417,7 @@ def _forget_test_timings(work: Path) -> None:
     added or renamed since (a merge) would stay reached by no test ("no tests") however well tested.
     The trace file goes, so mutmut traces the module's tests as a clean run does (one run of its test
     selection); its kept results stay. (Marking every test as new instead makes mutmut name each test on
-    pytest's command line, which cannot find a test whose id holds a newline or a non-ASCII escape.)"""
+    pytest's command line, which cannot find a test whose id holds a backslash.)"""
     (work / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
 
 
