@@ -71,6 +71,8 @@ OTHER = (
     "another process's /proc directory: its command line and environment may hold credentials (API keys, "
     "tokens)"
 )
+CONFIG = "`git config` writes, but with one key alone, `--get`, `--get-regexp` or `--list`"
+REMOTE = "`git remote` is read-only only as `-v`, `get-url NAME` or `show -n NAME`"
 ENDLESS = "a /proc file that never ends, blocks or leads to another file (`/proc/kmsg`, `/proc/*/fd/…`)"
 
 ROWS = [
@@ -118,6 +120,31 @@ ROWS = [
     ("cat /proc/self/task/x/status", f"`cat` would read {ENDLESS}"),
     ("cat /proc/1x/status", f"`cat` would read {ENDLESS}"),
     ("command -v $X", COMMAND),
+    # git config reads with one key alone or a reading option; git remote as -v, get-url or show -n
+    ("git config user.name", GLANCE),
+    ("git config user.name x", CONFIG),
+    ("git config edit", CONFIG),
+    ("git config get user.name", GLANCE),
+    ("git config list", GLANCE),
+    ("git config -l", GLANCE),
+    ("git config get --edit", "`git config --edit` is not a read-only config option"),
+    ("git config --file f.cfg --list", GLANCE),
+    ("git config --file=f.cfg --list", GLANCE),
+    ("git config --file=f.cfg user.name", GLANCE),
+    ("git config --type bool --get a.b", GLANCE),
+    ("git config --file -z --list", GLANCE),
+    ("git config --list --file", GLANCE),
+    ("git config --global --get-regexp user", GLANCE),
+    ("git remote", GLANCE),
+    ("git remote -v", GLANCE),
+    ("git remote --verbose", GLANCE),
+    ("git remote get-url --push origin", GLANCE),
+    ("git remote get-url a b", REMOTE),
+    ("git remote show -n origin", GLANCE),
+    ("git remote show -n -v origin", GLANCE),
+    ("git remote show origin", REMOTE),
+    ("git remote show -n --x origin", REMOTE),
+    ("git remote add x y", REMOTE),
     # recursive globs: only below the working directory, after literal components that do not climb
     ("ls src/**/*.py", GLANCE),
     ("ls a/b/**", GLANCE),
