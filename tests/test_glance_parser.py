@@ -71,6 +71,7 @@ OTHER = (
     "another process's /proc directory: its command line and environment may hold credentials (API keys, "
     "tokens)"
 )
+OPAQUE = "`git` has an argument known only at run time ($VAR, glob or brace expansion)"
 CONFIG = "`git config` writes, but with one key alone, `--get`, `--get-regexp` or `--list`"
 REMOTE = "`git remote` is read-only only as `-v`, `get-url NAME` or `show -n NAME`"
 ENDLESS = "a /proc file that never ends, blocks or leads to another file (`/proc/kmsg`, `/proc/*/fd/…`)"
@@ -145,6 +146,11 @@ ROWS = [
     ("git remote show origin", REMOTE),
     ("git remote show -n --x origin", REMOTE),
     ("git remote add x y", REMOTE),
+    # a pattern after git's read-only subcommand: a revision or a path with a literal prefix
+    ("git log src/*.py", GLANCE),
+    ("git show HEAD^", GLANCE),
+    ("git log *.py", OPAQUE),
+    ("git log -*", OPAQUE),
     # recursive globs: only below the working directory, after literal components that do not climb
     ("ls src/**/*.py", GLANCE),
     ("ls a/b/**", GLANCE),
