@@ -8,6 +8,8 @@ A command that would read standard input from the terminal is refused: that is h
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from flower.glance import glance_verdict
@@ -209,3 +211,46 @@ def test_the_reason_of_each_row(command: str, reason: str) -> None:
 )
 def test_the_size_of_a_brace_range(text: str, size: int) -> None:
     assert _range_size(text) == size
+
+
+CD_ONLY = "`cd` only as `cd DIR && command`: the directory does not carry over to the next call"
+CD_FULL = "`cd` needs one directory written out in full (not `-`, `~`, `$VAR` or a glob)"
+CD_PROC = (
+    "`cd` would go to a /proc file that never ends, blocks or leads to another file (`/proc/kmsg`, "
+    "`/proc/*/fd/…`)"
+)
+CD_DEV = "`cd` would go to a device file other than /dev/null (`/dev/zero` never ends, `/dev/tty` waits)"
+CD_SYS = "`cd` would go to a /sys file (some block forever, such as the tracing pipes)"
+CD_SSH = "`cd` would go to a credential store (`~/.ssh`), which a glance does not read"
+
+CD = [
+    ("cd src", None, CD_ONLY),
+    ("ls | cd src && ls", None, CD_ONLY),
+    ("cd src && ls", None, GLANCE),
+    ("cd - && ls", None, CD_FULL),
+    ("cd ~ && ls", None, CD_FULL),
+    ("cd +1 && ls", None, CD_FULL),
+    ("cd $X && ls", None, CD_FULL),
+    ("cd a b && ls", None, CD_FULL),
+    ('cd "" && ls', None, CD_FULL),
+    ("cd /proc/1 && ls", None, CD_PROC),
+    ("cd /dev && ls", None, CD_DEV),
+    ("cd /sys && ls", None, CD_SYS),
+    ("cd /root/.ssh && ls", None, CD_SSH),
+    ("cd .ssh && ls", None, CD_SSH),  # from an unknown directory, a relative path may be in a home
+    ("cd dev && ls", "/", CD_DEV),
+    ("cd proc && ls", "/", CD_PROC),
+    ("cd sys && ls", "/", CD_SYS),
+    ("cd etc && ls", "/", GLANCE),
+]
+
+
+@pytest.mark.parametrize(("command", "cwd", "reason"), CD, ids=[f"{c} in {d}" for c, d, _ in CD])
+def test_cd_goes_only_to_a_plain_directory(command: str, cwd: str | None, reason: str) -> None:
+    assert glance_verdict(command, cwd=cwd).reason == reason
+
+
+def test_cd_to_a_hidden_directory_of_a_known_place(tmp_path: Path) -> None:
+    """Known to be outside any home, `.ssh` is a plain directory."""
+    (tmp_path / ".ssh").mkdir()
+    assert glance_verdict("cd .ssh && ls", cwd=str(tmp_path)).reason == GLANCE
