@@ -95,6 +95,17 @@ ROWS = [
     ("node --version", GLANCE),
     ("node -V", GLANCE),
     ("node -v", "`node` runs a program; only `node --version` is a glance"),
+    # date: options with a value, `+FORMAT`, never setting the clock
+    ("date --date yesterday", GLANCE),
+    ("date --file dates.txt", GLANCE),
+    ("date --reference f", GLANCE),
+    ("date -f dates.txt", GLANCE),
+    ("date -r f", GLANCE),
+    ("date -d yesterday +%s", GLANCE),
+    ("date -Iseconds", GLANCE),
+    ("date -f -", "`date` would read the terminal here: nothing is piped or redirected into it"),
+    ("date -s 1", "option `-s` of `date` writes a file, runs a program or never ends"),
+    ("date 0101", "`date` with an operand that is not a `+FORMAT` sets the clock"),
     # cmp compares a lone file with standard input
     ("cmp a b", GLANCE),
     ("cmp a", "`cmp` would read the terminal here: nothing is piped or redirected into it"),
