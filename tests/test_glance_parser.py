@@ -95,6 +95,15 @@ ROWS = [
     ("node --version", GLANCE),
     ("node -V", GLANCE),
     ("node -v", "`node` runs a program; only `node --version` is a glance"),
+    # shell syntax a glance does not accept, each with its own reason
+    ("( ls )", "a subshell `( … )`"),
+    ("{ ls; }", "a `{ … }` group"),
+    ("f() { ls; }", "a function definition"),
+    ("X=1", "a variable assignment"),
+    ("unset X", "`unset` changes shell state"),
+    ("[[ -f x ]]", "a `[[ … ]]` test"),
+    ("ls <<< x", "a here-string"),
+    ("echo $(ls)", "command substitution"),
     # date: options with a value, `+FORMAT`, never setting the clock
     ("date --date yesterday", GLANCE),
     ("date --file dates.txt", GLANCE),
