@@ -104,6 +104,15 @@ ROWS = [
     ("[[ -f x ]]", "a `[[ … ]]` test"),
     ("ls <<< x", "a here-string"),
     ("echo $(ls)", "command substitution"),
+    # tail: following a file never ends, in the option's obsolete forms too
+    ("tail -n 5 log", GLANCE),
+    ("tail -n +5 log", GLANCE),
+    ("tail Xf", GLANCE),
+    ("tail -f log", "`tail -f` never ends"),
+    ("tail -F log", "`tail -f` never ends"),
+    ("tail +5F log", "`tail -f` never ends"),
+    ("tail --fo log", "option `--fo` of `tail` writes a file, runs a program or never ends"),
+    ("tail --retry log", "option `--retry` of `tail` writes a file, runs a program or never ends"),
     # date: options with a value, `+FORMAT`, never setting the clock
     ("date --date yesterday", GLANCE),
     ("date --file dates.txt", GLANCE),
