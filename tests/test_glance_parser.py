@@ -51,6 +51,15 @@ JQ = [
     ("jq -- . f.json", True),
     ("jq . -- f.json", True),
     ("jq --", False),
+    ("jq -n -f input.jq", True),
+    ("jq -n --from-file input.jq", True),
+    ("jq -f prog -L lib f.json", True),
+    ("jq . -- -a", True),
+    ("jq --join-output .", False),
+    ("jq --argjson a 1 .", False),
+    ("jq --rawfile a f .", False),
+    ("jq -n $F", False),  # a program known only at run time may be `input`
+    ("jq . $F", True),
 ]
 
 
