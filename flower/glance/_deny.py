@@ -121,11 +121,9 @@ def _matches(rule: str, command: str) -> bool:
     `Bash` and `Bash(*)` match everything; `Bash(x:*)` every command that starts with `x`; a `*`
     anywhere matches any text; `Bash(x)` matches `x` and `x` followed by more words.
     """
-    if rule == "Bash":
-        return True
-    inner = rule[len("Bash(") :].removesuffix(")").strip()
-    if inner in ("", "*", ":*"):
-        return True
+    inner = rule[len("Bash(") :].removesuffix(")").strip()  # `Bash` alone leaves nothing
+    if not inner:
+        return True  # `*` and `:*` match everything through the rules below
     if inner.endswith(":*"):
         return command.startswith(inner[:-2].rstrip())
     if "*" in inner:

@@ -13,6 +13,7 @@ jq) and the `RULES` table; git is in `_git`, sed and awk in `_scripts`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ._git import git
 from ._scripts import awk, sed
@@ -51,20 +52,27 @@ _RG_VALUES = names("""regexp file glob iglob type type-not type-add type-clear a
     colors sort sortr path-separator context-separator engine ignore-file dfa-size-limit regex-size-limit""")
 
 
-def _search(verb: Verb, recursive: frozenset[str]) -> Rule:
-    """grep and rg: the first operand is the pattern unless `-e`/`-f` gave it."""
+@dataclass(frozen=True)
+class _Search:
+    """grep and rg: the first operand is the pattern unless `-e`/`-f` gave it.
 
-    def rule(name: str, args: Sequence[Arg]) -> bool:
+    A class rather than a closure so that the rule's body runs at each check, not when the table is
+    built (mutation testing switches a change on only after the import)."""
+
+    verb: Verb
+    recursive: frozenset[str]
+    """The options that search a whole tree (there standard input is read only when named `-`)."""
+
+    def __call__(self, name: str, args: Sequence[Arg]) -> bool:
+        verb = self.verb
         by_option = verb(name, args) and verb.option_reads_stdin(args)  # `-f -`: patterns from stdin
         flags = {a.partition("=")[0] for a in args if a and a.startswith("-")}
         shorts = {f"-{c}" for a in args if a and a.startswith("-") and a[1:2] != "-" for c in a[1:]}
         given = bool({"-e", "-f", "--regexp", "--file", "--files", "--type-list"} & (flags | shorts))
         files = operands(args, verb.shorts, verb.longs)[0 if given else 1 :]
-        if recursive & (flags | shorts) or "--directories=recurse" in args:
+        if self.recursive & (flags | shorts) or "--directories=recurse" in args:
             return by_option or "-" in files
         return by_option or verb.reads_stdin(files)
-
-    return rule
 
 
 def _tail(name: str, args: Sequence[Arg]) -> bool:
@@ -181,7 +189,7 @@ RULES: dict[str, Rule] = {
     "find": _find,
     **dict.fromkeys(
         names("grep egrep fgrep"),
-        _search(
+        _Search(
             Verb(
                 short_values="emABCdD",
                 long_values=_GREP_VALUES - {"file", "exclude-from"},
@@ -192,7 +200,7 @@ RULES: dict[str, Rule] = {
             frozenset({"-r", "-R", "--recursive", "--dereference-recursive"}),
         ),
     ),
-    "rg": _search(
+    "rg": _Search(
         Verb(
             deny_short="z",
             deny_long=("pre", "pre-glob", "search-zip", "hostname-bin"),

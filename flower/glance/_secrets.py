@@ -97,7 +97,7 @@ def _check(parts: list[str], absolute: bool, cwd_unknown: bool, recursive: bool)
 def _proc(rest: list[str]) -> str:
     if "environ" in rest or any(UNKNOWN in part for part in rest[1:]):
         return f"a process's environment (`/proc/…/environ`), {_CREDENTIALS}"
-    if rest and rest[0] not in ("self", "thread-self") and (rest[0].isdigit() or UNKNOWN in rest[0]):
+    if rest and (rest[0].isdigit() or UNKNOWN in rest[0]):  # a number or unknown: not `self`
         return f"another process's /proc directory: its command line and environment {_CREDENTIALS[6:]}"
     return ""
 

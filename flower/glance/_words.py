@@ -283,10 +283,18 @@ def _check_glob_depth(bare: str, pieces: list[tuple[str, int]]) -> bool:
     return "**" in bare
 
 
+def _marked(piece: str, kind: int) -> str:
+    if kind == _UNKNOWN:  # one UNKNOWN in `text`, whatever it holds
+        return "\1" * max(1, len(piece))
+    return "".join("/" if c == "/" else "\1" for c in piece) or "\1"
+
+
 def _check_recursive(pieces: list[tuple[str, int]]) -> None:
     """`**` passes only below the working directory: after literal components that do not climb."""
     text = "".join(piece if kind != _UNKNOWN else UNKNOWN for piece, kind in pieces)
-    marked = "".join(piece if kind == _LITERAL else "\1" * max(1, len(piece)) for piece, kind in pieces)
+    # quoted text marked `\1` (no glob there) but its `/` kept, so that `text` and `marked` have as many
+    # components (a quoted `"a/b"` is two; it failed closed as an internal error before)
+    marked = "".join(piece if kind == _LITERAL else _marked(piece, kind) for piece, kind in pieces)
     at = marked.find("**")
     if marked.startswith("***", at):
         raise Refusal("zsh's `***` glob follows symbolic links through the whole tree")
