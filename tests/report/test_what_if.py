@@ -68,6 +68,7 @@ def test_json_counts_equal_an_independent_count_of_the_transcripts(
     assert delegated["estimate"] is True and 0 < delegated["cost_usd_low"] <= delegated["cost_usd_high"]
     assumptions = json.loads(out)["assumptions"]
     assert (assumptions["report_chars"], assumptions["worker_prefix_tokens"]) == ([1_027, 3_480], 5_350)
+    assert (assumptions["own_steps"], round(assumptions["worker_prose_chars"], 3)) == (1, 71.05)
 
 
 def _preview_chars() -> int:
