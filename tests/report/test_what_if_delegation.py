@@ -9,7 +9,12 @@ from __future__ import annotations
 import pytest
 
 from flower.report.measured import SUBAGENT_TEXT, SUBAGENT_THINKING, expected_chars
-from flower.report.what_if.delegation import DelegationAssumptions, tool_loops, worker_outputs
+from flower.report.what_if.delegation import (
+    DelegationAssumptions,
+    delegation_line,
+    tool_loops,
+    worker_outputs,
+)
 from flower.report.what_if.replay import Thread, thread_of
 from flower.wall.delegate import OWN_STEP_MAX_INPUT
 from tests.stores.transcripts import Transcript
@@ -61,3 +66,35 @@ def test_a_workers_prose_is_what_real_subagents_write() -> None:
     assert expected_chars(SUBAGENT_TEXT) == pytest.approx(71.0497, abs=1e-4)  # 0.871 x 77 x e^(s^2/2)
     assumed = DelegationAssumptions()
     assert (assumed.worker_prose_chars, assumed.own_steps) == (expected_chars(SUBAGENT_TEXT), 1)
+
+
+def test_a_workers_prose_costs_its_output_and_what_its_next_request_reads() -> None:
+    t = Transcript()
+    t.prompt("Go.")
+    replies = [t.assistant(t.call("Bash", {"command": "make a"}, "a"))]
+    t.result("a", "ok")
+    replies.append(t.assistant(t.call("Bash", {"command": "make b"}, "b")))
+    t.result("b", "ok")
+    replies.append(t.assistant({"type": "text", "text": "Done."}))
+    for context, entries in zip((1_000, 2_000, 3_000), replies, strict=True):
+        for entry in entries:
+            entry["message"]["model"] = "claude-sonnet-4-6"
+            entry["message"]["usage"] = {
+                "input_tokens": 0,
+                "cache_read_input_tokens": context,
+                "cache_creation_input_tokens": 0,
+                "output_tokens": 10,
+            }
+    main = thread_of("main", t.entries)
+    assert tool_loops(main) == [(0, 2, 2)]  # two calls: a worker's, whose requests are the last two
+    usages = [r.usage for r in main.requests]
+
+    def cost(prose: float) -> float:
+        line = delegation_line(
+            main, (usages, usages), (0.0, 0.0), 0.25, DelegationAssumptions(worker_prose_chars=prose)
+        )
+        return line.cost_usd_low
+
+    # the worker's first reply writes '{"command":"make b"}' (20 chars) and its prose: 5 tokens with none,
+    # 105 with 400 chars; its next request reads those 100 more from the cache (all of its context is)
+    assert cost(400.0) - cost(0.0) == pytest.approx((105 - 5) * (15 + 0.3) / 1e6, abs=1e-12)
