@@ -52,7 +52,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from flower.report.measured import PREVIEW_READ_BACK_SHARE, REPORT_CHARS_DECILES
+from flower.report.measured import (
+    PREVIEW_READ_BACK_SHARE,
+    REPORT_CHARS_DECILES,
+    SUBAGENT_TEXT,
+    SUBAGENT_THINKING,
+)
 
 from .timing import at_quantile
 
@@ -68,14 +73,11 @@ READ_WHOLE_SHARE = round(LOOKUP_READ_SHARE * WHOLE_READ_SHARE, 3)
 THINKING = (0.583, 179, 1_399)
 TEXT = (0.58, 104, 747)
 """(share of replies with the block, median chars, 90th percentile chars)."""
-WORKER_THINKING = (0.0, 0, 0)
-WORKER_TEXT = (0.871, 77, 119)
-"""The same for a subagent's replies before its report (`benchmarks/calibrate_workers.py` over 70 such
-replies of 14 real subagent transcripts, Haiku 4.5, Sonnet 4.5 and Opus 4.5 agents of CLI 2.0.74 to
-2.1.39): none had a thinking block (main threads of the same corpus: 39 % of 15,357 replies), and 87 %
-a text block of median 77 chars, p90 119 (main threads: 50 %, median 104, p90 859). The CLI runs its
-subagents without extended thinking; their final requests' output tokens match their reports' length
-(3.4 chars a token over 316 calls), so no thinking is hidden from the transcript either."""
+WORKER_THINKING = SUBAGENT_THINKING
+WORKER_TEXT = SUBAGENT_TEXT
+"""The same for a subagent's replies before its report: what real subagents write
+(`flower.report.measured.SUBAGENT_TEXT`, `SUBAGENT_THINKING`, measured by
+`benchmarks/calibrate_workers.py`): no thinking block, a text in 87 % of replies (median 77, p90 119)."""
 WorkerProse = Literal["subagent", "main"]
 """Whose prose figures the realistic workers' replies draw from: real subagents' (`subagent`) or the
 main thread's (`main`, the player before the subagent figures were measured)."""

@@ -29,10 +29,20 @@ look-up runs, 348 look-up calls): one call 48 % of the time, two 18 %, three or 
 before the last miss; 57 % of look-up calls are Reads and 57 % of Reads take the whole file, so the last
 call is a whole Read 32 % of the time, else a search that finds the line. The benchmark's realistic player
 draws from the same figures.
+
+`SUBAGENT_THINKING`, `SUBAGENT_TEXT`: the prose a real subagent writes in a reply before its report
+(`benchmarks/calibrate_workers.py` over 70 such replies of 14 public subagent transcripts, Haiku 4.5,
+Sonnet 4.5 and Opus 4.5 agents of CLI 2.0.74 to 2.1.39): none had a thinking block, 87 % a text block
+(median 77 chars, p90 119). Main threads of the same corpus write far more: thinking in 39 % of 15,357
+replies (median 246, p90 1,505), text in 50 % (median 104, p90 859). The CLI runs its subagents without
+extended thinking (their final requests' output tokens match their reports' length, 3.4 chars a token over
+316 calls), so no thinking is hidden from the transcript either. So a worker does not write what a main
+thread wrote for the same calls: `expected_chars` of these shapes, about 71 chars a reply.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Final
 
 REPORT_CHARS_DECILES: Final[tuple[int, ...]] = (
@@ -87,3 +97,24 @@ a search that returns the line."""
 LOOKUP_MISS_LINES: Final[tuple[int, int]] = (100, 20)
 """(lines a missing Read returns, lines a missing search returns): the windows the benchmark's player
 uses (a Read of the first 100 lines, a `grep | head -n 20`)."""
+
+SUBAGENT_THINKING: Final[tuple[float, int, int]] = (0.0, 0, 0)
+"""A real subagent's thinking per reply before its report: (share of replies with a block, median chars,
+p90 chars); none of 70 had one."""
+
+SUBAGENT_TEXT: Final[tuple[float, int, int]] = (0.871, 77, 119)
+"""A real subagent's text per reply before its report: (share of replies with a block, median chars, p90
+chars) over 70 replies."""
+
+_P90_Z: Final = 1.2816
+"""The standard normal's 90th percentile."""
+
+
+def expected_chars(shape: tuple[float, int, int]) -> float:
+    """The expected characters of a block shaped `(share, median, p90)` in one reply: its share times the
+    mean of a lognormal length with that median and p90 (the shape the benchmark's player draws from)."""
+    share, median, p90 = shape
+    if share <= 0 or median <= 0:
+        return 0.0
+    sigma = math.log(p90 / median) / _P90_Z
+    return share * median * math.exp(sigma * sigma / 2)

@@ -3,22 +3,29 @@
 A *tool loop* is a run of main-thread requests that only carry tool results back (no prompt, no
 compaction between them). Its stretches of calls a coordinator may not make itself (anything but `Read`,
 `TodoWrite`, the Agent/planning tools and the Bash calls glance accepts) would each have been one
-mandate: the coordinator's reply that started the stretch becomes the Agent call, a worker makes the
-stretch's requests on its own context (its start, the mandate, then what the stretch added), and the main
-thread keeps only the mandate, the worker's report inside the CLI's hand-back frame, and, sometimes, a
-document the report pointed to that it reads back; the coordinator's own glances and reads stay where
-they were. Priced as flower pays it:
+mandate, but for a one-off step: a stretch of at most `own_steps` hands-on calls (a Bash that is not a
+glance, a Write, Edit or NotebookEdit with at most `OWN_STEP_MAX_INPUT` chars of input) stays on the main
+thread, as flower's wall lets it (`coordinator(own_steps=1)`, the default). For the others, the
+coordinator's reply that started the stretch becomes the Agent call, a worker makes the stretch's
+requests on its own context (its start, the mandate, then what the stretch added), and the main thread
+keeps only the mandate, the worker's report inside the CLI's hand-back frame, and, sometimes, a document
+the report pointed to that it reads back; the coordinator's own glances and reads stay where they were.
+Priced as flower pays it:
 
 - a worker's first request reads its fixed prefix (tools and system prompt, `worker_prefix_tokens`) from
   the cache when another worker sent a request less than five minutes before (workers keep 5-minute
   marks), else writes it;
+- a worker writes as real subagents do, not as the main thread did: each reply before its report writes
+  its tool calls and the prose real subagents write per reply (`flower.report.measured.SUBAGENT_TEXT`,
+  `SUBAGENT_THINKING`: no thinking, a short text; their expected chars), and its context carries that
+  instead of the main thread's prose; its last reply writes its report;
 - what the coordinator's later replies copy from the outputs its workers saw, it looks up
   (`readback.coordinator_look_ups`: the same look-ups as a spilled output's, the whole output hidden);
 - the coordinator waits as long as the stretch took, kept warm by `flower.warm`'s pings (5-minute marks,
   a ping `KeepWarmPolicy.interval` after its last request and after each ping, each reading its context
   for one output token, at most `ping_limit` of them); past the last ping's lifetime its request that
   gets the report writes its whole context again;
-- the coordinator writes each mandate, and each worker its report, as output.
+- the coordinator writes each mandate as output.
 
 Everything else is priced as recorded, with spill and layer 4 applied first as flower runs them, with the
 read-backs `readback` expects (the low end at the lower bound of the real read-back share, the high end at
@@ -28,8 +35,8 @@ What no transcript can tell is assumed as a range (`DelegationAssumptions`): rep
 project agents with a set report format (`flower.report.measured.REPORT_CHARS_DECILES`, 1st and 9th
 deciles), how often the coordinator reads a document back is `READ_BACK_INTERVAL` (the low end for the low
 cost), mandates are sized between a small and a large case. The worker is assumed to make the same
-requests and write the same output the main thread did; the coordinator's rules and the workbench block
-it would also have carried are not counted.
+tool calls the main thread did; the coordinator's rules and the workbench block it would also have carried
+are not counted.
 """
 
 from __future__ import annotations
@@ -44,9 +51,17 @@ from ...glance import is_ephemeral
 from ...stores.rewrite import is_prompt
 from ...stores.rewrite.expire import entry_time
 from ...usage import TokenUsage
+from ...wall.delegate import OWN_STEP_MAX_INPUT
 from ...warm import KeepWarmPolicy
 from ...warm.schedule import ping_limit, ping_times
-from ..measured import READ_BACK_INTERVAL, REPORT_CHARS_DECILES
+from ..measured import (
+    READ_BACK_INTERVAL,
+    REPORT_CHARS_DECILES,
+    SUBAGENT_TEXT,
+    SUBAGENT_THINKING,
+    expected_chars,
+)
+from ..metrics import block_chars
 from .priced import again_usd
 from .readback import ReadBacks, coordinator_look_ups
 from .replay import Request, Saving, Thread, replayed
@@ -58,12 +73,17 @@ __all__ = [
     "DelegationLine",
     "coordinator_wait",
     "delegation_line",
+    "own_step",
     "tool_loops",
     "warm_starts",
+    "worker_outputs",
 ]
 
 COORDINATOR_TOOLS = ("Read", "TodoWrite", "Agent", "Task", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
 """Tools a flower coordinator calls itself; Bash too when glance accepts the command."""
+
+_OWN_STEP_INPUT = {"Bash": "command", "Write": "content", "Edit": "new_string", "NotebookEdit": "new_source"}
+"""The hands-on tools and the input field the wall measures against `OWN_STEP_MAX_INPUT`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,6 +101,12 @@ class DelegationAssumptions:
     worker_prefix_tokens: int = 5_350
     """A worker's fixed prefix (tools, system prompt): flower's worker through the bundled CLI 2.1.332, as
     its first request's cached part measured (5,348 tokens at 4 characters a token)."""
+    worker_prose_chars: float = expected_chars(SUBAGENT_THINKING) + expected_chars(SUBAGENT_TEXT)
+    """Prose a worker writes in each reply before its report: what real subagents write, expected (71
+    chars: no thinking, a text in 87 % of replies, median 77, p90 119)."""
+    own_steps: int = 1
+    """Hands-on calls in a row the coordinator takes itself (flower's default, `coordinator(own_steps=1)`):
+    a stretch of no more stays on the main thread."""
     keep_warm: bool = True
     """The coordinator's cache kept warm by pings while it waits (flower's default, `KeepWarmPolicy()`);
     False: 5-minute marks that lapse during a long wait."""
@@ -122,11 +148,23 @@ def _own(call: Mapping[str, Any]) -> bool:
     return name in COORDINATOR_TOOLS
 
 
-def tool_loops(thread: Thread) -> list[tuple[int, int, int]]:
+def own_step(call: Mapping[str, Any]) -> bool:
+    """A hands-on call the wall lets the coordinator take itself as one of its own steps: a Bash that is
+    not a glance, a Write, Edit or NotebookEdit, with at most `OWN_STEP_MAX_INPUT` chars of input."""
+    field_name = _OWN_STEP_INPUT.get(str(call.get("name")))
+    tool_input = call.get("input")
+    if field_name is None or not isinstance(tool_input, Mapping):
+        return False
+    text = tool_input.get(field_name)
+    return isinstance(text, str) and len(text) <= OWN_STEP_MAX_INPUT and not _own(call)
+
+
+def tool_loops(thread: Thread, own_steps: int = 1) -> list[tuple[int, int, int]]:
     """`(first, last, calls)` of each stretch of a tool loop a worker would have made: the request whose
     reply made its first delegable call, the request that got its last results, and its calls. A reply
     whose calls the coordinator may make itself (`_own`) stays on the main thread and ends a stretch: the
-    coordinator runs its glances and reads between mandates."""
+    coordinator runs its glances and reads between mandates. A stretch of at most `own_steps` calls, each
+    an `own_step`, stays too: the coordinator takes a one-off step itself."""
     requests, entries = thread.requests, thread.entries
     cuts = set(boundaries(entries))
 
@@ -144,7 +182,18 @@ def tool_loops(thread: Thread) -> list[tuple[int, int, int]]:
         elif opened is not None and (not goes_on or all(_own(c) for c in calls)):
             stretches.append((opened, number))
             opened = None
-    return [(first, last, sum(len(_calls(r)) for r in requests[first:last])) for first, last in stretches]
+    loops = []
+    for first, last in stretches:
+        calls = [c for r in requests[first:last] for c in _calls(r)]
+        if len(calls) > own_steps or not all(own_step(c) or _own(c) for c in calls):
+            loops.append((first, last, len(calls)))
+    return loops
+
+
+def worker_outputs(loop: Thread, prose: float, rate: float) -> list[int]:
+    """The output tokens of a worker's replies before its report, made as `loop`'s recorded replies but
+    written as a real subagent writes: their tool calls, and `prose` chars of prose each."""
+    return [round(rate * (sum(block_chars(b) for b in _calls(r)) + prose)) for r in loop.requests[:-1]]
 
 
 def _at(thread: Thread, number: int) -> float | None:
@@ -222,7 +271,13 @@ def _bound(
         moved.update(range(first + 1, last))
         loop = Thread("worker", main.entries, main.requests[first + 1 : last + 1])
         prefix = Saving(0, len(loop.requests), 0, before, before - (start + mandate))
-        used = replayed(loop, [prefix])
+        outputs = worker_outputs(loop, a.worker_prose_chars, rate)
+        prose = [  # each reply's recorded output, less what the worker writes, off the later contexts
+            Saving(n + 1, len(loop.requests), r.usage.context, r.usage.output, r.usage.output - out)
+            for n, (r, out) in enumerate(zip(loop.requests[:-1], outputs, strict=True))
+        ]
+        used = replayed(loop, [prefix, *prose])
+        used[:-1] = [dataclasses.replace(u, output=out) for u, out in zip(used[:-1], outputs, strict=True)]
         written = round(mandate if warm else start + mandate)
         head = used[0]
         used[0] = head.minus(TokenUsage(cache_read=written)) + TokenUsage(
@@ -266,7 +321,7 @@ def delegation_line(
     """The estimate for a session whose main thread, with spill and layer 4 replayed, used `usages` (with
     the read-backs expected at the lower and the upper bound of the real read-back share); `others_usd`
     is what its subagents, compactions and read-back requests cost at each end."""
-    loops = tool_loops(main)
+    loops = tool_loops(main, a.own_steps)
     looked = coordinator_look_ups(main, loops, rate)
     low_usd, low_peak = _bound(_with(main, usages[0]), loops, looked, rate, True, a)
     high_usd, high_peak = _bound(_with(main, usages[1]), loops, looked, rate, False, a)

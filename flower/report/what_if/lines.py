@@ -86,7 +86,7 @@ class ReplayLine:
     recorded_usd: float = 0.0
     """The recorded cost it is compared with."""
     main_peak: int = 0
-    """The main thread's largest context (with spill: of the expected context)."""
+    """The main thread's largest context (with spill: the peak a run typically shows, `typical_peak`)."""
     tokens_saved: int = 0
     """Context tokens not sent, summed over every request replayed."""
     replay_usd: float = 0.0

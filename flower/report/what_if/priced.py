@@ -15,6 +15,7 @@ from ...usage import TokenUsage
 from .readback import ReadBackModel, ReadBacks, read_backs
 from .replay import Saving, Thread, replayed
 from .spill import SpillHit
+from .typical import typical_peak
 
 __all__ = ["Scenario", "again_usd", "dollars", "priced", "scenario"]
 
@@ -56,6 +57,8 @@ class Scenario:
     """Expected read-backs."""
     read_back_chars: float = 0.0
     """Expected characters they bring back."""
+    typical_peak: int = 0
+    """The main thread's peak a run typically shows (`typical.typical_peak`): `peak` with no read-backs."""
 
 
 def again_usd(thread: Thread, used: Sequence[TokenUsage], found: ReadBacks) -> float:
@@ -90,11 +93,16 @@ def scenario(
         for t, s, f in zip(threads, savings, found, strict=True)
     ]
     again = sum(again_usd(t, u, f) for t, u, f in zip(threads, used, found, strict=True))
+    peak = max((u.context for u in used[0]), default=0)
+    main = found[0]
     return Scenario(
         used=used,
         usd=priced(threads, used) + again,
         again_usd=again,
-        peak=max((u.context for u in used[0]), default=0),
+        peak=peak,
+        typical_peak=typical_peak([u.context for u in used[0]], main.added, main.chances)
+        if main.chances
+        else peak,
         tokens_saved=sum(
             r.usage.context - u.context
             for t, us in zip(threads, used, strict=True)

@@ -18,7 +18,8 @@ the requests already):
 
 Each read-back costs its requests (each taken as the request it interrupts, sent again with what the
 read-back brought written to the cache) and carries what it brought in every later request until a
-compaction. Everything is weighted by its probability: the result is the expected cost and context.
+compaction. Everything is weighted by its probability: the result is the expected cost and context; the
+same read-backs as draws (`Chance`) give the peak a run typically shows (`typical.typical_peak`).
 The range around it: the replay (nothing read back) and `PESSIMISTIC` (every output a later reply
 quotes, by the loose test, read back whole; every other at the upper end of the real share's interval).
 """
@@ -48,6 +49,7 @@ from .spill import SpillHit, boundaries, results_of, until_compacted
 __all__ = [
     "CENTRAL",
     "PESSIMISTIC",
+    "Chance",
     "ReadBackModel",
     "ReadBacks",
     "Repeat",
@@ -89,6 +91,20 @@ class Repeat:
 
 
 @dataclass(frozen=True)
+class Chance:
+    """One output's read-backs as a run makes them or does not, for a run's peak (`typical.typical_peak`):
+    with probability `share`, its look-ups are made one after another, each carried by requests `start`
+    to `end - 1` of a `spans` entry; each reads the whole output with probability `whole` (it brings
+    `whole_tokens`, and no later look-up of the output follows), else it brings `part_tokens`."""
+
+    spans: tuple[tuple[int, int], ...]
+    share: float
+    whole: float
+    whole_tokens: float
+    part_tokens: float
+
+
+@dataclass(frozen=True)
 class ReadBacks:
     """A thread's expected read-backs: what they add to later requests, the requests they take."""
 
@@ -98,23 +114,26 @@ class ReadBacks:
     """Expected read-backs (look-ups and reads to look)."""
     chars: float
     """Expected characters they bring back."""
+    chances: tuple[Chance, ...] = ()
+    """The same read-backs as draws a run makes (`Chance`), for a typical run's peak."""
 
 
 def _factor(hit: SpillHit) -> float:
     return 1.0 if hit.tool == "Read" else WHOLE_READ_CHARS_PER_CHAR  # a Read's text is numbered already
 
 
-def _lookup(hit: SpillHit, whole: float) -> tuple[float, float]:
-    """(requests, characters) one look-up in `hit`'s file takes, expected."""
+def _lookup(hit: SpillHit) -> tuple[float, float, float, float]:
+    """One look-up in `hit`'s file: (requests before its last call, characters its misses bring, its last
+    call's characters when it reads whole, and when it returns the line)."""
     line = hit.chars / max(hit.lines, 1)
     misses = sum(share * (calls - 1) for calls, share in LOOKUP_CALLS)
     reads, searches = (min(hit.chars, n * line) for n in LOOKUP_MISS_LINES)
     missed = misses * (LOOKUP_READ_SHARE * reads * _factor(hit) + (1 - LOOKUP_READ_SHARE) * searches)
     requests = sum(share * calls for calls, share in LOOKUP_CALLS)
     full = hit.chars * _factor(hit)
-    if full > READ_CAP_CHARS:  # the CLI refuses the whole Read: an error, then a search
-        return requests + whole, missed + whole * (_ERROR_CHARS + line) + (1 - whole) * line
-    return requests, missed + whole * full + (1 - whole) * line
+    if full > READ_CAP_CHARS:  # the CLI refuses the whole Read: an error, then a search (a request more)
+        return requests, missed, _ERROR_CHARS + line, line
+    return requests, missed, full, line
 
 
 def _look(hit: SpillHit) -> tuple[float, float]:
@@ -137,12 +156,14 @@ def read_backs(thread: Thread, hits: Sequence[SpillHit], rate: float, model: Rea
     cuts = boundaries(thread.entries)
     added: list[Saving] = []
     repeats: list[Repeat] = []
+    chances: list[Chance] = []
     expected = chars = 0.0
 
-    def bring(request: int, weight: float, calls: float, back: float, since: int) -> None:
+    def bring(request: int, weight: float, calls: float, back: float, since: int) -> tuple[int, int]:
+        """Add a read-back at `request` with its weight; the requests that carry it."""
         nonlocal expected, chars
         if request >= len(thread.requests) or weight <= 0:
-            return
+            return (0, 0)
         tokens = weight * back * rate
         repeats.append(Repeat(request, weight * calls, tokens))
         end = until_compacted(thread, since, cuts)
@@ -150,6 +171,7 @@ def read_backs(thread: Thread, hits: Sequence[SpillHit], rate: float, model: Rea
             added.append(Saving(request + 1, end, thread.end_of(request), tokens, -tokens))
         expected += weight
         chars += weight * back
+        return (request + 1, end)
 
     for hit in hits:
         if hit.cli_saved:
@@ -157,12 +179,19 @@ def read_backs(thread: Thread, hits: Sequence[SpillHit], rate: float, model: Rea
         needs = _needs(hit, model)
         if not needs:
             requests, back = _look(hit)
-            bring(thread.first_after(hit.entry), model.look_share, requests, back, hit.entry)
+            span = bring(thread.first_after(hit.entry), model.look_share, requests, back, hit.entry)
+            chances.append(Chance((span,), model.look_share, 1.0, back * rate, back * rate))
             continue
-        requests, back = _lookup(hit, model.lookup_whole)
-        for number, at in enumerate(sorted(needs)):  # once read whole, no later look-up is needed
-            bring(thread.first_after(at - 1), (1 - model.lookup_whole) ** number, requests, back, at)
-    return ReadBacks(added, repeats, expected, chars)
+        requests, missed, whole, part = _lookup(hit)
+        w = model.lookup_whole
+        over = hit.chars * _factor(hit) > READ_CAP_CHARS  # the whole Read fails: a request more
+        back = missed + w * whole + (1 - w) * part
+        spans = tuple(  # once read whole, no later look-up is needed
+            bring(thread.first_after(at - 1), (1 - w) ** number, requests + (w if over else 0.0), back, at)
+            for number, at in enumerate(sorted(needs))
+        )
+        chances.append(Chance(spans, 1.0, w, (missed + whole) * rate, (missed + part) * rate))
+    return ReadBacks(added, repeats, expected, chars, tuple(chances))
 
 
 def coordinator_look_ups(

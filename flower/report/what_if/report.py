@@ -266,7 +266,8 @@ def _render(report: WhatIfReport, rows: int) -> str:
         f"{a.mandate_chars[0]:,}-{a.mandate_chars[1]:,} chars, a {a.frame_tokens}-token frame, "
         f"a worker prefix of {a.worker_prefix_tokens:,} tokens (read when another worker ran within 5 "
         f"minutes), the coordinator {'kept warm by pings' if a.keep_warm else 'not kept warm'} while it "
-        "waits; the worker makes the loop's requests",
+        f"waits and taking up to {a.own_steps} hands-on step(s) in a row itself; the worker makes the "
+        f"loop's calls, writing {a.worker_prose_chars:,.0f} chars of prose a reply as real subagents do",
         _RULE,
     ]
     shown = sorted(report.sessions, key=lambda s: -s.as_recorded.cost_usd)[:rows]

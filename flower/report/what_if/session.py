@@ -66,7 +66,7 @@ def _line(central: Scenario, replay: Scenario, worst: Scenario, recorded: float,
     return ReplayLine(
         cost_usd=central.usd + fixed,
         recorded_usd=recorded,
-        main_peak=central.peak,
+        main_peak=central.typical_peak,
         tokens_saved=central.tokens_saved,
         replay_usd=replay.usd + fixed,
         replay_peak=replay.peak,
