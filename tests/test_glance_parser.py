@@ -85,6 +85,7 @@ OTHER = (
 OPAQUE = "`git` has an argument known only at run time ($VAR, glob or brace expansion)"
 CONFIG = "`git config` writes, but with one key alone, `--get`, `--get-regexp` or `--list`"
 REMOTE = "`git remote` is read-only only as `-v`, `get-url NAME` or `show -n NAME`"
+WHOLE_TREE = "would walk the whole tree from `/` (through /proc and /dev, for minutes)"
 ENDLESS = "a /proc file that never ends, blocks or leads to another file (`/proc/kmsg`, `/proc/*/fd/…`)"
 
 ROWS = [
@@ -133,6 +134,11 @@ ROWS = [
     ("date -f -", "`date` would read the terminal here: nothing is piped or redirected into it"),
     ("date -s 1", "option `-s` of `date` writes a file, runs a program or never ends"),
     ("date 0101", "`date` with an operand that is not a `+FORMAT` sets the clock"),
+    ("date -X 0101", "`date` with an operand that is not a `+FORMAT` sets the clock"),
+    ("date -X +%s", GLANCE),
+    # a glob that may become an option is known only at run time
+    ("wc -*", "`wc` has an argument known only at run time ($VAR, glob or brace expansion)"),
+    ("wc src/*.py", GLANCE),
     # cmp compares a lone file with standard input
     ("cmp a b", GLANCE),
     ("cmp a", "`cmp` would read the terminal here: nothing is piped or redirected into it"),
@@ -160,6 +166,13 @@ ROWS = [
     ("cat /proc/self/ENVIRON", f"`cat` would read {ENDLESS}"),
     ("cat /proc/self/task/x/status", f"`cat` would read {ENDLESS}"),
     ("cat /proc/1x/status", f"`cat` would read {ENDLESS}"),
+    ("cat /proc/self/net/../fd/0", f"`cat` would read {ENDLESS}"),
+    # credential stores named by a pattern, from a directory that may be a home
+    ("cat .aw?/credentials", "`cat` would read a credential store (`~/.aws`), which a glance does not read"),
+    ("cat .a*/credentials", "`cat` would read a credential store (`~/.aws`), which a glance does not read"),
+    ("grep -r x .ss?", "`grep` would read a credential store (`~/.ssh`), which a glance does not read"),
+    ("cat .a$X/credentials", "`cat` would read a credential store (`~/.aws`), which a glance does not read"),
+    ("cat src/*.py", GLANCE),
     ("command -v $X", COMMAND),
     # git config reads with one key alone or a reading option; git remote as -v, get-url or show -n
     ("git config user.name", GLANCE),
@@ -170,6 +183,7 @@ ROWS = [
     ("git config -l", GLANCE),
     ("git config get --edit", "`git config --edit` is not a read-only config option"),
     ("git config --file f.cfg --list", GLANCE),
+    ("git config --global --file f.cfg user.name", GLANCE),
     ("git config --file=f.cfg --list", GLANCE),
     ("git config --file=f.cfg user.name", GLANCE),
     ("git config --type bool --get a.b", GLANCE),
@@ -205,6 +219,9 @@ ROWS = [
     ("ls src/***", STARS),
     ("ls /**/x", OUTSIDE),
     ("ls ~/**", OUTSIDE),
+    ('ls "ab"**/x', GLANCE),  # a quoted piece before `**` is as long in the mask as in the text
+    ('ls "a/"**/b', GLANCE),
+    ("ls ''**/..", GLANCE),
     ("ls ../**", OUTSIDE),
     ("ls src/../**", OUTSIDE),
     ('ls a/".."/**', OUTSIDE),
@@ -213,6 +230,23 @@ ROWS = [
     ("ls x.*/**", OUTSIDE),
     ('ls "$X"/**', OUTSIDE),
     ('ls "$X"**', OUTSIDE),
+    # a glob in a recursive read: a pattern character stands for a name, except in a component with a
+    # `.` (`?.` may be `..`) or after `/`
+    ("du ./*", GLANCE),
+    ('du "*"*', GLANCE),
+    ("du ?.", f"`du` {WHOLE_TREE}"),
+    ("du a/~*", f"`du` {WHOLE_TREE}"),
+    ("ls -R /*", f"`ls` {WHOLE_TREE}"),
+    ("du .*a/", f"`du` {WHOLE_TREE}"),
+    ('du a*/"?."', GLANCE),  # quoted: `?.` is that name, never `..`
+    ("find */X.", "`find` has an argument known only at run time ($VAR, glob or brace expansion)"),
+    (
+        "du -*.",
+        "`du` would read a tree that holds a credential store (`~/.claude`), which a glance does not read",
+    ),
+    # a glob with patterns in at most three components
+    ("ls a/*/*/*", GLANCE),
+    ("ls a/*/*/*/*", "a glob with patterns in more than 3 path components walks a large tree"),
     # brace expansions: at most MAX_EXPANSION words
     ("echo x{1..1000}", GLANCE),
     ("echo x{1..1001}", "a brace expansion of more than 1,000 words (`x{1..100000000}`)"),
@@ -262,6 +296,7 @@ CD_PROC = (
 )
 CD_DEV = "`cd` would go to a device file other than /dev/null (`/dev/zero` never ends, `/dev/tty` waits)"
 CD_SYS = "`cd` would go to a /sys file (some block forever, such as the tracing pipes)"
+CD_GLOB = "a recursive glob (`**`) after a `cd`: it may walk a tree outside the working directory"
 CD_SSH = "`cd` would go to a credential store (`~/.ssh`), which a glance does not read"
 
 CD = [
@@ -283,6 +318,7 @@ CD = [
     ("cd proc && ls", "/", CD_PROC),
     ("cd sys && ls", "/", CD_SYS),
     ("cd etc && ls", "/", GLANCE),
+    ("cd src && ls **/x", None, CD_GLOB),  # below a directory that is not the working one
 ]
 
 

@@ -138,7 +138,7 @@ MODULES: dict[str, Module] = {
                 "scripts",
             )
         ),
-        tests=(*_GLANCE_TESTS, "tests/test_glance_parser.py"),
+        tests=(*_GLANCE_TESTS, "tests/test_glance_parser.py", "tests/test_glance_parser_verbs.py"),
         pytest_args=(
             "-m",
             "not cli and not slow and not long",

@@ -140,6 +140,7 @@ def _git_list_form(sub: str, rest: Sequence[str]) -> None:
     listing = False
     found: list[str] = []
     letters = "arvlqi" if sub == "branch" else "li"
+    plural = "branches" if sub == "branch" else "tags"
     items = parse_options(
         rest,
         long_values=_GIT_LIST_VALUES,
@@ -152,14 +153,14 @@ def _git_list_form(sub: str, rest: Sequence[str]) -> None:
             found.append(str(item))
         elif item.name.startswith("--"):
             if item.name[2:] not in _GIT_LIST_VALUES and item.name[2:] not in _GIT_LIST_FLAGS:
-                raise Refusal(f"`git {sub} {item.word}` changes {sub}es")
+                raise Refusal(f"`git {sub} {item.word}` changes {plural}")
             listing |= item.name == "--list"
         elif item.name == "-n" and sub == "tag":
             if not re.fullmatch(r"\d*", item.value or ""):
-                raise Refusal(f"`git {sub} {item.word}` changes {sub}es")
+                raise Refusal(f"`git {sub} {item.word}` changes {plural}")
             listing = True
         elif item.name == "-" or item.name[1:] not in letters:
-            raise Refusal(f"`git {sub} {item.word}` changes {sub}es")
+            raise Refusal(f"`git {sub} {item.word}` changes {plural}")
         else:
             listing |= item.name == "-l"
     if found and not listing:
@@ -181,16 +182,21 @@ def _git_config(rest: Sequence[str]) -> None:
     words = list(rest)
     action = bool(words[:1] and words[0] in ("list", "get"))
     i = 1 if action else 0
+    keys: list[str] = []
     while i < len(words):
         key = words[i].partition("=")[0]
         if key in _GIT_CONFIG_READ:
             action = True
         elif key in _GIT_CONFIG_VALUES:
-            i += "=" not in words[i] and i + 1 < len(words) and not words[i + 1].startswith("-")
-        elif key.startswith("-") and key not in _GIT_CONFIG_FLAGS:
-            raise Refusal(f"`git config {words[i]}` is not a read-only config option")
+            # git takes the next word as the value whatever it is: `--file --list KEY VALUE` writes KEY
+            # into a file named `--list`
+            i += "=" not in words[i]
+        elif key.startswith("-"):
+            if key not in _GIT_CONFIG_FLAGS:
+                raise Refusal(f"`git config {words[i]}` is not a read-only config option")
+        else:
+            keys.append(words[i])
         i += 1
-    keys = [word for word in words if not word.startswith("-")]
     # `git config KEY` reads, `git config KEY VALUE` writes; a key has a dot, a subcommand (`edit`) none.
     if not action and not (len(keys) == 1 and "." in keys[0]):
         raise Refusal("`git config` writes, but with one key alone, `--get`, `--get-regexp` or `--list`")

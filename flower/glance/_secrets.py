@@ -111,7 +111,9 @@ def _home_relative(parts: list[str], absolute: bool, cwd_unknown: bool) -> list[
     if not absolute:
         if parts[0].startswith("~") or UNKNOWN in parts[0]:
             found.append(parts[1:])
-        elif cwd_unknown:
+        # a pattern in the first part (`.aw?/credentials`) may also name a store below the working
+        # directory, itself in a home; an unknown part alone (`$X/…`) is taken as the home
+        if cwd_unknown and not parts[0].startswith("~") and parts[0] != UNKNOWN:
             found.append(parts)
         return found
     if parts[0] in _HOME_PARENTS and len(parts) >= 2:
