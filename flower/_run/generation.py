@@ -190,16 +190,17 @@ async def run_generation(
                         HandoffWarning(context=tracker.context, threshold=threshold, window=window)
                     )
                 past = active and tracker.context >= threshold
+                interrupt = False
                 if past and not stopping and _continues(message):
                     # past the threshold no turn goes on working: the work turn, or a turn the CLI started
                     # to hand the coordinator a worker's report while the handoff waits for it; with
                     # workers out the gate refuses its calls, since an interrupt would stop them too
                     due, reached = True, reached or tracker.context
-                    if not gate.holds(message, tracker.pending_tasks):
-                        stopping = tracker.interrupted = True
-                        gate.saw(message)
-                        await client.interrupt()
-                gate.saw(message)
+                    interrupt = not gate.holds(message, tracker.pending_tasks)
+                gate.saw(message)  # after `holds`: the hooks it releases see the gate as it now stands
+                if interrupt:
+                    stopping = tracker.interrupted = True
+                    await client.interrupt()
                 if not isinstance(message, ResultMessage):
                     if done:
                         break
