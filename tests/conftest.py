@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 import pytest
 
 from flower.progress import Heartbeat
-from tests import postgres
+from tests import crashes, postgres
 from tests.jail_world import SHELLS, World
 from tests.stores import corpus
 
@@ -89,6 +89,19 @@ def pytest_xdist_node_collection_finished(node: object, ids: list[str]) -> None:
 @pytest.hookimpl
 def pytest_sessionfinish(session: pytest.Session) -> None:
     _collected(session.config)  # a collection error ends the session before any of the above
+
+
+@pytest.hookimpl
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """In an xdist worker: fault dumps go to a file the controller reads if the worker crashes (after
+    pytest's own faulthandler set itself up)."""
+    crashes.configure_worker(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem: str, report: pytest.TestReport, sched: object) -> None:
+    """A worker crashed: its fault dump goes into the report (`tests/crashes.py`)."""
+    crashes.explain_crash(report)
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import sqlite3
 import subprocess
 import sys
@@ -182,17 +181,33 @@ async def test_calls_never_block_the_event_loop(
     assert threads and threads[0] != loop_thread
 
 
-async def test_a_store_nobody_closes_is_closed_with_it(tmp_path: Path) -> None:
-    store = SqliteSessionStore(tmp_path / "sessions.db")
-    await store.append(KEY, [entry(1)])
-    connection = store._db._conn
-    assert connection is not None
-
-    del store
-    gc.collect()  # Python 3.13+ would warn "unclosed database" here, and the suite turns warnings into errors
-
-    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
-        connection.execute("SELECT 1")
+def test_a_store_nobody_closes_is_closed_with_it(tmp_path: Path) -> None:
+    # in an interpreter of its own: the full collection below then finds this store, not whatever
+    # garbage the suite's other tests left in a long-lived pytest worker
+    script = (
+        "import anyio, gc, sqlite3, sys\n"
+        "from flower.stores import SqliteSessionStore\n"
+        "store = SqliteSessionStore(sys.argv[1])\n"
+        "anyio.run(store.append, {'project_key': 'p', 'session_id': 's'}, [{'type': 'user', 'uuid': 'u'}])\n"
+        "connection = store._db._conn\n"
+        "assert connection is not None\n"
+        "del store\n"
+        "gc.collect()\n"
+        "try:\n"
+        "    connection.execute('SELECT 1')\n"
+        "except sqlite3.ProgrammingError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(
+        # -W error: Python 3.13+ would warn "unclosed database" at the collection if the store left it open
+        [sys.executable, "-X", "dev", "-W", "error", "-c", script, str(tmp_path / "s.db")],
+        capture_output=True,
+        text=True,
+        timeout=hang_guard(),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "closed" in done.stdout, (done.stdout, done.stderr)
 
 
 def test_a_store_left_open_at_exit_is_closed_without_a_warning(tmp_path: Path) -> None:
