@@ -172,6 +172,23 @@ ROWS = [
     ("cat .a*/credentials", "`cat` would read a credential store (`~/.aws`), which a glance does not read"),
     ("grep -r x .ss?", "`grep` would read a credential store (`~/.ssh`), which a glance does not read"),
     ("cat .a$X/credentials", "`cat` would read a credential store (`~/.aws`), which a glance does not read"),
+    # ... or from a directory above a home, or below one
+    (
+        "cat alice/.aws/credentials",
+        "`cat` would read a credential store (`~/.aws`), which a glance does not read",
+    ),
+    (
+        "cat ../.ssh/id_ed25519.pub",
+        "`cat` would read a credential store (`~/.ssh`), which a glance does not read",
+    ),
+    (
+        "grep -r x ../../bob/.ssh",
+        "`grep` would read a credential store (`~/.ssh`), which a glance does not read",
+    ),
+    (
+        "du -a alice/.config",
+        "`du` would read a tree that holds a credential store (`~/.config/gh`), which a glance does not read",
+    ),
     ("cat src/*.py", GLANCE),
     ("command -v $X", COMMAND),
     # git config reads with one key alone or a reading option; git remote as -v, get-url or show -n

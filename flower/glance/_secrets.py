@@ -17,6 +17,8 @@ credential stores); the parser refuses the same things first, with a reason the 
 
 A path is compared part by part after `..` is resolved as text and, when absolute, by the file system
 too; a part known only at run time (`~/.s*`, `~/$X`) counts as matching whatever its literal text allows.
+From a working directory the parser does not know, a relative path may reach a store at any of its parts
+(`alice/.aws/credentials` read from /home).
 """
 
 from __future__ import annotations
@@ -111,10 +113,15 @@ def _home_relative(parts: list[str], absolute: bool, cwd_unknown: bool) -> list[
     if not absolute:
         if parts[0].startswith("~") or UNKNOWN in parts[0]:
             found.append(parts[1:])
-        # a pattern in the first part (`.aw?/credentials`) may also name a store below the working
-        # directory, itself in a home; an unknown part alone (`$X/…`) is taken as the home
+        # the unknown working directory may be a home (`.aw?/credentials`; an unknown part alone, `$X/…`,
+        # is taken as the home) or a directory above or below one (`alice/.aws/credentials` from /home,
+        # `../.ssh` from a project in a home): a store may start at a later part too, one whose start is
+        # written out (`src/**/*.py` names no store)
         if cwd_unknown and not parts[0].startswith("~") and parts[0] != UNKNOWN:
             found.append(parts)
+            found.extend(
+                parts[start:] for start in range(1, len(parts)) if parts[start][:1] not in ("", UNKNOWN)
+            )
         return found
     if parts[0] in _HOME_PARENTS and len(parts) >= 2:
         found.append(parts[2:])
