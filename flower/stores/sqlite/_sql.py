@@ -13,7 +13,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from typing import Any, cast
 
 from claude_agent_sdk import (
@@ -243,8 +243,11 @@ class Database(LockedConnection):
             ).fetchone()
             if row is None:
                 return None
-            payloads = conn.execute("SELECT payload FROM entries WHERE transcript = ? ORDER BY id", (row[0],))
-            return [json.loads(payload) for (payload,) in payloads]
+            # closed even when a payload fails to decode: no statement left open past the lock
+            with closing(
+                conn.execute("SELECT payload FROM entries WHERE transcript = ? ORDER BY id", (row[0],))
+            ) as payloads:
+                return [json.loads(payload) for (payload,) in payloads]
 
     def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         with self._read() as conn:
