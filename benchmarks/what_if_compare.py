@@ -61,18 +61,26 @@ def adjusted(directory: Path, delta: int, look_share: float | None = None) -> di
 
 
 def first_context(directory: Path) -> int | None:
-    """The context of the main thread's first request in the transcripts kept under `directory`."""
-    for path in sorted((directory / "projects").glob("*/*.jsonl")):
+    """The context of the main thread's first request in the transcripts kept under `directory`: of the
+    session that started first (a handoff's successor is a session of its own, started later)."""
+    found: list[tuple[str, int]] = []
+    for path in (directory / "projects").glob("*/*.jsonl"):
+        started, context = "", None
         for line in path.read_text(encoding="utf-8").splitlines():
             entry = json.loads(line) if line.strip() else {}
+            if not started and isinstance(entry.get("timestamp"), str):
+                started = entry["timestamp"]
             usage = (entry.get("message") or {}).get("usage") if entry.get("type") == "assistant" else None
             if isinstance(usage, dict) and entry["message"].get("model") != "<synthetic>":
-                return int(
+                context = int(
                     usage.get("input_tokens", 0)
                     + usage.get("cache_read_input_tokens", 0)
                     + usage.get("cache_creation_input_tokens", 0)
                 )
-    return None
+                break
+        if context is not None:
+            found.append((started, context))
+    return min(found)[1] if found else None
 
 
 def _error(predicted: float, measured: float) -> float:
