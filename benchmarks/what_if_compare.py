@@ -3,10 +3,13 @@
 For each workload, seed and plain strategy kept under `keep/<workload>/<strategy>--<seed>/`:
 
 - the what-if is read twice: as a user runs it (`flower report --what-if DIR --json`: the as-recorded cost
-  checks the repricing), and through the Python API with the **prefix difference** accounted for: every
-  request of flower's run carries its own fixed prefix (tools, system prompt), measured as the first
-  request's context of flower's run minus the plain run's (both transcripts are kept), and given as
-  `WhatIfOptions(prefix_delta=...)` (flower -delegation's for spill + layer 4, flower's for delegation);
+  checks the repricing; its delegation estimate is the one compared), and through the Python API with the
+  **prefix difference** accounted for: every request of flower -delegation's run carries its own fixed
+  prefix (tools, system prompt), measured as the first request's context of that run minus the plain
+  run's (both transcripts are kept), and given as `WhatIfOptions(prefix_delta=...)` for spill + layer 4.
+  The delegation estimate computes its coordinator's prefix itself (flower's coordinator against the
+  request shape the plain transcript records); the table shows it beside the one measured from flower's
+  run;
 - spill + layer 4 is read three ways: its expected cost (the real read-back figures), its cost with no
   read to look at an output nothing copies (the benchmark's player never reads back but to look a fact
   up, so this is the like-for-like check of the mechanics), and its range (replay, pessimistic end);
@@ -58,18 +61,26 @@ def adjusted(directory: Path, delta: int, look_share: float | None = None) -> di
 
 
 def first_context(directory: Path) -> int | None:
-    """The context of the main thread's first request in the transcripts kept under `directory`."""
-    for path in sorted((directory / "projects").glob("*/*.jsonl")):
+    """The context of the main thread's first request in the transcripts kept under `directory`: of the
+    session that started first (a handoff's successor is a session of its own, started later)."""
+    found: list[tuple[str, int]] = []
+    for path in (directory / "projects").glob("*/*.jsonl"):
+        started, context = "", None
         for line in path.read_text(encoding="utf-8").splitlines():
             entry = json.loads(line) if line.strip() else {}
+            if not started and isinstance(entry.get("timestamp"), str):
+                started = entry["timestamp"]
             usage = (entry.get("message") or {}).get("usage") if entry.get("type") == "assistant" else None
             if isinstance(usage, dict) and entry["message"].get("model") != "<synthetic>":
-                return int(
+                context = int(
                     usage.get("input_tokens", 0)
                     + usage.get("cache_read_input_tokens", 0)
                     + usage.get("cache_creation_input_tokens", 0)
                 )
-    return None
+                break
+        if context is not None:
+            found.append((started, context))
+    return min(found)[1] if found else None
 
 
 def _error(predicted: float, measured: float) -> float:
@@ -105,7 +116,7 @@ def _seed(keep: Path, key: str, plain: str, seed: int) -> dict[str, float] | Non
     user = what_if(base)
     both = adjusted(base, nodeleg)
     player = adjusted(base, nodeleg, look_share=0.0)["layers"]["spill_and_layer4"]
-    d = adjusted(base, full)["layers"]["delegation"]
+    d = user["layers"]["delegation"]  # as a user gets it: the coordinator's prefix computed, not measured
     b = both["layers"]["spill_and_layer4"]
     cells = {
         "recorded": user["as_recorded"]["cost_usd"],
@@ -113,6 +124,7 @@ def _seed(keep: Path, key: str, plain: str, seed: int) -> dict[str, float] | Non
         "stopped": float(bool(user["as_recorded"]["unfinished"])),
         "delta": nodeleg,
         "delta_full": full,
+        "delta_coordinator": d["prefix_delta"],
         "predicted": b["cost_usd"],
         "replay": b["replay_usd"],
         "worst": b["read_back_usd"],
@@ -182,7 +194,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     """The comparison as a Markdown table (the rows a workload is validated from in bold)."""
     chosen = sources(rows)
     lines = [
-        "| workload | read from | finished | prefix Δ | as recorded / suite | spill + layer 4 predicted "
+        "| workload | read from | finished | prefix Δ (coordinator: computed / measured) "
+        "| as recorded / suite | spill + layer 4 predicted "
         "(range) | flower -delegation | error (worst seed) | with the player's habit: error | "
         "read-backs (copied) | peak predicted / measured | delegation estimate | flower | inside |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -191,7 +204,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         mark = "**" if chosen[r["workload"]] == r["plain"] else ""
         finished = "yes" if not r["stopped_seeds"] else f"no ({r['stopped_seeds']}/{r['seeds']}: lower bound)"
         lines.append(
-            f"| {r['workload']} | {mark}`{r['plain']}`{mark} | {finished} | {r['delta'] / 1000:+.1f}k | "
+            f"| {r['workload']} | {mark}`{r['plain']}`{mark} | {finished} | {r['delta'] / 1000:+.1f}k "
+            f"({r['delta_coordinator'] / 1000:+.1f}k / {r['delta_full'] / 1000:+.1f}k) | "
             f"${r['recorded']:.3f} / ${r['suite']:.3f} | ${r['predicted']:.3f} "
             f"(${r['replay']:.3f}-${r['worst']:.3f}) | ${r['measured']:.3f} | {_pct(r['cost_error'])} "
             f"({_pct(r['worst_cost_error'])}) | {_pct(r['player_error'])} "

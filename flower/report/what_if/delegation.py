@@ -35,8 +35,9 @@ What no transcript can tell is assumed as a range (`DelegationAssumptions`): rep
 project agents with a set report format (`flower.report.measured.REPORT_CHARS_DECILES`, 1st and 9th
 deciles), how often the coordinator reads a document back is `READ_BACK_INTERVAL` (the low end for the low
 cost), mandates are sized between a small and a large case. The worker is assumed to make the same
-tool calls the main thread did; the coordinator's rules and the workbench block it would also have carried
-are not counted.
+tool calls the main thread did. The coordinator's own fixed prefix (its system prompt and rules, `Agent`
+and its workers' tools) replaces the recorded one where the transcript records its request shape
+(`prefix`); the workbench block it would also carry (about 700 characters) is not counted.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ from ..metrics import block_chars
 from .priced import again_usd
 from .readback import ReadBacks, coordinator_look_ups
 from .replay import Request, Saving, Thread, replayed
-from .spill import boundaries, until_compacted
+from .spill import boundaries, read_path, saved_files, until_compacted
 
 __all__ = [
     "COORDINATOR_TOOLS",
@@ -128,6 +129,13 @@ class DelegationLine:
     cost_usd_high: float = 0.0
     main_peak_low: int = 0
     main_peak_high: int = 0
+    prefix_delta: int = 0
+    """Tokens by which each of the coordinator's requests carries a longer (negative: shorter) fixed prefix
+    than the recorded one: flower's coordinator's system prompt and tools against the request shape the
+    transcript records (`prefix.coordinator_delta`), else `WhatIfOptions.prefix_delta`. In a total, the sum
+    over the sessions (`prefix_sessions` of them computed it)."""
+    prefix_sessions: int = 0
+    """Sessions whose coordinator prefix was computed from the request shape their transcript records."""
     assumptions: DelegationAssumptions = field(default_factory=DelegationAssumptions)
 
     @property
@@ -159,18 +167,36 @@ def own_step(call: Mapping[str, Any]) -> bool:
     return isinstance(text, str) and len(text) <= OWN_STEP_MAX_INPUT and not _own(call)
 
 
+def _touches(call: Mapping[str, Any], cwd: str, saved: set[str]) -> bool:
+    """Whether `call` reads a file of `saved` (a Read of it, or a Bash command naming it)."""
+    if call.get("name") == "Bash":
+        tool_input = call.get("input")
+        command = str(tool_input.get("command", "")) if isinstance(tool_input, Mapping) else ""
+        return any(path in command for path in saved)
+    return read_path(call, cwd) in saved
+
+
 def tool_loops(thread: Thread, own_steps: int = 1) -> list[tuple[int, int, int]]:
     """`(first, last, calls)` of each stretch of a tool loop a worker would have made: the request whose
     reply made its first delegable call, the request that got its last results, and its calls. A reply
     whose calls the coordinator may make itself (`_own`) stays on the main thread and ends a stretch: the
     coordinator runs its glances and reads between mandates. A stretch of at most `own_steps` calls, each
-    an `own_step`, stays too: the coordinator takes a one-off step itself."""
+    an `own_step`, stays too: the coordinator takes a one-off step itself. The replies right after a
+    stretch that only read or search files the CLI saved outputs to (`spill.saved_files`) are that
+    stretch's last: the worker that was shown the preview looks into the file (as in flower's runs), not
+    the coordinator, which never saw it."""
     requests, entries = thread.requests, thread.entries
     cuts = set(boundaries(entries))
+    saved = saved_files(thread)
 
     def carried_back(number: int) -> bool:
         between = range(requests[number - 1].entry + 1, requests[number].entry)
         return not any(i in cuts or is_prompt(dict(entries[i])) for i in between)
+
+    def reads_back(number: int) -> bool:  # every call of its reply reads or searches a saved file
+        cwd = str(entries[requests[number].entry].get("cwd") or ".")
+        calls = _calls(requests[number])
+        return bool(calls) and all(_touches(c, cwd, saved) for c in calls)
 
     stretches = []
     opened: int | None = None
@@ -184,6 +210,8 @@ def tool_loops(thread: Thread, own_steps: int = 1) -> list[tuple[int, int, int]]
             opened = None
     loops = []
     for first, last in stretches:
+        while saved and last + 1 < len(requests) and reads_back(last) and carried_back(last + 1):
+            last += 1
         calls = [c for r in requests[first:last] for c in _calls(r)]
         if len(calls) > own_steps or not all(own_step(c) or _own(c) for c in calls):
             loops.append((first, last, len(calls)))
@@ -317,10 +345,12 @@ def delegation_line(
     others_usd: tuple[float, float],
     rate: float,
     a: DelegationAssumptions,
+    prefix: tuple[int, bool] = (0, False),
 ) -> DelegationLine:
-    """The estimate for a session whose main thread, with spill and layer 4 replayed, used `usages` (with
-    the read-backs expected at the lower and the upper bound of the real read-back share); `others_usd`
-    is what its subagents, compactions and read-back requests cost at each end."""
+    """The estimate for a session whose main thread, with spill and layer 4 replayed and its fixed prefix
+    moved by `prefix` (tokens a request, and whether they were computed from the recorded request shape),
+    used `usages` (with the read-backs expected at the lower and the upper bound of the real read-back
+    share); `others_usd` is what its subagents, compactions and read-back requests cost at each end."""
     loops = tool_loops(main, a.own_steps)
     looked = coordinator_look_ups(main, loops, rate)
     low_usd, low_peak = _bound(_with(main, usages[0]), loops, looked, rate, True, a)
@@ -333,5 +363,7 @@ def delegation_line(
         cost_usd_high=high_usd + others_usd[1],
         main_peak_low=low_peak,
         main_peak_high=high_peak,
+        prefix_delta=prefix[0],
+        prefix_sessions=int(prefix[1]),
         assumptions=a,
     )

@@ -174,7 +174,7 @@ def read_backs(thread: Thread, hits: Sequence[SpillHit], rate: float, model: Rea
         return (request + 1, end)
 
     for hit in hits:
-        if hit.cli_saved:
+        if hit.cli_saved or hit.saved_read:
             continue
         needs = _needs(hit, model)
         if not needs:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._text import human, percent
+from .delegation import DelegationLine
 from .lines import AsRecorded, Layers, ReplayLine, SessionWhatIf
 
 __all__ = ["WhatIfReport", "WhatIfTotal", "total_of"]
@@ -55,6 +56,18 @@ def _added(items: Sequence[Any]) -> Any:
         else:
             values[f.name] = sample
     return type(first)(**values)
+
+
+def _coordinator_prefix(d: DelegationLine, sessions: int) -> str:
+    """What the estimate says about the coordinator's own fixed prefix."""
+    if not d.prefix_sessions:
+        return "the recorded system prompt and tools kept (no request shape recorded)"
+    mean = d.prefix_delta / d.prefix_sessions
+    return (
+        f"flower's coordinator system prompt and tools instead of the recorded ones ({mean:+,.0f} tokens a "
+        f"request, from the request shape {d.prefix_sessions} of {sessions} session(s) record; the "
+        "workbench block not counted)"
+    )
 
 
 def total_of(sessions: Sequence[SessionWhatIf]) -> WhatIfTotal:
@@ -267,7 +280,8 @@ def _render(report: WhatIfReport, rows: int) -> str:
         f"a worker prefix of {a.worker_prefix_tokens:,} tokens (read when another worker ran within 5 "
         f"minutes), the coordinator {'kept warm by pings' if a.keep_warm else 'not kept warm'} while it "
         f"waits and taking up to {a.own_steps} hands-on step(s) in a row itself; the worker makes the "
-        f"loop's calls, writing {a.worker_prose_chars:,.0f} chars of prose a reply as real subagents do",
+        f"loop's calls, writing {a.worker_prose_chars:,.0f} chars of prose a reply as real subagents do; "
+        + _coordinator_prefix(d, report.total.sessions),
         _RULE,
     ]
     shown = sorted(report.sessions, key=lambda s: -s.as_recorded.cost_usd)[:rows]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..._util.content import text_of
 from ...spill import SpillPolicy
@@ -28,10 +29,12 @@ from .delegation import DelegationAssumptions, delegation_line
 from .handoff import glance_line, handoff_line, main_model, unkept_compactions
 from .layer4 import RESIDUE, ResumeReplay, layer4_savings, replay_resumes
 from .lines import AsRecorded, Layer4Line, Layers, ReplayLine, SessionWhatIf, SpillLine, TokensByKind
+from .prefix import coordinator_delta
 from .priced import Scenario, dollars, priced, scenario
 from .readback import CENTRAL, PESSIMISTIC, ReadBackModel
 from .replay import Saving, Thread, thread_of, tokens_per_char
-from .spill import spill_hits, spill_savings, spilled_entries
+from .saved import settle
+from .spill import kept, spill_hits, spill_savings, spilled_entries
 from .stopped import how_it_stopped
 
 __all__ = ["WhatIfOptions", "what_if_session"]
@@ -51,9 +54,13 @@ class WhatIfOptions:
     """How a model shown only previews reads spilled outputs back (the real figures by default)."""
     prefix_delta: int = 0
     """Tokens by which every main-thread request's fixed prefix (tools and system prompt) would differ
-    under flower (negative: shorter), e.g. flower's tool list against the CLI's own set, measured from
-    the two first requests; applied to the lines that stand for flower (spill + layer 4, delegation).
-    0 by default: the recorded prefix is kept."""
+    under flower without delegation (negative: shorter), e.g. flower's tool list against the CLI's own
+    set, measured from the two first requests; applied to spill + layer 4, and to the delegation estimate
+    of a session whose transcript records no request shape. 0 by default: the recorded prefix is kept."""
+    coordinator_delta: int | None = None
+    """The same for the delegation estimate's coordinator; None (the default): computed per session,
+    flower's coordinator's system prompt and tools against the request shape its transcript records
+    (`prefix.coordinator_delta`), or `prefix_delta` where it records none."""
     show_prompts: bool = False
     """Give each session the first line of its first prompt as a title (content: off by default)."""
 
@@ -151,12 +158,16 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
     total = recorded.cost_usd
     none: list[list[Saving]] = [[] for _ in threads]
 
-    hits = [spill_hits(t, options.spill) for t in threads]
+    home = Path(session.path).with_suffix("") / "tool-results" if session.path.endswith(".jsonl") else None
+    every = [settle(t, spill_hits(t, options.spill), home, options.spill) for t in threads]
+    hits = [kept(h) for h in every]
     cuts = [spill_savings(t, h, rate) for t, h in zip(threads, hits, strict=True)]
+    # the replay's end, nothing read back: the recorded read-backs of the CLI's saved outputs spilled too
+    bare = [spill_savings(t, h, rate) for t, h in zip(threads, every, strict=True)]
     model = options.read_back
     central = scenario(threads, cuts, hits, rate, model)
     spill = _line(
-        central, scenario(threads, cuts), scenario(threads, cuts, hits, rate, PESSIMISTIC), total, fixed_usd
+        central, scenario(threads, bare), scenario(threads, cuts, hits, rate, PESSIMISTIC), total, fixed_usd
     )
 
     resumes = await replay_resumes(session.project_key, session.session_id, session.main, options.layer4)
@@ -166,18 +177,27 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
     spilled = spilled_entries(session.main, hits[0])
     over = await replay_resumes(session.project_key, session.session_id, spilled, options.layer4)
     prefix = _prefix(main, options.prefix_delta)
-    both_cuts = [[*cuts[0], *layer4_savings(main, over, rate), *prefix], *cuts[1:]]
+    pruned = layer4_savings(main, over, rate)
+    both_cuts = [[*cuts[0], *pruned, *prefix], *cuts[1:]]
     both_central = scenario(threads, both_cuts, hits, rate, model)
     both = _line(
         both_central,
-        scenario(threads, both_cuts),
+        scenario(threads, [[*bare[0], *pruned, *prefix], *bare[1:]]),
         scenario(threads, both_cuts, hits, rate, PESSIMISTIC),
         total,
         fixed_usd,
     )
-    ends = [
-        scenario(threads, both_cuts, hits, rate, dataclasses.replace(model, look_share=share))
-        for share in PREVIEW_READ_BACK_INTERVAL
+    computed = coordinator_delta(main) if options.coordinator_delta is None else None
+    coordinator = options.coordinator_delta if options.coordinator_delta is not None else computed
+    coordinator = options.prefix_delta if coordinator is None else coordinator
+    moved = _prefix(main, coordinator)
+    ends = [  # the low end with nothing of the CLI's saved outputs read back, as the replay's end
+        scenario(threads, [[*spilled_cuts[0], *pruned, *moved], *spilled_cuts[1:]], hits, rate, end)
+        for spilled_cuts, end in zip(
+            (bare, cuts),
+            (dataclasses.replace(model, look_share=share) for share in PREVIEW_READ_BACK_INTERVAL),
+            strict=True,
+        )
     ]
     others = tuple(priced(threads[1:], end.used[1:]) + fixed_usd + end.again_usd for end in ends)
     return SessionWhatIf(
@@ -204,7 +224,12 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
             handoff=handoff_line(main, fixed, rate),
             glance=glance_line(main),
             delegation=delegation_line(
-                main, (ends[0].used[0], ends[1].used[0]), (others[0], others[1]), rate, options.delegation
+                main,
+                (ends[0].used[0], ends[1].used[0]),
+                (others[0], others[1]),
+                rate,
+                options.delegation,
+                (coordinator, computed is not None),
             ),
         ),
         main_context=tuple(r.usage.context for r in main.requests),

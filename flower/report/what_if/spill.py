@@ -8,10 +8,19 @@ builds the pointer and preview exactly as the hook writes them. What the model r
 field lost (for a Read, in proportion: the CLI numbers its lines); the spilled output is replaced from the
 request after it, until a compaction drops it. Which later replies use what the preview hides is
 `quotes`' part; what a model would have read back for it, `readback`'s.
+
+Where the CLI had saved an output to a file itself (a long Bash output, a Grep's long content), flower's
+pointer replaces the CLI's, so the file a later Read of the CLI's path reads is, under flower, the spilled
+file: the guard lets a Read of its own spill directory through whole, so that read-back is kept as
+recorded (`SpillHit.saved_read`, `saved_files`), not spilled again. Only the replay's end (nothing read
+back) spills it: flower's preview also shows the output's tail, which the CLI's does not, so a read-back
+the CLI's preview made necessary may not be under flower, and a transcript cannot tell which.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +38,11 @@ from .replay import Saving, Thread
 __all__ = [
     "SpillHit",
     "boundaries",
+    "kept",
+    "read_path",
     "results_of",
+    "saved_files",
+    "saved_path",
     "spill_hits",
     "spill_savings",
     "spilled_entries",
@@ -37,6 +50,8 @@ __all__ = [
 ]
 
 _WORKBENCH = ".flower"
+_SAVED_TO = re.compile(r"Full output saved to: (\S+)")
+"""The path in the CLI's `<persisted-output>` preview of an output it saved to a file."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +78,13 @@ class SpillHit:
     cli_saved: bool = False
     """The CLI itself had saved the output to a file and shown its preview: what the model did with it is
     in the recorded requests (no read-back is added)."""
+    saved_read: bool = False
+    """A Read of the file the CLI had saved an earlier spilled output to: under flower it reads the spill
+    file, which the guard passes whole, so every line keeps it as recorded but the replay's end (nothing
+    read back), which spills it as if the model had not needed it (`kept`); no read-back is added."""
+    needed: bool = True
+    """For a `saved_read`: whether flower's preview hides what the replies after it took from the output
+    too (`saved.settle`); one that flower's preview shows (its tail, say) is not needed: spilled."""
 
     @property
     def quoted_later(self) -> bool:
@@ -130,13 +152,52 @@ def _saved(tool: str, output: object, text: str, policy: SpillPolicy, cwd: Path)
     return max(0, min(lost, len(text))), False
 
 
+def saved_path(output: object, text: str) -> str | None:
+    """The file the CLI saved an output to (`persistedOutputPath`, else the path its `<persisted-output>`
+    preview names), or None."""
+    if isinstance(output, Mapping):
+        path = output.get("persistedOutputPath")
+        if isinstance(path, str) and path:
+            return path
+    found = _SAVED_TO.search(text) if "<persisted-output>" in text else None
+    return found.group(1) if found else None
+
+
+def read_path(call: Mapping[str, Any] | None, cwd: str) -> str | None:
+    """The file a Read call reads (normalised, a relative path taken from `cwd`), or None for other calls."""
+    tool_input = call.get("input") if call is not None and call.get("name") == "Read" else None
+    path = tool_input.get("file_path") if isinstance(tool_input, Mapping) else None
+    return os.path.normpath(os.path.join(cwd, path)) if isinstance(path, str) and path else None
+
+
+def saved_files(thread: Thread) -> set[str]:
+    """The files the CLI saved the thread's outputs to (normalised): a Read of one is a read-back."""
+    found = set()
+    for entry in thread.entries:
+        results = tool_results(entry)
+        for block in results:
+            output = entry.get("toolUseResult") if len(results) == 1 else None
+            path = saved_path(output, text_of(block.get("content")))
+            if path is not None:
+                found.add(os.path.normpath(os.path.join(str(entry.get("cwd") or "."), path)))
+    return found
+
+
+def kept(hits: Sequence[SpillHit]) -> list[SpillHit]:
+    """The hits flower spills: all but the needed Reads of a file the CLI saved an output to."""
+    return [hit for hit in hits if not (hit.saved_read and hit.needed)]
+
+
 def spill_hits(thread: Thread, policy: SpillPolicy) -> list[SpillHit]:
-    """Every output of `thread` the policy spills, in order."""
+    """Every output of `thread` the policy spills, in order, and the Reads of a file the CLI had saved one
+    of them to, marked `saved_read` (under flower they read the spill file, which the guard passes whole:
+    only the replay's end, nothing read back, spills them)."""
     if not policy.enabled:
         return []
     calls = _calls(thread)
     said: ThreadText | None = None  # read once, on the thread's first hit
     hits = []
+    saved: set[str] = set()  # the files the CLI saved spilled outputs to: flower's spill files instead
     for index, entry in enumerate(thread.entries):
         results = tool_results(entry)
         for block in results:
@@ -149,11 +210,14 @@ def spill_hits(thread: Thread, policy: SpillPolicy) -> list[SpillHit]:
                 {"tool_input": call.get("input") if call else None, "cwd": str(cwd)}, cwd / _WORKBENCH
             ):
                 continue
+            saved_read = tool == "Read" and read_path(call, str(cwd)) in saved
             text = text_of(block.get("content"))
             output = entry.get("toolUseResult") if len(results) == 1 else None
             if not isinstance(output, Mapping | str):
                 output = text
             found = _saved(tool, output, text, policy, cwd)
+            if found is not None and found[1] and (path := saved_path(output, text)) is not None:
+                saved.add(os.path.normpath(os.path.join(cwd, path)))
             if found is not None and call is not None:
                 head, tail = policy.head, policy.tail
                 if said is None:
@@ -169,6 +233,7 @@ def spill_hits(thread: Thread, policy: SpillPolicy) -> list[SpillHit]:
                         quoted_at=said.quoted_at(index, text, call, head, tail),
                         copies=said.copies(index, text, call, head, tail),
                         cli_saved=found[1],
+                        saved_read=saved_read,
                     )
                 )
     return hits
