@@ -89,6 +89,7 @@ def pytest_xdist_node_collection_finished(node: object, ids: list[str]) -> None:
 @pytest.hookimpl
 def pytest_sessionfinish(session: pytest.Session) -> None:
     _collected(session.config)  # a collection error ends the session before any of the above
+    crashes.clean_up(session.config)
 
 
 @pytest.hookimpl

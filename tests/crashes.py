@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import IO, Any
@@ -47,3 +48,9 @@ def explain_crash(report: Any) -> None:
     if not dump:
         dump = "(no Python fault: killed from outside, e.g. SIGKILL or the OOM killer, or ended by os._exit)"
     report.longrepr = f"{report.longrepr}\n{worker_id}'s fault dump:\n{dump}"
+
+
+def clean_up(config: pytest.Config) -> None:
+    """In the controller, once the workers ended: remove their fault files."""
+    if not hasattr(config, "workerinput"):
+        shutil.rmtree(_dump_file(os.getpid(), "gw0").parent, ignore_errors=True)
