@@ -34,6 +34,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENT_FILE = ROOT / "tools" / "mutation_equivalent.toml"
+# mutmut's command line, taught to mutate the functions that `@checked` decorates
+MUTMUT = (sys.executable, str(ROOT / "tools" / "mutmut_checked.py"))
 WORK = ROOT / "build" / "mutation"
 
 # mutmut's statuses, as `mutmut results --all true` prints them, grouped for the score
@@ -243,7 +245,7 @@ def _prepare(name: str, module: Module, *, fresh: bool) -> Path:
 
 def _statuses(work: Path) -> dict[str, str]:
     out = subprocess.run(
-        [sys.executable, "-m", "mutmut", "results", "--all", "true"],
+        [*MUTMUT, "results", "--all", "true"],
         cwd=work,
         capture_output=True,
         text=True,
@@ -367,7 +369,7 @@ def _score(name: str, mutants: list[Mutant], entries: list[dict[str, str]], used
 def _mutmut(name: str, work: Path, jobs: int, names: list[str], log: Path) -> None:
     for leftover in MODULES[name].leftovers:
         (work / "mutants" / leftover).unlink(missing_ok=True)
-    command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *names]
+    command = [*MUTMUT, "run", "--max-children", str(jobs), *names]
     with log.open("a", encoding="utf-8") as out:
         done = subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT)
     if done.returncode != 0:
