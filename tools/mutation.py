@@ -3,6 +3,7 @@
 Each module is mutated by mutmut (3.x) against the fast tests that exercise it, in a work directory of
 its own under `build/mutation/<module>` (mutmut copies the package there, rewrites the chosen files with
 every mutant behind a switch, and runs each mutant against the tests that reach the mutated function).
+mutmut runs through `tools/mutmut_checked.py`, which lets it mutate functions decorated with `@checked`.
 The command then prints, per module, how many mutants were killed, how many survived but are listed as
 equivalent (or out of mutmut's reach) in `tools/mutation_equivalent.toml` with a reason, and how many
 survived; and it lists every unexplained survivor with its change, so a contributor can kill it with a
@@ -56,6 +57,10 @@ class Module:
     # files a mutant may leave in mutmut's working directory (an outbox mutated to take ":memory:" for a
     # file name), removed before each mutmut run so that its clean run of the tests starts clean
     leftovers: tuple[str, ...] = ()
+    # mutmut stops a mutant after (the tests' time + 1 s) x this x 2 of CPU time and counts it killed
+    # (a loop that never ends); its default, 15, gives a mutant that loops minutes when its tests take
+    # seconds
+    timeout_multiplier: float | None = None
     doc: str = ""
 
 
@@ -111,6 +116,9 @@ MODULES: dict[str, Module] = {
             "--deselect",
             "tests/stores/test_rewrite_mend.py::test_real_sessions_have_no_link_to_mend",
         ),
+        # most of its functions are reached by the property tests (7 s a mutant): a mutant that loops
+        # is stopped after about a minute of CPU, not four
+        timeout_multiplier=3.0,
     ),
     "glance": Module(
         doc="glance's verdict: the parser's answer, the deny rules, the core without a jail, the wall's run",
@@ -224,6 +232,7 @@ def _config(module: Module) -> str:
         f"pytest_add_cli_args_test_selection = {toml_list(module.tests)}\n"
         f"pytest_add_cli_args = {toml_list(('-p', 'no:cacheprovider', *module.pytest_args))}\n"
         f"also_copy = {toml_list(module.also_copy)}\n"
+        + (f"timeout_multiplier = {module.timeout_multiplier}\n" if module.timeout_multiplier else "")
     )
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
+from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
 from flower.stores.rewrite import Spill, spill_name
 from flower.stores.rewrite._transcript import Rewritten
-from flower.stores.rewrite.pipeline import apply_steps
+from flower.stores.rewrite.pipeline import apply_steps, rewrite_history, rewrite_steps
 
 from .transcripts import Transcript
 
@@ -65,3 +66,61 @@ def test_a_history_that_is_not_one_comes_back_as_it_is(caplog: pytest.LogCapture
     assert (
         record.getMessage() == f"flower.stores: the history is returned unrewritten: {applied.errors[0][9:]}"
     )
+
+
+def test_a_broken_clock_leaves_the_history_as_stored(caplog: pytest.LogCaptureFixture) -> None:
+    """The staging itself fails (the load's time is no number): the history comes back unrewritten."""
+    entries = history()
+    before = time.perf_counter()
+    with caplog.at_level(logging.ERROR, logger="flower.stores"):
+        applied = apply_steps(
+            entries, rewrite_steps(prune=PrunePolicy()), now=cast(float, "noon"), cache=CachePolicy()
+        )
+    assert applied.entries == entries and applied.changes == () and not applied.warm
+    (error,) = applied.errors
+    assert error.startswith("history: TypeError: ")
+    assert 0 <= applied.seconds <= time.perf_counter() - before
+    assert [r.getMessage() for r in caplog.records] == ["flower.stores: the history is returned unrewritten"]
+
+
+def test_the_load_time_reaches_the_steps() -> None:
+    """A pause of `stale_after` before the load expires every ephemeral result, the recent ones too."""
+    t = Transcript()
+    t.prompt("status?")
+    t.run("git status", "M file\n" * 100, "toolu_gs")
+    ephemeral = EphemeralPolicy(predicate=lambda command: command == "git status", stale_after=600)
+    assert rewrite_history(t.entries, ephemeral=ephemeral, now=t.last_time + 100).changes == ()
+    (change,) = rewrite_history(t.entries, ephemeral=ephemeral, now=t.last_time + 1_000).changes
+    assert (change.kind, change.tool_use_id) == ("expired", "toolu_gs")
+
+
+def test_every_spill_of_a_rewrite_is_returned_once() -> None:
+    t = Transcript()
+    t.prompt("read")
+    t.run("cat a", "a" * 500, "toolu_a")
+    t.run("cat b", "b" * 500, "toolu_b")
+    t.run("cat c", "a" * 500, "toolu_c")  # the same body: the same file
+    out = rewrite_history(t.entries, trim=TrimPolicy(keep_recent=0, min_chars=100), spill_dir="/spill")
+    assert out.spills == (Spill(spill_name("a" * 500), "a" * 500), Spill(spill_name("b" * 500), "b" * 500))
+    assert rewrite_history(t.entries, prune=PrunePolicy()).spills == ()
+
+
+def test_a_warm_load_counts_a_change_to_a_call_the_cli_still_replays() -> None:
+    """The last cold load dropped two denials; since, the session was rewound to the first call's
+    message: that call is replayed (its change counts), the other denial is not (reported apart)."""
+    t = Transcript()
+    t.prompt("clean up")
+    (first,) = t.assistant(t.bash("rm -rf a", "toolu_a"))
+    t.result("toolu_a", "no", denial="permission-rule")
+    t.assistant(t.bash("rm -rf b", "toolu_b"))
+    t.result("toolu_b", "no", denial="permission-rule")
+    t.assistant({"type": "text", "text": "Both refused."})
+    t.pause(1_000)
+    t._tip = first["uuid"]  # rewound to the first call's message, in a resumed process
+    t.resume("try another way")
+    t.assistant({"type": "text", "text": "Trying."})
+
+    out = rewrite_history(t.entries, prune=PrunePolicy(keep_denials=0), now=t.last_time + 60)
+
+    assert [(c.kind, c.tool_use_id) for c in out.changes] == [("denial", "toolu_a")]
+    assert [(c.kind, c.tool_use_id) for c in out.unreplayed] == [("denial", "toolu_b")]
