@@ -124,3 +124,74 @@ def test_a_warm_load_counts_a_change_to_a_call_the_cli_still_replays() -> None:
 
     assert [(c.kind, c.tool_use_id) for c in out.changes] == [("denial", "toolu_a")]
     assert [(c.kind, c.tool_use_id) for c in out.unreplayed] == [("denial", "toolu_b")]
+
+
+def test_the_steps_run_on_everything_get_their_name_and_the_loads_time() -> None:
+    seen: list[tuple[str, Any]] = []
+
+    def failing(name: str) -> Any:
+        def step(entries: list[Any], moment: Any, branch: Any) -> Rewritten:
+            seen.append((name, moment))
+            raise ValueError("no good")
+
+        return step
+
+    applied = apply_steps(history(), [(n, failing(n)) for n in ("mend_links", "heal_orphans")], now=1e9)
+    assert applied.errors == ("mend_links: ValueError: no good", "heal_orphans: ValueError: no good")
+    assert seen == [("mend_links", 1e9), ("heal_orphans", 1e9)]
+
+
+def test_a_warm_load_relinks_the_later_entries_over_what_the_last_cold_load_dropped() -> None:
+    """The resumed prompt hangs off an API error that the last cold load dropped: it is relinked to the
+    error's parent, as the cold load returned it."""
+    t = Transcript()
+    t.prompt("build")
+    t.assistant({"type": "text", "text": "Building."})
+    error = t.api_error()
+    t.pause(1_000)
+    prompt = t.resume("go on")
+    t.assistant({"type": "text", "text": "Going on."})
+    assert prompt["parentUuid"] == error["uuid"]
+
+    out = rewrite_history(t.entries, prune=PrunePolicy(), now=t.last_time + 60)
+
+    assert error["uuid"] not in [e.get("uuid") for e in out.entries]
+    (resumed,) = [e for e in out.entries if e.get("uuid") == prompt["uuid"]]
+    assert resumed["parentUuid"] == error["parentUuid"]
+
+
+def test_a_call_answered_after_the_last_cold_load_is_not_answered_again() -> None:
+    t = Transcript()
+    t.prompt("build")
+    t.assistant(t.bash("make", "toolu_make"))
+    t.pause(1_000)
+    t.resume("still there?")  # written while make ran; its result comes after
+    t.result("toolu_make", "built")
+    t.assistant({"type": "text", "text": "Built."})
+
+    out = rewrite_history(t.entries, prune=PrunePolicy(), now=t.last_time + 60)
+
+    assert [c.kind for c in out.changes] == []
+    assert out.entries == t.entries
+
+
+def test_a_link_mended_off_the_branch_still_counts_at_a_warm_load() -> None:
+    """Mending runs over the whole history at every load: its change is named even on an entry the CLI
+    no longer replays (here a turn the session was rewound from)."""
+    t = Transcript()
+    t.prompt("build")
+    t.assistant({"type": "text", "text": "Built."})
+    t.pause(1_000)
+    t.resume("go on")
+    (went_on,) = t.assistant({"type": "text", "text": "Going on."})
+    t._tip = "lost-in-a-crash"
+    cut = t.prompt("and then?")
+    t.assistant({"type": "text", "text": "Then this."})
+    t._tip = went_on["uuid"]  # rewound: the turn after the cut is off the branch
+    t.prompt("no, this")
+    t.assistant({"type": "text", "text": "This."})
+
+    out = rewrite_history(t.entries, prune=PrunePolicy(), now=t.last_time + 60)
+
+    assert [(c.kind, c.uuid) for c in out.changes] == [("relinked", cut["uuid"])]
+    assert out.unreplayed == ()

@@ -427,3 +427,35 @@ def test_fewer_denials_on_the_branch_than_kept_drop_nothing() -> None:
     for name in "cd":
         refused(t, f"rm -rf {name}", f"toolu_{name}")
     assert drop_denials(t.entries, PrunePolicy(keep_denials=3)).changes == ()
+
+
+def test_an_entry_that_keeps_no_result_loses_the_refusals_fields_and_one_that_keeps_one_does_not() -> None:
+    t = Transcript()
+    t.prompt("go")
+    texted = refused(t, "rm -rf z", "toolu_z")
+    texted["message"]["content"].insert(0, {"type": "text", "text": "a block that stays"})
+    t.assistant(t.bash("rm -rf x", "toolu_x"), t.bash("rm -rf y", "toolu_y"), merged=True)
+    both = t.result("toolu_x", "no", denial="permission-rule")  # an older CLI: one entry, two refusals
+    both["message"]["content"].append({"type": "tool_result", "tool_use_id": "toolu_y", "content": "no"})
+    out = drop_denials(t.entries, PrunePolicy(keep_denials=1))
+    kept = {e["uuid"]: e for e in out.entries if "uuid" in e}
+    assert [b["tool_use_id"] for b in kept[both["uuid"]]["message"]["content"]] == ["toolu_y"]
+    assert {"toolUseResult", "toolDenialKind", "permissionDecision"} <= set(kept[both["uuid"]])
+    assert [b["type"] for b in kept[texted["uuid"]]["message"]["content"]] == ["text"]
+    assert not {"toolUseResult", "toolDenialKind", "permissionDecision", "sourceToolAssistantUUID"} & set(
+        kept[texted["uuid"]]
+    )
+
+
+def test_a_refusal_whose_call_is_not_in_the_history_is_dropped_unnamed() -> None:
+    """A partial copy of a session (a fork) may hold a refusal without its call."""
+    t = Transcript()
+    t.prompt("go")
+    orphaned = refused(t, "rm -rf a", "toolu_a")
+    t.entries.remove(next(e for e in t.entries if e.get("type") == "assistant"))
+    orphaned["parentUuid"] = t.entries[0]["uuid"]
+    refused(t, "rm -rf b", "toolu_b")
+    out = drop_denials(t.entries)
+    dropped = [c for c in out.changes if c.kind == "denial"]
+    assert [(c.tool_use_id, c.detail) for c in dropped] == [("toolu_a", "")]
+    assert [c.kind for c in out.changes] == ["denial"], "nothing to name in the note"
