@@ -9,12 +9,13 @@ from typing import Any, cast
 
 import pytest
 
+from flower._errors import SpecError
 from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
 from flower.stores.rewrite import Spill, spill_name
 from flower.stores.rewrite._transcript import Rewritten
 from flower.stores.rewrite.pipeline import apply_steps, rewrite_history, rewrite_steps
 
-from .transcripts import Transcript
+from .transcripts import Transcript, results, text
 
 
 def history() -> list[dict[str, Any]]:
@@ -195,3 +196,50 @@ def test_a_link_mended_off_the_branch_still_counts_at_a_warm_load() -> None:
 
     assert [(c.kind, c.uuid) for c in out.changes] == [("relinked", cut["uuid"])]
     assert out.unreplayed == ()
+
+
+def test_the_steps_in_order_each_with_the_policy_given() -> None:
+    prune = PrunePolicy(
+        keep_denials=0, interrupt_note="[STOPPED]", superseded_note="[OLD {path}: {by}]", orphan_note="[CUT]"
+    )
+    steps = rewrite_steps(prune=prune, ephemeral=EphemeralPolicy(), trim=TrimPolicy(), spill_dir="/s")
+    assert [name for name, _ in steps] == [
+        "mend_links",
+        "drop_api_errors",
+        "drop_denials",
+        "neutralise_interrupts",
+        "supersede_reads",
+        "expire_ephemeral",
+        "trim_results",
+        "heal_orphans",
+    ]
+    with pytest.raises(SpecError, match=r"^trimming needs a spill directory the agent can Read$"):
+        rewrite_steps(trim=TrimPolicy())
+
+    t = Transcript()
+    t.prompt("go")
+    t.run("rm -rf x", "no", "toolu_rm", denial="permission-rule")
+    t.assistant(t.bash("sleep 100", "toolu_stop"))
+    t.result("toolu_stop", "stopped", interrupted=True)
+    for ident in ("r1", "r2"):
+        t.assistant(t.call("Read", {"file_path": "/a.py"}, ident))
+        record = {
+            "filePath": "/a.py",
+            "content": "a\n" * 200,
+            "numLines": 200,
+            "startLine": 1,
+            "totalLines": 200,
+        }
+        t.result(ident, "     1\ta\n" * 200)["toolUseResult"] = {"type": "text", "file": record}
+    t.assistant(t.bash("sleep 1", "toolu_early"))
+    t.prompt("and?")  # the history went on past that call without its result
+    t.assistant(t.bash("make", "toolu_make"))
+    t._tip = "lost-in-a-crash"  # a resume after a crash chained to an answer the store never got
+    t.prompt("go on")
+
+    out = rewrite_history(t.entries, prune=prune)
+
+    found = results(out.entries)
+    assert "toolu_rm" not in found and text(found["toolu_stop"]) == "[STOPPED]"
+    assert text(found["r1"]) == "[OLD /a.py: Read]"
+    assert text(found["toolu_early"]) == text(found["toolu_make"]) == "[CUT]"

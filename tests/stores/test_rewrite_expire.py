@@ -9,6 +9,7 @@ import pytest
 from flower._errors import SpecError
 from flower.stores import EphemeralPolicy
 from flower.stores.rewrite import expire_ephemeral, short_command
+from flower.stores.rewrite.expire import idle_cutoff
 
 from .transcripts import Transcript, dumps, results, text
 
@@ -235,3 +236,55 @@ def test_the_pause_length_is_a_policy() -> None:
 def test_a_bad_pause_length_is_refused(value: object) -> None:
     with pytest.raises(SpecError, match=r"stale_after must be (None or )?a (positive )?number"):
         EphemeralPolicy(stale_after=value)  # type: ignore[arg-type]
+
+
+def at(seconds: float) -> dict[str, str]:
+    return {"timestamp": datetime.fromtimestamp(T0 + seconds, UTC).isoformat().replace("+00:00", "Z")}
+
+
+def test_idle_cutoff_on_entries_written_by_hand() -> None:
+    entries = [at(0), {"type": "no time"}, at(600), at(700)]
+    assert idle_cutoff(entries, None, now=T0 + 10 * HOUR) == 0  # no pause length: no cutoff
+    assert idle_cutoff(entries, 601) == 0, "no pause that long"
+    assert idle_cutoff(entries, 600) == 2, "a pause of exactly stale_after, past an entry without a time"
+    assert idle_cutoff(entries, 600, now=T0 + 1_300) == 4, "the pause before the load counts"
+    assert idle_cutoff(entries, 600, now=T0 + 1_299) == 2
+
+
+def test_exactly_one_over_keep_recent_expires_one() -> None:
+    out = expire_ephemeral(statuses(3).entries, EphemeralPolicy(predicate=GIT.predicate, keep_recent=2))
+    assert [c.tool_use_id for c in out.changes] == ["toolu_gs0"]
+
+
+def test_the_default_policy_and_the_branch_given() -> None:
+    t = statuses(8)
+    assert [c.tool_use_id for c in expire_ephemeral(t.entries).changes] == ["toolu_gs0", "toolu_gs1"]
+    assert expire_ephemeral(t.entries, GIT, branch=frozenset()).changes == ()
+
+
+def test_only_text_results_of_bash_calls_are_sites() -> None:
+    """A Monitor call with a command, a Read, a result of no call and an image result are no sites: the
+    text of the last status is then the only one over keep_recent."""
+    t = statuses(1)
+    t.assistant(t.call("Monitor", {"command": "git status -s"}, "toolu_mon"))
+    t.result("toolu_mon", status(50))
+    t.assistant(t.call("Read", {"file_path": "/a.py"}, "toolu_read"))
+    t.result("toolu_read", status(51))
+    t.run("git status -s", status(52), "toolu_gs_last")
+    last = t.entries[-1]["message"]["content"]
+    last[:0] = [  # merged in front of the status in the same entry
+        {"type": "tool_result", "tool_use_id": "nobody", "content": "x"},
+        {"type": "tool_result", "tool_use_id": ["not", "an", "id"], "content": "x"},
+    ]
+    t.run("git status -s", [{"type": "image", "source": {"type": "base64", "data": "AAAA"}}], "toolu_gs_img")
+    out = expire_ephemeral(t.entries, EphemeralPolicy(predicate=GIT.predicate, keep_recent=1))
+    assert [c.tool_use_id for c in out.changes] == ["toolu_gs0"]
+
+
+def test_a_result_right_after_the_pause_is_not_before_it() -> None:
+    t = Transcript()
+    t.prompt("status?")
+    t.assistant(t.bash("git status -s", "toolu_gs"))
+    t.pause(2 * HOUR)
+    t.result("toolu_gs", status(0))
+    assert expire_ephemeral(t.entries, GIT).changes == ()

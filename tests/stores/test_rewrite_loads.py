@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 
 from flower.stores import CachePolicy
-from flower.stores.rewrite.loads import LoadPoint, is_command, is_prompt, load_points, resumes, session_start
+from flower.stores.rewrite.loads import (
+    LoadPoint,
+    is_command,
+    is_prompt,
+    load_points,
+    resumes,
+    rewrite_point,
+    session_start,
+)
 
 from .transcripts import Transcript
 
@@ -230,3 +238,18 @@ def test_a_command_line_is_made_of_the_clis_elements_only(content: Any, command:
 
 def test_an_entry_without_a_message_is_no_command() -> None:
     assert is_command({"type": "user", "message": "<command-name>/x</command-name>"}) is False
+
+
+def test_rewrite_point_reads_the_last_timed_request_and_the_last_lifetime_told() -> None:
+    cache = CachePolicy(ttl=300)
+    untimed = [asked(None), said(None), {"type": "system"}]
+    assert rewrite_point(untimed, T + 10, cache) == (3, T + 10, False)
+    assert rewrite_point([{"type": "system", "timestamp": at(0)}], T + 10, cache) == (1, T + 10, False)
+    # a system entry written after the last request is no request: the load is cold
+    late = [asked(0), said(10), {"type": "system", "timestamp": at(1_000)}]
+    assert rewrite_point(late, T + 1_060, cache) == (3, T + 1_060, False)
+    # exactly the lifetime after the last request: cold
+    assert rewrite_point([asked(0), said(10)], T + 310, cache) == (2, T + 310, False)
+    # the newest reply tells no lifetime, an older one does: that one applies (warm an hour long)
+    told = [asked(0), said(10, promptCacheRequested="1h"), asked(20), said(30)]
+    assert rewrite_point(told, T + 1_030, cache)[2] is True

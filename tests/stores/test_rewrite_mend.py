@@ -284,3 +284,15 @@ def test_an_entry_without_a_message_ends_the_tips_message() -> None:
     added = out.entries[2]
     assert [e["uuid"] for e in out.entries] == ["p", "a1", added["uuid"], "a2"]
     assert added["parentUuid"] == "a1" and out.entries[3]["parentUuid"] == added["uuid"]
+
+
+def test_only_an_entry_with_a_uuid_and_an_earlier_entry_is_mended() -> None:
+    first = part("user", "f", "older-file", "", {"type": "text", "text": "a partial copy starts here"})
+    reply = part("assistant", "a", "f", "m1", {"type": "text", "text": "Done."})
+    blank = part("user", "", "lost", "", {"type": "text", "text": "no uuid"})
+    broken = part("user", "q", "lost", "", {"type": "text", "text": "Go on."})
+
+    out = mend_links([first, reply, blank, broken], PrunePolicy())
+
+    assert out.entries == [first, reply, blank, {**broken, "parentUuid": "a"}]
+    assert [c.uuid for c in out.changes] == ["q"]
