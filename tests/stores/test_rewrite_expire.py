@@ -9,7 +9,7 @@ import pytest
 from flower._errors import SpecError
 from flower.stores import EphemeralPolicy
 from flower.stores.rewrite import expire_ephemeral, short_command
-from flower.stores.rewrite.expire import idle_cutoff
+from flower.stores.rewrite.expire import entry_time, idle_cutoff
 
 from .transcripts import Transcript, dumps, results, text
 
@@ -288,3 +288,21 @@ def test_a_result_right_after_the_pause_is_not_before_it() -> None:
     t.pause(2 * HOUR)
     t.result("toolu_gs", status(0))
     assert expire_ephemeral(t.entries, GIT).changes == ()
+
+
+def test_an_entry_time_needs_a_zoned_iso_string() -> None:
+    assert entry_time({"timestamp": "2026-11-29T10:00:00Z"}) == T0
+    assert entry_time({"timestamp": "2026-11-29T10:00:00"}) is None  # no zone: no instant
+    assert entry_time({"timestamp": 1_800_000_000}) is None
+    assert entry_time({"timestamp": ""}) is None
+
+
+def test_an_old_format_refusal_is_no_output_to_expire() -> None:
+    """CLI 2.1.42 marked no refusal: its fixed sentence names the call (here with a kept denial's note)."""
+    t = Transcript()
+    t.prompt("status?")
+    t.assistant(t.bash("git status -s", "toolu_gs"))
+    sentence = "Permission to use Bash with command git status -s has been denied."
+    entry = t.result("toolu_gs", sentence + "\n" + "[also refused earlier: " + "x" * 300 + "]", is_error=True)
+    entry["toolUseResult"] = f"Error: {sentence}"
+    assert expire_ephemeral(t.entries, EphemeralPolicy(predicate=GIT.predicate, keep_recent=0)).changes == ()

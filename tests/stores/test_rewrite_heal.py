@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import uuid as uuidlib
+
 import pytest
 
 from flower.stores import PrunePolicy
 from flower.stores.rewrite import CLI_ORPHAN_NOTE, drop_entries, heal_orphans
 from flower.stores.rewrite._transcript import block_size
+from flower.stores.rewrite.heal import HEAL_NAMESPACE, is_healed
 
 from .transcripts import Transcript, calls, results, text
 
@@ -192,3 +195,28 @@ def test_two_orphans_of_the_last_message_each_save_what_the_clis_own_result_woul
     cli = {**ours, "content": CLI_ORPHAN_NOTE}
     assert [c.tool_use_id for c in out.changes] == ["toolu_make", "toolu_test"]
     assert [c.chars_saved for c in out.changes] == [block_size(cli) - block_size(ours)] * 2
+
+
+def test_what_is_healed() -> None:
+    t = Transcript()
+    (holder,) = t.assistant(t.bash("make", "toolu_make"))
+    (healed,) = [e for e in heal_orphans(t.entries).entries if e is not holder]
+    extra = {"type": "tool_result", "tool_use_id": 7, "content": "x"}
+    content = healed["message"]["content"]
+    empty = {
+        "parentUuid": "p",
+        "uuid": str(uuidlib.uuid5(HEAL_NAMESPACE, "p")),  # what an entry answering no call would get
+        "sourceToolAssistantUUID": "p",
+        "message": {"role": "user", "content": []},
+    }
+    assert is_healed(healed) is True
+    for entry in (
+        {**healed, "toolUseResult": {}},  # the CLI's own result entries carry one
+        {k: v for k, v in healed.items() if k != "sourceToolAssistantUUID"},
+        {**healed, "parentUuid": None},
+        {**healed, "parentUuid": "another"},
+        {**healed, "uuid": None},
+        {**healed, "message": {**healed["message"], "content": [*content, extra]}},
+        empty,
+    ):
+        assert is_healed(entry) is False, entry

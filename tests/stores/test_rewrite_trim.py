@@ -11,6 +11,7 @@ import pytest
 from flower._errors import SpecError, StoreError
 from flower.stores import TrimPolicy
 from flower.stores.rewrite import Spill, spill_name, trim_results, write_spills
+from flower.stores.rewrite._transcript import with_tool_use_result
 
 from .transcripts import Transcript, around_the_body, results, text
 
@@ -156,3 +157,15 @@ def test_the_file_name_is_32_hex_digits_of_the_bodys_sha256() -> None:
 def test_a_policy_of_another_type_is_refused_by_its_type() -> None:
     with pytest.raises(SpecError, match=r"^trim_results needs a TrimPolicy, got dict$"):
         trim_results([], {}, "/s")  # type: ignore[arg-type]
+
+
+def test_the_clis_copy_of_a_result_changes_only_where_it_holds_the_body() -> None:
+    entry = {"type": "user", "toolUseResult": "Error: the body"}
+    assert with_tool_use_result(entry, "the body", "a note") == {
+        "type": "user",
+        "toolUseResult": "Error: a note",
+    }
+    assert with_tool_use_result(entry, "", "a note") is entry  # no body: nothing to find
+    assert with_tool_use_result(entry, "the body", "the body") is entry
+    bare = {"type": "user"}
+    assert with_tool_use_result(bare, "the body", "a note") is bare
