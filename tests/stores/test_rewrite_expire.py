@@ -11,7 +11,7 @@ from flower.stores import EphemeralPolicy
 from flower.stores.rewrite import expire_ephemeral, short_command
 from flower.stores.rewrite.expire import entry_time, idle_cutoff
 
-from .transcripts import Transcript, dumps, results, text
+from .transcripts import Transcript, around_the_body, dumps, results, text
 
 GIT = EphemeralPolicy(predicate=lambda command: command.startswith(("git status", "ls")))
 
@@ -306,3 +306,51 @@ def test_an_old_format_refusal_is_no_output_to_expire() -> None:
     entry = t.result("toolu_gs", sentence + "\n" + "[also refused earlier: " + "x" * 300 + "]", is_error=True)
     entry["toolUseResult"] = f"Error: {sentence}"
     assert expire_ephemeral(t.entries, EphemeralPolicy(predicate=GIT.predicate, keep_recent=0)).changes == ()
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        ("", ""),
+        ("x" * 80, "x" * 80),  # exactly 80: whole
+        ("x" * 78 + "  y", "x" * 78 + "…"),  # cut at 79, its trailing blank dropped
+        ("  ls\n\n  -la  ", "ls…"),
+    ],
+)
+def test_short_command_at_its_boundaries(command: str, shown: str) -> None:
+    assert short_command(command) == shown
+
+
+@pytest.mark.parametrize(("body", "text", "expired"), around_the_body(len("git status -s")))
+def test_a_body_expires_only_when_the_note_is_shorter_as_text_and_in_json(
+    body: str, text: str, expired: bool
+) -> None:
+    t = Transcript()
+    t.run("git status -s", body, "toolu_gs")
+    policy = EphemeralPolicy(predicate=GIT.predicate, keep_recent=0, note=text + "{command}")
+    assert [c.tool_use_id for c in expire_ephemeral(t.entries, policy).changes] == (
+        ["toolu_gs"] if expired else []
+    )
+
+
+def test_a_site_passed_over_does_not_stop_the_later_ones() -> None:
+    """A body already expired by an earlier rewrite, one as short as the note: the next still expires."""
+    policy = EphemeralPolicy(predicate=GIT.predicate, keep_recent=0)
+    t = statuses(3)
+    found = results(t.entries)
+    found["toolu_gs0"]["content"] = policy.note.format(command="git status -s", keep=6, newer=100)
+    found["toolu_gs1"]["content"] = "clean"
+    assert [c.tool_use_id for c in expire_ephemeral(t.entries, policy).changes] == ["toolu_gs2"]
+
+
+def test_a_result_right_after_the_pause_gets_the_count_note_not_the_idle_one() -> None:
+    t = Transcript()
+    t.prompt("status?")
+    t.assistant(t.bash("git status -s", "toolu_gs"))
+    t.pause(2 * HOUR)
+    t.result("toolu_gs", status(0))
+    out = expire_ephemeral(t.entries, EphemeralPolicy(predicate=GIT.predicate, keep_recent=0))
+    policy = EphemeralPolicy(predicate=GIT.predicate, keep_recent=0)
+    assert text(results(out.entries)["toolu_gs"]) == policy.note.format(
+        command="git status -s", keep=0, newer=0
+    )

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from flower._errors import SpecError, StoreError
 from flower.stores import TrimPolicy
 from flower.stores.rewrite import Spill, spill_name, trim_results, write_spills
-from flower.stores.rewrite._transcript import with_tool_use_result
+from flower.stores.rewrite._transcript import result_text, with_result_text, with_tool_use_result
 
 from .transcripts import Transcript, around_the_body, results, text
 
@@ -169,3 +170,25 @@ def test_the_clis_copy_of_a_result_changes_only_where_it_holds_the_body() -> Non
     assert with_tool_use_result(entry, "the body", "the body") is entry
     bare = {"type": "user"}
     assert with_tool_use_result(bare, "the body", "a note") is bare
+
+
+@pytest.mark.parametrize(
+    ("content", "found"),
+    [
+        ("a", "a"),
+        ([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}], "a\nb"),
+        ([], None),
+        (5, None),
+        ([{"type": "image", "text": "a"}], None),  # an image, whatever else it holds
+        (["a"], None),
+    ],
+)
+def test_a_results_text_is_its_string_or_its_text_blocks_only(content: Any, found: str | None) -> None:
+    assert result_text({"type": "tool_result", "content": content}) == found
+
+
+def test_the_new_text_keeps_the_shape_of_the_content() -> None:
+    assert with_result_text({"content": "a", "is_error": True}, "b") == {"content": "b", "is_error": True}
+    assert with_result_text({"content": [{"type": "text", "text": "a"}]}, "b") == {
+        "content": [{"type": "text", "text": "b"}]
+    }
