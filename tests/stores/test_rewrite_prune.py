@@ -11,11 +11,13 @@ from flower.stores import Change, PrunePolicy
 from flower.stores.rewrite import (
     OLD_INTERRUPTS,
     OLD_REJECTION,
+    denial_kind,
     drop_api_errors,
     drop_denials,
     neutralise_interrupts,
+    tool_calls,
 )
-from flower.stores.rewrite._transcript import block_size
+from flower.stores.rewrite._transcript import block_size, is_protected
 
 from .transcripts import INTERRUPTED, Transcript, ancestors, calls, results, text
 
@@ -459,3 +461,44 @@ def test_a_refusal_whose_call_is_not_in_the_history_is_dropped_unnamed() -> None
     dropped = [c for c in out.changes if c.kind == "denial"]
     assert [(c.tool_use_id, c.detail) for c in dropped] == [("toolu_a", "")]
     assert [c.kind for c in out.changes] == ["denial"], "nothing to name in the note"
+
+
+SENTENCE = "Permission to use Bash with command rm -rf x has been denied."
+
+
+def refusal(text: Any, **extra: Any) -> dict[str, Any]:
+    """A user entry holding one error result for the call `toolu_x`, as CLI 2.1.42 wrote a refusal."""
+    block = {"type": "tool_result", "tool_use_id": "toolu_x", "content": text, "is_error": True}
+    return {"type": "user", "message": {"role": "user", "content": [block]}, **extra}
+
+
+def test_denial_kind_reads_the_kind_or_the_old_fixed_sentence() -> None:
+    bash = {
+        "toolu_x": {"type": "tool_use", "id": "toolu_x", "name": "Bash", "input": {"command": "rm -rf x"}}
+    }
+    assert denial_kind(refusal(SENTENCE), bash) == "permission-rule"
+    assert denial_kind(refusal(SENTENCE + "\n[also refused earlier: ...]"), bash) == "permission-rule"
+    assert denial_kind(refusal(SENTENCE, toolDenialKind=5), bash) is None
+    assert denial_kind(refusal(SENTENCE, permissionDecision={"decision": "reject"}), bash) is None
+    assert denial_kind(refusal(SENTENCE), {}) is None, "a sentence naming a call the history lacks"
+    assert denial_kind(refusal([{"type": "image", "source": {}}]), bash) is None
+    texted = refusal(SENTENCE)
+    texted["message"]["content"].insert(0, {"type": "text", "text": "and a text block"})
+    assert denial_kind(texted, bash) == "permission-rule", "one result, whatever else the entry holds"
+    unnamed = {"toolu_x": {"type": "tool_use", "id": "toolu_x", "input": "not a mapping"}}
+    assert denial_kind(refusal("Permission to use  has been denied."), unnamed) == "permission-rule"
+
+
+def test_tool_calls_are_the_tool_use_blocks_of_assistant_entries() -> None:
+    call = {"type": "tool_use", "id": "toolu_x", "name": "Bash", "input": {}}
+    entries: list[Any] = [
+        "not an entry",
+        {"type": "assistant", "message": {"content": ["a bare string", {"type": "text", "id": "t"}, call]}},
+        {"type": "user", "message": {"content": [{**call, "id": "toolu_user"}]}},
+    ]
+    assert tool_calls(entries) == {"toolu_x": call}
+
+
+def test_what_is_protected() -> None:
+    assert is_protected({"isCompactSummary": True}) and is_protected({"isMeta": True})
+    assert not is_protected({"isCompactSummary": False}) and not is_protected({"isMeta": "yes"})
