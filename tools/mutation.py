@@ -3,6 +3,7 @@
 Each module is mutated by mutmut (3.x) against the fast tests that exercise it, in a work directory of
 its own under `build/mutation/<module>` (mutmut copies the package there, rewrites the chosen files with
 every mutant behind a switch, and runs each mutant against the tests that reach the mutated function).
+mutmut runs through `tools/mutmut_checked.py`, which lets it mutate functions decorated with `@checked`.
 The command then prints, per module, how many mutants were killed, how many survived but are listed as
 equivalent (or out of mutmut's reach) in `tools/mutation_equivalent.toml` with a reason, and how many
 survived; and it lists every unexplained survivor with its change, so a contributor can kill it with a
@@ -34,6 +35,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENT_FILE = ROOT / "tools" / "mutation_equivalent.toml"
+# mutmut's command line, taught to mutate the functions that `@checked` decorates
+MUTMUT = (sys.executable, str(ROOT / "tools" / "mutmut_checked.py"))
 WORK = ROOT / "build" / "mutation"
 
 # mutmut's statuses, as `mutmut results --all true` prints them, grouped for the score
@@ -54,6 +57,10 @@ class Module:
     # files a mutant may leave in mutmut's working directory (an outbox mutated to take ":memory:" for a
     # file name), removed before each mutmut run so that its clean run of the tests starts clean
     leftovers: tuple[str, ...] = ()
+    # mutmut stops a mutant after (the tests' time + 1 s) x this x 2 of CPU time and counts it killed
+    # (a loop that never ends); its default, 15, gives a mutant that loops minutes when its tests take
+    # seconds
+    timeout_multiplier: float | None = None
     doc: str = ""
 
 
@@ -109,6 +116,9 @@ MODULES: dict[str, Module] = {
             "--deselect",
             "tests/stores/test_rewrite_mend.py::test_real_sessions_have_no_link_to_mend",
         ),
+        # most of its functions are reached by the property tests (7 s a mutant): a mutant that loops
+        # is stopped after about a minute of CPU, not four
+        timeout_multiplier=3.0,
     ),
     "glance": Module(
         doc="glance's verdict: the parser's answer, the deny rules, the core without a jail, the wall's run",
@@ -222,6 +232,7 @@ def _config(module: Module) -> str:
         f"pytest_add_cli_args_test_selection = {toml_list(module.tests)}\n"
         f"pytest_add_cli_args = {toml_list(('-p', 'no:cacheprovider', *module.pytest_args))}\n"
         f"also_copy = {toml_list(module.also_copy)}\n"
+        + (f"timeout_multiplier = {module.timeout_multiplier}\n" if module.timeout_multiplier else "")
     )
 
 
@@ -243,7 +254,7 @@ def _prepare(name: str, module: Module, *, fresh: bool) -> Path:
 
 def _statuses(work: Path) -> dict[str, str]:
     out = subprocess.run(
-        [sys.executable, "-m", "mutmut", "results", "--all", "true"],
+        [*MUTMUT, "results", "--all", "true"],
         cwd=work,
         capture_output=True,
         text=True,
@@ -367,7 +378,7 @@ def _score(name: str, mutants: list[Mutant], entries: list[dict[str, str]], used
 def _mutmut(name: str, work: Path, jobs: int, names: list[str], log: Path) -> None:
     for leftover in MODULES[name].leftovers:
         (work / "mutants" / leftover).unlink(missing_ok=True)
-    command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *names]
+    command = [*MUTMUT, "run", "--max-children", str(jobs), *names]
     with log.open("a", encoding="utf-8") as out:
         done = subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT)
     if done.returncode != 0:

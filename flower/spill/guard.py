@@ -92,20 +92,6 @@ def spill_guard(
     Keywords override fields of `policy`. With the spilling turned off (`threshold` None or 0) the hook
     does nothing; `spill_hooks()` then installs nothing at all.
     """
-    return _spill_guard(target, policy, threshold=threshold, head=head, tail=tail, main_only=main_only)
-
-
-def _spill_guard(
-    target: Workbench | str | os.PathLike[str],
-    policy: SpillPolicy | None,
-    *,
-    threshold: int | _Unset | None,
-    head: int | None,
-    tail: int | None,
-    main_only: bool | None,
-) -> HookCallback:
-    # undecorated, so that mutation testing (tools/mutation.py) reaches it: mutmut leaves a
-    # decorated function alone
     chosen = _policy(policy, threshold, head, tail, main_only)
     if isinstance(target, Workbench):
         workbench: Workbench | None = target
@@ -156,20 +142,6 @@ def spill_hooks(
     main_only: bool | None = None,
 ) -> dict[HookEvent, list[HookMatcher]]:
     """The hooks to install for spilling, ready for `ClaudeAgentOptions(hooks=...)`; `{}` when turned off."""
-    return _spill_hooks(target, policy, threshold=threshold, head=head, tail=tail, main_only=main_only)
-
-
-def _spill_hooks(
-    target: Workbench | str | os.PathLike[str],
-    policy: SpillPolicy | None,
-    *,
-    threshold: int | _Unset | None,
-    head: int | None,
-    tail: int | None,
-    main_only: bool | None,
-) -> dict[HookEvent, list[HookMatcher]]:
-    # undecorated, so that mutation testing (tools/mutation.py) reaches it: mutmut leaves a
-    # decorated function alone
     chosen = _policy(policy, threshold, head, tail, main_only)
     if not chosen.enabled:
         return {}

@@ -91,22 +91,6 @@ def delegate_guard(
       main thread may make in a row, each with at most `OWN_STEP_MAX_INPUT` chars of input; 0 refuses
       them all (the strict wall).
     """
-    return _delegate_guard(
-        artifacts=artifacts, glance=glance, allowed=allowed, reason=reason, rules=rules, own_steps=own_steps
-    )
-
-
-def _delegate_guard(
-    *,
-    artifacts: str | Path | None,
-    glance: bool,
-    allowed: Iterable[str],
-    reason: str,
-    rules: BashRules | None,
-    own_steps: int,
-) -> HookCallback:
-    # undecorated, so that mutation testing (tools/mutation.py) reaches it: mutmut leaves a
-    # decorated function alone
     own = frozenset(check_tools(allowed, owner="delegate_guard: allowed")) - HANDS_ON
     where = f"`{Path(artifacts)}`" if artifacts is not None else _NO_ARTIFACTS
     if "{action}" not in reason:

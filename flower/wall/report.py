@@ -94,12 +94,6 @@ def report_cut(
     them) or a directory used as is. `limit` and `preview` must be positive ints; the head is at most
     `preview` chars (never more than the report), cut back to a line end when one is in its second half.
     """
-    return _report_cut(target, limit=limit, preview=preview)
-
-
-def _report_cut(target: Workbench | str | os.PathLike[str], *, limit: int, preview: int) -> HookCallback:
-    # undecorated, so that mutation testing (tools/mutation.py) reaches it: mutmut leaves a
-    # decorated function alone
     _check_positive(limit, "report_cut", "limit")
     _check_positive(preview, "report_cut", "preview")
     workbench, directory = _target(target, "report_cut")
@@ -164,14 +158,6 @@ def report_guard(
     foreground worker's report passes (`report_cut` cuts it without another request); a worker the
     hook input does not say is foreground is still sent back.
     """
-    return _report_guard(target, limit=limit, reason=reason, only_background=only_background)
-
-
-def _report_guard(
-    target: Workbench | str | os.PathLike[str], *, limit: int, reason: str, only_background: bool
-) -> HookCallback:
-    # undecorated, so that mutation testing (tools/mutation.py) reaches it: mutmut leaves a
-    # decorated function alone
     _check_positive(limit, "report_guard", "limit")
     try:
         reason.format(chars="1", limit="1", path="p")
@@ -222,14 +208,6 @@ def report_hooks(
 ) -> dict[HookEvent, list[HookMatcher]]:
     """The hooks to install, ready for `ClaudeAgentOptions(hooks=...)`: `report_cut` for foreground
     workers, `report_guard` for background ones; `{}` when `limit` is None or 0."""
-    return _report_hooks(target, limit=limit, reason=reason, preview=preview)
-
-
-def _report_hooks(
-    target: Workbench | str | os.PathLike[str], *, limit: int | None, reason: str, preview: int
-) -> dict[HookEvent, list[HookMatcher]]:
-    # undecorated, so that mutation testing (tools/mutation.py) reaches it: mutmut leaves a
-    # decorated function alone
     if limit is None or limit == 0:
         return {}
     return {

@@ -144,3 +144,16 @@ def test_the_rewrite_point() -> None:
     quick = session(10, marked=True)
     assert rewrite_point(quick.entries, quick.last_time + 30, CachePolicy()) == (0, None, True)
     assert rewrite_point(t.entries, last + 30, CachePolicy(ttl=1200))[0] == 0, "10 min: warm for 20"
+
+
+def node(kind: str, uuid: str, parent: str | None) -> dict[str, Any]:
+    return {"type": kind, "uuid": uuid, "parentUuid": parent, "message": {"role": kind, "content": "x"}}
+
+
+def test_the_leaf_is_a_message_and_the_walk_survives_odd_links() -> None:
+    prompt, reply = node("user", "p", None), node("assistant", "a", "p")
+    assert replayed([prompt, reply, node("attachment", "t", "a")]) == {0, 1}, "an attachment is no leaf"
+    assert replayed([prompt, reply, node("user", "", "a")]) == {0, 1}, "an empty uuid is none"
+    assert replayed([node("system", "s", None), prompt, reply]) == {1, 2}, "a root with no message above"
+    loop = [node("attachment", "z", "x"), node("attachment", "x", "y"), node("attachment", "y", "x")]
+    assert replayed([prompt, reply, *loop]) == {0, 1}, "a cycle of links ends the walk"

@@ -9,8 +9,9 @@ import pytest
 from flower._errors import SpecError
 from flower.stores import EphemeralPolicy
 from flower.stores.rewrite import expire_ephemeral, short_command
+from flower.stores.rewrite.expire import entry_time, idle_cutoff
 
-from .transcripts import Transcript, dumps, results, text
+from .transcripts import Transcript, around_the_body, dumps, results, text
 
 GIT = EphemeralPolicy(predicate=lambda command: command.startswith(("git status", "ls")))
 
@@ -235,3 +236,121 @@ def test_the_pause_length_is_a_policy() -> None:
 def test_a_bad_pause_length_is_refused(value: object) -> None:
     with pytest.raises(SpecError, match=r"stale_after must be (None or )?a (positive )?number"):
         EphemeralPolicy(stale_after=value)  # type: ignore[arg-type]
+
+
+def at(seconds: float) -> dict[str, str]:
+    return {"timestamp": datetime.fromtimestamp(T0 + seconds, UTC).isoformat().replace("+00:00", "Z")}
+
+
+def test_idle_cutoff_on_entries_written_by_hand() -> None:
+    entries = [at(0), {"type": "no time"}, at(600), at(700)]
+    assert idle_cutoff(entries, None, now=T0 + 10 * HOUR) == 0  # no pause length: no cutoff
+    assert idle_cutoff(entries, 601) == 0, "no pause that long"
+    assert idle_cutoff(entries, 600) == 2, "a pause of exactly stale_after, past an entry without a time"
+    assert idle_cutoff(entries, 600, now=T0 + 1_300) == 4, "the pause before the load counts"
+    assert idle_cutoff(entries, 600, now=T0 + 1_299) == 2
+
+
+def test_exactly_one_over_keep_recent_expires_one() -> None:
+    out = expire_ephemeral(statuses(3).entries, EphemeralPolicy(predicate=GIT.predicate, keep_recent=2))
+    assert [c.tool_use_id for c in out.changes] == ["toolu_gs0"]
+
+
+def test_the_default_policy_and_the_branch_given() -> None:
+    t = statuses(8)
+    assert [c.tool_use_id for c in expire_ephemeral(t.entries).changes] == ["toolu_gs0", "toolu_gs1"]
+    assert expire_ephemeral(t.entries, GIT, branch=frozenset()).changes == ()
+
+
+def test_only_text_results_of_bash_calls_are_sites() -> None:
+    """A Monitor call with a command, a Read, a result of no call and an image result are no sites: the
+    text of the last status is then the only one over keep_recent."""
+    t = statuses(1)
+    t.assistant(t.call("Monitor", {"command": "git status -s"}, "toolu_mon"))
+    t.result("toolu_mon", status(50))
+    t.assistant(t.call("Read", {"file_path": "/a.py"}, "toolu_read"))
+    t.result("toolu_read", status(51))
+    t.run("git status -s", status(52), "toolu_gs_last")
+    last = t.entries[-1]["message"]["content"]
+    last[:0] = [  # merged in front of the status in the same entry
+        {"type": "tool_result", "tool_use_id": "nobody", "content": "x"},
+        {"type": "tool_result", "tool_use_id": ["not", "an", "id"], "content": "x"},
+    ]
+    t.run("git status -s", [{"type": "image", "source": {"type": "base64", "data": "AAAA"}}], "toolu_gs_img")
+    out = expire_ephemeral(t.entries, EphemeralPolicy(predicate=GIT.predicate, keep_recent=1))
+    assert [c.tool_use_id for c in out.changes] == ["toolu_gs0"]
+
+
+def test_a_result_right_after_the_pause_is_not_before_it() -> None:
+    t = Transcript()
+    t.prompt("status?")
+    t.assistant(t.bash("git status -s", "toolu_gs"))
+    t.pause(2 * HOUR)
+    t.result("toolu_gs", status(0))
+    assert expire_ephemeral(t.entries, GIT).changes == ()
+
+
+def test_an_entry_time_needs_a_zoned_iso_string() -> None:
+    assert entry_time({"timestamp": "2026-11-29T10:00:00Z"}) == T0
+    assert entry_time({"timestamp": "2026-11-29T10:00:00"}) is None  # no zone: no instant
+    assert entry_time({"timestamp": 1_800_000_000}) is None
+    assert entry_time({"timestamp": ""}) is None
+
+
+def test_an_old_format_refusal_is_no_output_to_expire() -> None:
+    """CLI 2.1.42 marked no refusal: its fixed sentence names the call (here with a kept denial's note)."""
+    t = Transcript()
+    t.prompt("status?")
+    t.assistant(t.bash("git status -s", "toolu_gs"))
+    sentence = "Permission to use Bash with command git status -s has been denied."
+    entry = t.result("toolu_gs", sentence + "\n" + "[also refused earlier: " + "x" * 300 + "]", is_error=True)
+    entry["toolUseResult"] = f"Error: {sentence}"
+    assert expire_ephemeral(t.entries, EphemeralPolicy(predicate=GIT.predicate, keep_recent=0)).changes == ()
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        ("", ""),
+        ("x" * 80, "x" * 80),  # exactly 80: whole
+        ("x" * 78 + "  y", "x" * 78 + "…"),  # cut at 79, its trailing blank dropped
+        ("  ls\n\n  -la  ", "ls…"),
+    ],
+)
+def test_short_command_at_its_boundaries(command: str, shown: str) -> None:
+    assert short_command(command) == shown
+
+
+@pytest.mark.parametrize(("body", "text", "expired"), around_the_body(len("git status -s")))
+def test_a_body_expires_only_when_the_note_is_shorter_as_text_and_in_json(
+    body: str, text: str, expired: bool
+) -> None:
+    t = Transcript()
+    t.run("git status -s", body, "toolu_gs")
+    policy = EphemeralPolicy(predicate=GIT.predicate, keep_recent=0, note=text + "{command}")
+    assert [c.tool_use_id for c in expire_ephemeral(t.entries, policy).changes] == (
+        ["toolu_gs"] if expired else []
+    )
+
+
+def test_a_site_passed_over_does_not_stop_the_later_ones() -> None:
+    """A body already expired by an earlier rewrite, one as short as the note: the next still expires."""
+    policy = EphemeralPolicy(predicate=GIT.predicate, keep_recent=0)
+    t = statuses(3)
+    found = results(t.entries)
+    found["toolu_gs0"]["content"] = policy.note.format(command="git status -s", keep=6, newer=100)
+    found["toolu_gs1"]["content"] = "clean"
+    assert [c.tool_use_id for c in expire_ephemeral(t.entries, policy).changes] == ["toolu_gs2"]
+
+
+def test_a_result_right_after_the_pause_gets_the_count_note_not_the_idle_one() -> None:
+    t = Transcript()
+    t.prompt("status?")
+    t.assistant(t.bash("git status -s", "toolu_gs"))
+    t.pause(2 * HOUR)
+    t.result("toolu_gs", status(0))
+    out = expire_ephemeral(t.entries, EphemeralPolicy(predicate=GIT.predicate, keep_recent=0))
+    policy = EphemeralPolicy(predicate=GIT.predicate, keep_recent=0)
+    assert text(results(out.entries)["toolu_gs"]) == policy.note.format(
+        command="git status -s", keep=0, newer=0
+    )

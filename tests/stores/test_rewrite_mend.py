@@ -220,3 +220,79 @@ def test_a_broken_link_joins_the_newest_entry_no_earlier_one_names() -> None:
     cut = entry("user", "b", "gone", said)
     out = mend_links([older, child, parent, cut])
     assert out.entries[3]["parentUuid"] == "c"  # a1 is named by c: c is the tip
+
+
+def part(
+    kind: str, uuid: str | None, parent: str | None, message: str, *blocks: dict[str, Any]
+) -> dict[str, Any]:
+    """An entry of the API message `message` (the CLI writes one entry per block); no uuid with None."""
+    made = entry(kind, uuid or "", parent, *blocks)
+    made["message"]["id"] = message
+    if uuid is None:
+        del made["uuid"]
+    return made
+
+
+CALL = {"type": "tool_use", "id": "toolu_x", "name": "Bash", "input": {"command": "make"}}
+
+
+def test_a_restored_answer_goes_after_its_message_not_after_the_next_one() -> None:
+    """The resumed run's reply (another API message) hangs off the answer: the answer goes before it."""
+    prompt = part("user", "p", None, "", {"type": "text", "text": "build"})
+    holder = part("assistant", "a1", "p", "m1", CALL)
+    answer = mend_links([prompt, holder], PrunePolicy())  # nothing to mend: no missing link
+    assert answer.entries == [prompt, holder]
+    healed = next(e for e in heal_orphans([prompt, holder]).entries if e.get("uuid") not in ("p", "a1"))
+    reply = part("assistant", "b", healed["uuid"], "m2", {"type": "text", "text": "Built."})
+
+    out = mend_links([prompt, holder, reply], PrunePolicy())
+
+    assert [e["uuid"] for e in out.entries] == ["p", "a1", healed["uuid"], "b"]
+
+
+def test_an_answer_for_the_tip_goes_after_the_last_entry_of_its_message() -> None:
+    """The tip's message goes on in the entry whose parent is missing, the last of the history."""
+    prompt = part("user", "p", None, "", {"type": "text", "text": "build"})
+    holder = part("assistant", "a1", "p", "m1", CALL)
+    rest = part("assistant", "a2", "lost", "m1", {"type": "text", "text": "and more"})
+
+    out = mend_links([prompt, holder, rest], PrunePolicy())
+
+    added = out.entries[-1]
+    assert [e["uuid"] for e in out.entries[:-1]] == ["p", "a1", "a2"]
+    assert added["parentUuid"] == "a1" and out.entries[2]["parentUuid"] == added["uuid"]
+
+
+def test_an_assistant_entry_without_a_uuid_is_no_tip_and_needs_no_answer() -> None:
+    prompt = part("user", "p", None, "", {"type": "text", "text": "build"})
+    anonymous = part("assistant", None, "p", "m1", CALL)
+    reply = part("assistant", "a", "p", "m2", {"type": "text", "text": "Done."})
+    broken = part("user", "q", "lost", "", {"type": "text", "text": "Go on."})
+
+    out = mend_links([prompt, anonymous, reply, broken], PrunePolicy())
+
+    assert out.entries == [prompt, anonymous, reply, {**broken, "parentUuid": "a"}]
+
+
+def test_an_entry_without_a_message_ends_the_tips_message() -> None:
+    prompt = part("user", "p", None, "", {"type": "text", "text": "build"})
+    holder = part("assistant", "a1", "p", "m1", CALL)
+    odd = {**part("assistant", "a2", "lost", "m1"), "message": "not a mapping"}
+
+    out = mend_links([prompt, holder, odd], PrunePolicy())
+
+    added = out.entries[2]
+    assert [e["uuid"] for e in out.entries] == ["p", "a1", added["uuid"], "a2"]
+    assert added["parentUuid"] == "a1" and out.entries[3]["parentUuid"] == added["uuid"]
+
+
+def test_only_an_entry_with_a_uuid_and_an_earlier_entry_is_mended() -> None:
+    first = part("user", "f", "older-file", "", {"type": "text", "text": "a partial copy starts here"})
+    reply = part("assistant", "a", "f", "m1", {"type": "text", "text": "Done."})
+    blank = part("user", "", "lost", "", {"type": "text", "text": "no uuid"})
+    broken = part("user", "q", "lost", "", {"type": "text", "text": "Go on."})
+
+    out = mend_links([first, reply, blank, broken], PrunePolicy())
+
+    assert out.entries == [first, reply, blank, {**broken, "parentUuid": "a"}]
+    assert [c.uuid for c in out.changes] == ["q"]

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from flower._errors import SpecError
-from flower.stores import PrunePolicy
+from flower.stores import Change, PrunePolicy
 from flower.stores.rewrite import (
     OLD_INTERRUPTS,
     OLD_REJECTION,
+    denial_kind,
     drop_api_errors,
     drop_denials,
     neutralise_interrupts,
+    tool_calls,
 )
+from flower.stores.rewrite._transcript import block_size, is_protected
 
 from .transcripts import INTERRUPTED, Transcript, ancestors, calls, results, text
 
@@ -268,3 +273,232 @@ def test_the_note_shows_exactly_eight_calls_without_a_count_of_more() -> None:
         t.result(f"toolu_rm{i}", "no", denial="permission-rule")
     note = text(results(drop_denials(t.entries).entries)["toolu_rm8"])
     assert note.endswith("`rm -rf b6`, `rm -rf b7`]")  # 8 dropped, 8 shown
+
+
+def refused(t: Transcript, command: str, ident: str) -> dict[str, Any]:
+    """A Bash call and its refusal by a permission rule; returns the refusal's entry."""
+    t.assistant(t.bash(command, ident))
+    return t.result(ident, "no", denial="permission-rule")
+
+
+@pytest.mark.parametrize(
+    ("call", "shown"),
+    [
+        ({"name": "Bash", "input": {"command": "echo `date`"}}, "`echo 'date'`"),  # no backtick inside
+        ({"name": "Bash", "input": {"command": "  "}}, "Bash"),
+        ({"name": "Monitor", "input": {"command": "tail -f log"}}, "Monitor"),  # a command of Bash only
+        ({"name": "Read", "input": {"file_path": "/ws/a.py"}}, "Read(/ws/a.py)"),
+        ({"name": "Grep", "input": {"file_path": " ", "path": "src", "pattern": "x"}}, "Grep(src)"),
+        ({"name": "Task", "input": "not a mapping"}, "Task"),
+        ({"input": {"command": "ls"}}, "?"),
+        ({"name": "", "input": {}}, "?"),
+    ],
+)
+def test_the_note_names_a_dropped_call_by_its_command_or_main_argument(
+    call: dict[str, Any], shown: str
+) -> None:
+    t = Transcript()
+    t.prompt("go")
+    t.assistant({"type": "tool_use", "id": "toolu_x", **call})
+    t.result("toolu_x", "no", denial="permission-rule")
+    refused(t, "git push", "toolu_push")
+    note = text(results(drop_denials(t.entries).entries)["toolu_push"])
+    assert note == f"no\n[also refused earlier (not shown): {shown}]"
+
+
+def test_the_note_finds_the_kept_result_past_protected_entries_and_other_results() -> None:
+    t = Transcript()
+    t.prompt("go")
+    for name in "ab":
+        refused(t, f"rm -rf {name}", f"toolu_rm{name}")
+    t.assistant(t.bash("git status", "toolu_gs"), t.bash("git push", "toolu_push"))
+    t.meta("a meta entry: never rewritten")
+    kept = t.result("toolu_push", "no", denial="permission-rule")
+    kept["message"]["content"].insert(
+        0, {"type": "tool_result", "tool_use_id": "toolu_gs", "content": "clean"}
+    )
+    out = drop_denials(t.entries, PrunePolicy(keep_denials=2))  # both results of the last entry are kept
+    assert text(results(out.entries)["toolu_push"]) == (
+        "no\n[also refused earlier (not shown): `rm -rf a`, `rm -rf b`]"
+    )
+
+
+def test_an_api_error_change_says_the_size_the_cli_leaves_out() -> None:
+    t = Transcript()
+    t.prompt("go")
+    error = t.api_error()
+    content = error["message"]["content"]
+    (change,) = drop_api_errors(t.entries).changes
+    assert change == Change(
+        kind="api_error", uuid=error["uuid"], detail=f"{block_size(content)} chars the CLI does not replay"
+    )
+    assert block_size(content) > 0
+    for message in (None, "not a mapping"):
+        error["message"] = message
+        (change,) = drop_api_errors(t.entries).changes
+        assert change.detail == "0 chars the CLI does not replay"
+
+
+def test_api_errors_alone_and_only_on_the_branch_given() -> None:
+    t = Transcript()
+    error = t.api_error()
+    assert [c.uuid for c in drop_api_errors([error]).changes] == [error["uuid"]]
+    assert drop_api_errors([error], branch=frozenset()).changes == ()
+
+
+def test_an_api_error_holding_a_call_stays() -> None:
+    t = Transcript()
+    t.prompt("go")
+    error = t.api_error()
+    error["message"]["content"].append(t.bash("ls", "toolu_ls"))
+    assert drop_api_errors(t.entries).changes == ()
+
+
+def test_interrupts_only_on_the_branch_given_each_block_and_entry_in_turn() -> None:
+    t = Transcript()
+    prompt = t.prompt("look")
+    t.assistant(t.bash("sleep 100", "toolu_a"))
+    t.result("toolu_a", INTERRUPTED, interrupted=True)
+    t._tip = prompt["uuid"]  # rewound to the prompt: the first call and its interrupt are off the branch
+    t.assistant(t.bash("sleep 200", "toolu_b"), t.bash("sleep 300", "toolu_c"), merged=True)
+    both = t.result("toolu_b", INTERRUPTED, interrupted=True)
+    note = PrunePolicy().interrupt_note
+    both["message"]["content"] = [
+        {"type": "tool_result", "tool_use_id": "toolu_b", "content": note, "is_error": True},  # done already
+        {"type": "tool_result", "tool_use_id": 7, "content": INTERRUPTED, "is_error": True},
+    ]
+    out = neutralise_interrupts(t.entries)
+    assert [(c.uuid, c.tool_use_id) for c in out.changes] == [(both["uuid"], None)]
+    assert neutralise_interrupts(t.entries, branch=frozenset()).changes == ()
+
+
+def test_a_denied_result_without_a_string_id_is_neither_dropped_nor_counted() -> None:
+    t = Transcript()
+    t.prompt("clean up")
+    for i in range(2):
+        refused(t, f"rm -rf build{i}", f"toolu_rm{i}")
+    t.assistant(t.bash("rm -rf all", "toolu_all"))
+    t.result("toolu_all", "no", denial="permission-rule")["message"]["content"][0]["tool_use_id"] = 7
+    out = drop_denials(t.entries)
+    assert [c.tool_use_id for c in out.changes if c.kind == "denial"] == ["toolu_rm0"]
+    assert "toolu_rm1" in results(out.entries)
+
+
+def test_two_denials_in_one_entry_are_two_calls_to_keep_or_drop() -> None:
+    """CLI versions that merged parallel results wrote both refusals in one entry: keeping one denial
+    keeps the newer call, as with one entry each."""
+    t = Transcript()
+    t.prompt("go")
+    t.assistant(t.bash("rm -rf x", "toolu_x"), t.bash("rm -rf y", "toolu_y"), merged=True)
+    both = t.result("toolu_x", "denied", denial="permission-rule")
+    both["message"]["content"].append({"type": "tool_result", "tool_use_id": "toolu_y", "content": "denied"})
+    out = drop_denials(t.entries, PrunePolicy(keep_denials=1))
+    assert [(c.kind, c.tool_use_id) for c in out.changes] == [
+        ("denial", "toolu_x"),
+        ("denial_note", "toolu_y"),
+    ]
+
+
+def test_what_drop_denials_learns_from_each_entry() -> None:
+    """A call in a protected entry pins its pair; a refusal's other blocks are passed over; a call without
+    a name is named ""; only the branch given counts."""
+    t = Transcript()
+    t.prompt("go")
+    (pinned,) = t.assistant(t.bash("rm -rf p", "toolu_p"))
+    pinned["isMeta"] = True
+    t.result("toolu_p", "denied", denial="permission-rule")
+    t.assistant({"type": "tool_use", "id": "toolu_n", "input": {"command": "rm -rf n"}})
+    refusal = t.result("toolu_n", "denied", denial="permission-rule")
+    refusal["message"]["content"].insert(0, {"type": "text", "text": "a block with no id"})
+    refused(t, "rm -rf k", "toolu_k")
+
+    out = drop_denials(t.entries)
+
+    assert [(c.kind, c.tool_use_id, c.detail) for c in out.changes if c.kind == "denial"] == [
+        ("denial", "toolu_n", "")
+    ]
+    assert drop_denials(t.entries, branch=frozenset()).changes == ()
+
+
+def test_fewer_denials_on_the_branch_than_kept_drop_nothing() -> None:
+    t = Transcript()
+    prompt = t.prompt("go")
+    for name in "ab":  # then rewound: these two are off the branch
+        refused(t, f"rm -rf {name}", f"toolu_{name}")
+    t._tip = prompt["uuid"]
+    for name in "cd":
+        refused(t, f"rm -rf {name}", f"toolu_{name}")
+    assert drop_denials(t.entries, PrunePolicy(keep_denials=3)).changes == ()
+
+
+def test_an_entry_that_keeps_no_result_loses_the_refusals_fields_and_one_that_keeps_one_does_not() -> None:
+    t = Transcript()
+    t.prompt("go")
+    texted = refused(t, "rm -rf z", "toolu_z")
+    texted["message"]["content"].insert(0, {"type": "text", "text": "a block that stays"})
+    t.assistant(t.bash("rm -rf x", "toolu_x"), t.bash("rm -rf y", "toolu_y"), merged=True)
+    both = t.result("toolu_x", "no", denial="permission-rule")  # an older CLI: one entry, two refusals
+    both["message"]["content"].append({"type": "tool_result", "tool_use_id": "toolu_y", "content": "no"})
+    out = drop_denials(t.entries, PrunePolicy(keep_denials=1))
+    kept = {e["uuid"]: e for e in out.entries if "uuid" in e}
+    assert [b["tool_use_id"] for b in kept[both["uuid"]]["message"]["content"]] == ["toolu_y"]
+    assert {"toolUseResult", "toolDenialKind", "permissionDecision"} <= set(kept[both["uuid"]])
+    assert [b["type"] for b in kept[texted["uuid"]]["message"]["content"]] == ["text"]
+    assert not {"toolUseResult", "toolDenialKind", "permissionDecision", "sourceToolAssistantUUID"} & set(
+        kept[texted["uuid"]]
+    )
+
+
+def test_a_refusal_whose_call_is_not_in_the_history_is_dropped_unnamed() -> None:
+    """A partial copy of a session (a fork) may hold a refusal without its call."""
+    t = Transcript()
+    t.prompt("go")
+    orphaned = refused(t, "rm -rf a", "toolu_a")
+    t.entries.remove(next(e for e in t.entries if e.get("type") == "assistant"))
+    orphaned["parentUuid"] = t.entries[0]["uuid"]
+    refused(t, "rm -rf b", "toolu_b")
+    out = drop_denials(t.entries)
+    dropped = [c for c in out.changes if c.kind == "denial"]
+    assert [(c.tool_use_id, c.detail) for c in dropped] == [("toolu_a", "")]
+    assert [c.kind for c in out.changes] == ["denial"], "nothing to name in the note"
+
+
+SENTENCE = "Permission to use Bash with command rm -rf x has been denied."
+
+
+def refusal(text: Any, **extra: Any) -> dict[str, Any]:
+    """A user entry holding one error result for the call `toolu_x`, as CLI 2.1.42 wrote a refusal."""
+    block = {"type": "tool_result", "tool_use_id": "toolu_x", "content": text, "is_error": True}
+    return {"type": "user", "message": {"role": "user", "content": [block]}, **extra}
+
+
+def test_denial_kind_reads_the_kind_or_the_old_fixed_sentence() -> None:
+    bash = {
+        "toolu_x": {"type": "tool_use", "id": "toolu_x", "name": "Bash", "input": {"command": "rm -rf x"}}
+    }
+    assert denial_kind(refusal(SENTENCE), bash) == "permission-rule"
+    assert denial_kind(refusal(SENTENCE + "\n[also refused earlier: ...]"), bash) == "permission-rule"
+    assert denial_kind(refusal(SENTENCE, toolDenialKind=5), bash) is None
+    assert denial_kind(refusal(SENTENCE, permissionDecision={"decision": "reject"}), bash) is None
+    assert denial_kind(refusal(SENTENCE), {}) is None, "a sentence naming a call the history lacks"
+    assert denial_kind(refusal([{"type": "image", "source": {}}]), bash) is None
+    texted = refusal(SENTENCE)
+    texted["message"]["content"].insert(0, {"type": "text", "text": "and a text block"})
+    assert denial_kind(texted, bash) == "permission-rule", "one result, whatever else the entry holds"
+    unnamed = {"toolu_x": {"type": "tool_use", "id": "toolu_x", "input": "not a mapping"}}
+    assert denial_kind(refusal("Permission to use  has been denied."), unnamed) == "permission-rule"
+
+
+def test_tool_calls_are_the_tool_use_blocks_of_assistant_entries() -> None:
+    call = {"type": "tool_use", "id": "toolu_x", "name": "Bash", "input": {}}
+    entries: list[Any] = [
+        "not an entry",
+        {"type": "assistant", "message": {"content": ["a bare string", {"type": "text", "id": "t"}, call]}},
+        {"type": "user", "message": {"content": [{**call, "id": "toolu_user"}]}},
+    ]
+    assert tool_calls(entries) == {"toolu_x": call}
+
+
+def test_what_is_protected() -> None:
+    assert is_protected({"isCompactSummary": True}) and is_protected({"isMeta": True})
+    assert not is_protected({"isCompactSummary": False}) and not is_protected({"isMeta": "yes"})

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 from claude_agent_sdk import InMemorySessionStore
 
-from flower.stores import PrunePolicy, PruningSessionStore
+from flower.stores import Change, PrunePolicy, PruningSessionStore
 from flower.stores.rewrite import READ_STUBS, supersede_reads
+from flower.stores.rewrite._transcript import block_size
 from flower.testing import ScriptedModel, bash, read, tool_use
 
-from .transcripts import Transcript, results, text
+from .transcripts import Transcript, around_the_body, results, text
 
 FILE = "/projects/demo/src/app.py"
 BODY = "".join(f"line {i} of the application, long enough to matter\n" for i in range(40))
@@ -121,3 +122,131 @@ async def test_a_resume_with_a_superseded_read_accepts_an_edit(
     assert store.last_report is not None and len(store.last_report.of_kind("superseded")) == 1
     edited = after.tool_results[-1]
     assert not edited.is_error and "line three of" in target.read_text(encoding="utf-8")
+
+
+WHOLE = {"filePath": FILE, "content": BODY, "numLines": 40, "startLine": 1, "totalLines": 40}
+
+
+@pytest.mark.parametrize(
+    ("record", "shown"),
+    [
+        ("Read it.", None),  # a record the CLI did not write as a file's
+        ({"type": "text"}, None),
+        ({"type": "text", "file": "not a mapping"}, None),
+        ({"type": "text", "file": {**WHOLE, "content": None}}, None),
+        ({"type": "text", "file": {**WHOLE, "startLine": 5}}, None),  # from line 5, whatever its counts
+        ({"type": "text", "file": WHOLE}, "\n  File unchanged since last read."),  # a stub, after blanks
+    ],
+)
+def test_a_later_read_that_is_not_whole_supersedes_nothing(record: Any, shown: str | None) -> None:
+    t = Transcript()
+    t.prompt("look")
+    read_result(t, "r1")
+    read_result(t, "r2")
+    later = t.entries[-1]
+    later["toolUseResult"] = record
+    if shown is not None:
+        later["message"]["content"][0]["content"] = shown
+    assert superseded(t) == set()
+
+
+def test_the_change_names_the_entry_the_call_the_file_and_what_the_note_saves() -> None:
+    t = Transcript()
+    t.prompt("look")
+    read_result(t, "r1")
+    older = t.entries[-1]
+    t.assistant(t.call("Write", {"file_path": FILE, "content": BODY}, "w1"))
+    t.result("w1", f"The file {FILE} has been updated.")
+
+    out = supersede_reads(t.entries)
+
+    note = PrunePolicy().superseded_note.format(path=FILE, by="Write")
+    old, new = older["message"]["content"][0], results(out.entries)["r1"]
+    assert text(new) == note
+    saved = block_size(old) - block_size(new)
+    assert saved > 0
+    assert out.changes == (
+        Change(kind="superseded", uuid=older["uuid"], tool_use_id="r1", chars_saved=saved, detail=FILE),
+    )
+
+
+BYTES = len(FILE) + len("Read")  # what `{path}` and `{by}` add to a note
+
+
+@pytest.mark.parametrize(("body", "text", "superseded"), around_the_body(BYTES))
+def test_a_read_is_superseded_only_when_the_note_is_shorter_as_text_and_in_json(
+    body: str, text: str, superseded: bool
+) -> None:
+    t = Transcript()
+    t.prompt("look")
+    read_result(t, "r1")
+    t.entries[-1]["message"]["content"][0]["content"] = body
+    read_result(t, "r2")
+    policy = PrunePolicy(superseded_note=text + "{path}{by}")
+    out = supersede_reads(t.entries, policy)
+    assert [c.tool_use_id for c in out.changes] == (["r1"] if superseded else [])
+
+
+def test_one_read_left_alone_does_not_stop_the_others() -> None:
+    """A read of another file, one too short for the note, one already a note: each is passed over."""
+    t = Transcript()
+    t.prompt("look")
+    t.assistant(t.call("Read", {"file_path": "/projects/demo/other.py"}, "o1"))
+    t.result("o1", "     1\tother")
+    read_result(t, "short")
+    t.entries[-1]["message"]["content"][0]["content"] = "x"
+    read_result(t, "noted")
+    t.entries[-1]["message"]["content"][0]["content"] = PrunePolicy().superseded_note.format(
+        path=FILE, by="Read"
+    )
+    read_result(t, "r1")
+    read_result(t, "r2")
+    assert superseded(t) == {"r1"}
+
+
+def test_the_branch_given_is_the_one_read() -> None:
+    t = Transcript()
+    t.prompt("look")
+    read_result(t, "r1")
+    read_result(t, "r2")
+    assert [c.tool_use_id for c in supersede_reads(t.entries, branch=frozenset()).changes] == []
+    every = frozenset(e["uuid"] for e in t.entries if "uuid" in e)
+    assert [c.tool_use_id for c in supersede_reads(t.entries, branch=every).changes] == ["r1"]
+
+
+def test_what_is_no_newer_copy() -> None:
+    t = Transcript()
+    t.prompt("look")
+    read_result(t, "r1")
+    t.assistant(t.call("Write", {"file_path": FILE, "content": BODY}, "w1"))
+    t.result("w1", "Permission denied.", is_error=True)  # the file was not written
+    t.assistant(t.call("Read", {"path": FILE}, "np"))  # no file_path
+    t.result("np", "     1\tline")
+    t.assistant(t.call("Write", {"content": BODY}, "nw"))
+    t.result("nw", "written")
+    t.assistant(t.call("Read", {"file_path": ""}, "e1"))
+    t.result("e1", "     1\tline")
+    t.assistant(t.call("Write", {"file_path": "", "content": BODY}, "e2"))
+    t.result("e2", "written")
+    t.assistant(t.call("Read", "not a mapping", "odd"))
+    t.result("odd", "     1\tline")
+    read_result(t, "r2")
+    results_entry = t.entries[-1]
+    results_entry["message"]["content"][:0] = [
+        {"type": "tool_result", "tool_use_id": "nobody", "content": "a result of no call"},
+        {"type": "tool_result", "tool_use_id": ["not", "an", "id"], "content": "x"},
+    ]
+    assert superseded(t) == {"r1"}, "only the last whole read, past the odd results before it in its entry"
+
+
+def test_a_write_that_failed_supersedes_nothing() -> None:
+    t = Transcript()
+    t.prompt("look")
+    read_result(t, "r1")
+    t.assistant(t.call("Write", {"file_path": FILE, "content": BODY}, "w1"))
+    t.result("w1", "Permission denied.", is_error=True)
+    t.assistant(t.call("Read", {"path": FILE}, "np"))  # no file_path: the next Write cannot name it
+    t.result("np", "     1\tline")
+    t.assistant(t.call("Write", {"content": BODY}, "nw"))
+    t.result("nw", "written")
+    assert superseded(t) == set()

@@ -5,14 +5,16 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from flower._errors import SpecError, StoreError
 from flower.stores import TrimPolicy
 from flower.stores.rewrite import Spill, spill_name, trim_results, write_spills
+from flower.stores.rewrite._transcript import result_text, with_result_text, with_tool_use_result
 
-from .transcripts import Transcript, results, text
+from .transcripts import Transcript, around_the_body, results, text
 
 POLICY = TrimPolicy(keep_recent=2, min_chars=100)
 
@@ -115,3 +117,78 @@ def test_bad_arguments() -> None:
         TrimPolicy(keep_recent=-3)
     with pytest.raises(SpecError, match="may only use"):
         TrimPolicy(pointer="see {file}")
+
+
+PATH_CHARS = len("/s/") + len(spill_name(""))  # the pointer's path: the directory, 32 hex digits, .txt
+
+
+@pytest.mark.parametrize(("body", "text", "trimmed"), around_the_body(PATH_CHARS))
+def test_a_body_is_trimmed_only_when_the_pointer_is_shorter_as_text_and_in_json(
+    body: str, text: str, trimmed: bool
+) -> None:
+    t = Transcript()
+    t.run("cat log", body, "toolu_log")
+    policy = TrimPolicy(keep_recent=0, min_chars=10, pointer=text + "{path}")
+    out = trim_results(t.entries, policy, "/s")
+    assert [c.tool_use_id for c in out.changes] == (["toolu_log"] if trimmed else [])
+    if not trimmed:
+        assert out.entries == t.entries and out.spills == ()
+
+
+def test_a_body_of_exactly_min_chars_is_trimmed_and_the_branch_given_is_the_one_read() -> None:
+    t = Transcript()
+    t.run("cat log", "x" * 400, "toolu_log")
+    policy = TrimPolicy(keep_recent=0, min_chars=400)
+    assert [c.tool_use_id for c in trim_results(t.entries, policy, "/s").changes] == ["toolu_log"]
+    assert trim_results(t.entries, policy, "/s", branch=frozenset()).changes == ()  # nothing is replayed
+
+
+def test_a_result_without_a_string_id_is_trimmed_without_one() -> None:
+    t = Transcript()
+    t.run("cat log", "x" * 400, "toolu_log")
+    t.entries[-1]["message"]["content"][0]["tool_use_id"] = 7
+    (change,) = trim_results(t.entries, TrimPolicy(keep_recent=0, min_chars=100), "/s").changes
+    assert change.tool_use_id is None and change.kind == "trimmed"
+
+
+def test_the_file_name_is_32_hex_digits_of_the_bodys_sha256() -> None:
+    assert spill_name("body") == "230d8358dc8e8890b4c58deeb62912ee.txt"
+
+
+def test_a_policy_of_another_type_is_refused_by_its_type() -> None:
+    with pytest.raises(SpecError, match=r"^trim_results needs a TrimPolicy, got dict$"):
+        trim_results([], {}, "/s")  # type: ignore[arg-type]
+
+
+def test_the_clis_copy_of_a_result_changes_only_where_it_holds_the_body() -> None:
+    entry = {"type": "user", "toolUseResult": "Error: the body"}
+    assert with_tool_use_result(entry, "the body", "a note") == {
+        "type": "user",
+        "toolUseResult": "Error: a note",
+    }
+    assert with_tool_use_result(entry, "", "a note") is entry  # no body: nothing to find
+    assert with_tool_use_result(entry, "the body", "the body") is entry
+    bare = {"type": "user"}
+    assert with_tool_use_result(bare, "the body", "a note") is bare
+
+
+@pytest.mark.parametrize(
+    ("content", "found"),
+    [
+        ("a", "a"),
+        ([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}], "a\nb"),
+        ([], None),
+        (5, None),
+        ([{"type": "image", "text": "a"}], None),  # an image, whatever else it holds
+        (["a"], None),
+    ],
+)
+def test_a_results_text_is_its_string_or_its_text_blocks_only(content: Any, found: str | None) -> None:
+    assert result_text({"type": "tool_result", "content": content}) == found
+
+
+def test_the_new_text_keeps_the_shape_of_the_content() -> None:
+    assert with_result_text({"content": "a", "is_error": True}, "b") == {"content": "b", "is_error": True}
+    assert with_result_text({"content": [{"type": "text", "text": "a"}]}, "b") == {
+        "content": [{"type": "text", "text": "b"}]
+    }

@@ -317,3 +317,18 @@ def unnamed(before: list[dict[str, Any]], after: list[dict[str, Any]], changes: 
             continue
         found.append(f"{uuid}: {sorted(moved)} changed without a change naming it")
     return sorted(found)
+
+
+def around_the_body(fixed: int) -> list[tuple[str, str, bool]]:
+    """Bodies and note templates around the rule "a body is replaced only when its note is shorter, as
+    text and in JSON": `(body, template's text, replaced)`; `fixed` is what the template's fields add
+    (the template is the text, then the fields). A quote counts one char as text and two in JSON, a
+    newline too."""
+    plain, lines = "b" * 400, "b\n" * 200  # 400 chars; 400 and 600 in JSON
+    return [
+        (plain, '"' * 300, False),  # shorter as text, longer in JSON
+        (plain, '"' * 100 + "x" * (200 - fixed), False),  # as long in JSON: saves nothing
+        (plain, '"' * 100 + "x" * (199 - fixed), True),  # one char shorter in JSON
+        (lines, "x" * (400 - fixed), False),  # as long as text, shorter in JSON
+        (lines, "x" * (399 - fixed), True),
+    ]

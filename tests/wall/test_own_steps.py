@@ -132,6 +132,7 @@ def test_the_rules_say_what_the_wall_does() -> None:
         "- Up to 3 hands-on steps in a row (one command, one small edit) you may take yourself; more in a"
         in coordinator_rules(3)
     )
+    assert "- Up to 2 hands-on steps in a row (one command, one small edit)" in coordinator_rules(2)
     strict = coordinator_rules(0)
     assert "- Hands-on tools are refused to you (writing, editing, commands that change anything)." in strict
     assert "hands-on step" not in strict and "one-off" not in strict

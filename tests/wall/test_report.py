@@ -178,6 +178,8 @@ async def test_with_only_background_a_foreground_worker_passes_and_a_background_
     mine = [{"id": "a1b2c3", "type": "subagent", "status": "running"}]
     assert (await call(guard, stop(long, background=mine)))["decision"] == "block"
     assert (await call(guard, stop(long)))["decision"] == "block", "not said to be foreground: sent back"
+    by_default = report_guard(wb)  # every worker's report, a foreground one too
+    assert (await call(by_default, stop(long, background=[])))["decision"] == "block"
 
 
 def test_report_hooks_installs_the_cut_and_the_background_guard_or_nothing(wb: Workbench) -> None:

@@ -72,7 +72,8 @@ def drop_denials(
     kinds = set(policy.denial_kinds)
     calls = tool_calls(entries)
     refused = [i for i, e in enumerate(entries) if not is_protected(e) and denial_kind(e, calls) in kinds]
-    if len(refused) <= policy.keep_denials:
+    # an entry holds one refusal, or several where an older CLI merged parallel results: count the results
+    if sum(1 for i in refused for _ in iter_blocks(entries[i], "tool_result")) <= policy.keep_denials:
         return Rewritten(entries)  # most histories: nothing to drop, and no branch to compute
     scope = on_branch(entries, branch)
     denied: dict[str, None] = {}  # ordered set, oldest first
