@@ -6,6 +6,7 @@ figures they use are `flower.report.measured`'s.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -83,12 +84,13 @@ def test_read_back_of_an_output_copied_from_is_a_look_up() -> None:
     t, _ = _copying()
     thread = thread_of("main", t.entries)
     last = len(t.entries) - 1
-    hit = SpillHit(4, "b1", "Bash", 10_000, 9_000, lines=100, quoted_at=last, copies=(Copy(last, 2),))
+    hit = SpillHit(4, "b1", "Bash", 10_000, 9_000, lines=200, quoted_at=last, copies=(Copy(last, 2),))
     found = read_backs(thread, [hit], 0.25, CENTRAL)
-    # the look-up (LOOKUP_CALLS: 1.86 calls, 0.86 misses; misses: a Read of 100 lines, a search of 20;
-    # the last call: the whole file 32.5 % of the time, else the line), by the reply that copies (2)
-    misses = 0.86 * (0.572 * 10_000 * WHOLE_READ_CHARS_PER_CHAR + 0.428 * 2_000)
-    chars = misses + LOOKUP_WHOLE_READ_SHARE * 10_000 * WHOLE_READ_CHARS_PER_CHAR + 0.675 * 100
+    # the look-up (LOOKUP_CALLS: 1.86 calls, 0.86 misses; misses: a Read of 100 lines of 50 chars, a
+    # search of 20; the last call: the whole file 32.5 % of the time, else the line), by the reply that
+    # copies (2)
+    misses = 0.86 * (0.572 * 5_000 * WHOLE_READ_CHARS_PER_CHAR + 0.428 * 1_000)
+    chars = misses + LOOKUP_WHOLE_READ_SHARE * 10_000 * WHOLE_READ_CHARS_PER_CHAR + 0.675 * 50
     assert found.chars == pytest.approx(chars, abs=1e-9) and found.expected == 1.0
     assert found.repeats == [Repeat(2, pytest.approx(1.86, abs=1e-12), pytest.approx(chars / 4, abs=1e-9))]
     assert found.added == []  # the reply that copies is the thread's last: nothing comes after it
@@ -127,10 +129,35 @@ def test_a_second_look_up_in_one_output_is_needed_only_when_the_first_read_part_
     thread = thread_of("main", t.entries)
     copies = (Copy(thread.requests[2].entry, 5), Copy(thread.requests[3].entry, 9))
     found = read_backs(
-        thread, [SpillHit(3, "s0", "Bash", 6_000, 5_000, lines=60, copies=copies)], 0.25, CENTRAL
+        thread, [SpillHit(3, "s0", "Bash", 6_000, 5_000, lines=600, copies=copies)], 0.25, CENTRAL
     )
     assert [r.request for r in found.repeats] == [2, 3]
     assert found.expected == pytest.approx(1 + (1 - LOOKUP_WHOLE_READ_SHARE), abs=1e-12)
+
+
+def test_a_look_up_in_an_output_no_longer_than_a_read_window_ends_at_its_first_read() -> None:
+    t = Transcript()
+    t.prompt("Go.")
+    for number in range(4):
+        _use(t.assistant(t.bash(f"step {number}", f"s{number}")), 1_000 * (number + 1))
+        t.result(f"s{number}", "x")
+    thread = thread_of("main", t.entries)
+    copies = (Copy(thread.requests[2].entry, 5), Copy(thread.requests[3].entry, 9))
+    hit = SpillHit(3, "s0", "Bash", 6_000, 5_000, lines=60, copies=copies)
+    found = read_backs(thread, [hit], 0.25, CENTRAL)
+    # a miss is a Read of 100 lines (57.2 %) or a search (42.8 %); on 60 lines the Read reads them all:
+    # the look-up ends there, the output read whole, and no second look-up is needed
+    r, s, w = 0.572, 0.428, LOOKUP_WHOLE_READ_SHARE
+    calls = 0.48 + 0.18 * (r + 2 * s) + 0.34 * (r + 2 * s * r + 3 * s * s)
+    whole = 0.48 * w + 0.18 * (r + s * w) + 0.34 * (r + s * r + s * s * w)
+    searched = 0.18 * s + 0.34 * (s * r + 2 * s * s)  # the searches that missed before it ended
+    assert [r.request for r in found.repeats] == [2, 3]
+    assert found.repeats[0].weight == pytest.approx(calls, abs=1e-12)
+    assert found.expected == pytest.approx(1 + (1 - whole), abs=1e-12)
+    back = searched * 20 * 100 + whole * 6_000 * WHOLE_READ_CHARS_PER_CHAR + (1 - whole) * 100
+    assert found.repeats[0].tokens == pytest.approx(back / 4, abs=1e-9)
+    longer = read_backs(thread, [dataclasses.replace(hit, lines=101)], 0.25, CENTRAL)
+    assert longer.repeats[0].weight == pytest.approx(1.86, abs=1e-12)  # past the window: the real calls
 
 
 def test_how_a_session_stopped() -> None:
