@@ -70,3 +70,16 @@ def test_the_handoff_request_reads_the_context_before_the_boundary() -> None:
     model = thread.requests[0].model
     assert line.handoff_usd == pytest.approx(price([ask, start], model=model).total, abs=1e-12)
     assert line.saved_usd > 0  # the successor writes less than the CLI's restart did
+
+
+def test_a_session_that_began_with_a_history_starts_its_successor_from_the_restarts_prefix() -> None:
+    t = _compacted()
+    first = next(e for e in t.entries if e["type"] == "assistant")
+    first["message"]["usage"]["cache_read_input_tokens"] = 60_000  # a continued session's first request
+    thread = thread_of("main", t.entries)
+    successor = 1_000 + round(len(TAKEOVER_PROMPT) / 4) + 1_000  # the restart's cached 1,000 tokens
+    assert successor_savings(thread, 0.25) == [Saving(2, 4, 1_000, 10_000 - successor, 10_000 - successor)]
+    small = _compacted()
+    restart = [e for e in small.entries if e["type"] == "assistant"][2]
+    restart["message"]["usage"]["cache_creation_input_tokens"] = 500  # less than the document: nothing
+    assert successor_savings(thread_of("main", small.entries), 0.25) == []

@@ -114,15 +114,21 @@ def unkept_compactions(main: Thread, compactions: Sequence[Thread], rate: float)
 
 def _successor(main: Thread, cut: int, rate: float) -> int:
     """The context (tokens) a handoff's successor starts with in place of the compaction at entry `cut`:
-    the session's fixed start, the takeover prompt, the document (as long as the summary)."""
+    the session's fixed start, the takeover prompt, the document (as long as the summary), never more than
+    the CLI's restart carried. The fixed start is the first request's context (the system prompt, the
+    tools, what a session starts with); a session that began with a history (its first request larger
+    than the restart) takes the restart's cached prefix instead."""
+    restart = main.requests[main.first_after(cut)].usage
+    first = main.requests[0].usage.context
+    fixed = first if first <= restart.context or not restart.cache_read else restart.cache_read
     framed = round(len(TAKEOVER_PROMPT) * rate)
-    return main.requests[0].usage.context + framed + round(_summary_chars(main.entries, cut) * rate)
+    return min(restart.context, fixed + framed + round(_summary_chars(main.entries, cut) * rate))
 
 
 def successor_savings(main: Thread, rate: float) -> list[Saving]:
     """A handoff in place of each compaction of `main`, in the requests after it: what the CLI's restart
-    carried beyond the successor's context (`_successor`) comes off every request until the next boundary
-    (a negative difference adds it), placed after the restart's cached prefix."""
+    carried beyond the successor's context (`_successor`) comes off every request until the next
+    boundary, placed after the restart's cached prefix."""
     cuts = boundaries(main.entries)
     out = []
     for number, cut in enumerate(cuts):
@@ -132,8 +138,8 @@ def successor_savings(main: Thread, rate: float) -> list[Saving]:
             continue
         usage = main.requests[restart].usage
         extra = usage.context - _successor(main, cut, rate)
-        if extra:
-            out.append(Saving(restart, end, usage.cache_read, abs(extra), extra))
+        if extra > 0:
+            out.append(Saving(restart, end, usage.cache_read, extra, extra))
     return out
 
 
