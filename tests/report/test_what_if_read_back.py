@@ -20,7 +20,14 @@ from flower.report.measured import (
 )
 from flower.report.what_if.delegation import coordinator_wait, tool_loops, warm_starts
 from flower.report.what_if.quotes import Copy, ThreadText, tokens, values
-from flower.report.what_if.readback import CENTRAL, PESSIMISTIC, Repeat, coordinator_look_ups, read_backs
+from flower.report.what_if.readback import (
+    CENTRAL,
+    PESSIMISTIC,
+    REPLY_CHARS,
+    Repeat,
+    coordinator_look_ups,
+    read_backs,
+)
 from flower.report.what_if.replay import Saving, thread_of
 from flower.report.what_if.spill import SpillHit
 from flower.report.what_if.stopped import how_it_stopped
@@ -92,7 +99,10 @@ def test_read_back_of_an_output_copied_from_is_a_look_up() -> None:
     misses = 0.86 * (0.572 * 5_000 * WHOLE_READ_CHARS_PER_CHAR + 0.428 * 1_000)
     chars = misses + LOOKUP_WHOLE_READ_SHARE * 10_000 * WHOLE_READ_CHARS_PER_CHAR + 0.675 * 50
     assert found.chars == pytest.approx(chars, abs=1e-9) and found.expected == 1.0
-    assert found.repeats == [Repeat(2, pytest.approx(1.86, abs=1e-12), pytest.approx(chars / 4, abs=1e-9))]
+    prose = pytest.approx(1.86 * REPLY_CHARS / 4, abs=1e-9)  # each call's reply: a main thread's prose
+    assert found.repeats == [
+        Repeat(2, pytest.approx(1.86, abs=1e-12), pytest.approx(chars / 4, abs=1e-9), prose)
+    ]
     assert found.added == []  # the reply that copies is the thread's last: nothing comes after it
     worst = read_backs(thread, [hit], 0.25, PESSIMISTIC)  # quoted: looked up, the last call whole
     assert worst.chars == pytest.approx(misses + 10_000 * WHOLE_READ_CHARS_PER_CHAR, abs=1e-9)
@@ -112,10 +122,11 @@ def test_an_output_nothing_copies_from_is_read_back_to_look_at_it_at_the_real_sh
     share = PREVIEW_READ_BACK_SHARE
     whole = 8_000 * WHOLE_READ_CHARS_PER_CHAR * share / 4
     found = read_backs(thread, [small], 0.25, CENTRAL)
-    assert found.repeats == [Repeat(1, share, pytest.approx(whole, abs=1e-9))]
+    assert found.repeats == [Repeat(1, share, pytest.approx(whole, abs=1e-9), share * REPLY_CHARS / 4)]
     assert found.added == [Saving(2, 3, 2_010, pytest.approx(whole), pytest.approx(-whole))]
     partial = read_backs(thread, [big], 0.25, CENTRAL)  # over the Read cap: read in windows
-    assert partial.repeats == [Repeat(1, PARTIAL_READ_BACK[0] * share, PARTIAL_READ_BACK[1] * share / 4)]
+    calls = PARTIAL_READ_BACK[0] * share
+    assert partial.repeats == [Repeat(1, calls, PARTIAL_READ_BACK[1] * share / 4, calls * REPLY_CHARS / 4)]
     assert read_backs(thread, [read], 0.25, CENTRAL).chars == pytest.approx(8_000 * share)  # numbered
     assert read_backs(thread, [saved_by_cli], 0.25, CENTRAL).repeats == []
 

@@ -37,11 +37,14 @@ from ..measured import (
     LOOKUP_MISS_LINES,
     LOOKUP_READ_SHARE,
     LOOKUP_WHOLE_READ_SHARE,
+    MAIN_TEXT,
+    MAIN_THINKING,
     PARTIAL_READ_BACK,
     PREVIEW_READ_BACK_INTERVAL,
     PREVIEW_READ_BACK_SHARE,
     READ_CAP_CHARS,
     WHOLE_READ_CHARS_PER_CHAR,
+    expected_chars,
 )
 from .quotes import ThreadText
 from .replay import Saving, Thread
@@ -60,6 +63,9 @@ __all__ = [
 
 _ERROR_CHARS: Final = 150
 """The CLI's refusal of a whole Read over its cap."""
+REPLY_CHARS: Final = expected_chars(MAIN_THINKING) + expected_chars(MAIN_TEXT)
+"""The prose a read-back's own reply is expected to write besides its call, as a main thread's reply
+(`measured.MAIN_THINKING`, `MAIN_TEXT`: about 460 characters)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,11 +90,13 @@ PESSIMISTIC: Final = ReadBackModel(
 
 @dataclass(frozen=True)
 class Repeat:
-    """Extra requests: `weight` times request `request` sent again, with `tokens` more written."""
+    """Extra requests: `weight` times request `request` sent again, with `tokens` more written; their
+    replies write `output` tokens of prose (`REPLY_CHARS` each)."""
 
     request: int
     weight: float
     tokens: float
+    output: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -192,7 +200,7 @@ def read_backs(thread: Thread, hits: Sequence[SpillHit], rate: float, model: Rea
         if request >= len(thread.requests) or weight <= 0:
             return (0, 0)
         tokens = weight * back * rate
-        repeats.append(Repeat(request, weight * calls, tokens))
+        repeats.append(Repeat(request, weight * calls, tokens, weight * calls * REPLY_CHARS * rate))
         end = until_compacted(thread, since, cuts)
         if request + 1 < end:
             added.append(Saving(request + 1, end, thread.end_of(request), tokens, -tokens))
