@@ -37,6 +37,8 @@ from flower.warm.schedule import ping_limit
 from tests.stores.transcripts import Transcript
 
 HEAD = "h" * 300
+LOOK_UPS = dataclasses.replace(CENTRAL, look_share=0.0)
+"""The real figures with no read to look at an output: the look-ups alone."""
 TAIL = "t" * 100
 
 
@@ -92,7 +94,7 @@ def test_read_back_of_an_output_copied_from_is_a_look_up() -> None:
     thread = thread_of("main", t.entries)
     last = len(t.entries) - 1
     hit = SpillHit(4, "b1", "Bash", 10_000, 9_000, lines=200, quoted_at=last, copies=(Copy(last, 2),))
-    found = read_backs(thread, [hit], 0.25, CENTRAL)
+    found = read_backs(thread, [hit], 0.25, LOOK_UPS)
     # the look-up (LOOKUP_CALLS: 1.86 calls, 0.86 misses; misses: a Read of 100 lines of 50 chars, a
     # search of 20; the last call: the whole file 32.5 % of the time, else the line), by the reply that
     # copies (2)
@@ -105,7 +107,14 @@ def test_read_back_of_an_output_copied_from_is_a_look_up() -> None:
     ]
     assert found.added == []  # the reply that copies is the thread's last: nothing comes after it
     worst = read_backs(thread, [hit], 0.25, PESSIMISTIC)  # quoted: looked up, the last call whole
-    assert worst.chars == pytest.approx(misses + 10_000 * WHOLE_READ_CHARS_PER_CHAR, abs=1e-9)
+    whole, looked = 10_000 * WHOLE_READ_CHARS_PER_CHAR, PESSIMISTIC.look_share  # unless read whole to look
+    assert worst.chars == pytest.approx(looked * whole + (1 - looked) * (misses + whole), abs=1e-9)
+    # the real figures: read to look at it when it arrives (17 %), and then read whole: no look-up
+    central = read_backs(thread, [hit], 0.25, CENTRAL)
+    share = PREVIEW_READ_BACK_SHARE
+    assert central.expected == pytest.approx(share + (1 - share), abs=1e-12)
+    assert [r.request for r in central.repeats] == [2, 2]  # the look, then the look-up
+    assert central.repeats[1].weight == pytest.approx((1 - share) * 1.86, abs=1e-12)
 
 
 def test_an_output_nothing_copies_from_is_read_back_to_look_at_it_at_the_real_share() -> None:
@@ -140,7 +149,7 @@ def test_a_second_look_up_in_one_output_is_needed_only_when_the_first_read_part_
     thread = thread_of("main", t.entries)
     copies = (Copy(thread.requests[2].entry, 5), Copy(thread.requests[3].entry, 9))
     found = read_backs(
-        thread, [SpillHit(3, "s0", "Bash", 6_000, 5_000, lines=600, copies=copies)], 0.25, CENTRAL
+        thread, [SpillHit(3, "s0", "Bash", 6_000, 5_000, lines=600, copies=copies)], 0.25, LOOK_UPS
     )
     assert [r.request for r in found.repeats] == [2, 3]
     assert found.expected == pytest.approx(1 + (1 - LOOKUP_WHOLE_READ_SHARE), abs=1e-12)
@@ -155,7 +164,7 @@ def test_a_look_up_in_an_output_no_longer_than_a_read_window_ends_at_its_first_r
     thread = thread_of("main", t.entries)
     copies = (Copy(thread.requests[2].entry, 5), Copy(thread.requests[3].entry, 9))
     hit = SpillHit(3, "s0", "Bash", 6_000, 5_000, lines=60, copies=copies)
-    found = read_backs(thread, [hit], 0.25, CENTRAL)
+    found = read_backs(thread, [hit], 0.25, LOOK_UPS)
     # a miss is a Read of 100 lines (57.2 %) or a search (42.8 %); on 60 lines the Read reads them all:
     # the look-up ends there, the output read whole, and no second look-up is needed
     r, s, w = 0.572, 0.428, LOOKUP_WHOLE_READ_SHARE
@@ -167,7 +176,7 @@ def test_a_look_up_in_an_output_no_longer_than_a_read_window_ends_at_its_first_r
     assert found.expected == pytest.approx(1 + (1 - whole), abs=1e-12)
     back = searched * 20 * 100 + whole * 6_000 * WHOLE_READ_CHARS_PER_CHAR + (1 - whole) * 100
     assert found.repeats[0].tokens == pytest.approx(back / 4, abs=1e-9)
-    longer = read_backs(thread, [dataclasses.replace(hit, lines=101)], 0.25, CENTRAL)
+    longer = read_backs(thread, [dataclasses.replace(hit, lines=101)], 0.25, LOOK_UPS)
     assert longer.repeats[0].weight == pytest.approx(1.86, abs=1e-12)  # past the window: the real calls
 
 

@@ -13,8 +13,9 @@ the requests already):
   `LOOKUP_WHOLE_READ_SHARE` of the time (once read whole, the output's later look-ups are not needed),
   else returns the line. On an output of at most 100 lines a Read of 100 lines is a whole Read, which
   cannot miss: the look-up ends at its first Read, the output read whole;
-- **anything else**: read back to be looked at, `PREVIEW_READ_BACK_SHARE` of the time (5 of 29 real
-  previews), by the request after it: whole when under the Read cap (4 of 4 real ones), else in windows
+- **every output**, copied later or not: read back to be looked at, `PREVIEW_READ_BACK_SHARE` of the
+  time (5 of 29 real previews, whatever came after them), by the request after it: whole when under the
+  Read cap (4 of 4 real ones; an output read whole then needs no look-up), else in windows
   (`PARTIAL_READ_BACK`).
 
 Each read-back costs its requests (each taken as the request it interrupts, sent again with what the
@@ -211,21 +212,23 @@ def read_backs(thread: Thread, hits: Sequence[SpillHit], rate: float, model: Rea
     for hit in hits:
         if hit.cli_saved or hit.saved_read:
             continue
+        # read back to look at it when the preview arrives, whatever the replies after it need
+        requests, back = _look(hit)
+        span = bring(thread.first_after(hit.entry), model.look_share, requests, back, hit.entry)
+        chances.append(Chance((span,), model.look_share, 1.0, back * rate, back * rate))
         needs = _needs(hit, model)
         if not needs:
-            requests, back = _look(hit)
-            span = bring(thread.first_after(hit.entry), model.look_share, requests, back, hit.entry)
-            chances.append(Chance((span,), model.look_share, 1.0, back * rate, back * rate))
             continue
+        seen = model.look_share if hit.chars * _factor(hit) <= READ_CAP_CHARS else 0.0  # then read whole
         look = _lookup(hit, model.lookup_whole)
         w = look.whole_share
         back = look.missed + w * look.whole + (1 - w) * look.part
         spans = tuple(  # once read whole, no later look-up is needed
-            bring(thread.first_after(at - 1), (1 - w) ** number, look.requests, back, at)
+            bring(thread.first_after(at - 1), (1 - seen) * (1 - w) ** number, look.requests, back, at)
             for number, at in enumerate(sorted(needs))
         )
         chances.append(
-            Chance(spans, 1.0, w, (look.missed + look.whole) * rate, (look.missed + look.part) * rate)
+            Chance(spans, 1 - seen, w, (look.missed + look.whole) * rate, (look.missed + look.part) * rate)
         )
     return ReadBacks(added, repeats, expected, chars, tuple(chances))
 
