@@ -28,7 +28,7 @@ from flower.report.what_if.readback import (
     coordinator_look_ups,
     read_backs,
 )
-from flower.report.what_if.replay import Saving, thread_of
+from flower.report.what_if.replay import Saving, Thread, thread_of
 from flower.report.what_if.spill import SpillHit
 from flower.report.what_if.stopped import how_it_stopped
 from flower.usage import TokenUsage
@@ -140,14 +140,19 @@ def test_an_output_nothing_copies_from_is_read_back_to_look_at_it_at_the_real_sh
     assert read_backs(thread, [saved_by_cli], 0.25, CENTRAL).repeats == []
 
 
-def test_a_second_look_up_in_one_output_is_needed_only_when_the_first_read_part_of_it() -> None:
+def _two_copies() -> tuple[Thread, tuple[Copy, Copy]]:
+    """Four requests, and two lines of one output copied by the third and the fourth."""
     t = Transcript()
     t.prompt("Go.")
     for number in range(4):
         _use(t.assistant(t.bash(f"step {number}", f"s{number}")), 1_000 * (number + 1))
         t.result(f"s{number}", "x")
     thread = thread_of("main", t.entries)
-    copies = (Copy(thread.requests[2].entry, 5), Copy(thread.requests[3].entry, 9))
+    return thread, (Copy(thread.requests[2].entry, 5), Copy(thread.requests[3].entry, 9))
+
+
+def test_a_second_look_up_in_one_output_is_needed_only_when_the_first_read_part_of_it() -> None:
+    thread, copies = _two_copies()
     found = read_backs(
         thread, [SpillHit(3, "s0", "Bash", 6_000, 5_000, lines=600, copies=copies)], 0.25, LOOK_UPS
     )
@@ -156,13 +161,7 @@ def test_a_second_look_up_in_one_output_is_needed_only_when_the_first_read_part_
 
 
 def test_a_look_up_in_an_output_no_longer_than_a_read_window_ends_at_its_first_read() -> None:
-    t = Transcript()
-    t.prompt("Go.")
-    for number in range(4):
-        _use(t.assistant(t.bash(f"step {number}", f"s{number}")), 1_000 * (number + 1))
-        t.result(f"s{number}", "x")
-    thread = thread_of("main", t.entries)
-    copies = (Copy(thread.requests[2].entry, 5), Copy(thread.requests[3].entry, 9))
+    thread, copies = _two_copies()
     hit = SpillHit(3, "s0", "Bash", 6_000, 5_000, lines=60, copies=copies)
     found = read_backs(thread, [hit], 0.25, LOOK_UPS)
     # a miss is a Read of 100 lines (57.2 %) or a search (42.8 %); on 60 lines the Read reads them all:
