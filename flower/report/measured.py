@@ -106,6 +106,13 @@ SUBAGENT_TEXT: Final[tuple[float, int, int]] = (0.871, 77, 119)
 """A real subagent's text per reply before its report: (share of replies with a block, median chars, p90
 chars) over 70 replies."""
 
+MAIN_THINKING: Final[tuple[float, int, int]] = (0.39, 246, 1_505)
+"""A main thread's thinking per reply (`benchmarks/calibrate_workers.py`, every reply but the last of the
+main threads of the same corpus, 15,357): (share of replies with a block, median chars, p90 chars)."""
+
+MAIN_TEXT: Final[tuple[float, int, int]] = (0.50, 104, 859)
+"""A main thread's text per reply, as `MAIN_THINKING`."""
+
 _P90_Z: Final = 1.2816
 """The standard normal's 90th percentile."""
 

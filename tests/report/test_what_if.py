@@ -16,6 +16,7 @@ from flower.cost import price
 from flower.report import build_report
 from flower.report.measured import PREVIEW_READ_BACK_SHARE, WHOLE_READ_CHARS_PER_CHAR
 from flower.report.what_if import build_what_if
+from flower.report.what_if.readback import REPLY_CHARS
 from flower.spill import SPILL_OMISSION, SPILL_POINTER
 from flower.usage import TokenUsage
 from tests.report import what_if_history as h
@@ -109,7 +110,9 @@ async def test_costs_as_recorded_and_replayed_are_exact(tmp_path: Path) -> None:
     # tokens where that request read its recorded prefix (from 22,160 to 22,200), the rest written
     back = PREVIEW_READ_BACK_SHARE * 8_000 * WHOLE_READ_CHARS_PER_CHAR / 4
     context = i1 + r1 + round(w1 - saved)
-    again = PREVIEW_READ_BACK_SHARE * _dollars((0, context, 0, 0)) + _dollars((0, 0, round(back), 0))
+    # its reply writes a main thread's expected prose (REPLY_CHARS) as output
+    prose = round(PREVIEW_READ_BACK_SHARE * REPLY_CHARS / 4)
+    again = PREVIEW_READ_BACK_SHARE * _dollars((0, context, 0, 0)) + _dollars((0, 0, round(back), prose))
     last = (i2, round(r2 - saved + 40), round(w2 + back - 40), o2)
     expected = _dollars((i0, r0, w0, o0), (i1, r1, round(w1 - saved), o1), last) + again
     assert s1.layers.spill.cost_usd == pytest.approx(expected, abs=1e-12)

@@ -6,6 +6,7 @@ figures they use are `flower.report.measured`'s.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -19,8 +20,15 @@ from flower.report.measured import (
 )
 from flower.report.what_if.delegation import coordinator_wait, tool_loops, warm_starts
 from flower.report.what_if.quotes import Copy, ThreadText, tokens, values
-from flower.report.what_if.readback import CENTRAL, PESSIMISTIC, Repeat, coordinator_look_ups, read_backs
-from flower.report.what_if.replay import Saving, thread_of
+from flower.report.what_if.readback import (
+    CENTRAL,
+    PESSIMISTIC,
+    REPLY_CHARS,
+    Repeat,
+    coordinator_look_ups,
+    read_backs,
+)
+from flower.report.what_if.replay import Saving, Thread, thread_of
 from flower.report.what_if.spill import SpillHit
 from flower.report.what_if.stopped import how_it_stopped
 from flower.usage import TokenUsage
@@ -29,6 +37,8 @@ from flower.warm.schedule import ping_limit
 from tests.stores.transcripts import Transcript
 
 HEAD = "h" * 300
+LOOK_UPS = dataclasses.replace(CENTRAL, look_share=0.0)
+"""The real figures with no read to look at an output: the look-ups alone."""
 TAIL = "t" * 100
 
 
@@ -83,17 +93,28 @@ def test_read_back_of_an_output_copied_from_is_a_look_up() -> None:
     t, _ = _copying()
     thread = thread_of("main", t.entries)
     last = len(t.entries) - 1
-    hit = SpillHit(4, "b1", "Bash", 10_000, 9_000, lines=100, quoted_at=last, copies=(Copy(last, 2),))
-    found = read_backs(thread, [hit], 0.25, CENTRAL)
-    # the look-up (LOOKUP_CALLS: 1.86 calls, 0.86 misses; misses: a Read of 100 lines, a search of 20;
-    # the last call: the whole file 32.5 % of the time, else the line), by the reply that copies (2)
-    misses = 0.86 * (0.572 * 10_000 * WHOLE_READ_CHARS_PER_CHAR + 0.428 * 2_000)
-    chars = misses + LOOKUP_WHOLE_READ_SHARE * 10_000 * WHOLE_READ_CHARS_PER_CHAR + 0.675 * 100
+    hit = SpillHit(4, "b1", "Bash", 10_000, 9_000, lines=200, quoted_at=last, copies=(Copy(last, 2),))
+    found = read_backs(thread, [hit], 0.25, LOOK_UPS)
+    # the look-up (LOOKUP_CALLS: 1.86 calls, 0.86 misses; misses: a Read of 100 lines of 50 chars, a
+    # search of 20; the last call: the whole file 32.5 % of the time, else the line), by the reply that
+    # copies (2)
+    misses = 0.86 * (0.572 * 5_000 * WHOLE_READ_CHARS_PER_CHAR + 0.428 * 1_000)
+    chars = misses + LOOKUP_WHOLE_READ_SHARE * 10_000 * WHOLE_READ_CHARS_PER_CHAR + 0.675 * 50
     assert found.chars == pytest.approx(chars, abs=1e-9) and found.expected == 1.0
-    assert found.repeats == [Repeat(2, pytest.approx(1.86, abs=1e-12), pytest.approx(chars / 4, abs=1e-9))]
+    prose = pytest.approx(1.86 * REPLY_CHARS / 4, abs=1e-9)  # each call's reply: a main thread's prose
+    assert found.repeats == [
+        Repeat(2, pytest.approx(1.86, abs=1e-12), pytest.approx(chars / 4, abs=1e-9), prose)
+    ]
     assert found.added == []  # the reply that copies is the thread's last: nothing comes after it
     worst = read_backs(thread, [hit], 0.25, PESSIMISTIC)  # quoted: looked up, the last call whole
-    assert worst.chars == pytest.approx(misses + 10_000 * WHOLE_READ_CHARS_PER_CHAR, abs=1e-9)
+    whole, looked = 10_000 * WHOLE_READ_CHARS_PER_CHAR, PESSIMISTIC.look_share  # unless read whole to look
+    assert worst.chars == pytest.approx(looked * whole + (1 - looked) * (misses + whole), abs=1e-9)
+    # the real figures: read to look at it when it arrives (17 %), and then read whole: no look-up
+    central = read_backs(thread, [hit], 0.25, CENTRAL)
+    share = PREVIEW_READ_BACK_SHARE
+    assert central.expected == pytest.approx(share + (1 - share), abs=1e-12)
+    assert [r.request for r in central.repeats] == [2, 2]  # the look, then the look-up
+    assert central.repeats[1].weight == pytest.approx((1 - share) * 1.86, abs=1e-12)
 
 
 def test_an_output_nothing_copies_from_is_read_back_to_look_at_it_at_the_real_share() -> None:
@@ -110,27 +131,52 @@ def test_an_output_nothing_copies_from_is_read_back_to_look_at_it_at_the_real_sh
     share = PREVIEW_READ_BACK_SHARE
     whole = 8_000 * WHOLE_READ_CHARS_PER_CHAR * share / 4
     found = read_backs(thread, [small], 0.25, CENTRAL)
-    assert found.repeats == [Repeat(1, share, pytest.approx(whole, abs=1e-9))]
+    assert found.repeats == [Repeat(1, share, pytest.approx(whole, abs=1e-9), share * REPLY_CHARS / 4)]
     assert found.added == [Saving(2, 3, 2_010, pytest.approx(whole), pytest.approx(-whole))]
     partial = read_backs(thread, [big], 0.25, CENTRAL)  # over the Read cap: read in windows
-    assert partial.repeats == [Repeat(1, PARTIAL_READ_BACK[0] * share, PARTIAL_READ_BACK[1] * share / 4)]
+    calls = PARTIAL_READ_BACK[0] * share
+    assert partial.repeats == [Repeat(1, calls, PARTIAL_READ_BACK[1] * share / 4, calls * REPLY_CHARS / 4)]
     assert read_backs(thread, [read], 0.25, CENTRAL).chars == pytest.approx(8_000 * share)  # numbered
     assert read_backs(thread, [saved_by_cli], 0.25, CENTRAL).repeats == []
 
 
-def test_a_second_look_up_in_one_output_is_needed_only_when_the_first_read_part_of_it() -> None:
+def _two_copies() -> tuple[Thread, tuple[Copy, Copy]]:
+    """Four requests, and two lines of one output copied by the third and the fourth."""
     t = Transcript()
     t.prompt("Go.")
     for number in range(4):
         _use(t.assistant(t.bash(f"step {number}", f"s{number}")), 1_000 * (number + 1))
         t.result(f"s{number}", "x")
     thread = thread_of("main", t.entries)
-    copies = (Copy(thread.requests[2].entry, 5), Copy(thread.requests[3].entry, 9))
+    return thread, (Copy(thread.requests[2].entry, 5), Copy(thread.requests[3].entry, 9))
+
+
+def test_a_second_look_up_in_one_output_is_needed_only_when_the_first_read_part_of_it() -> None:
+    thread, copies = _two_copies()
     found = read_backs(
-        thread, [SpillHit(3, "s0", "Bash", 6_000, 5_000, lines=60, copies=copies)], 0.25, CENTRAL
+        thread, [SpillHit(3, "s0", "Bash", 6_000, 5_000, lines=600, copies=copies)], 0.25, LOOK_UPS
     )
     assert [r.request for r in found.repeats] == [2, 3]
     assert found.expected == pytest.approx(1 + (1 - LOOKUP_WHOLE_READ_SHARE), abs=1e-12)
+
+
+def test_a_look_up_in_an_output_no_longer_than_a_read_window_ends_at_its_first_read() -> None:
+    thread, copies = _two_copies()
+    hit = SpillHit(3, "s0", "Bash", 6_000, 5_000, lines=60, copies=copies)
+    found = read_backs(thread, [hit], 0.25, LOOK_UPS)
+    # a miss is a Read of 100 lines (57.2 %) or a search (42.8 %); on 60 lines the Read reads them all:
+    # the look-up ends there, the output read whole, and no second look-up is needed
+    r, s, w = 0.572, 0.428, LOOKUP_WHOLE_READ_SHARE
+    calls = 0.48 + 0.18 * (r + 2 * s) + 0.34 * (r + 2 * s * r + 3 * s * s)
+    whole = 0.48 * w + 0.18 * (r + s * w) + 0.34 * (r + s * r + s * s * w)
+    searched = 0.18 * s + 0.34 * (s * r + 2 * s * s)  # the searches that missed before it ended
+    assert [r.request for r in found.repeats] == [2, 3]
+    assert found.repeats[0].weight == pytest.approx(calls, abs=1e-12)
+    assert found.expected == pytest.approx(1 + (1 - whole), abs=1e-12)
+    back = searched * 20 * 100 + whole * 6_000 * WHOLE_READ_CHARS_PER_CHAR + (1 - whole) * 100
+    assert found.repeats[0].tokens == pytest.approx(back / 4, abs=1e-9)
+    longer = read_backs(thread, [dataclasses.replace(hit, lines=101)], 0.25, LOOK_UPS)
+    assert longer.repeats[0].weight == pytest.approx(1.86, abs=1e-12)  # past the window: the real calls
 
 
 def test_how_a_session_stopped() -> None:

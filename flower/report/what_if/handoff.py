@@ -8,6 +8,13 @@ boundary writes the cache again). A handoff in its place costs a request asking 
 context read from the cache, `HANDOFF_PROMPT` written, the document as output) and the successor's start
 (the restart, with `TAKEOVER_PROMPT` around the document). Both are priced at the main thread's model; the
 document is taken as long as the summary the CLI wrote (an assumption, printed).
+
+The successor is a new session: it starts from the session's fixed start (the system prompt, the tools,
+the first prompt: its first request's context), the takeover prompt and the document, and nothing else.
+After a compaction the CLI sends more than its summary (the files it had read, sent again, the last
+messages it kept, listings), so the restart is priced at the successor's context, and a replay with
+handoffs in place of the compactions (spill + layer 4, `successor_savings`) takes the difference off
+every request until the next boundary.
 """
 
 from __future__ import annotations
@@ -21,10 +28,19 @@ from ...cost import price
 from ...glance import is_ephemeral
 from ...handoff.document import HANDOFF_PROMPT, TAKEOVER_PROMPT
 from ...usage import TokenUsage
-from .replay import Thread
+from .replay import Saving, Thread
 from .spill import boundaries
 
-__all__ = ["GlanceLine", "HandoffLine", "glance_line", "handoff_line", "main_model", "unkept_compactions"]
+__all__ = [
+    "GlanceLine",
+    "HandoffLine",
+    "glance_line",
+    "handoff_line",
+    "handoff_requests",
+    "main_model",
+    "successor_savings",
+    "unkept_compactions",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,30 +112,77 @@ def unkept_compactions(main: Thread, compactions: Sequence[Thread], rate: float)
     ]
 
 
+def _successor(main: Thread, cut: int, rate: float) -> int:
+    """The context (tokens) a handoff's successor starts with in place of the compaction at entry `cut`:
+    the session's fixed start, the takeover prompt, the document (as long as the summary), never more than
+    the CLI's restart carried. The fixed start is the first request's context (the system prompt, the
+    tools, what a session starts with); a session that began with a history (its first request larger
+    than the restart) takes the restart's cached prefix instead."""
+    restart = main.requests[main.first_after(cut)].usage
+    first = main.requests[0].usage.context
+    fixed = first if first <= restart.context or not restart.cache_read else restart.cache_read
+    framed = round(len(TAKEOVER_PROMPT) * rate)
+    return min(restart.context, fixed + framed + round(_summary_chars(main.entries, cut) * rate))
+
+
+def successor_savings(main: Thread, rate: float) -> list[Saving]:
+    """A handoff in place of each compaction of `main`, in the requests after it: what the CLI's restart
+    carried beyond the successor's context (`_successor`) comes off every request until the next
+    boundary, placed after the restart's cached prefix."""
+    cuts = boundaries(main.entries)
+    out = []
+    for number, cut in enumerate(cuts):
+        restart = main.first_after(cut)
+        end = main.first_after(cuts[number + 1]) if number + 1 < len(cuts) else len(main.requests)
+        if restart >= end:
+            continue
+        usage = main.requests[restart].usage
+        extra = usage.context - _successor(main, cut, rate)
+        if extra > 0:
+            out.append(Saving(restart, end, usage.cache_read, extra, extra))
+    return out
+
+
+def handoff_requests(main: Thread, used: Sequence[TokenUsage], rate: float) -> list[TokenUsage]:
+    """The requests asking for a handoff document in place of `main`'s compactions: the context before
+    each boundary (as `used`, the main thread's replayed usage, has it) read from the cache,
+    `HANDOFF_PROMPT` written, the document (as long as the summary) as output."""
+    asked = round(len(HANDOFF_PROMPT) * rate)
+    out = []
+    for cut in boundaries(main.entries):
+        last = min(main.first_after(cut), len(used)) - 1
+        before = used[last].context + used[last].output if last >= 0 else 0
+        document = round(_summary_chars(main.entries, cut) * rate)
+        out.append(TokenUsage(cache_read=before, cache_creation=asked, output=document))
+    return out
+
+
 def handoff_line(main: Thread, compactions: Sequence[Thread], rate: float) -> HandoffLine:
     """The handoff line of a session: its main thread and its compaction workers' threads (by time)."""
     cuts = boundaries(main.entries)
     if not cuts or not main.requests:
         return HandoffLine(compactions=len(cuts))
     model = main_model(main)
-    asked = round(len(HANDOFF_PROMPT) * rate)
-    framed = round(len(TAKEOVER_PROMPT) * rate)
     kept = [t for t in _kept(compactions) if t.requests]
     unkept = unkept_compactions(main, compactions, rate)
+    asks = handoff_requests(main, [r.usage for r in main.requests], rate)
     compaction = handoff = 0.0
     for number, cut in enumerate(cuts):
         restart = main.first_after(cut)
-        before = main.end_of(restart - 1)
-        document = round(_summary_chars(main.entries, cut) * rate)
         if number < len(kept):
             own = sum(price([r.usage], model=r.model).total for r in kept[number].requests)
         else:
             own = price([unkept[number - len(kept)]], model=model).total
         again = main.requests[restart].usage if restart < len(main.requests) else TokenUsage()
         compaction += own + price([again], model=model).total
-        ask = TokenUsage(cache_read=before, cache_creation=asked, output=document)
-        start = again + TokenUsage(cache_creation=framed)
-        handoff += price([ask, start], model=model).total
+        successor = _successor(main, cut, rate) if restart < len(main.requests) else 0
+        start = TokenUsage(  # the restart's cached prefix read, the rest of the successor's start written
+            input=again.input,
+            cache_read=min(again.cache_read, successor),
+            cache_creation=max(0, successor - again.cache_read - again.input),
+            output=again.output,
+        )
+        handoff += price([asks[number], start], model=model).total
     return HandoffLine(
         compactions=len(cuts), estimated=len(unkept), compaction_usd=compaction, handoff_usd=handoff
     )

@@ -63,14 +63,16 @@ class Scenario:
 
 def again_usd(thread: Thread, used: Sequence[TokenUsage], found: ReadBacks) -> float:
     """The read-backs' own requests: each sent right after the request whose reply asked for it, so it
-    reads that request's context from the cache (that request wrote it, even a cold one), and writes what
-    the read-back brought."""
+    reads that request's context from the cache (that request wrote it, even a cold one), writes what
+    the read-back brought, and its reply writes the prose a main thread's reply does."""
     total = 0.0
     for repeat in found.repeats:
         model = thread.requests[repeat.request].model
         sent = TokenUsage(cache_read=used[repeat.request].context)
         total += repeat.weight * price([sent], model=model).total
-        total += price([TokenUsage(cache_creation=round(repeat.tokens))], model=model).total
+        total += price(
+            [TokenUsage(cache_creation=round(repeat.tokens), output=round(repeat.output))], model=model
+        ).total
     return total
 
 

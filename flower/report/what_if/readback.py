@@ -11,9 +11,11 @@ the requests already):
   reply that copies it. A look-up takes the calls real look-ups take (`LOOKUP_CALLS`: the ones before the
   last miss, each a Read of 100 lines or a search of 20), and its last call reads the whole file
   `LOOKUP_WHOLE_READ_SHARE` of the time (once read whole, the output's later look-ups are not needed),
-  else returns the line;
-- **anything else**: read back to be looked at, `PREVIEW_READ_BACK_SHARE` of the time (5 of 29 real
-  previews), by the request after it: whole when under the Read cap (4 of 4 real ones), else in windows
+  else returns the line. On an output of at most 100 lines a Read of 100 lines is a whole Read, which
+  cannot miss: the look-up ends at its first Read, the output read whole;
+- **every output**, copied later or not: read back to be looked at, `PREVIEW_READ_BACK_SHARE` of the
+  time (5 of 29 real previews, whatever came after them), by the request after it: whole when under the
+  Read cap (4 of 4 real ones; an output read whole then needs no look-up), else in windows
   (`PARTIAL_READ_BACK`).
 
 Each read-back costs its requests (each taken as the request it interrupts, sent again with what the
@@ -36,11 +38,14 @@ from ..measured import (
     LOOKUP_MISS_LINES,
     LOOKUP_READ_SHARE,
     LOOKUP_WHOLE_READ_SHARE,
+    MAIN_TEXT,
+    MAIN_THINKING,
     PARTIAL_READ_BACK,
     PREVIEW_READ_BACK_INTERVAL,
     PREVIEW_READ_BACK_SHARE,
     READ_CAP_CHARS,
     WHOLE_READ_CHARS_PER_CHAR,
+    expected_chars,
 )
 from .quotes import ThreadText
 from .replay import Saving, Thread
@@ -59,6 +64,9 @@ __all__ = [
 
 _ERROR_CHARS: Final = 150
 """The CLI's refusal of a whole Read over its cap."""
+REPLY_CHARS: Final = expected_chars(MAIN_THINKING) + expected_chars(MAIN_TEXT)
+"""The prose a read-back's own reply is expected to write besides its call, as a main thread's reply
+(`measured.MAIN_THINKING`, `MAIN_TEXT`: about 460 characters)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,11 +91,13 @@ PESSIMISTIC: Final = ReadBackModel(
 
 @dataclass(frozen=True)
 class Repeat:
-    """Extra requests: `weight` times request `request` sent again, with `tokens` more written."""
+    """Extra requests: `weight` times request `request` sent again, with `tokens` more written; their
+    replies write `output` tokens of prose (`REPLY_CHARS` each)."""
 
     request: int
     weight: float
     tokens: float
+    output: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -122,18 +132,44 @@ def _factor(hit: SpillHit) -> float:
     return 1.0 if hit.tool == "Read" else WHOLE_READ_CHARS_PER_CHAR  # a Read's text is numbered already
 
 
-def _lookup(hit: SpillHit) -> tuple[float, float, float, float]:
-    """One look-up in `hit`'s file: (requests before its last call, characters its misses bring, its last
-    call's characters when it reads whole, and when it returns the line)."""
+@dataclass(frozen=True)
+class _LookUp:
+    """One look-up in a spilled output's file, expected: its calls, what its misses bring, what its last
+    call brings when it reads the whole file and when it returns the line, and how often it reads whole."""
+
+    requests: float
+    missed: float
+    whole: float
+    part: float
+    whole_share: float
+
+
+def _lookup(hit: SpillHit, whole_share: float) -> _LookUp:
+    """One look-up in `hit`'s file, its last call a whole Read `whole_share` of the time.
+
+    A miss is a Read of the file's first `LOOKUP_MISS_LINES[0]` lines or a search; on an output no longer
+    than that window the Read brings the whole file, so it cannot miss: the look-up ends at the first
+    Read it makes, with the whole output read (counted as the whole Read it is)."""
     line = hit.chars / max(hit.lines, 1)
+    full = hit.chars * _factor(hit)
+    window, found = LOOKUP_MISS_LINES
+    reads, searches = (min(hit.chars, n * line) for n in (window, found))
+    if hit.lines <= window and full <= READ_CAP_CHARS:
+        stay = 1 - LOOKUP_READ_SHARE  # a miss that searches, and the look-up goes on
+        calls = misses = whole = 0.0
+        for number, share in LOOKUP_CALLS:
+            first = [stay**j * LOOKUP_READ_SHARE for j in range(number - 1)]  # the first Read at miss j
+            none = stay ** (number - 1)
+            calls += share * (sum(p * (j + 1) for j, p in enumerate(first)) + none * number)
+            misses += share * (sum(p * j for j, p in enumerate(first)) + none * (number - 1))
+            whole += share * (sum(first) + none * whole_share)
+        return _LookUp(calls, misses * searches, full, line, whole)
     misses = sum(share * (calls - 1) for calls, share in LOOKUP_CALLS)
-    reads, searches = (min(hit.chars, n * line) for n in LOOKUP_MISS_LINES)
     missed = misses * (LOOKUP_READ_SHARE * reads * _factor(hit) + (1 - LOOKUP_READ_SHARE) * searches)
     requests = sum(share * calls for calls, share in LOOKUP_CALLS)
-    full = hit.chars * _factor(hit)
     if full > READ_CAP_CHARS:  # the CLI refuses the whole Read: an error, then a search (a request more)
-        return requests, missed, _ERROR_CHARS + line, line
-    return requests, missed, full, line
+        return _LookUp(requests + whole_share, missed, _ERROR_CHARS + line, line, whole_share)
+    return _LookUp(requests, missed, full, line, whole_share)
 
 
 def _look(hit: SpillHit) -> tuple[float, float]:
@@ -165,7 +201,7 @@ def read_backs(thread: Thread, hits: Sequence[SpillHit], rate: float, model: Rea
         if request >= len(thread.requests) or weight <= 0:
             return (0, 0)
         tokens = weight * back * rate
-        repeats.append(Repeat(request, weight * calls, tokens))
+        repeats.append(Repeat(request, weight * calls, tokens, weight * calls * REPLY_CHARS * rate))
         end = until_compacted(thread, since, cuts)
         if request + 1 < end:
             added.append(Saving(request + 1, end, thread.end_of(request), tokens, -tokens))
@@ -176,21 +212,24 @@ def read_backs(thread: Thread, hits: Sequence[SpillHit], rate: float, model: Rea
     for hit in hits:
         if hit.cli_saved or hit.saved_read:
             continue
+        # read back to look at it when the preview arrives, whatever the replies after it need
+        requests, back = _look(hit)
+        span = bring(thread.first_after(hit.entry), model.look_share, requests, back, hit.entry)
+        chances.append(Chance((span,), model.look_share, 1.0, back * rate, back * rate))
         needs = _needs(hit, model)
         if not needs:
-            requests, back = _look(hit)
-            span = bring(thread.first_after(hit.entry), model.look_share, requests, back, hit.entry)
-            chances.append(Chance((span,), model.look_share, 1.0, back * rate, back * rate))
             continue
-        requests, missed, whole, part = _lookup(hit)
-        w = model.lookup_whole
-        over = hit.chars * _factor(hit) > READ_CAP_CHARS  # the whole Read fails: a request more
-        back = missed + w * whole + (1 - w) * part
+        seen = model.look_share if hit.chars * _factor(hit) <= READ_CAP_CHARS else 0.0  # then read whole
+        look = _lookup(hit, model.lookup_whole)
+        w = look.whole_share
+        back = look.missed + w * look.whole + (1 - w) * look.part
         spans = tuple(  # once read whole, no later look-up is needed
-            bring(thread.first_after(at - 1), (1 - w) ** number, requests + (w if over else 0.0), back, at)
+            bring(thread.first_after(at - 1), (1 - seen) * (1 - w) ** number, look.requests, back, at)
             for number, at in enumerate(sorted(needs))
         )
-        chances.append(Chance(spans, 1.0, w, (missed + whole) * rate, (missed + part) * rate))
+        chances.append(
+            Chance(spans, 1 - seen, w, (look.missed + look.whole) * rate, (look.missed + look.part) * rate)
+        )
     return ReadBacks(added, repeats, expected, chars, tuple(chances))
 
 

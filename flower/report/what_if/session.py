@@ -12,7 +12,7 @@ spill is priced three ways: with the read-backs a model shown only the previews 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +26,14 @@ from ..measured import PREVIEW_READ_BACK_INTERVAL
 from ..options import ReportOptions
 from ..resumed import resume_points
 from .delegation import DelegationAssumptions, delegation_line
-from .handoff import glance_line, handoff_line, main_model, unkept_compactions
+from .handoff import (
+    glance_line,
+    handoff_line,
+    handoff_requests,
+    main_model,
+    successor_savings,
+    unkept_compactions,
+)
 from .layer4 import RESIDUE, ResumeReplay, layer4_savings, replay_resumes
 from .lines import AsRecorded, Layer4Line, Layers, ReplayLine, SessionWhatIf, SpillLine, TokensByKind
 from .prefix import coordinator_delta
@@ -34,7 +41,7 @@ from .priced import Scenario, dollars, priced, scenario
 from .readback import CENTRAL, PESSIMISTIC, ReadBackModel
 from .replay import Saving, Thread, thread_of, tokens_per_char
 from .saved import settle
-from .spill import kept, spill_hits, spill_savings, spilled_entries
+from .spill import boundaries, kept, spill_hits, spill_savings, spilled_entries
 from .stopped import how_it_stopped
 
 __all__ = ["WhatIfOptions", "what_if_session"]
@@ -69,15 +76,18 @@ def _recorded(threads: Sequence[Thread]) -> list[list[TokenUsage]]:
     return [[r.usage for r in t.requests] for t in threads]
 
 
-def _line(central: Scenario, replay: Scenario, worst: Scenario, recorded: float, fixed: float) -> ReplayLine:
+def _line(
+    central: Scenario, replay: Scenario, worst: Scenario, recorded: float, fixed: Callable[[Scenario], float]
+) -> ReplayLine:
+    """A line from its three scenarios; `fixed`: what each pays besides its threads (compactions)."""
     return ReplayLine(
-        cost_usd=central.usd + fixed,
+        cost_usd=central.usd + fixed(central),
         recorded_usd=recorded,
         main_peak=central.typical_peak,
         tokens_saved=central.tokens_saved,
-        replay_usd=replay.usd + fixed,
+        replay_usd=replay.usd + fixed(replay),
         replay_peak=replay.peak,
-        read_back_usd=worst.usd + fixed,
+        read_back_usd=worst.usd + fixed(worst),
         read_back_peak=worst.peak,
     )
 
@@ -167,17 +177,29 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
     model = options.read_back
     central = scenario(threads, cuts, hits, rate, model)
     spill = _line(
-        central, scenario(threads, bare), scenario(threads, cuts, hits, rate, PESSIMISTIC), total, fixed_usd
+        central,
+        scenario(threads, bare),
+        scenario(threads, cuts, hits, rate, PESSIMISTIC),
+        total,
+        lambda _: fixed_usd,
     )
 
     resumes = await replay_resumes(session.project_key, session.session_id, session.main, options.layer4)
     alone = scenario(threads, [layer4_savings(main, resumes, rate), *none[1:]])
-    layer4 = _line(alone, alone, alone, total, fixed_usd)
+    layer4 = _line(alone, alone, alone, total, lambda _: fixed_usd)
 
     spilled = spilled_entries(session.main, hits[0])
     over = await replay_resumes(session.project_key, session.session_id, spilled, options.layer4)
     prefix = _prefix(main, options.prefix_delta)
-    pruned = layer4_savings(main, over, rate)
+    pruned = [*layer4_savings(main, over, rate), *successor_savings(main, rate)]
+
+    def handoffs(replayed: Scenario) -> float:
+        """Flower hands off where the session compacted: the handoff requests in place of the compactions'."""
+        if not boundaries(main.entries):
+            return fixed_usd
+        asks = handoff_requests(main, replayed.used[0], rate)
+        return dollars([(main_model(main), u) for u in asks])
+
     both_cuts = [[*cuts[0], *pruned, *prefix], *cuts[1:]]
     both_central = scenario(threads, both_cuts, hits, rate, model)
     both = _line(
@@ -185,7 +207,7 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
         scenario(threads, [[*bare[0], *pruned, *prefix], *bare[1:]]),
         scenario(threads, both_cuts, hits, rate, PESSIMISTIC),
         total,
-        fixed_usd,
+        handoffs,
     )
     computed = coordinator_delta(main) if options.coordinator_delta is None else None
     coordinator = options.coordinator_delta if options.coordinator_delta is not None else computed
@@ -199,7 +221,7 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
             strict=True,
         )
     ]
-    others = tuple(priced(threads[1:], end.used[1:]) + fixed_usd + end.again_usd for end in ends)
+    others = tuple(priced(threads[1:], end.used[1:]) + handoffs(end) + end.again_usd for end in ends)
     return SessionWhatIf(
         session_id=session.session_id,
         project_key=session.project_key,
