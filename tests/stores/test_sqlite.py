@@ -181,14 +181,30 @@ async def test_calls_never_block_the_event_loop(
     assert threads and threads[0] != loop_thread
 
 
+_APPEND_ONE = (
+    "import anyio, gc, sqlite3, sys\n"
+    "from flower.stores import SqliteSessionStore\n"
+    "store = SqliteSessionStore(sys.argv[1])\n"
+    "anyio.run(store.append, {'project_key': 'p', 'session_id': 's'}, [{'type': 'user', 'uuid': 'u'}])\n"
+)
+
+
+def run_python(script: str, database: Path) -> subprocess.CompletedProcess[str]:
+    """`script` (after `_APPEND_ONE`) in an interpreter of its own, in development mode, every warning an
+    error (Python 3.13+ warns "unclosed database" when a connection is collected or left open at exit)."""
+    return subprocess.run(
+        [sys.executable, "-X", "dev", "-W", "error", "-c", _APPEND_ONE + script, str(database)],
+        capture_output=True,
+        text=True,
+        timeout=hang_guard(),
+        check=False,
+    )
+
+
 def test_a_store_nobody_closes_is_closed_with_it(tmp_path: Path) -> None:
-    # in an interpreter of its own: the full collection below then finds this store, not whatever
-    # garbage the suite's other tests left in a long-lived pytest worker
-    script = (
-        "import anyio, gc, sqlite3, sys\n"
-        "from flower.stores import SqliteSessionStore\n"
-        "store = SqliteSessionStore(sys.argv[1])\n"
-        "anyio.run(store.append, {'project_key': 'p', 'session_id': 's'}, [{'type': 'user', 'uuid': 'u'}])\n"
+    # in an interpreter of its own: the full collection then finds this store, not whatever garbage the
+    # suite's other tests left in a long-lived pytest worker
+    done = run_python(
         "connection = store._db._conn\n"
         "assert connection is not None\n"
         "del store\n"
@@ -196,32 +212,13 @@ def test_a_store_nobody_closes_is_closed_with_it(tmp_path: Path) -> None:
         "try:\n"
         "    connection.execute('SELECT 1')\n"
         "except sqlite3.ProgrammingError as exc:\n"
-        "    print(exc)\n"
-    )
-    done = subprocess.run(
-        # -W error: Python 3.13+ would warn "unclosed database" at the collection if the store left it open
-        [sys.executable, "-X", "dev", "-W", "error", "-c", script, str(tmp_path / "s.db")],
-        capture_output=True,
-        text=True,
-        timeout=hang_guard(),
-        check=False,
+        "    print(exc)\n",
+        tmp_path / "s.db",
     )
     assert done.returncode == 0, done.stderr
     assert "closed" in done.stdout, (done.stdout, done.stderr)
 
 
 def test_a_store_left_open_at_exit_is_closed_without_a_warning(tmp_path: Path) -> None:
-    script = (
-        "import anyio, sys\n"
-        "from flower.stores import SqliteSessionStore\n"
-        "KEEP = SqliteSessionStore(sys.argv[1])\n"
-        "anyio.run(KEEP.append, {'project_key': 'p', 'session_id': 's'}, [{'type': 'user', 'uuid': 'u'}])\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-c", script, str(tmp_path / "s.db")],
-        capture_output=True,
-        text=True,
-        timeout=hang_guard(),
-        check=False,
-    )
+    done = run_python("KEEP = store\n", tmp_path / "s.db")
     assert done.returncode == 0 and "ResourceWarning" not in done.stderr, done.stderr
