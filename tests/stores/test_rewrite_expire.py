@@ -281,13 +281,18 @@ def test_only_text_results_of_bash_calls_are_sites() -> None:
     assert [c.tool_use_id for c in out.changes] == ["toolu_gs0"]
 
 
-def test_a_result_right_after_the_pause_is_not_before_it() -> None:
+def result_after_a_pause() -> Transcript:
+    """`git status -s` called, two idle hours, then its result (`toolu_gs`)."""
     t = Transcript()
     t.prompt("status?")
     t.assistant(t.bash("git status -s", "toolu_gs"))
     t.pause(2 * HOUR)
     t.result("toolu_gs", status(0))
-    assert expire_ephemeral(t.entries, GIT).changes == ()
+    return t
+
+
+def test_a_result_right_after_the_pause_is_not_before_it() -> None:
+    assert expire_ephemeral(result_after_a_pause().entries, GIT).changes == ()
 
 
 def test_an_entry_time_needs_a_zoned_iso_string() -> None:
@@ -344,13 +349,8 @@ def test_a_site_passed_over_does_not_stop_the_later_ones() -> None:
 
 
 def test_a_result_right_after_the_pause_gets_the_count_note_not_the_idle_one() -> None:
-    t = Transcript()
-    t.prompt("status?")
-    t.assistant(t.bash("git status -s", "toolu_gs"))
-    t.pause(2 * HOUR)
-    t.result("toolu_gs", status(0))
-    out = expire_ephemeral(t.entries, EphemeralPolicy(predicate=GIT.predicate, keep_recent=0))
     policy = EphemeralPolicy(predicate=GIT.predicate, keep_recent=0)
+    out = expire_ephemeral(result_after_a_pause().entries, policy)
     assert text(results(out.entries)["toolu_gs"]) == policy.note.format(
         command="git status -s", keep=0, newer=0
     )
