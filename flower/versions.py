@@ -65,9 +65,9 @@ class VersionRange:
         return f"{self.oldest} to {self.newest}"
 
 
-TESTED_SDK = VersionRange(component="claude-agent-sdk", oldest="0.2.184", newest="0.2.189")
+TESTED_SDK = VersionRange(component="claude-agent-sdk", oldest="0.2.184", newest="0.2.190")
 """Every `claude-agent-sdk` release in this range passed flower's full suite."""
-TESTED_CLI = VersionRange(component="Claude Code CLI", oldest="2.1.327", newest="2.1.332")
+TESTED_CLI = VersionRange(component="Claude Code CLI", oldest="2.1.327", newest="2.1.337")
 """The Claude Code CLI versions those SDK releases bundle."""
 TESTED_PARSER = VersionRange(component="tree-sitter-bash", oldest="0.25.1", newest="0.25.1")
 """The bash grammar glance reads commands with: its rule table and its differential fuzzer (bash and zsh)

@@ -1,7 +1,7 @@
 """Fake credentials where a real machine keeps them: every variable the bundled CLI reads, and the stores.
 
 `VARIABLES` holds every credential variable the bundled CLI reads (from `strings` on its binary, CLI
-2.1.332): its own list of what it keeps from a sandboxed subprocess (`CLI_SCRUB_LIST`, checked against the
+2.1.337): its own list of what it keeps from a sandboxed subprocess (`CLI_SCRUB_LIST`, checked against the
 installed binary by `cli_scrub_list()`), its OAuth, session and file-descriptor variables, and the
 tokens of the git hosts it knows. `fake_environment()` gives each a value no test could print by chance;
 `plant(home)` writes fake stores under a home directory (`~/.claude/.credentials.json`, the CLI's OAuth
@@ -22,7 +22,7 @@ def _names(text: str) -> tuple[str, ...]:
 
 
 CLI_SCRUB_LIST = _names("""
-    ANTHROPIC_API_KEY CLAUDE_CODE_OAUTH_TOKEN CLAUDE_CODE_SESSIONS_OAUTH_TOKEN
+    ANTHROPIC_API_KEY CLAUDE_CODE_OAUTH_TOKEN CLAUDE_CODE_SESSIONS_OAUTH_TOKEN CLAUDE_CODE_MARL_SORREL
     CLAUDE_CODE_RUNNER_MODEL_SOCKET CLAUDE_CODE_ARTIFACTS_API_TOKEN CLAUDE_CODE_MEMORY_API_TOKEN
     CLAUDE_CODE_SLACK_TAG_TOKEN ANTHROPIC_AUTH_TOKEN ANTHROPIC_FOUNDRY_API_KEY
     ANTHROPIC_FOUNDRY_AUTH_TOKEN ANTHROPIC_AWS_API_KEY ANTHROPIC_CUSTOM_HEADERS AWS_SECRET_ACCESS_KEY

@@ -30,10 +30,10 @@ def fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     ("version", "inside"),
     [
         ("0.2.184", True),
-        ("0.2.189", True),
+        ("0.2.190", True),
         ("0.2.186", True),
         ("0.2.183", False),
-        ("0.2.190", False),
+        ("0.2.191", False),
         ("0.3.0", False),
         ("0.2.150", False),
         ("0.2.189.post1", True),
@@ -47,7 +47,7 @@ def test_sdk_range(version: str, inside: bool) -> None:
 
 
 def test_versions_compare_by_number_not_by_text() -> None:
-    assert str(TESTED_CLI) == "2.1.327 to 2.1.332"
+    assert str(TESTED_CLI) == "2.1.327 to 2.1.337"
     assert VersionRange(component="x", oldest="1.2", newest="1.10").contains("1.9")
 
 
@@ -65,7 +65,7 @@ def test_warns_once_per_component_and_logs(
     assert sdk == VersionWarning(
         component="claude-agent-sdk",
         version="0.2.150",
-        tested="0.2.184 to 0.2.189",
+        tested="0.2.184 to 0.2.190",
         message=sdk.message,
     )
     assert "outside the range flower was tested with" in sdk.message and "flower doctor" in sdk.message
@@ -88,5 +88,5 @@ def test_the_installed_bash_grammar_is_the_tested_one() -> None:
 
 
 def test_no_warning_inside_the_range(fresh: None) -> None:
-    assert version_warnings("2.1.332") == []
+    assert version_warnings("2.1.337") == []
     assert version_warnings(None) == []

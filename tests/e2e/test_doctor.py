@@ -34,7 +34,7 @@ def test_doctor_prints_versions_path_credentials_and_every_fact_passing(
     # what starts, on stderr, before any work; then the step under way while the runs are silent
     assert err.startswith("flower doctor: checking the installation, then an offline self-check"), err
     assert "  ... self-check run 1 of 4: still running, " in err, err
-    assert "claude-agent-sdk  " in out and "(tested: 0.2.184 to 0.2.189)" in out
+    assert "claude-agent-sdk  " in out and f"(tested: {versions.TESTED_SDK})" in out
     assert "Claude Code CLI   2.1." in out and "_bundled/claude" in out
     assert "ANTHROPIC_API_KEY is set" in out and "sk-secret" not in out
     passed = [line for line in out.splitlines() if line.startswith("  PASS  ")]
@@ -55,7 +55,7 @@ def test_doctor_fails_with_the_fact_that_moved(
     out = capsys.readouterr().out
     assert status == 1
     assert "  FAIL  a fact that moved\n        the CLI did something else" in out
-    assert "0.2.150  (OUTSIDE the tested 0.2.184 to 0.2.189" in out
+    assert f"0.2.150  (OUTSIDE the tested {versions.TESTED_SDK}" in out
 
 
 def test_doctor_without_a_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
