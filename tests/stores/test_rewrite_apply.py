@@ -215,6 +215,7 @@ def test_the_steps_in_order_each_with_the_policy_given() -> None:
     ]
     with pytest.raises(SpecError, match=r"^trimming needs a spill directory the agent can Read$"):
         rewrite_steps(trim=TrimPolicy())
+    assert [name for name, _ in rewrite_steps(spill_dir="/s")] == ["mend_links"], "no trim policy, no trim"
 
     t = Transcript()
     t.prompt("go")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from flower.stores import CachePolicy
 from flower.stores.rewrite import load_points, replayed, resumes, rewrite_point
 
@@ -66,6 +68,34 @@ def test_the_newest_leaf_wins_over_progress_and_sidechain_entries() -> None:
     assert replayed(t.entries) >= {0, 1, 3} and 4 not in replayed(t.entries)
     sidechain = [{**e, "isSidechain": True} for e in t.entries[:4] if e.get("type") != "progress"]
     assert len(replayed(sidechain)) >= 3, "a subagent's own transcript is all sidechain"
+
+
+@pytest.mark.parametrize("ident", ["", 7], ids=["empty", "a number"])
+def test_a_message_id_that_is_no_name_joins_no_abandoned_entry(ident: Any) -> None:
+    """Only a non-empty str `message.id` makes entries one API message: the abandoned reply of a rewound
+    prompt stays out even when both replies carry the same empty or non-str id."""
+    t = Transcript()
+    t.prompt("first try")
+    (abandoned,) = t.assistant({"type": "text", "text": "going the wrong way"})
+    t._tip = t.entries[0]["parentUuid"]  # the user edits the prompt: a new branch from the root
+    t.prompt("second try")
+    (kept,) = t.assistant({"type": "text", "text": "right way"})
+    abandoned["message"]["id"] = kept["message"]["id"] = ident
+    assert uuids(t, replayed(t.entries)) == [t.entries[2]["uuid"], kept["uuid"]]
+
+
+def test_a_prompt_under_a_replayed_reply_is_no_result_of_it() -> None:
+    """The entries brought back beside the chain are the API message's other entries and the results
+    answering them: a rewound prompt under the same reply, its content a list of text blocks, stays out."""
+    t = Transcript()
+    t.prompt("look")
+    (reply,) = t.assistant({"type": "text", "text": "what next?"})
+    abandoned = t.prompt("first try")
+    abandoned["message"]["content"] = [{"type": "text", "text": "first try"}]
+    t._tip = reply["uuid"]  # the user edits the prompt: a new branch from the reply
+    t.prompt("second try")
+    t.assistant({"type": "text", "text": "done"})
+    assert abandoned["uuid"] not in uuids(t, replayed(t.entries))
 
 
 def test_entries_without_uuids_are_all_in_scope_and_markers_never() -> None:
@@ -157,3 +187,6 @@ def test_the_leaf_is_a_message_and_the_walk_survives_odd_links() -> None:
     assert replayed([node("system", "s", None), prompt, reply]) == {1, 2}, "a root with no message above"
     loop = [node("attachment", "z", "x"), node("attachment", "x", "y"), node("attachment", "y", "x")]
     assert replayed([prompt, reply, *loop]) == {0, 1}, "a cycle of links ends the walk"
+    # lines out of order (a parent written after its child): the leaf is the newest end, not the newest
+    # message, and a named entry is no end however late it comes
+    assert replayed([reply, prompt]) == {0, 1}, "a parent written after its child is no leaf"

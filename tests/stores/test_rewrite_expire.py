@@ -153,8 +153,10 @@ def test_short_command() -> None:
 def test_bad_input() -> None:
     with pytest.raises(TypeError, match="entry 1 is a list"):
         expire_ephemeral([{"type": "user"}, []])
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"^expected a list of transcript entries, got str$"):
         expire_ephemeral("not a list")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"got generator$"):  # one pass would use it up
+        expire_ephemeral(entry for entry in [{"type": "user"}])  # type: ignore[arg-type]
     with pytest.raises(SpecError, match="keep_recent"):
         EphemeralPolicy(keep_recent=-1)
     with pytest.raises(SpecError, match="batch"):
@@ -339,11 +341,12 @@ def test_a_body_expires_only_when_the_note_is_shorter_as_text_and_in_json(
 
 
 def test_a_site_passed_over_does_not_stop_the_later_ones() -> None:
-    """A body already expired by an earlier rewrite, one as short as the note: the next still expires."""
+    """A body already expired by an earlier rewrite (a copied history; its note longer than the one it
+    would get now: counted then, not again), one as short as the note: the next still expires."""
     policy = EphemeralPolicy(predicate=GIT.predicate, keep_recent=0)
     t = statuses(3)
     found = results(t.entries)
-    found["toolu_gs0"]["content"] = policy.note.format(command="git status -s", keep=6, newer=100)
+    found["toolu_gs0"]["content"] = policy.note.format(command="git status -s", keep=1000, newer=100)
     found["toolu_gs1"]["content"] = "clean"
     assert [c.tool_use_id for c in expire_ephemeral(t.entries, policy).changes] == ["toolu_gs2"]
 

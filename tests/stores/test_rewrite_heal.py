@@ -144,6 +144,14 @@ def test_an_orphan_in_an_api_error_entry_is_not_the_last_message() -> None:
     assert _details(t) == [""]
 
 
+def test_an_orphan_in_an_api_error_entry_with_no_message_on_the_branch_is_not_the_last_message() -> None:
+    """A branch holding nothing but the API-error entry (no prompt above it) has no last message."""
+    t = Transcript()
+    (holder,) = t.assistant(t.bash("make", "toolu_make"))
+    holder["isApiErrorMessage"] = True
+    assert _details(t) == [""]
+
+
 def test_a_prompt_after_the_orphan_means_the_history_went_on() -> None:
     t = Transcript()
     t.prompt("build")

@@ -17,7 +17,7 @@ from flower.stores.rewrite import (
     neutralise_interrupts,
     tool_calls,
 )
-from flower.stores.rewrite._transcript import block_size, is_protected
+from flower.stores.rewrite._transcript import block_size, content_blocks, is_protected
 
 from .transcripts import INTERRUPTED, Transcript, ancestors, calls, results, text
 
@@ -499,6 +499,33 @@ def test_tool_calls_are_the_tool_use_blocks_of_assistant_entries() -> None:
     assert tool_calls(entries) == {"toolu_x": call}
 
 
+def test_a_denial_dropped_from_a_merged_message_saves_what_the_content_loses() -> None:
+    """An older CLI merged parallel calls into one entry: the denied call leaves it with its comma, and
+    the change counts that and the whole content of its emptied result entry."""
+    t = Transcript()
+    t.prompt("clean up")
+    for i in range(2):
+        t.assistant(t.bash("git status", f"toolu_ok{i}"), t.bash(f"rm -rf b{i}", f"toolu_rm{i}"), merged=True)
+        t.result(f"toolu_ok{i}", "clean")
+        t.result(f"toolu_rm{i}", "refused", denial="permission-rule")
+    out = drop_denials(t.entries, PrunePolicy(keep_denials=1, denial_note=None))
+    holder, result = t.entries[1], t.entries[3]
+    (kept,) = [e for e in out.entries if e["uuid"] == holder["uuid"]]
+    content = [block_size(e["message"]["content"]) for e in (holder, kept, result)]
+    assert [(c.tool_use_id, c.chars_saved) for c in out.changes] == [
+        ("toolu_rm0", content[0] - content[1] + content[2])
+    ]
+
+
 def test_what_is_protected() -> None:
     assert is_protected({"isCompactSummary": True}) and is_protected({"isMeta": True})
     assert not is_protected({"isCompactSummary": False}) and not is_protected({"isMeta": "yes"})
+
+
+def test_only_a_list_of_content_is_blocks() -> None:
+    """A prompt's plain text, a message without content and a stray value hold no blocks to rewrite."""
+    blocks = [{"type": "text", "text": "hi"}]
+    assert content_blocks({"message": {"role": "assistant", "content": blocks}}) is blocks
+    for content in ("a plain-text prompt", None, {"type": "text", "text": "hi"}, 5):
+        assert content_blocks({"message": {"role": "user", "content": content}}) is None
+    assert content_blocks({"message": "not a message"}) is None and content_blocks({"type": "user"}) is None
