@@ -1,8 +1,8 @@
-"""A handoff in place of each compaction: what the successor starts from, and what its request costs.
-
-flower without delegation hands off where the CLI compacts; the successor is a new session that starts
-from the fixed start, the takeover prompt and the document, where the CLI's restart also carries the
-files it reads again and the messages it keeps. Pure functions over a transcript."""
+"""A handoff in place of each compaction (the handoff line): what the successor starts from, and what its
+request costs. The successor is a new session that starts from the fixed start, the takeover prompt and
+the document, where the CLI's restart also carries the files it reads again and the messages it keeps.
+Pure functions over a transcript; where flower's own policy hands off in a replay is in
+`test_what_if_threshold.py`."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 
 from flower.cost import price
 from flower.handoff.document import HANDOFF_PROMPT, TAKEOVER_PROMPT
-from flower.report.what_if.handoff import handoff_line, handoff_requests, successor_savings
-from flower.report.what_if.replay import Saving, replayed, thread_of
+from flower.report.what_if.handoff import handoff_line, handoff_requests
+from flower.report.what_if.replay import thread_of
 from flower.usage import TokenUsage
 from tests.stores.transcripts import Transcript
 
@@ -44,17 +44,6 @@ def _compacted() -> Transcript:
     return t
 
 
-def test_the_successor_starts_from_the_fixed_start_the_takeover_and_the_document() -> None:
-    thread = thread_of("main", _compacted().entries)
-    successor = 1_000 + round(len(TAKEOVER_PROMPT) / 4) + 1_000  # the summary's 4,000 chars as the document
-    extra = 10_000 - successor  # what the restart carried beyond it
-    assert successor_savings(thread, 0.25) == [Saving(2, 4, 1_000, extra, extra)]
-    after = replayed(thread, successor_savings(thread, 0.25))
-    assert [u.context for u in after] == [1_000, 50_000, successor, 10_500 - extra]
-    assert after[2].cache_read == 1_000  # written at the restart, read after it
-    assert after[3].cache_read == 10_500 - extra
-
-
 def test_the_handoff_request_reads_the_context_before_the_boundary() -> None:
     thread = thread_of("main", _compacted().entries)
     used = [r.usage for r in thread.requests]
@@ -70,16 +59,3 @@ def test_the_handoff_request_reads_the_context_before_the_boundary() -> None:
     model = thread.requests[0].model
     assert line.handoff_usd == pytest.approx(price([ask, start], model=model).total, abs=1e-12)
     assert line.saved_usd > 0  # the successor writes less than the CLI's restart did
-
-
-def test_a_session_that_began_with_a_history_starts_its_successor_from_the_restarts_prefix() -> None:
-    t = _compacted()
-    first = next(e for e in t.entries if e["type"] == "assistant")
-    first["message"]["usage"]["cache_read_input_tokens"] = 60_000  # a continued session's first request
-    thread = thread_of("main", t.entries)
-    successor = 1_000 + round(len(TAKEOVER_PROMPT) / 4) + 1_000  # the restart's cached 1,000 tokens
-    assert successor_savings(thread, 0.25) == [Saving(2, 4, 1_000, 10_000 - successor, 10_000 - successor)]
-    small = _compacted()
-    restart = [e for e in small.entries if e["type"] == "assistant"][2]
-    restart["message"]["usage"]["cache_creation_input_tokens"] = 500  # less than the document: nothing
-    assert successor_savings(thread_of("main", small.entries), 0.25) == []
