@@ -173,3 +173,10 @@ def test_the_window_is_the_models_unless_the_session_went_past_it() -> None:
     last = [e for e in t.entries if e["type"] == "assistant"][-1]
     last["message"]["usage"]["cache_read_input_tokens"] = 250_000  # a [1m] session
     assert window_of(thread_of("main", t.entries), HandoffPolicy()) == LARGE_WINDOW
+
+
+def test_a_compaction_inside_a_stretch_moved_into_a_worker_is_not_the_coordinators() -> None:
+    handed = _handed(_growing("auto"), HandoffPolicy(window=200_000), skip=frozenset({1}))
+    # the coordinator's context goes on from its own last request, not from the CLI's restart
+    assert handed.used[2] == TokenUsage(cache_read=1_010, cache_creation=200, output=10)
+    assert handed.used[1] == thread_of("main", _growing("auto").entries).requests[1].usage  # left as it is

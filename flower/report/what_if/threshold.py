@@ -123,7 +123,7 @@ def _moved(usage: TokenUsage, fixed: int, by: int) -> TokenUsage:
     return _rebuilt(usage, usage.cache_read, usage.cache_creation + usage.cache_creation_1h + by)
 
 
-def _fixed(thread: Thread, used: Sequence[TokenUsage], restarts: Mapping[int, int]) -> int:
+def _fixed(used: Sequence[TokenUsage], restarts: Sequence[int]) -> int:
     """The session's fixed start, in tokens: its first request's context, or, for a session that began with
     a history (its first request larger than a restart), the smallest restart's cached prefix."""
     first = used[0].context
@@ -146,8 +146,7 @@ def handed_off(
         return Handed(out, [], ())
     threshold = policy.threshold(window_of(thread, policy))
     cuts = boundaries(thread.entries)
-    restarts = {thread.first_after(cut): cut for cut in cuts}
-    fixed = _fixed(thread, used, restarts)
+    fixed = _fixed(used, [thread.first_after(cut) for cut in cuts])
     framed, asked = round(len(TAKEOVER_PROMPT) * rate), round(len(HANDOFF_PROMPT) * rate)
 
     def document(number: int) -> int:
@@ -166,8 +165,10 @@ def handed_off(
             previous, context = number, usage.context
             continue
         end = context + out[previous].output  # what the next request reads, under flower
-        cut = restarts.get(number)
-        crossed = cut is not None and cut > thread.requests[previous].entry
+        # a compaction between the two (one inside a stretch moved into a worker included)
+        since = thread.requests[previous].entry
+        cut = next((c for c in reversed(cuts) if since < c < thread.requests[number].entry), None)
+        crossed = cut is not None
         if crossed:
             grown = _added(thread, number - 1, number, rate)
         else:
@@ -180,7 +181,7 @@ def handed_off(
             after.append(previous)
             context = successor
             out[number] = _rebuilt(usage, min(fixed, context), context - min(fixed, context))
-        elif crossed and cut is not None and _manual(thread.entries[cut]):  # the user's /compact: a handoff
+        elif cut is not None and _manual(thread.entries[cut]):  # the user's /compact: a handoff
             doc = round((summary_chars(thread.entries, cut) or SUMMARY_CHARS) * rate)
             successor = fixed + framed + doc
             asks.append(TokenUsage(cache_read=end, cache_creation=asked, output=doc))
