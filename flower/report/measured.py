@@ -113,6 +113,11 @@ main threads of the same corpus, 15,357): (share of replies with a block, median
 MAIN_TEXT: Final[tuple[float, int, int]] = (0.50, 104, 859)
 """A main thread's text per reply, as `MAIN_THINKING`."""
 
+SUMMARY_CHARS: Final[int] = 10_745
+"""A compaction summary of the CLI in real sessions (the median of the 4 in flower's test corpus: 10,113,
+10,339, 11,151 and 14,599 characters, CLI 2.0.74 to 2.1.42): the length a what-if gives a handoff
+document where the session it replays never compacted (`what_if.threshold`)."""
+
 _P90_Z: Final = 1.2816
 """The standard normal's 90th percentile."""
 

@@ -46,6 +46,25 @@ def test_a_one_off_hands_on_step_stays_with_the_coordinator_and_a_row_of_two_goe
     assert tool_loops(thread, own_steps=2)[0] == (5, 6, 1)  # the row of two stays too
 
 
+def test_at_the_low_end_the_worker_looks_at_the_state_its_calls_left_before_it_reports() -> None:
+    t = Transcript()
+    t.prompt("Go.")
+    _step(t, "Bash", {"command": "make a"}, "a")  # 0: one step, then glances: stays, glances too
+    _step(t, "Bash", {"command": "cat state/status.txt"}, "s1")
+    _step(t, "Read", {"file_path": "/x/a"}, "r1")
+    _step(t, "Bash", {"command": "make b"}, "b")  # 3, 4: a worker's, and the two glances after them
+    _step(t, "Bash", {"command": "make c"}, "c")
+    _step(t, "Bash", {"command": "ls -la src"}, "s2")
+    _step(t, "Bash", {"command": "cat state/status.txt"}, "s3")
+    _step(t, "Read", {"file_path": "/x/b"}, "r2")  # 7: a read stays the coordinator's
+    t.assistant({"type": "text", "text": "Done."})
+    thread = thread_of("main", t.entries)
+    assert tool_loops(thread) == [(3, 5, 2)]
+    assert tool_loops(thread, trailing=True) == [(3, 7, 4)]
+    low, high = DelegationAssumptions().worker_glances
+    assert low and not high
+
+
 def test_a_worker_writes_its_calls_and_a_real_subagents_prose_not_the_main_threads() -> None:
     t = Transcript()
     t.prompt("Go.")

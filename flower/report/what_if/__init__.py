@@ -8,6 +8,8 @@ the recorded requests, each priced by the same model (`flower.cost`) with the re
 - **spill** (`spill`): the outputs `spill_guard` would have spilled, replaced from the request after them
   by the pointer and preview the hook writes;
 - **layer 4** (`layer4`): at each resume, what `PruningSessionStore.load` itself returns (it is called);
+- **spill + layer 4**: both, with flower's handoffs where its own policy fires on the replayed context
+  (`threshold`), the CLI's own compactions taken out;
 - **handoff** and **glance** (`handoff`): each compaction against a handoff, and the main thread's Bash
   calls glance accepts;
 - **delegation** (`delegation`): an *estimate*, low to high, of the main thread's tool loops moved into

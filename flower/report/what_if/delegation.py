@@ -29,12 +29,13 @@ Priced as flower pays it:
 
 Everything else is priced as recorded, with spill and layer 4 applied first as flower runs them, with the
 read-backs `readback` expects (the low end at the lower bound of the real read-back share, the high end at
-its upper bound).
+its upper bound); the coordinator hands off where flower's policy fires on its own context (`threshold`).
 
 What no transcript can tell is assumed as a range (`DelegationAssumptions`): report sizes are those of real
 project agents with a set report format (`flower.report.measured.REPORT_CHARS_DECILES`, 1st and 9th
 deciles), how often the coordinator reads a document back is `READ_BACK_INTERVAL` (the low end for the low
-cost), mandates are sized between a small and a large case. The worker is assumed to make the same
+cost), mandates are sized between a small and a large case, and the glances right after a stretch are
+its worker's at the low end, the coordinator's at the high end. The worker is assumed to make the same
 tool calls the main thread did. The coordinator's own fixed prefix (its system prompt and rules, `Agent`
 and its workers' tools) replaces the recorded one where the transcript records its request shape
 (`prefix`); the workbench block it would also carry (about 700 characters) is not counted.
@@ -49,6 +50,7 @@ from typing import Any, ClassVar
 
 from ...cost import TTL_5M, price
 from ...glance import is_ephemeral
+from ...handoff.document import HandoffPolicy
 from ...stores.rewrite import is_prompt
 from ...stores.rewrite.expire import entry_time
 from ...usage import TokenUsage
@@ -67,6 +69,7 @@ from .priced import again_usd
 from .readback import ReadBacks, coordinator_look_ups
 from .replay import Request, Saving, Thread, replayed
 from .spill import boundaries, read_path, saved_files, until_compacted
+from .threshold import handed_off
 
 __all__ = [
     "COORDINATOR_TOOLS",
@@ -108,6 +111,11 @@ class DelegationAssumptions:
     own_steps: int = 1
     """Hands-on calls in a row the coordinator takes itself (flower's default, `coordinator(own_steps=1)`):
     a stretch of no more stays on the main thread."""
+    worker_glances: tuple[bool, bool] = (True, False)
+    """Whether the replies right after a stretch, in the same tool loop, that only make glances (Bash calls
+    glance accepts: looking at the state its calls left) are the worker's: at the low end it checks
+    what its own calls did before it reports (as flower's workers do in the benchmark's runs), at the high
+    end the coordinator runs them, as glance lets it."""
     keep_warm: bool = True
     """The coordinator's cache kept warm by pings while it waits (flower's default, `KeepWarmPolicy()`);
     False: 5-minute marks that lapse during a long wait."""
@@ -176,7 +184,7 @@ def _touches(call: Mapping[str, Any], cwd: str, saved: set[str]) -> bool:
     return read_path(call, cwd) in saved
 
 
-def tool_loops(thread: Thread, own_steps: int = 1) -> list[tuple[int, int, int]]:
+def tool_loops(thread: Thread, own_steps: int = 1, trailing: bool = False) -> list[tuple[int, int, int]]:
     """`(first, last, calls)` of each stretch of a tool loop a worker would have made: the request whose
     reply made its first delegable call, the request that got its last results, and its calls. A reply
     whose calls the coordinator may make itself (`_own`) stays on the main thread and ends a stretch: the
@@ -184,7 +192,9 @@ def tool_loops(thread: Thread, own_steps: int = 1) -> list[tuple[int, int, int]]
     an `own_step`, stays too: the coordinator takes a one-off step itself. The replies right after a
     stretch that only read or search files the CLI saved outputs to (`spill.saved_files`) are that
     stretch's last: the worker that was shown the preview looks into the file (as in flower's runs), not
-    the coordinator, which never saw it."""
+    the coordinator, which never saw it. With `trailing`, so are the replies right after a delegated
+    stretch that only make glances (the worker looks at the state its own calls left before it
+    reports); without, the coordinator runs them."""
     requests, entries = thread.requests, thread.entries
     cuts = set(boundaries(entries))
     saved = saved_files(thread)
@@ -197,6 +207,10 @@ def tool_loops(thread: Thread, own_steps: int = 1) -> list[tuple[int, int, int]]
         cwd = str(entries[requests[number].entry].get("cwd") or ".")
         calls = _calls(requests[number])
         return bool(calls) and all(_touches(c, cwd, saved) for c in calls)
+
+    def glances(number: int) -> bool:  # every call of its reply is a Bash glance accepts
+        calls = _calls(requests[number])
+        return bool(calls) and all(c.get("name") == "Bash" and _own(c) for c in calls)
 
     stretches = []
     opened: int | None = None
@@ -213,8 +227,11 @@ def tool_loops(thread: Thread, own_steps: int = 1) -> list[tuple[int, int, int]]
         while saved and last + 1 < len(requests) and reads_back(last) and carried_back(last + 1):
             last += 1
         calls = [c for r in requests[first:last] for c in _calls(r)]
-        if len(calls) > own_steps or not all(own_step(c) or _own(c) for c in calls):
-            loops.append((first, last, len(calls)))
+        if len(calls) <= own_steps and all(own_step(c) or _own(c) for c in calls):
+            continue
+        while trailing and last + 1 < len(requests) and glances(last) and carried_back(last + 1):
+            last += 1
+        loops.append((first, last, sum(len(_calls(r)) for r in requests[first:last])))
     return loops
 
 
@@ -277,9 +294,11 @@ def _bound(
     rate: float,
     low: bool,
     a: DelegationAssumptions,
+    policy: HandoffPolicy,
 ) -> tuple[float, int]:
     """The main thread and its workers in dollars, and the main thread's peak, at one end of the range;
-    `looked`: the coordinator's look-ups of what its workers saw."""
+    `looked`: the coordinator's look-ups of what its workers saw. The coordinator hands off where
+    `policy` fires on its own context (`threshold.handed_off`), its moved requests left out."""
     pick = 0 if low else 1
     report = a.report_chars[pick] * rate
     mandate = a.mandate_chars[pick] * rate
@@ -316,6 +335,9 @@ def _bound(
     kept = replayed(main, savings)
     for first, _, _ in loops:  # the coordinator writes the mandate
         kept[first] = dataclasses.replace(kept[first], output=kept[first].output + round(mandate))
+    handed = handed_off(main, kept, rate, policy, moved)
+    kept = handed.used
+    asks = price(handed.asks, model=main.requests[0].model).total if handed.asks else 0.0
     pings = 0.0
     for first, last, _ in loops:  # the coordinator waits as long as the loop took, kept warm
         model_of = main.requests[first].model
@@ -325,7 +347,8 @@ def _bound(
             kept[last] = _cold(kept[last])
     model = {r.model for r in main.requests}
     main_cost = (
-        pings
+        asks
+        + pings
         + again_usd(main, kept, looked)
         + sum(
             price([u], model=r.model).total
@@ -346,15 +369,22 @@ def delegation_line(
     rate: float,
     a: DelegationAssumptions,
     prefix: tuple[int, bool] = (0, False),
+    policy: HandoffPolicy | None = None,
 ) -> DelegationLine:
     """The estimate for a session whose main thread, with spill and layer 4 replayed and its fixed prefix
     moved by `prefix` (tokens a request, and whether they were computed from the recorded request shape),
     used `usages` (with the read-backs expected at the lower and the upper bound of the real read-back
-    share); `others_usd` is what its subagents, compactions and read-back requests cost at each end."""
+    share); `others_usd` is what its subagents, compactions and read-back requests cost at each end;
+    `policy`: when its coordinator hands off (flower's default; disabled: never, its compactions priced in
+    `others_usd`)."""
+    policy = policy or HandoffPolicy()
+    ends = []
+    for pick, low in ((0, True), (1, False)):
+        stretches = tool_loops(main, a.own_steps, a.worker_glances[pick])
+        looked = coordinator_look_ups(main, stretches, rate)
+        ends.append(_bound(_with(main, usages[pick]), stretches, looked, rate, low, a, policy))
+    (low_usd, low_peak), (high_usd, high_peak) = ends
     loops = tool_loops(main, a.own_steps)
-    looked = coordinator_look_ups(main, loops, rate)
-    low_usd, low_peak = _bound(_with(main, usages[0]), loops, looked, rate, True, a)
-    high_usd, high_peak = _bound(_with(main, usages[1]), loops, looked, rate, False, a)
     return DelegationLine(
         loops=len(loops),
         calls=sum(calls for _, _, calls in loops),

@@ -12,9 +12,9 @@ document is taken as long as the summary the CLI wrote (an assumption, printed).
 The successor is a new session: it starts from the session's fixed start (the system prompt, the tools,
 the first prompt: its first request's context), the takeover prompt and the document, and nothing else.
 After a compaction the CLI sends more than its summary (the files it had read, sent again, the last
-messages it kept, listings), so the restart is priced at the successor's context, and a replay with
-handoffs in place of the compactions (spill + layer 4, `successor_savings`) takes the difference off
-every request until the next boundary.
+messages it kept, listings), so the restart is priced at the successor's context. This line weighs each
+compaction where it happened; the replays of flower (spill + layer 4, delegation) hand off where flower's
+own policy fires instead (`threshold`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ...cost import price
 from ...glance import is_ephemeral
 from ...handoff.document import HANDOFF_PROMPT, TAKEOVER_PROMPT
 from ...usage import TokenUsage
-from .replay import Saving, Thread
+from .replay import Thread
 from .spill import boundaries
 
 __all__ = [
@@ -38,7 +38,7 @@ __all__ = [
     "handoff_line",
     "handoff_requests",
     "main_model",
-    "successor_savings",
+    "summary_chars",
     "unkept_compactions",
 ]
 
@@ -79,7 +79,8 @@ class GlanceLine:
         return self.accepted / self.bash_calls if self.bash_calls else None
 
 
-def _summary_chars(entries: Sequence[Mapping[str, Any]], boundary: int) -> int:
+def summary_chars(entries: Sequence[Mapping[str, Any]], boundary: int) -> int:
+    """The length of the summary the CLI wrote at the boundary at entry `boundary` (0 without one)."""
     for entry in entries[boundary + 1 : boundary + 8]:
         if entry.get("isCompactSummary") is True:
             message = entry.get("message")
@@ -106,7 +107,7 @@ def unkept_compactions(main: Thread, compactions: Sequence[Thread], rate: float)
     return [
         TokenUsage(
             cache_read=main.end_of(main.first_after(cut) - 1),
-            output=round(_summary_chars(main.entries, cut) * rate),
+            output=round(summary_chars(main.entries, cut) * rate),
         )
         for cut in cuts[len(kept) :]
     ]
@@ -122,25 +123,7 @@ def _successor(main: Thread, cut: int, rate: float) -> int:
     first = main.requests[0].usage.context
     fixed = first if first <= restart.context or not restart.cache_read else restart.cache_read
     framed = round(len(TAKEOVER_PROMPT) * rate)
-    return min(restart.context, fixed + framed + round(_summary_chars(main.entries, cut) * rate))
-
-
-def successor_savings(main: Thread, rate: float) -> list[Saving]:
-    """A handoff in place of each compaction of `main`, in the requests after it: what the CLI's restart
-    carried beyond the successor's context (`_successor`) comes off every request until the next
-    boundary, placed after the restart's cached prefix."""
-    cuts = boundaries(main.entries)
-    out = []
-    for number, cut in enumerate(cuts):
-        restart = main.first_after(cut)
-        end = main.first_after(cuts[number + 1]) if number + 1 < len(cuts) else len(main.requests)
-        if restart >= end:
-            continue
-        usage = main.requests[restart].usage
-        extra = usage.context - _successor(main, cut, rate)
-        if extra > 0:
-            out.append(Saving(restart, end, usage.cache_read, extra, extra))
-    return out
+    return min(restart.context, fixed + framed + round(summary_chars(main.entries, cut) * rate))
 
 
 def handoff_requests(main: Thread, used: Sequence[TokenUsage], rate: float) -> list[TokenUsage]:
@@ -152,7 +135,7 @@ def handoff_requests(main: Thread, used: Sequence[TokenUsage], rate: float) -> l
     for cut in boundaries(main.entries):
         last = min(main.first_after(cut), len(used)) - 1
         before = used[last].context + used[last].output if last >= 0 else 0
-        document = round(_summary_chars(main.entries, cut) * rate)
+        document = round(summary_chars(main.entries, cut) * rate)
         out.append(TokenUsage(cache_read=before, cache_creation=asked, output=document))
     return out
 

@@ -7,14 +7,16 @@ each request's own model (`flower.cost`), and read the main thread's peak.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ...cost import price
 from ...usage import TokenUsage
+from .handoff import main_model
 from .readback import ReadBackModel, ReadBacks, read_backs
 from .replay import Saving, Thread, replayed
 from .spill import SpillHit
+from .threshold import Handed
 from .typical import typical_peak
 
 __all__ = ["Scenario", "again_usd", "dollars", "priced", "scenario"]
@@ -59,6 +61,10 @@ class Scenario:
     """Expected characters they bring back."""
     typical_peak: int = 0
     """The main thread's peak a run typically shows (`typical.typical_peak`): `peak` with no read-backs."""
+    handoff_usd: float = 0.0
+    """The requests asking for a handoff document, where flower's policy fired (`threshold.handed_off`)."""
+    handoffs: int = 0
+    """How many handoffs it fired."""
 
 
 def again_usd(thread: Thread, used: Sequence[TokenUsage], found: ReadBacks) -> float:
@@ -82,9 +88,12 @@ def scenario(
     hits: Sequence[Sequence[SpillHit]] | None = None,
     rate: float = 0.25,
     model: ReadBackModel | None = None,
+    handoff: Callable[[list[TokenUsage]], Handed] | None = None,
 ) -> Scenario:
     """`threads` with `savings` taken out and, when a read-back `model` is given, the expected read-backs
-    of `hits` added."""
+    of `hits` added; with `handoff`, the main thread's replayed requests then go through it (flower's
+    handoffs put in, `threshold.handed_off`), and its handoff requests are priced at the main thread's
+    model."""
     found = (
         [read_backs(t, h, rate, model) for t, h in zip(threads, hits, strict=True)]
         if model is not None and hits is not None
@@ -94,6 +103,9 @@ def scenario(
         replayed(t, [*s, *f.added]) if s or f.added else [r.usage for r in t.requests]
         for t, s, f in zip(threads, savings, found, strict=True)
     ]
+    handed = handoff(used[0]) if handoff is not None else Handed(used[0], [], ())
+    used[0] = handed.used
+    asks = price(handed.asks, model=main_model(threads[0])).total if handed.asks else 0.0
     again = sum(again_usd(t, u, f) for t, u, f in zip(threads, used, found, strict=True))
     peak = max((u.context for u in used[0]), default=0)
     main = found[0]
@@ -112,4 +124,6 @@ def scenario(
         ),
         read_backs=sum(f.expected for f in found),
         read_back_chars=sum(f.chars for f in found),
+        handoff_usd=asks,
+        handoffs=len(handed.asks),
     )

@@ -35,6 +35,10 @@ class WhatIfTotal:
     layers: Layers = field(default_factory=Layers)
 
 
+def _whose(worker: bool) -> str:
+    return "the worker's" if worker else "the coordinator's"
+
+
 def _added(items: Sequence[Any]) -> Any:
     """Dataclasses of one type added field by field: numbers summed (peaks: max), flags or-ed, nested
     dataclasses added, anything else taken from the first."""
@@ -279,7 +283,9 @@ def _render(report: WhatIfReport, rows: int) -> str:
         f"{a.mandate_chars[0]:,}-{a.mandate_chars[1]:,} chars, a {a.frame_tokens}-token frame, "
         f"a worker prefix of {a.worker_prefix_tokens:,} tokens (read when another worker ran within 5 "
         f"minutes), the coordinator {'kept warm by pings' if a.keep_warm else 'not kept warm'} while it "
-        f"waits and taking up to {a.own_steps} hands-on step(s) in a row itself; the worker makes the "
+        f"waits and taking up to {a.own_steps} hands-on step(s) in a row itself, the glances right after a "
+        f"stretch {_whose(a.worker_glances[0])} at the low end and {_whose(a.worker_glances[1])} at the high "
+        "end; the worker makes the "
         f"loop's calls, writing {a.worker_prose_chars:,.0f} chars of prose a reply as real subagents do; "
         + _coordinator_prefix(d, report.total.sessions),
         _RULE,

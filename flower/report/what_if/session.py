@@ -4,8 +4,9 @@ The threads are the main transcript and each subagent's; the CLI's compaction wo
 (`subagents/agent-acompact-*`) are priced as recorded in every line (the handoff line weighs them).
 Spill acts on every thread (`spill_guard` runs in subagents too), layer 4 on the main thread's resumes
 (a subagent's history is replayed only if it is continued), and both together rewrite the main thread in
-flower's order: spill when an output arrives, layer 4 on what spill left, at each resume. A line with
-spill is priced three ways: with the read-backs a model shown only the previews is expected to make
+flower's order: spill when an output arrives, layer 4 on what spill left, at each resume, and a handoff
+where flower's policy fires on what is left (`threshold`: the CLI's own compactions do not happen). A
+line with spill is priced three ways: with the read-backs a model shown only the previews is expected to make
 (`readback.CENTRAL`, its cost), with none (`replay_usd`) and at the pessimistic end (`read_back_usd`).
 """
 
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..._util.content import text_of
+from ...handoff.document import HandoffPolicy
 from ...spill import SpillPolicy
 from ...usage import TokenUsage
 from .. import metrics as m
@@ -26,14 +28,7 @@ from ..measured import PREVIEW_READ_BACK_INTERVAL
 from ..options import ReportOptions
 from ..resumed import resume_points
 from .delegation import DelegationAssumptions, delegation_line
-from .handoff import (
-    glance_line,
-    handoff_line,
-    handoff_requests,
-    main_model,
-    successor_savings,
-    unkept_compactions,
-)
+from .handoff import glance_line, handoff_line, main_model, unkept_compactions
 from .layer4 import RESIDUE, ResumeReplay, layer4_savings, replay_resumes
 from .lines import AsRecorded, Layer4Line, Layers, ReplayLine, SessionWhatIf, SpillLine, TokensByKind
 from .prefix import coordinator_delta
@@ -41,8 +36,9 @@ from .priced import Scenario, dollars, priced, scenario
 from .readback import CENTRAL, PESSIMISTIC, ReadBackModel
 from .replay import Saving, Thread, thread_of, tokens_per_char
 from .saved import settle
-from .spill import boundaries, kept, spill_hits, spill_savings, spilled_entries
+from .spill import kept, spill_hits, spill_savings, spilled_entries
 from .stopped import how_it_stopped
+from .threshold import Handed, handed_off
 
 __all__ = ["WhatIfOptions", "what_if_session"]
 
@@ -57,6 +53,11 @@ class WhatIfOptions:
     """Layer 4's policies at each resume (expiry keeps 6, one denial kept, the 5-minute cache)."""
     delegation: DelegationAssumptions = field(default_factory=DelegationAssumptions)
     """What the delegation estimate assumes."""
+    handoff: HandoffPolicy = field(default_factory=HandoffPolicy)
+    """When flower hands off (its default: `reserve` below the CLI's auto-compact line, on the window the
+    CLI reports for the session's model): spill + layer 4 and the delegation estimate hand off where it
+    fires on their replayed context, and the CLI's own compactions do not happen (`threshold`). Disabled:
+    the compactions stay as recorded."""
     read_back: ReadBackModel = CENTRAL
     """How a model shown only previews reads spilled outputs back (the real figures by default)."""
     prefix_delta: int = 0
@@ -191,21 +192,23 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
     spilled = spilled_entries(session.main, hits[0])
     over = await replay_resumes(session.project_key, session.session_id, spilled, options.layer4)
     prefix = _prefix(main, options.prefix_delta)
-    pruned = [*layer4_savings(main, over, rate), *successor_savings(main, rate)]
+    pruned = layer4_savings(main, over, rate)
+    policy = options.handoff
+
+    def handing(used: list[TokenUsage]) -> Handed:
+        """flower's handoffs where its policy fires on the replayed main thread (`threshold`)."""
+        return handed_off(main, used, rate, policy)
 
     def handoffs(replayed: Scenario) -> float:
-        """Flower hands off where the session compacted: the handoff requests in place of the compactions'."""
-        if not boundaries(main.entries):
-            return fixed_usd
-        asks = handoff_requests(main, replayed.used[0], rate)
-        return dollars([(main_model(main), u) for u in asks])
+        """The handoff requests; the CLI's own compactions when handoff is off."""
+        return replayed.handoff_usd if policy.enabled else fixed_usd
 
     both_cuts = [[*cuts[0], *pruned, *prefix], *cuts[1:]]
-    both_central = scenario(threads, both_cuts, hits, rate, model)
+    both_central = scenario(threads, both_cuts, hits, rate, model, handing)
     both = _line(
         both_central,
-        scenario(threads, [[*bare[0], *pruned, *prefix], *bare[1:]]),
-        scenario(threads, both_cuts, hits, rate, PESSIMISTIC),
+        scenario(threads, [[*bare[0], *pruned, *prefix], *bare[1:]], handoff=handing),
+        scenario(threads, both_cuts, hits, rate, PESSIMISTIC, handing),
         total,
         handoffs,
     )
@@ -221,7 +224,11 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
             strict=True,
         )
     ]
-    others = tuple(priced(threads[1:], end.used[1:]) + handoffs(end) + end.again_usd for end in ends)
+    # the delegation estimate hands off on the coordinator's own context (`delegation_line`)
+    others = tuple(
+        priced(threads[1:], end.used[1:]) + end.again_usd + (0.0 if policy.enabled else fixed_usd)
+        for end in ends
+    )
     return SessionWhatIf(
         session_id=session.session_id,
         project_key=session.project_key,
@@ -252,6 +259,7 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
                 rate,
                 options.delegation,
                 (coordinator, computed is not None),
+                policy,
             ),
         ),
         main_context=tuple(r.usage.context for r in main.requests),
