@@ -378,13 +378,16 @@ def delegation_line(
     `policy`: when its coordinator hands off (flower's default; disabled: never, its compactions priced in
     `others_usd`)."""
     policy = policy or HandoffPolicy()
+    by_trailing = {
+        trailing: tool_loops(main, a.own_steps, trailing) for trailing in {False, *a.worker_glances}
+    }
     ends = []
     for pick, low in ((0, True), (1, False)):
-        stretches = tool_loops(main, a.own_steps, a.worker_glances[pick])
+        stretches = by_trailing[a.worker_glances[pick]]
         looked = coordinator_look_ups(main, stretches, rate)
         ends.append(_bound(_with(main, usages[pick]), stretches, looked, rate, low, a, policy))
     (low_usd, low_peak), (high_usd, high_peak) = ends
-    loops = tool_loops(main, a.own_steps)
+    loops = by_trailing[False]
     return DelegationLine(
         loops=len(loops),
         calls=sum(calls for _, _, calls in loops),

@@ -149,11 +149,14 @@ def handed_off(
     fixed = _fixed(used, [thread.first_after(cut) for cut in cuts])
     framed, asked = round(len(TAKEOVER_PROMPT) * rate), round(len(HANDOFF_PROMPT) * rate)
 
-    def document(number: int) -> int:
+    def document(cut: int | None) -> int:  # as long as the summary at `cut`, else the real median
+        chars = summary_chars(thread.entries, cut) if cut is not None else 0
+        return round((chars or SUMMARY_CHARS) * rate)
+
+    def document_after(number: int) -> int:  # the summary of the compaction ahead, else the last one
         entry = thread.requests[number].entry
         ahead = [c for c in cuts if c > entry] or [c for c in cuts if c < entry][-1:]
-        chars = summary_chars(thread.entries, ahead[0]) if ahead else 0
-        return round((chars or SUMMARY_CHARS) * rate)
+        return document(ahead[0] if ahead else None)
 
     asks: list[TokenUsage] = []
     after: list[int] = []
@@ -168,28 +171,26 @@ def handed_off(
         # a compaction between the two (one inside a stretch moved into a worker included)
         since = thread.requests[previous].entry
         cut = next((c for c in reversed(cuts) if since < c < thread.requests[number].entry), None)
-        crossed = cut is not None
-        if crossed:
+        if cut is not None:
             grown = _added(thread, number - 1, number, rate)
         else:
             grown = usage.context - used[previous].context - used[previous].output
-        doc = document(previous)
-        successor = fixed + framed + doc
-        if context >= threshold and successor < context:  # flower's handoff, after `previous`'s reply
+        doc = document_after(previous) if context >= threshold else None
+        if doc is not None and fixed + framed + doc < context:  # flower's handoff, after `previous`'s reply
             # its calls ran before the interrupt took: their results are in the request for the document
             asks.append(TokenUsage(cache_read=end, cache_creation=asked + max(grown, 0), output=doc))
             after.append(previous)
-            context = successor
+            context = fixed + framed + doc
             out[number] = _rebuilt(usage, min(fixed, context), context - min(fixed, context))
         elif cut is not None and _manual(thread.entries[cut]):  # the user's /compact: a handoff
-            doc = round((summary_chars(thread.entries, cut) or SUMMARY_CHARS) * rate)
+            doc = document(cut)
             successor = fixed + framed + doc
             asks.append(TokenUsage(cache_read=end, cache_creation=asked, output=doc))
             after.append(previous)
             context = min(usage.context, successor)
             read = min(usage.cache_read, context)
             out[number] = _rebuilt(usage, read, context - read)
-        elif crossed:  # the CLI compacted on its own: flower carries its context on
+        elif cut is not None:  # the CLI compacted on its own: flower carries its context on
             context = end + max(grown, 0)
             out[number] = _rebuilt(usage, end, context - end)
         else:
