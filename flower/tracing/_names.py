@@ -81,6 +81,10 @@ it, never an error status (a denial is the wall doing its job)."""
 DENIAL_REASON_CHARS: Final = "flower.denied.reason_chars"
 DENIAL_REASON: Final = "flower.denied.reason"
 TOOL_REFUSED: Final = "flower.tool.refused"
+INTERRUPTED: Final = "flower.tool.interrupted"
+"""A call the session's interrupt stopped before it ran (the CLI marks it `user-rejected`): flower's own
+handoff, or the app's `interrupt()`. An attribute and an event of its `execute_tool` span, never an error
+status: nothing failed, the turn was stopped on purpose."""
 RESULT_CHARS: Final = "flower.tool.result_chars"
 REQUEST_ID: Final = "flower.request.id"
 TOKEN_KIND: Final = "flower.token.kind"

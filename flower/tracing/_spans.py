@@ -307,7 +307,11 @@ def _tool(
     if result is not None and entry is not None:
         chars = attrs[n.RESULT_CHARS] = int(result.get("chars") or 0)
         denied = entry.get("toolDenialKind") == "permission-rule" or result.get("denied") is True
-        if result.get("is_error") is True and denied:  # the wall (or a rule) at work: not an error
+        if result.get("is_error") is True and entry.get("toolDenialKind") == "user-rejected":
+            # stopped by the session's interrupt (flower's handoff, or the app's): on purpose, not an error
+            attrs[n.INTERRUPTED] = True
+            events = (SpanEvent(n.INTERRUPTED, max(end, start), {n.TOOL_NAME: name}),)
+        elif result.get("is_error") is True and denied:  # the wall (or a rule) at work: not an error
             attrs[n.DENIED] = True
             detail: dict[str, AttrValue] = {n.TOOL_NAME: name, n.DENIAL_REASON_CHARS: chars}
             if where.content and "text" in result:

@@ -10,12 +10,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+import anyio
 import pytest
 
 from flower import cli
 from flower.cli import main
 from flower.progress import Heartbeat
 from flower.report import build_report_sync
+from flower.report.sources import load_source
+from flower.testing.otlp import OtlpReceiver
+from flower.tracing import export_sessions
 from tests.e2e.test_runtime import cli_processes
 
 
@@ -71,6 +75,16 @@ def test_the_demo_runs_the_main_job_and_compares(tmp_path: Path, capsys: pytest.
     said = " ".join(out.split("== verdict")[1].split())  # printed wrapped
     assert "flower bought a main thread" in said and "estimated with flower's cost model" in said
     assert "Crossover:" in said and all(line in said for line in verdict["lines"])
+
+    # traced, the handoff's interrupt of an Agent call is an interrupted call, not an error span
+    loaded = anyio.run(load_source, kept / "flower")
+    with OtlpReceiver() as receiver:
+        sent = export_sessions(loaded.sessions, endpoint=receiver.endpoint, spills=loaded.spills)
+    assert sent.failed is None and sent.spans == len(receiver.spans) > 0
+    assert [s.name for s in receiver.spans if s.status_code == 2] == []
+    interrupted = [s for s in receiver.spans if s.attributes.get("flower.tool.interrupted") is True]
+    assert [s.name for s in interrupted] == ["execute_tool Agent"]
+    assert "error.type" not in interrupted[0].attributes
 
 
 @pytest.mark.cli
