@@ -117,8 +117,8 @@ def delegate_guard(
     where = f"`{Path(artifacts)}`" if artifacts is not None else _NO_ARTIFACTS
     if "{action}" not in reason:
         raise SpecError("delegate_guard: reason must contain {action} (and may contain {artifacts})")
-    if isinstance(own_steps, bool) or not isinstance(own_steps, int) or own_steps < 0:
-        raise SpecError(f"delegate_guard: own_steps must be an int, 0 or more, got {own_steps!r}")
+    if own_steps < 0:
+        raise SpecError(f"delegate_guard: own_steps must be 0 or more, got {own_steps}")
     if can_use_tool is not None and not callable(can_use_tool):
         raise SpecError("delegate_guard: can_use_tool must be the app's async permission callback or None")
     turns = Turns()
