@@ -17,13 +17,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["USER_SOURCES", "Turns"]
+import anyio
+
+__all__ = ["ENTRY_WAIT", "USER_SOURCES", "Turns"]
 
 logger = logging.getLogger("flower.delegate")
 
 USER_SOURCES = frozenset({"sdk", "user"})
 """`promptSource` values of a prompt a person or the app sent (a turn the CLI starts itself says
 `"system"`)."""
+
+ENTRY_WAIT = 10.0
+"""Seconds the wall waits for the CLI to write the entry that opened a turn (a hang bound, never reached
+in a run that works: the entry comes within milliseconds)."""
+_POLL = 0.02
 
 
 @dataclass
@@ -39,14 +46,16 @@ class Turns:
     """Hands-on steps taken per session in its current user turn."""
 
     sessions: dict[str, _Session] = field(default_factory=dict)
+    read: dict[str, int] = field(default_factory=dict)
+    """Per transcript: how far it was read (a turn's entries come after those of the turns before)."""
 
-    def taken(self, data: Mapping[str, Any]) -> int:
+    async def taken(self, data: Mapping[str, Any]) -> int:
         """The steps already taken in the user turn of the call `data` (a PreToolUse hook input)."""
         session = self.sessions.setdefault(str(data.get("session_id")), _Session())
         prompt = data.get("prompt_id")
         if isinstance(prompt, str) and prompt and prompt != session.prompt:
             session.prompt = prompt
-            if _sent_by_user(data.get("transcript_path"), prompt):
+            if await self._sent_by_user(data.get("transcript_path"), prompt):
                 session.taken = 0
         return session.taken
 
@@ -54,27 +63,46 @@ class Turns:
         """Count one step in the current user turn of the call's session."""
         self.sessions.setdefault(str(data.get("session_id")), _Session()).taken += 1
 
+    async def _sent_by_user(self, path: object, prompt: str) -> bool:
+        """Whether the transcript's entry that opened `prompt` is a prompt the user (the app) sent.
 
-def _sent_by_user(path: object, prompt: str) -> bool:
-    """Whether the transcript's entry that opened `prompt` is a prompt the user (the app) sent."""
-    if not isinstance(path, str) or not path:
-        return False
-    needle = json.dumps(prompt)
-    try:
-        with open(path, encoding="utf-8", errors="replace") as transcript:
+        The CLI may write that entry a moment after the turn's first tool call reaches the hook
+        (measured: a client's second prompt), so the transcript is read again until it is there, for at
+        most `ENTRY_WAIT` seconds; then the turn counts as not the user's."""
+        if not isinstance(path, str) or not path:
+            return False
+        waited = 0.0
+        while True:
+            try:
+                source = self._source(path, prompt)
+            except OSError as error:
+                logger.warning(
+                    "own steps: the transcript could not be read (%s); the user turn goes on", error
+                )
+                return False
+            if source is not None:
+                return source in USER_SOURCES
+            if waited >= ENTRY_WAIT:
+                return False
+            await anyio.sleep(_POLL)
+            waited += _POLL
+
+    def _source(self, path: str, prompt: str) -> str | None:
+        """The `promptSource` of the user entry that opened `prompt`, read from where the last read
+        ended; None when it is not written yet."""
+        needle = json.dumps(prompt).encode()
+        with open(path, "rb") as transcript:
+            transcript.seek(self.read.get(path, 0))
             for line in transcript:
-                if needle not in line or '"promptSource"' not in line:
+                if not line.endswith(b"\n"):
+                    break  # being written: read again next time
+                self.read[path] = transcript.tell()
+                if needle not in line:
                     continue
                 try:
                     entry = json.loads(line)
                 except ValueError:
                     continue
-                if (
-                    entry.get("promptId") == prompt
-                    and entry.get("type") == "user"
-                    and "promptSource" in entry
-                ):
-                    return entry.get("promptSource") in USER_SOURCES
-    except OSError as error:
-        logger.warning("own steps: the transcript could not be read (%s); the user turn goes on", error)
-    return False
+                if entry.get("promptId") == prompt and entry.get("type") == "user":
+                    return str(entry.get("promptSource"))
+        return None

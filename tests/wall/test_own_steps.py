@@ -1,6 +1,6 @@
-"""Own steps: off by default (the strict wall); opted in, `own_steps` hands-on calls per user turn, each with a
-small input, a Bash one run scrubbed and cut, never one that reads credentials (pure: the hook on plain
-dicts, and the launcher run for real)."""
+"""Own steps: off by default (the strict wall); opted in, `own_steps` hands-on calls per user turn, each
+with a small input, a Bash one run scrubbed and cut, never one that reads credentials (pure: the hook on
+plain dicts, and the launcher run for real)."""
 
 from __future__ import annotations
 
