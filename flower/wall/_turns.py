@@ -39,6 +39,8 @@ class _Session:
     """The last prompt id met."""
     taken: int = 0
     """Hands-on steps taken in the current user turn."""
+    settling: anyio.Event | None = None
+    """Set while the first call of a new prompt id reads the transcript."""
 
 
 @dataclass
@@ -49,15 +51,29 @@ class Turns:
     read: dict[str, int] = field(default_factory=dict)
     """Per transcript: how far it was read (a turn's entries come after those of the turns before)."""
 
-    async def taken(self, data: Mapping[str, Any]) -> int:
-        """The steps already taken in the user turn of the call `data` (a PreToolUse hook input)."""
+    async def settle(self, data: Mapping[str, Any]) -> None:
+        """Start a new count when the call `data` (a PreToolUse hook input) is the first of a user turn.
+
+        Awaited before `taken()`: calls of one message reach the hook at once, and the one that meets a
+        new prompt id may wait on the transcript; the others wait for its answer, so that a count is
+        never reset after a step was taken in the turn."""
         session = self.sessions.setdefault(str(data.get("session_id")), _Session())
         prompt = data.get("prompt_id")
         if isinstance(prompt, str) and prompt and prompt != session.prompt:
             session.prompt = prompt
-            if await self._sent_by_user(data.get("transcript_path"), prompt):
-                session.taken = 0
-        return session.taken
+            done = session.settling = anyio.Event()
+            try:
+                if await self._sent_by_user(data.get("transcript_path"), prompt):
+                    session.taken = 0
+            finally:
+                done.set()
+                session.settling = None
+        elif session.settling is not None:
+            await session.settling.wait()
+
+    def taken(self, data: Mapping[str, Any]) -> int:
+        """The steps already taken in the current user turn of the call's session."""
+        return self.sessions.setdefault(str(data.get("session_id")), _Session()).taken
 
     def take(self, data: Mapping[str, Any]) -> None:
         """Count one step in the current user turn of the call's session."""

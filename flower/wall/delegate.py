@@ -126,14 +126,13 @@ def delegate_guard(
     def refuse(action: str) -> HookJSONOutput:
         return deny(reason.format(action=action, artifacts=where))
 
-    async def step_refusal(
-        data: Mapping[str, Any], tool: str, text: object, strict: str
-    ) -> HookJSONOutput | None:
-        """None when the hands-on call may run as an own step; else its refusal."""
+    def step_refusal(data: Mapping[str, Any], tool: str, text: object, strict: str) -> HookJSONOutput | None:
+        """None when the hands-on call may run as an own step; else its refusal. Nothing is awaited
+        between this and `turns.take()`: parallel calls are counted in the order the hook sees them."""
         if own_steps == 0 or not isinstance(text, str):
             return refuse(strict)
         what = f"`{_shown(text)}`" if tool == "Bash" else tool
-        if await turns.taken(data) >= own_steps:
+        if turns.taken(data) >= own_steps:
             row = "a second hands-on step" if own_steps == 1 else f"more than {own_steps} hands-on steps"
             return refuse(
                 f"take {row} in one user turn ({what}): a one-off step it may take itself, a series of "
@@ -175,8 +174,10 @@ def delegate_guard(
         if tool not in HANDS_ON:
             return refuse(f"use {tool} itself")
         tool_input = data.get("tool_input") or {}
+        if own_steps:
+            await turns.settle(data)
         if tool != "Bash":
-            refused = await step_refusal(data, tool, tool_input.get(_INPUT[tool]), f"use {tool} itself")
+            refused = step_refusal(data, tool, tool_input.get(_INPUT[tool]), f"use {tool} itself")
             if refused is None:
                 turns.take(data)
                 return {}
@@ -197,7 +198,7 @@ def delegate_guard(
         launcher = own_bash(command, cwd)
         if not isinstance(launcher, str):
             return launcher  # final: secrets and the app's rules are never an own step
-        refused = await step_refusal(data, tool, command, strict)
+        refused = step_refusal(data, tool, command, strict)
         if refused is not None:
             return refused
         turns.take(data)

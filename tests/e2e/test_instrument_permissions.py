@@ -52,7 +52,9 @@ async def test_a_glance_is_answered_under_every_permission_mode(
     scripted_model: ScriptedModel, workspace: Path, mode: str | None
 ) -> None:
     (workspace / LISTING).write_text("x")
-    scripted_model.script("main", [bash("ls"), bash("git status 2>&1 | head -1; wc -c listed-here.txt"), "done"])
+    scripted_model.script(
+        "main", [bash("ls"), bash("git status 2>&1 | head -1; wc -c listed-here.txt"), "done"]
+    )
     await session(scripted_model, plain(workspace, permission_mode=mode), workspace)
 
     first, second = scripted_model.request("main", -1).tool_results

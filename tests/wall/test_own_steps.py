@@ -264,3 +264,25 @@ def test_bad_own_steps_are_named() -> None:
         AgentSpec(instructions="Do it.", own_steps=1)
     with pytest.raises(SpecError, match=r"^worker: own_steps must be 0 or more, got -1$"):
         AgentSpec(instructions="Do it.", own_steps=-1, delegate_only=True)
+
+
+async def test_of_parallel_calls_that_open_a_turn_one_runs(tmp_path: Path) -> None:
+    """The calls of one message reach the hook at once; the first waits for the CLI to write the entry that
+    opened the turn (here a moment later), the others for its answer: the count is never reset after a
+    step was taken."""
+    import anyio
+
+    log = Transcript(tmp_path / "s1.jsonl")
+    guard = delegate_guard(own_steps=1)
+    turn = {"prompt_id": "p1", "transcript_path": str(log.path)}
+    answers: list[dict] = []
+
+    async def one(text: str) -> None:
+        answers.append(await guard(call("Write", text, **turn), "toolu_1", {}))  # type: ignore[arg-type]
+
+    async with anyio.create_task_group() as group:
+        for text in ("a", "b", "c"):
+            group.start_soon(one, text)
+        await anyio.sleep(0.2)
+        log.turn("p1")
+    assert sorted(denied(answer) for answer in answers) == [False, True, True]
