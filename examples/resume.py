@@ -2,8 +2,8 @@
 
 The first run leaves a history that layer 4 cleans up on resume: the coordinator glances at the
 repository eight times (`git status`, `ls`, `cat` are ephemeral: their results go stale), and twice tries
-to write a file itself, which the delegation wall refuses (its strict form, `own_steps=0`: by default a
-coordinator may take one such step itself), before it delegates the writing to a worker.
+to write a file itself, which the delegation wall refuses (a coordinator's hands-on calls are refused at
+once by default), before it delegates the writing to a worker.
 
 The second run resumes that session from a new `Runtime` over the same workspace, as a later process
 would, 65 minutes later: layer 4 decides new rewrites only once the prompt cache has expired (within
@@ -42,10 +42,8 @@ scribe = worker(
     "You write files exactly as asked and report the path and one line on what it holds.",
     tools=["Read", "Write", "Edit"],
 )
-# the strict wall (`own_steps=0`): both of the coordinator's writes are refused, not the second only
-lead = coordinator(
-    "lead", "Goal: keep notes on this repository in notes.md.", {"scribe": scribe}, own_steps=0
-)
+# the strict wall (the default): both of the coordinator's writes are refused
+lead = coordinator("lead", "Goal: keep notes on this repository in notes.md.", {"scribe": scribe})
 BUDGET = {"max_budget_usd": 0.5}  # live runs only: the CLI stops a session that has spent this much
 
 FIRST = "Survey the repository with quick read-only commands, then have notes.md written."

@@ -81,8 +81,8 @@ class AgentSpec:
     glance: bool = False
     """With `delegate_only`: the main thread may still run read-only Bash commands (`is_ephemeral`)."""
     own_steps: int = 0
-    """With `delegate_only`: how many hands-on calls in a row the main thread may make itself
-    (`delegate_guard(own_steps=...)`); `coordinator()` gives 1, 0 is the strict wall."""
+    """With `delegate_only`: how many hands-on calls per user turn the main thread may make itself
+    (`delegate_guard(own_steps=...)`); 0, the default, is the strict wall."""
     mandate_line: str | None = None
     """With `delegate_only`: the fixed line put in front of every mandate (`mandate_guard`), so every
     worker sends the same billing block and reads the tools and system prompt the first one cached."""
@@ -218,7 +218,7 @@ def coordinator(
     workers: Mapping[str, AgentSpec] | Iterable[tuple[str, AgentSpec]],
     *,
     glance: bool = True,
-    own_steps: int = 1,
+    own_steps: int = 0,
     tools: Iterable[str] = COORDINATOR_TOOLS,
     mandate_line: str | None = MANDATE_LINE,
     model: str | None = None,
@@ -234,14 +234,16 @@ def coordinator(
 ) -> AgentSpec:
     """A coordinator: decomposes, delegates to `workers`, reads reports, decides.
 
-    Always `delegate_only=True` (not overridable): `delegate_guard` refuses its hands-on calls but for
-    `own_steps` in a row. With `glance=True` it may run read-only Bash commands itself (a subagent costs
-    ~4.3k tokens; an `ls` is not worth that). `own_steps` hands-on calls in a row (one command, one small
-    edit) it may make itself, since a delegation's fixed price outweighs a one-off step; a loop goes to a
-    worker; 0 refuses them all (the strict wall). `rules` None: `coordinator_rules(own_steps)`, which
-    says just that. `mandate_line` starts every mandate (None: mandates go out as written); the planning
-    tools (`TaskCreate`...) are opt-in through `tools`. `workers` may be empty only with
-    `builtin_agents=True` (the coordinator then delegates to the CLI's own agents).
+    Always `delegate_only=True` (not overridable): `delegate_guard` refuses every hands-on call of its
+    main thread at once, with the way to delegate (the strict wall). With `glance=True` it may run
+    read-only Bash commands itself (a subagent costs ~4.3k tokens; an `ls` is not worth that).
+    `own_steps > 0` is an opt-in loosening: that many hands-on calls per user turn (one command, one
+    small edit) it may take itself, a Bash one with a scrubbed environment and a cut output, never one
+    that would read credentials; what it gives up is in `delegate_guard`. `rules` None:
+    `coordinator_rules(own_steps)`, which says just that. `mandate_line` starts every mandate (None:
+    mandates go out as written); the planning tools (`TaskCreate`...) are opt-in through `tools`.
+    `workers` may be empty only with `builtin_agents=True` (the coordinator then delegates to the CLI's
+    own agents).
 
     Its system prompt is flower's own short coordinator prompt (`COORDINATOR_PROMPT`), then `rules` and
     `instructions`: a coordinator does little hands-on work, and the CLI gives its subagents, who do, no

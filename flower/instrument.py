@@ -109,9 +109,13 @@ def instrument(
     - `coordinator`: the main thread delegates; the wall refuses its hands-on calls (Bash, Write, Edit,
       NotebookEdit) and any tool not its own. Its own tools are `own_tools`, by default the app's `tools`
       list, or flower's coordinator tools when the app gave none. `glance` (default True with a
-      coordinator) lets a read-only Bash command through; `own_steps` (default 1 with a coordinator)
-      hands-on calls in a row it may make itself (`delegate_guard`; 0: the strict wall; the app's
-      prompt should say so: `coordinator_rules(own_steps)`). Subagents are never limited. With a
+      coordinator) lets a read-only Bash command through, approved by the wall for the command the
+      model wrote: the app's `Bash(...)` deny and ask rules are matched against it and the app's
+      `can_use_tool` is asked about it (never about the jail's launcher), so a glance runs under every
+      permission mode and the app's refusals hold. `own_steps` (default 0, the strict wall: every
+      hands-on call refused at once) opts in to that many hands-on calls per user turn it may make
+      itself (`delegate_guard`; the app's prompt should say so: `coordinator_rules(own_steps)`).
+      Subagents are never limited. With a
       coordinator, `mandate_line` is put in front of every mandate (`mandate_guard`: the workers then
       share their cached prefix) and a worker's start waits, at most 5 seconds, while another worker of
       its type writes that prefix (`start_guard`); None sends mandates as the model wrote them and
@@ -175,7 +179,7 @@ def instrument(
         check_store(store, _OWNER)
         options = dataclasses.replace(options, session_store=store)  # type: ignore[arg-type]  # a DSN too
     layer = _store(options, root, wb, keep_denials=keep_denials, ephemeral=ephemeral, trim=trim)
-    steps = 1 if own_steps is None else own_steps
+    steps = 0 if own_steps is None else own_steps
     wall = (
         _wall(options, wb, glance=glance is not False, steps=steps, own_tools=own_tools)
         if coordinator
@@ -345,6 +349,7 @@ def _wall(
         allowed=own,
         rules=BashRules.from_options(options),
         own_steps=steps,
+        can_use_tool=options.can_use_tool,
     )
     return {"PreToolUse": [HookMatcher(matcher=None, hooks=[guard])]}
 

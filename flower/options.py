@@ -190,7 +190,12 @@ def build_options(
             config_dir={**os.environ, **cli_env}.get("CLAUDE_CONFIG_DIR"),
         )
         guard = delegate_guard(
-            artifacts=artifacts, glance=spec.glance, allowed=spec.tools, rules=rules, own_steps=spec.own_steps
+            artifacts=artifacts,
+            glance=spec.glance,
+            allowed=spec.tools,
+            rules=rules,
+            own_steps=spec.own_steps,
+            can_use_tool=spec.options.get("can_use_tool"),
         )
         wall["PreToolUse"] = [HookMatcher(matcher=None, hooks=[guard])]
     # of several denials the model reads only the last to end: when the wall and one of the spec's own

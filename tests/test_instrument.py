@@ -232,8 +232,12 @@ async def test_the_wall_allows_the_main_thread_the_tools_the_app_gave_it(ws: Pat
     assert await decide(new, {"tool_name": "Grep", "tool_input": {}}) == {}
     assert denied(await decide(new, {"tool_name": "Write", "tool_input": {}}))  # no content: not an own step
     write = {"tool_name": "Write", "tool_input": {"file_path": "a", "content": "x"}, "session_id": "s"}
-    assert await decide(new, write) == {}  # one own step (own_steps=1 by default)...
-    assert denied(await decide(new, write))  # ...not two in a row
+    assert denied(await decide(new, write))  # the strict wall by default: no own step
+    steps = instrument(
+        app_options(ws, tools=["Agent", "Read", "Grep", "Write"]), workspace=ws, coordinator=True, own_steps=1
+    )
+    assert await decide(steps, write) == {}  # one own step, opted in...
+    assert denied(await decide(steps, write))  # ...not two in one user turn
     assert await decide(new, {"tool_name": "Write", "tool_input": {}, "agent_id": "a1"}) == {}
     assert await decide(new, {"tool_name": "mcp__notes__add", "tool_input": {}}) == {}
     assert not denied(await decide(new, {"tool_name": "Bash", "tool_input": {"command": "ls"}}))

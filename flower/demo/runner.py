@@ -46,12 +46,12 @@ Out = Callable[[str], None]
 
 def team(*, model: str | None = None, options: Mapping[str, Any] | None = None) -> AgentSpec:
     """The coordinator and its two workers (`options`: more `ClaudeAgentOptions` fields); the strict wall
-    (`own_steps=0`), so the scenario's hands-on attempts show its refusals."""
+    (the default, `own_steps=0`), so the scenario's hands-on attempts show its refusals."""
     workers = {
         "analyst": worker(*ANALYST, tools=ANALYST_TOOLS),
         "writer": worker(*WRITER, tools=WRITER_TOOLS),
     }
-    return coordinator("lead", GOAL, workers, model=model, options=options, own_steps=0)
+    return coordinator("lead", GOAL, workers, model=model, options=options)
 
 
 def demo_window(context: int) -> int:

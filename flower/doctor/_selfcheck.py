@@ -190,8 +190,8 @@ class Progress(Protocol):
 async def _scenario(seen: _Seen, progress: Progress | None) -> None:
     model, workspace = seen.model, seen.workspace
     analyst = worker("Counts things in files.", "You count with the command line.", tools=["Bash", "Write"])
-    # the strict wall (no own step), so that its deny of the coordinator's Write is what is checked
-    lead = coordinator("lead", "Goal: count the data.", {"analyst": analyst}, own_steps=0)
+    # the strict wall (the default: no own step), so that its deny of the coordinator's Write is checked
+    lead = coordinator("lead", "Goal: count the data.", {"analyst": analyst})
     rt = Runtime(workspace, configure=model.attach, check_credentials=False)
     model.script(
         "main",

@@ -298,7 +298,7 @@ def follows_links(name: str, args: Sequence[Arg]) -> str:
 def verb_rule(name: str) -> Rule:
     """The rule for `name`, or a `Refusal` saying why it is not on the whitelist."""
     if name in DUMPS:
-        raise Refusal(DUMPS[name])
+        raise Refusal(DUMPS[name], secret=True)
     rule = RULES.get(name)
     if rule is None:
         if name in WRAPPERS:

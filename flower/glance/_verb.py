@@ -55,11 +55,13 @@ Rule = Callable[[str, Sequence[Arg]], bool]
 
 
 class Refusal(Exception):
-    """A command is not a glance; `reason` is one short English sentence."""
+    """A command is not a glance; `reason` is one short English sentence. `secret`: it is refused for
+    what it would read or print (credentials, the environment), a refusal no mode lifts."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, secret: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.secret = secret
 
 
 def names(text: str) -> frozenset[str]:

@@ -33,6 +33,9 @@ class GlanceVerdict:
     """What to run for a glance: the command itself, with git's read-only options inserted after each
     `git` (`git --no-optional-locks -c core.fsmonitor= … status`), so that git writes nothing, runs no
     hook and fetches nothing. Empty when the command is refused."""
+    secret: bool = False
+    """Refused for what it would read or print: credentials, a credential store, the environment. The
+    wall keeps such a refusal final in every mode (no own step runs it)."""
 
 
 @checked
@@ -63,7 +66,8 @@ def glance_verdict(command: str, *, cwd: str | None = None) -> GlanceVerdict:
             True, "every part is a read-only command", tuple(walk.segments), _run(command, walk)
         )
     except Refusal as refusal:
-        return GlanceVerdict(False, refusal.reason, tuple(walk.segments) if walk else ())
+        segments = tuple(walk.segments) if walk else ()
+        return GlanceVerdict(False, refusal.reason, segments, secret=refusal.secret)
     except Exception:  # fail closed: a bug in glance refuses the command, it never lets it through
         logger.exception("glance could not decide on a command; refusing it")
         return GlanceVerdict(False, "glance could not decide on this command (internal error)", ())

@@ -216,9 +216,9 @@ class Walk:
             raise Refusal("`cd` needs one directory written out in full (not `-`, `~`, `$VAR` or a glob)")
         for cwd in self.cwds:
             reason = path_refusal(target if "/" in target else target + "/", cwd)
-            reason = reason or secret_refusal(target, cwd)
-            if reason:
-                raise Refusal(f"`cd` would go to {reason}")
+            secret = not reason and secret_refusal(target, cwd)
+            if reason or secret:
+                raise Refusal(f"`cd` would go to {reason or secret}", secret=bool(secret))
         self.cwds = [_directory(cwd, target) for cwd in self.cwds]
 
     def path_refusal(self, template: str) -> str:
@@ -242,7 +242,8 @@ class Walk:
         for word in [w for w in words if w.recursive or name not in NAMES_ONLY]:  # `**` walks, whatever reads
             reason = self.path_refusal(word.template)
             if reason:
-                raise Refusal(f"`{name}` would read {reason}")
+                secret = bool(self.secret_refusal(word.template))
+                raise Refusal(f"`{name}` would read {reason}", secret=secret)
         recursive = reads_recursively(name, args)
         opened = words if name not in TEXT_ONLY else []
         # `~` first: the parser may not know it is no `/`, and its credential stores are the better reason
@@ -251,7 +252,7 @@ class Walk:
             self.check_walk(name, words, args)
         self.check_secrets(name, opened, recursive)
         if recursive and (reason := self.secret_refusal(".", recursive=True)):  # with no path, it walks `.`
-            raise Refusal(f"`{name}` would read {reason}")
+            raise Refusal(f"`{name}` would read {reason}", secret=True)
 
     def check_secrets(self, name: str, words: list[Word], recursive: bool) -> None:
         """Refuse a word that names a credential store, or a tree that holds one when the verb walks it."""
@@ -259,7 +260,7 @@ class Walk:
             walks = recursive or word.recursive
             reason = self.secret_refusal(word.root_template if walks else word.template, recursive=walks)
             if reason:
-                raise Refusal(f"`{name}` would read {reason}")
+                raise Refusal(f"`{name}` would read {reason}", secret=True)
 
     def check_walk(self, name: str, words: list[Word], args: list[Arg]) -> None:
         """A recursive read: not following links, not from `/`."""

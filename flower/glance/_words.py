@@ -70,7 +70,8 @@ _SYNTAX_REFUSALS = {
 
 def syntax_refusal(node_type: str) -> Refusal:
     """The refusal for a tree-sitter-bash node type that a glance does not accept."""
-    return Refusal(_SYNTAX_REFUSALS.get(node_type, f"shell syntax a glance does not accept ({node_type!r})"))
+    reason = _SYNTAX_REFUSALS.get(node_type, f"shell syntax a glance does not accept ({node_type!r})")
+    return Refusal(reason, secret=node_type == "declaration_command")  # `export -p` prints the environment
 
 
 @dataclass(frozen=True)

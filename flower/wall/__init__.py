@@ -1,8 +1,10 @@
 """The delegation wall (layer 1): the coordinator decomposes, delegates and decides; workers do the work.
 
-- `delegate_guard`: a PreToolUse hook that refuses the main thread's hands-on calls with a reason that
-  shows the way (delegate it), but for `own_steps` in a row with small inputs (`OWN_STEP_MAX_INPUT`),
-  and lets a glance (`is_ephemeral`) through; subagent calls always pass.
+- `delegate_guard`: a PreToolUse hook that refuses the main thread's hands-on calls at once with a reason
+  that shows the way (delegate it), and lets a glance (`is_ephemeral`) through, approved for the model's
+  command (the app's rules and `can_use_tool` asked about it); subagent calls always pass. Opt-in:
+  `own_steps` per user turn with small inputs (`OWN_STEP_MAX_INPUT`), a Bash one scrubbed and cut
+  (`OWN_STEP_MAX_OUTPUT`), never one that reads credentials.
 - `mandate_guard`: every mandate starts with the same fixed line (`MANDATE_LINE`), so workers share the
   prompt cache's prefix.
 - `start_guard`: a worker started while another of its type is writing their shared prefix waits for it
@@ -18,7 +20,7 @@ When the wall and an app's own PreToolUse hook both refuse a call, the model rea
 """
 
 from ._tools import CLI_TOOLS
-from .delegate import DELEGATE_REASON, OWN_STEP_MAX_INPUT, delegate_guard
+from .delegate import DELEGATE_REASON, OWN_STEP_MAX_INPUT, OWN_STEP_MAX_OUTPUT, delegate_guard
 from .mandate import MANDATE_LINE, mandate_guard
 from .report import REPORT_LIMIT, REPORT_PREVIEW, REPORT_REASON, report_cut, report_guard, report_hooks
 from .rules import COORDINATOR_PROMPT, COORDINATOR_RULES, WORKER_RULES, coordinator_rules
@@ -31,6 +33,7 @@ __all__ = [
     "DELEGATE_REASON",
     "MANDATE_LINE",
     "OWN_STEP_MAX_INPUT",
+    "OWN_STEP_MAX_OUTPUT",
     "REPORT_LIMIT",
     "REPORT_PREVIEW",
     "REPORT_REASON",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from .._errors import SpecError
 from .._util.check import checked
-from .delegate import OWN_STEP_MAX_INPUT
+from .delegate import OWN_STEP_MAX_INPUT, OWN_STEP_MAX_OUTPUT
 
 __all__ = ["COORDINATOR_PROMPT", "COORDINATOR_RULES", "WORKER_RULES", "coordinator_rules"]
 
@@ -83,28 +83,33 @@ reason in the workbench's `notes/`.
 
 
 @checked
-def coordinator_rules(own_steps: int = 1) -> str:
-    """The coordinator's rules for a wall that lets `own_steps` hands-on calls in a row through
-    (`delegate_guard(own_steps=...)`): they invite exactly the own steps the wall allows, none with 0."""
+def coordinator_rules(own_steps: int = 0) -> str:
+    """The coordinator's rules for a wall that lets `own_steps` hands-on calls per user turn through
+    (`delegate_guard(own_steps=...)`): with 0, the default, they say every hands-on call is refused and
+    go to a worker; with more, they invite exactly the own steps the wall allows."""
     if own_steps < 0:
         raise SpecError(f"coordinator_rules: own_steps must be 0 or more, got {own_steps}")
     if own_steps == 0:
-        hands_on = "Hands-on tools are refused to you (writing, editing, commands that change anything)."
-    else:
-        steps, more = "A one-off hands-on step", "two or more in a row"
-        if own_steps > 1:
-            steps, more = f"Up to {own_steps} hands-on steps in a row", "more in a row"
         hands_on = (
-            f"{steps} (one command, one small edit) you may take yourself; {more}, or a step with over "
-            f"{OWN_STEP_MAX_INPUT:,} characters of input (a large write), go to a worker: the wall refuses "
-            "them."
+            "Hands-on tools are refused to you, every call at once (writing, editing, commands that change "
+            "anything, however small): give each such step to a worker, several small ones in one mandate."
+        )
+    else:
+        steps, more = "One hands-on step per user turn", "a second one"
+        if own_steps > 1:
+            steps, more = f"Up to {own_steps} hands-on steps per user turn", "more"
+        hands_on = (
+            f"{steps} (one command, one small edit) you may take yourself; {more}, a step with over "
+            f"{OWN_STEP_MAX_INPUT:,} characters of input (a large write), and any command that reads "
+            "credentials or the environment are refused by the wall: they go to a worker. Your own "
+            f"command's output is cut at {OWN_STEP_MAX_OUTPUT:,} characters."
         )
     return _RULES.replace("{hands_on}", hands_on)
 
 
-COORDINATOR_RULES = coordinator_rules(1)
-"""The coordinator's discipline (`coordinator_rules()` with the default `own_steps=1`), appended before
-its instructions: delegate, lean mandates, relay the workbench's place."""
+COORDINATOR_RULES = coordinator_rules()
+"""The coordinator's discipline (`coordinator_rules()`, the strict wall), appended before its
+instructions: delegate, lean mandates, relay the workbench's place."""
 
 WORKER_RULES = """\
 ## How you report

@@ -78,9 +78,11 @@ def test_a_glance_runs_in_the_jail_with_git_hardened(tmp_path: Path) -> None:
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "updatedInput": {"command": jail_command(hardened), "description": "look"},
+            # the wall approves the launcher it wrote: the CLI would judge it, not the model's command
+            "permissionDecision": "allow",
+            "permissionDecisionReason": "flower: the wall checked the command the model wrote",
         }
     }
-    assert "permissionDecision" not in result["hookSpecificOutput"]  # the app's permissions still apply
     assert hardened.startswith("git --no-optional-locks -c ")
 
 

@@ -1,103 +1,129 @@
-"""Own steps through the real CLI: a coordinator's one-off hands-on step runs, a second in a row does
-not, a glance ends the row, a large input is refused, `own_steps=0` is the strict wall, and a worker's
-calls are never counted. Asserted on what the model read next (the request log) and on the files."""
+"""The strict wall and own steps through the real CLI, under bash and zsh: by default a coordinator's
+hands-on calls are refused with the way to delegate; `own_steps=1` opted in gives one per user turn (a
+glance does not give it back, the next prompt does), never a command that reads secrets, and an own
+step's environment is scrubbed. Asserted on what the model read (the request log) and on the files."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+from claude_agent_sdk import ClaudeSDKClient, ResultMessage
 
-from flower import Runtime, coordinator, worker
+from flower import Runtime, coordinator, instrument, worker
 from flower.testing import ScriptedModel, agent, bash, reply, tool_use
+from tests.credentials import leaks
+from tests.e2e.test_glance_jail_cli import SHELLS, _secrets
 
 pytestmark = pytest.mark.cli
 
 HELPER = worker("Does anything.", "You do things.", tools=["Bash", "Write"])
-ROW = "flower: the coordinator does not take a second hands-on step in a row"
+WAY = "Delegate it: call the Agent tool with a worker"
+TURN = "flower: the coordinator does not take a second hands-on step in one user turn"
 
 
-def lead(**knobs: int) -> object:
+def lead(**knobs: int) -> Any:
     return coordinator("lead", "Goal: tidy up.", {"helper": HELPER}, **knobs)
 
 
-async def run(model: ScriptedModel, workspace: Path, **knobs: int) -> None:
-    result = await Runtime(workspace, configure=model.attach).run(lead(**knobs), "Start.")  # type: ignore[arg-type]
+def runtime(model: ScriptedModel, workspace: Path, env: dict[str, str]) -> Runtime:
+    def configure(options: Any) -> Any:
+        return model.attach(dataclasses.replace(options, env={**options.env, **env}))
+
+    return Runtime(workspace, configure=configure)
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=os.path.basename)
+async def test_by_default_every_hands_on_call_is_refused_with_the_way_to_delegate(
+    scripted_model: ScriptedModel, workspace: Path, shell: str
+) -> None:
+    (workspace / "keep.txt").write_text("a\n")
+    calls = [
+        tool_use("Write", file_path=str(workspace / "w.txt"), content="hi"),
+        bash("touch t.txt"),
+        bash("rm keep.txt"),
+        bash("sed -i s/a/b/ keep.txt"),
+    ]
+    scripted_model.script("main", [*calls, "done"])
+    result = await runtime(scripted_model, workspace, {"SHELL": shell}).run(lead(), "Start.")
+
     assert result.ok, result.error
+    results = scripted_model.request("main", -1).tool_results
+    assert len(results) == 4
+    for view in results:
+        assert view.is_error and "flower: the coordinator does not " in view.text and WAY in view.text
+    assert "use Write itself" in results[0].text and "run `touch t.txt` itself" in results[1].text
+    assert not (workspace / "w.txt").exists() and not (workspace / "t.txt").exists()
+    assert (workspace / "keep.txt").read_text() == "a\n"
+    system = scripted_model.request("main", 0).system_text
+    assert "Hands-on tools are refused to you, every call at once" in system
 
 
-async def test_one_step_runs_a_second_in_a_row_is_refused_and_a_glance_ends_the_row(
+@pytest.mark.parametrize("shell", SHELLS, ids=os.path.basename)
+async def test_with_one_own_step_secrets_never_reach_the_model(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, shell: str
+) -> None:
+    env, values = _secrets(scripted_model, tmp_path / "home")
+    readers = ["printenv GH_TOKEN", "env", "cat ~/.netrc", "cat ~/.aws/credentials", "export -p"]
+    opaque = "python3 -c 'import os; print(sorted(os.environ.items()))'; echo OPAQUE-RAN"
+    scripted_model.script("main", [*(bash(command) for command in readers), bash(opaque), "done"])
+    result = await runtime(scripted_model, workspace, {**env, "SHELL": shell}).run(
+        lead(own_steps=1), "Start."
+    )
+
+    assert result.ok, result.error
+    everything = json.dumps([request.body for request in scripted_model.requests()])
+    assert leaks(everything, values) == []
+    results = scripted_model.request("main", -1).tool_results
+    assert all(view.is_error and "flower: the coordinator does not run" in view.text for view in results[:5])
+    # the secret refusals took no step: the command the parser does not know ran, scrubbed
+    assert "OPAQUE-RAN" in results[5].text and "GH_TOKEN" not in results[5].text
+
+
+async def test_a_second_step_in_one_user_turn_is_refused_even_after_a_glance_and_the_next_prompt_gives_one(
     scripted_model: ScriptedModel, workspace: Path
 ) -> None:
+    """Through an instrumented `ClaudeSDKClient` (one CLI, one wall, two prompts): the user's second
+    prompt opens a new user turn."""
     scripted_model.script(
         "main",
         [
             bash("touch a.txt && echo A-RAN"),
-            bash("touch b.txt && echo B-RAN"),
             bash("ls"),
-            bash("touch c.txt && echo C-RAN"),
-            "done",
+            tool_use("Read", file_path=str(workspace / "a.txt")),
+            bash("touch b.txt && echo B-RAN"),
+            reply(bash("touch c.txt && echo C-RAN")),
+            "first turn done",
+            bash("touch d.txt && echo D-RAN"),
+            bash("touch e.txt && echo E-RAN"),
+            "second turn done",
         ],
     )
-    await run(scripted_model, workspace)
-
-    results = [view.text for view in scripted_model.request("main", -1).tool_results]
-    assert "A-RAN" in results[0] and (workspace / "a.txt").exists()
-    assert ROW in results[1] and "(`touch b.txt && echo B-RAN`)" in results[1]
-    assert "Delegate it: call the Agent tool" in results[1] and not (workspace / "b.txt").exists()
-    assert "a.txt" in results[2]  # the glance ran, and ended the row
-    assert "C-RAN" in results[3] and (workspace / "c.txt").exists()
-
-
-async def test_of_two_hands_on_calls_in_one_message_one_runs(
-    scripted_model: ScriptedModel, workspace: Path
-) -> None:
-    scripted_model.script(
-        "main", [reply(bash("touch a.txt && echo A-RAN"), bash("touch b.txt && echo B-RAN")), "done"]
+    options = instrument(
+        scripted_model.options(cwd=str(workspace)), workspace=workspace, coordinator=True, own_steps=1
     )
-    await run(scripted_model, workspace)
+    async with ClaudeSDKClient(scripted_model.attach(options)) as client:
+        for prompt in ("Start.", "Go on."):
+            await client.query(prompt)
+            async for message in client.receive_response():
+                if isinstance(message, ResultMessage):
+                    assert not message.is_error, message.result
 
-    results = [view.text for view in scripted_model.request("main", -1).tool_results]
-    assert len(results) == 2 and sum(ROW in text for text in results) == 1
-    assert sum(path.exists() for path in (workspace / "a.txt", workspace / "b.txt")) == 1
-
-
-async def test_a_large_write_is_refused_and_does_not_count(
-    scripted_model: ScriptedModel, workspace: Path
-) -> None:
-    big, small = workspace / "big.txt", workspace / "small.txt"
-    scripted_model.script(
-        "main",
-        [
-            tool_use("Write", file_path=str(big), content="x" * 2_001),
-            tool_use("Write", file_path=str(small), content="y" * 2_000),
-            "done",
-        ],
-    )
-    await run(scripted_model, workspace)
-
-    refused, written = scripted_model.request("main", -1).tool_results
-    assert "take a hands-on step with 2,001 chars of input (Write) itself" in refused.text
-    assert "its own steps take at most 2,000" in refused.text and not big.exists()
-    assert not written.is_error and small.read_text() == "y" * 2_000
+    results = [view.text for view in scripted_model.request("main", 5).tool_results]
+    assert "A-RAN" in results[0] and "a.txt" in results[1]
+    assert TURN in results[3] and "(`touch b.txt && echo B-RAN`)" in results[3] and WAY in results[3]
+    assert TURN in results[4]
+    assert not (workspace / "b.txt").exists() and not (workspace / "c.txt").exists()
+    second = [view.text for view in scripted_model.request("main", -1).tool_results[-2:]]
+    assert "D-RAN" in second[0] and (workspace / "d.txt").exists()
+    assert TURN in second[1] and not (workspace / "e.txt").exists()
 
 
-async def test_own_steps_0_is_the_strict_wall_and_its_rules_say_so(
-    scripted_model: ScriptedModel, workspace: Path
-) -> None:
-    scripted_model.script("main", [bash("touch a.txt && echo A-RAN"), "done"])
-    await run(scripted_model, workspace, own_steps=0)
-
-    last = scripted_model.request("main", -1)
-    (refused,) = last.tool_results
-    assert "flower: the coordinator does not run `touch a.txt && echo A-RAN` itself" in refused.text
-    assert not (workspace / "a.txt").exists()
-    assert "Hands-on tools are refused to you" in last.system_text and "one-off" not in last.system_text
-
-
-async def test_the_rules_invite_the_own_step_and_a_workers_calls_never_count(
-    scripted_model: ScriptedModel, workspace: Path
-) -> None:
+async def test_a_workers_calls_never_count(scripted_model: ScriptedModel, workspace: Path) -> None:
     scripted_model.script(
         "main", [bash("touch m.txt"), agent("helper", "Make two files.", background=False), "done"]
     )
@@ -105,9 +131,24 @@ async def test_the_rules_invite_the_own_step_and_a_workers_calls_never_count(
         "helper",
         [bash("touch w1.txt && echo W1"), bash("touch w2.txt && echo W2"), bash("touch w3.txt"), "made"],
     )
-    await run(scripted_model, workspace)
+    result = await Runtime(workspace, configure=scripted_model.attach).run(lead(own_steps=1), "Start.")
 
+    assert result.ok, result.error
     assert all((workspace / name).exists() for name in ("m.txt", "w1.txt", "w2.txt", "w3.txt"))
     worker_results = [view.text for view in scripted_model.request("helper", -1).tool_results]
     assert not any("flower:" in text for text in worker_results)
-    assert "A one-off hands-on step" in scripted_model.request("main", 0).system_text
+    assert "One hands-on step per user turn" in scripted_model.request("main", 0).system_text
+
+
+async def test_an_own_steps_long_output_is_cut_and_kept_in_the_workbench(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.script("main", [bash("seq 1 20000 > /dev/stdout; touch out.txt"), "done"])
+    result = await Runtime(workspace, configure=scripted_model.attach).run(lead(own_steps=1), "Start.")
+
+    assert result.ok, result.error
+    (seen,) = scripted_model.request("main", -1).tool_results
+    assert "[flower: an own step shows at most 2,000 characters of output" in seen.text
+    assert len(seen.text) < 2_600 and "19999" not in seen.text
+    (kept,) = (workspace / ".flower" / "artifacts").glob("own-step-*.txt")
+    assert str(kept) in seen.text and kept.read_text().split()[-1] == "20000"
