@@ -4,6 +4,7 @@ Three ways a page states a default, each read from the Markdown and compared wit
 `inspect.signature` of the public callable it names:
 - a signature: `` `coordinator(name, instructions, workers, *, glance=True, ...)` `` (a span that names
   a positional parameter or `*`): every `name=literal` in it is a default;
+- a signature shown as a block (```text or ```python holding `name(...) -> ...` alone);
 - a parameter's default in words: `` `own_steps` (default 1 with a coordinator) ``, for the callable the
   paragraph documents (the nearest signature before it);
 - a policy's defaults: `` `TrimPolicy(keep_recent=20, min_chars=2000)`, off by default `` ("by
@@ -73,6 +74,25 @@ def stated(text: str) -> Iterator[tuple[str, str, Any]]:
                     yield name, key, value
 
 
+_FENCE = re.compile(r"^```(?:text|python)\n(.*?)^```", re.S | re.M)
+_SIGNATURE = re.compile(r"([A-Za-z_][\w.]*)\((.*)\)\s*(?:->.*)?", re.S)
+
+
+def fenced(raw: str) -> Iterator[tuple[str, str, Any]]:
+    """(callable, parameter, value) for every signature block of the page's raw Markdown."""
+    for block in _FENCE.findall(raw):
+        code = " ".join(line.split("#")[0] for line in block.splitlines()).strip()
+        match = _SIGNATURE.fullmatch(code)
+        if match is None or match.group(1).split(".")[-1] not in PUBLIC:
+            continue
+        name, args = match.group(1).split(".")[-1], " ".join(match.group(2).split())
+        if _signature_like(args):
+            for key, value_text in _KWARG.findall(args):
+                value = _literal(value_text)
+                if value is not _NONE:
+                    yield name, key, value
+
+
 def _default(name: str, parameter: str) -> Any:
     target: Callable[..., Any] = PUBLIC[name]
     found = inspect.signature(target).parameters.get(parameter)
@@ -82,10 +102,10 @@ def _default(name: str, parameter: str) -> Any:
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_default_a_page_states_is_the_codes(page: Path) -> None:
-    text = " ".join(page.read_text(encoding="utf-8").split())
+    raw = page.read_text(encoding="utf-8")
     wrong = [
         f"{name}({parameter}={value!r}): the code's default is {_default(name, parameter)!r}"
-        for name, parameter, value in stated(text)
+        for name, parameter, value in [*stated(" ".join(raw.split())), *fenced(raw)]
         if _default(name, parameter) != value
     ]
     assert wrong == [], f"{page.relative_to(ROOT)} states defaults the code does not have: {wrong}"
@@ -93,9 +113,10 @@ def test_every_default_a_page_states_is_the_codes(page: Path) -> None:
 
 def test_the_pages_state_the_defaults_users_tune_most() -> None:
     """The check reads what it should: the defaults users tune most are among those it compares."""
-    every = {
-        (n, p) for page in PAGES for n, p, _ in stated(" ".join(page.read_text(encoding="utf-8").split()))
-    }
+    every: set[tuple[str, str]] = set()
+    for page in PAGES:
+        raw = page.read_text(encoding="utf-8")
+        every |= {(n, p) for n, p, _ in [*stated(" ".join(raw.split())), *fenced(raw)]}
     for pair in [
         ("Runtime", "spill_threshold"),
         ("Runtime", "workbench"),
@@ -106,6 +127,8 @@ def test_the_pages_state_the_defaults_users_tune_most() -> None:
         ("TrimPolicy", "min_chars"),
         ("EphemeralPolicy", "keep_recent"),
         ("Workbench", "max_entries"),
+        ("instrument", "spill_threshold"),
+        ("instrument", "keep_denials"),
     ]:
         assert pair in every, pair
 
