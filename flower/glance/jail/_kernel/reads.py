@@ -107,6 +107,8 @@ _HOME_PARENTS = ("/home", "/Users")
 """Directories whose entries are home directories."""
 _ROOT_HOMES = ("/root", "/var/root")
 _LIBRARIES = ("lib", "lib64", "libexec")
+_RUNTIMES = ("versions", "installs", "libexec")
+"""Beside a version manager's `shims` (pyenv, rbenv, nodenv, asdf): the runtimes its shims run."""
 
 
 def _under(path: str, top: str) -> bool:
@@ -212,14 +214,18 @@ def program_trees(env: dict[str, str]) -> list[str]:
     """`SYSTEM_TREES`, and what `PATH`'s other directories need to run their programs: a `bin` (or
     `sbin`) directory with the `lib`, `lib64` and `libexec` beside it (`~/.nvm/versions/node/v22/bin`
     and its `lib`), never the tree that holds them (`~/.pulumi`, whose `bin` is on `PATH`, also holds
-    `credentials.json`); any other directory (`~/.config`, `~/.pyenv/shims`) only by its executable
-    files, each granted alone."""
+    `credentials.json`); a version manager's `shims` with the runtimes beside it (`~/.pyenv/versions`);
+    any other directory (`~/.config`) only by its executable files, each granted alone."""
     found = [real for tree in SYSTEM_TREES if (real := _real(tree))]
     for entry in env.get("PATH", "").split(":"):
         real = _real(entry) if os.path.isabs(entry) else None
         if real is None or not os.path.isdir(real) or is_home_or_above(real, env):
             continue
         if any(_under(real, tree) for tree in found):
+            continue
+        if os.path.basename(real) == "shims":  # a version manager's: the versions its shims run
+            parent = os.path.dirname(real)
+            found += [real, *(real for name in _RUNTIMES if (real := _real(f"{parent}/{name}")))]
             continue
         if os.path.basename(real) not in ("bin", "sbin"):
             found += _executables(real)
