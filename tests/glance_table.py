@@ -277,7 +277,25 @@ REFUSED: list[tuple[str, bool, str]] = [
     ("uniq a b", False, "uniq writes its second file"),
     ("tree -o out.txt", False, "tree writes a file"),
     ("rg --pre sh foo .", False, "rg preprocessor"),
-    ("rg foo", False, "rg waits on a non-tty stdin"),
+    ("rg foo", True, "rg searches the working directory: the jail's stdin is /dev/null"),
+    ("rg foo -", False, "rg reads standard input"),
+    ("xxd a.bin out.bin", False, "xxd writes its second operand"),
+    ("xxd -r dump", False, "xxd -r writes a file"),
+    ("xxd -revert dump", False, "xxd reads any -r… as -r"),
+    ("xxd *.bin", False, "a glob may become a second operand, which xxd writes"),
+    ("strings @opts", False, "strings reads its options from a file"),
+    ("find . -exec sh -c 'id' {} +", False, "find -exec runs a shell"),
+    ("find . -exec git log {} +", False, "find -exec runs git without its read-only options"),
+    ("find . -exec rg --pre=./x y {} +", False, "find -exec runs rg with a preprocessor"),
+    ("find . -exec cat {} \\; -delete", False, "find -exec before -delete"),
+    ("find . -exec cat {} +x", False, "find -exec without its end"),
+    ("ls | xargs", False, "xargs runs echo"),
+    ("ls | xargs -I{} cat {}", False, "xargs -I replaces"),
+    ("ls | xargs -a list cat", False, "xargs reads names from a file"),
+    ("ls | xargs -p cat", False, "xargs prompts"),
+    ("ls | xargs wc -l", False, "a name from standard input may become --files0-from"),
+    ("ls | xargs cat", True, "xargs runs a read-only verb on names"),
+    ("find . -name '*.py' -exec wc -l {} +", True, "every name starts with ./: none is an option"),
     ("file -C -m magic", False, "file compiles a magic file"),
     ("printf -v x hi", False, "printf assigns a variable"),
     ("tee f", False, "tee writes"),
@@ -474,4 +492,60 @@ HARMFUL = [
     if not ok and c.strip() and not c.startswith(("#", "cd ")) and not c.endswith(("|", "&&", "||"))
 ]
 # Refused only because nothing feeds their standard input; after a pipe they are fine.
-READS_TERMINAL = {"cat", "grep foo", "sort", "rg foo", "git cat-file --batch"}
+READS_TERMINAL = {"cat", "grep foo", "sort", "xargs cat", "git cat-file --batch"}
+
+EVERYDAY = [
+    # listing
+    "ls", "ls -la", "ls -lah", "ls -la src/", "ls -lt | head", "ls -1 tests", "ls -d */", "ls *.md",
+    "ls -R src | head -50", "tree -L 2", "tree -d -L 3 src", "tree -a -I .git -L 2", "pwd", "du -sh .",
+    "du -sh src tests", "du -h --max-depth=1 . | sort -h", "df -h .", "stat README.md", "file README.md",
+    "realpath src", "readlink -f .", "find . -maxdepth 2 -type d", "find . -name '*.py' | head -20",
+    "find . -type f -name '*.md' | wc -l", "find src -newer pyproject.toml -type f",
+    "find . -type f -size +1M", "find . -name '*.log' -mtime -1", "ls -la .git",
+    "find . -path ./node_modules -prune -o -name '*.ts' -print | head",
+    # reading
+    "cat README.md", "cat pyproject.toml", "head -50 src/app.py", "head -n 20 README.md", "tail -20 build.log",
+    "tail -n 100 logs/app.log", "sed -n '10,40p' src/app.py", "awk 'NR>=10 && NR<=20' src/app.py",
+    "nl -ba src/app.py | sed -n '1,40p'", "cat -n setup.cfg | head", "wc -l src/*.py", "wc -c data.bin",
+    "head -c 500 data.json", "jq .scripts package.json", "jq -r '.name' package.json",
+    "cat package.json | jq '.dependencies'", "column -t -s, data.csv | head", "cut -d, -f1 data.csv | sort | uniq -c",
+    "sort names.txt | uniq | wc -l", "diff a.txt b.txt", "diff -u old.cfg new.cfg", "cmp a.bin b.bin",
+    "tac build.log | head", "md5sum dist/app.tar.gz", "sha256sum dist/*.whl", "od -c data.bin | head",
+    "hexdump -C data.bin | head", "xxd data.bin | head", "xxd -l 64 data.bin", "strings a.out | head",
+    "strings -n 8 lib.so | grep -i version", "cat Makefile", "cat Dockerfile", "cat .gitignore",
+    "sed -n '/^## /p' README.md", "awk -F, '{print $2}' data.csv | sort -u", "cat src/{a,b}.py",
+    "head -5 a.txt b.txt", "grep -c '' notes.txt", "cat .env.example", "cat tsconfig.json",
+    # search
+    "grep -rn TODO src", "grep -rn 'def main' --include='*.py' .", "grep -l requests *.py",
+    "grep -c ERROR app.log", "grep -i error app.log | tail", "grep -E 'warn|error' app.log",
+    "grep -v '^#' config.ini", "grep -A3 -B3 Traceback app.log", "grep -w main src/*.c",
+    "grep -rn --exclude-dir=.git Session .", "grep -rl TODO . | wc -l", "grep -o 'v[0-9.]*' CHANGELOG.md | head -1",
+    "rg TODO .", "rg -n 'fn main' src", "rg -l import src", "rg -i 'todo|fixme' src", "rg TODO",
+    "rg -n 'class '", "rg --files | head", "rg -c TODO", "rg -t py 'import os'",
+    "find . -name '*.py' -exec grep -l 'import os' {} +", "find . -name '*.md' -exec wc -l {} +",
+    "find src -type f -exec head -1 {} \\;", "find . -name '*.py' | xargs grep -l TODO",
+    "find . -name '*.txt' -print0 | xargs -0 grep -c foo", "git grep -n TODO", "git grep -l Session -- '*.py'",
+    # git
+    "git status", "git status -s", "git status --porcelain", "git log --oneline -10", "git log -5 --stat",
+    "git log --oneline --graph -20", "git diff", "git diff --stat", "git diff --cached", "git diff HEAD~1",
+    "git diff main...HEAD", "git show HEAD", "git show --stat HEAD", "git show HEAD~1:README.md", "git log -p -1",
+    "git branch", "git branch -a", "git branch --show-current", "git remote -v", "git tag", "git describe --tags",
+    "git rev-parse HEAD", "git rev-parse --show-toplevel", "git log --format='%h %an %s' -5",
+    "git blame -L 1,20 src/app.py", "git ls-files | head", "git ls-files | wc -l", "git stash list",
+    "git log origin/main..HEAD --oneline", "git log --since='1 week ago' --oneline", "git diff --name-only",
+    "git config user.name", "git config --get remote.origin.url", "git config --list", "git worktree list",
+    "git reflog -10", "git merge-base main HEAD", "git cat-file -p HEAD",
+    'git status -s && echo "--- LOG ---" && git log --oneline -3',
+    # system
+    "uname -a", "whoami", "id", "hostname", "date", "date +%F", "uptime", "free -m", "nproc", "echo $PATH",
+    "echo $SHELL", "which python3", "type git", "python3 --version", "git --version", "node --version",
+    "cat /etc/os-release", "lscpu", "command -v git",
+    # compounds
+    "ls && pwd", "git status; git log -3", "ls -la | grep test", "cat notes.txt | wc -l",
+    "test -f setup.py && echo yes || echo no", "[ -d src ] && ls src", "ls build 2>/dev/null || echo missing",
+    "wc -l src/*.py | sort -n | tail", "du -sh * | sort -h | tail", "cd src && ls", "cd src && git status",
+    "head -5 a.txt && echo ... && tail -5 a.txt", "sort words.txt | uniq -c | sort -rn | head",
+    "for f in *.md; do wc -l $f; done", "for f in src/*.py; do head -3 \"$f\"; done",
+]  # fmt: skip
+"""Everyday looks a coordinator takes, written by hand from what coordinators run: each only reads, and
+ends, so each should be a glance. At most 2 % may be refused (`tests/test_glance_everyday.py`)."""

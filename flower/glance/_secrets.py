@@ -77,12 +77,19 @@ def _parts(path: str) -> list[str]:
             and parts
             and parts[-1] != ".."
             and not parts[-1].startswith("~")
-            and UNKNOWN not in parts[-1]
+            and not _anywhere(parts)
         ):
             parts.pop()
         else:
             parts.append(part)
     return parts
+
+
+def _anywhere(parts: list[str]) -> bool:
+    """Whether the last of `parts` may stand for several directories, so that a `..` after it may lead
+    anywhere: a variable alone (`$PWD`), or `~+` and `~-` first. A glob is one name (`*/..` is `.`)."""
+    last = parts[-1]
+    return last == UNKNOWN or (len(parts) == 1 and last[:1] == UNKNOWN and last[1:] in ("+", "-"))
 
 
 def _check(parts: list[str], absolute: bool, cwd_unknown: bool, recursive: bool) -> str:
@@ -142,7 +149,7 @@ def _home_relative(parts: list[str], absolute: bool, cwd_unknown: bool) -> list[
     if not parts:
         return found
     for i, part in enumerate(parts):  # `$PWD/..`, `~+/..`: a `..` after a part known only at run time
-        if part == ".." and any(UNKNOWN in each or each.startswith("~") for each in parts[:i]):
+        if part == ".." and any(_anywhere(parts[: k + 1]) for k in range(i)):
             found.extend(parts[j:] for j in range(i + 1, len(parts)) if parts[j] != "..")
             break
     if not absolute:

@@ -333,6 +333,8 @@ def _evaluate(pieces: list[tuple[str, int]], ranges: list[int]) -> Word:
         unknown = unknown or not (bare == "~" or bare.startswith("~/"))
     if unknown or bare.startswith("="):  # zsh (EQUALS) reads `=ls` as the path of the `ls` program
         return Word(None, template)
+    if bare == "{}":  # bash and zsh leave an empty pair of braces as it is (`find -exec … {} +`)
+        return Word("{}", "{}")
     special = [i for i, c in enumerate(bare) if c in "*?[^#" or (c == "~" and i)]
     braces = _BRACES.search(bare)
     if braces:
