@@ -13,6 +13,8 @@ worktree, the programs on `PATH` with their libraries.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import shutil
 import subprocess
@@ -21,11 +23,13 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from flower import Runtime, coordinator, worker
 from flower.glance import JailLimits, jail_command, jail_support
-from flower.testing import hang_guard
+from flower.testing import ScriptedModel, bash, hang_guard
 from tests.credentials import fake, leaks, plant
 from tests.jail_world import SHELLS
 
@@ -222,3 +226,49 @@ def test_git_and_the_programs_still_work(machine: Machine, shell: str) -> None:
 def test_the_copies_of_gits_configuration_are_removed(machine: Machine, shell: str) -> None:
     machine.run("git config --list", shell=shell, namespaces=True)
     assert list((machine.root / "tmp").iterdir()) == []
+
+
+THROUGH_THE_CLI = {  # the model's command: what the wall answers (a refusal's reason) or the jail shows
+    "cat ~/.gitconfig": "`cat` would read git's configuration (`~/.gitconfig`)",
+    "git config --list --show-origin": "user.name=Dev",
+    "git config --get-regexp url": "url.https://***@github.com/.insteadof https://github.com/",
+    "cat ~/.pulumi/credentials.json": "`cat` would read a credential store (`~/.pulumi/credentials.json`)",
+    "grep -r . ~/.pulumi": "`grep` would read a tree that holds a credential store",
+    "cat ~/.config/rclone/rclone.conf": "`cat` would read a credential store (`~/.config/rclone`)",
+    "cat ~/development/other/.env": "Permission denied",
+    "cat ~/go/src/example.com/x/.env": "Permission denied",
+    "cat link": "Permission denied",
+    "grep -r fake- .": "Permission denied",
+    "cat $PWD/../../home/.aws/credentials": "`cat` would read a credential store (`~/.aws`)",
+    "cat ~/.n{e,x}trc": "`cat` would read a credential store (`~/.netrc`)",
+    "cat $CLAUDE_CONFIG_DIR/.claude.json": "`$CLAUDE_CONFIG_DIR` names the CLI's configuration directory",
+    "git status --short && echo looked": "looked",
+}
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize("shell", SHELLS, ids=[os.path.basename(shell) for shell in SHELLS])
+async def test_no_secret_reaches_the_model_through_the_cli(
+    scripted_model: ScriptedModel, tmp_path: Path, shell: str
+) -> None:
+    """A flower coordinator (the real wall) on the planted machine: what the model saw holds no secret."""
+    planted = _build(tmp_path / "machine", None)
+    values = planted.values | plant(Path(scripted_model.config_dir))
+    commands = list(THROUGH_THE_CLI)
+    scripted_model.script("main", [*(bash(command) for command in commands), "looked"])
+    spec = coordinator(
+        "lead", "Goal: look.", {"helper": worker("Does.", "You do.", tools=["Bash"])}, own_steps=0
+    )
+    env = {"HOME": str(planted.home), "PATH": planted.path, "SHELL": shell,
+           "GIT_CONFIG_SYSTEM": str(planted.root / "etc-gitconfig")}  # fmt: skip
+
+    def configure(options: Any) -> Any:
+        return scripted_model.attach(dataclasses.replace(options, env={**options.env, **env}))
+
+    result = await Runtime(planted.repo, configure=configure).run(spec, "Look around.")
+
+    assert result.ok, result.error
+    assert leaks(json.dumps([request.body for request in scripted_model.requests()]), values) == []
+    results = scripted_model.request("main", -1).tool_results
+    for (command, expected), seen in zip(THROUGH_THE_CLI.items(), results, strict=True):
+        assert expected in seen.text, (command, seen.text)
