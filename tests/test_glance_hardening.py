@@ -277,7 +277,7 @@ KEPT = [
     "echo $HOME",
     'echo "$HOME/x"',
     "ls ~/projects",
-    "cat ~/.gitconfig",
+    "cat ~/.config/git/ignore",
     "echo a{b,c}",
     "cat src/{a,b}.py",
     "wc -l *.py",

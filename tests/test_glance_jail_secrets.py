@@ -101,9 +101,13 @@ def test_the_environment_is_the_allow_list(secrets: Secrets, shell: str) -> None
     made = {"SHLVL", "_", "OLDPWD", "LOGNAME"}  # what the shells set themselves (zsh: LOGNAME)
     assert names - git - made == (set(given) & set(ENVIRONMENT)) - made
     assert {"PATH", "HOME", "SHELL", "PWD", "LC_ALL"} <= names and not names & set(VARIABLES)
-    assert git == {"GIT_CONFIG_COUNT", "GIT_OPTIONAL_LOCKS", "GIT_TERMINAL_PROMPT"} | {
-        f"GIT_CONFIG_{kind}_{index}" for kind in ("KEY", "VALUE") for index in range(6)
-    }
+    assert git == {
+        "GIT_CONFIG_COUNT",
+        "GIT_OPTIONAL_LOCKS",
+        "GIT_TERMINAL_PROMPT",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+    } | {f"GIT_CONFIG_{kind}_{index}" for kind in ("KEY", "VALUE") for index in range(6)}
 
 
 def test_the_credential_list_covers_the_bundled_clis_own() -> None:
@@ -126,7 +130,8 @@ READS = {  # path: readable in the jail (the world's repository is the workspace
     "/etc/shadow": False,  # root may read it by its owner bit: Landlock is the wall
     "/etc/gshadow": False,
     "/etc/ssh/sshd_config": False,
-    "{home}/.gitconfig": True,  # git's own configuration
+    "{home}/.gitconfig": False,  # git reads a copy with its secrets hidden
+    "{home}/.config/git/ignore": True,  # git's excludes
     "{home}/notes.txt": False,  # a home directory
     "{root}/outside.txt": False,  # neither workspace nor system
     "{tmp}": False,  # the CLI's temp dir, listed
@@ -141,6 +146,8 @@ READS = {  # path: readable in the jail (the world's repository is the workspace
 def test_reads_are_an_allow_list(secrets: Secrets, shell: str, namespaces: bool) -> None:
     world = secrets.world
     (world.home / ".gitconfig").write_text("[user]\n\tname = t\n")
+    (world.home / ".config/git").mkdir(parents=True, exist_ok=True)
+    (world.home / ".config/git/ignore").write_text("*.swp\n")
     (world.home / "notes.txt").write_text("notes\n")
     (world.root / "outside.txt").write_text("outside\n")
     probes = "; ".join(

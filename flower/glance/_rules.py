@@ -19,7 +19,7 @@ from ._git import git
 from ._scripts import awk, sed
 from ._secrets import DUMPS
 from ._shell_rules import SHELL_RULES
-from ._verb import Arg, Refusal, Rule, Verb, denied_option, names, opaque_refusal, operands
+from ._verb import Arg, Pattern, Refusal, Rule, Verb, denied_option, names, opaque_refusal, operands
 
 __all__ = [
     "INTERACTIVE",
@@ -33,7 +33,7 @@ __all__ = [
     "verb_rule",
 ]
 
-WRAPPERS = names("""xargs exec eval nice nohup timeout sudo su doas builtin time watch
+WRAPPERS = names("""exec eval nice nohup timeout sudo su doas builtin time watch
     stdbuf ionice chroot unbuffer script bash sh zsh dash ksh fish csh tcsh perl
     ruby php lua source busybox setsid flock parallel strace ltrace taskset chrt runuser pkexec coproc""")
 """Verbs that run another command: whatever they run escapes the whitelist."""
@@ -62,6 +62,9 @@ class _Search:
     verb: Verb
     recursive: frozenset[str]
     """The options that search a whole tree (there standard input is read only when named `-`)."""
+    walks: bool = False
+    """Without a path it searches the working directory (rg: the jail's standard input is /dev/null,
+    which rg does not search), so it never reads the terminal."""
 
     def __call__(self, name: str, args: Sequence[Arg]) -> bool:
         verb = self.verb
@@ -70,7 +73,7 @@ class _Search:
         shorts = {f"-{c}" for a in args if a and a.startswith("-") and a[1:2] != "-" for c in a[1:]}
         given = bool({"-e", "-f", "--regexp", "--file", "--files", "--type-list"} & (flags | shorts))
         files = operands(args, verb.shorts, verb.longs)[0 if given else 1 :]
-        if self.recursive & (flags | shorts) or "--directories=recurse" in args:
+        if self.recursive & (flags | shorts) or "--directories=recurse" in args or self.walks:
             return by_option or "-" in files
         return by_option or verb.reads_stdin(files)
 
@@ -94,13 +97,62 @@ _TAIL = Verb(
 def _find(name: str, args: Sequence[Arg]) -> bool:
     if None in args:
         raise opaque_refusal(name)
-    for arg in args:
-        if arg in _FIND_ACTIONS:
+    rest = list(args)
+    starts = args[: next((i for i, a in enumerate(args) if a and a[0] in "-(!"), len(args))]
+    prefix = min(((a.prefix if isinstance(a, Pattern) else a) or "" for a in starts), default="./", key=len)
+    found: Arg = Pattern("{}", prefix) if prefix and not prefix.startswith("-") else None
+    while rest:
+        arg = rest.pop(0)
+        if arg == "-exec":
+            rest = _exec(rest, found)
+        elif arg in _FIND_ACTIONS:
             raise Refusal(f"`find {arg}` deletes, writes, runs a program or reads names from a file")
     return False
 
 
 _FIND_ACTIONS = names("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls -files0-from")
+
+
+def _exec(args: list[Arg], found: Arg) -> list[Arg]:
+    """`find … -exec VERB ARGS {} ;` (or `{} +`): VERB must be a read-only verb whose rule takes the
+    found names (`found`: each starts with a start path, so none is an option) and reads no standard
+    input; returns the arguments after `;` or `+`."""
+    end = next((i for i, a in enumerate(args) if a == ";" or (a == "+" and i and args[i - 1] == "{}")), -1)
+    if end < 1:
+        raise Refusal("`find -exec` without a command ended by `;` or `{} +`")
+    child(str(args[0]), [found if arg == "{}" else arg for arg in args[1:end]], "find -exec")
+    return args[end + 1 :]
+
+
+def child(name: str, args: Sequence[Arg], how: str) -> None:
+    """Refuse what `find -exec` or `xargs` must not run: anything but a read-only program of the table
+    (not a shell builtin, not git, whose read-only options the wall inserts only after a `git` it sees),
+    or one that would read standard input; `None` stands for the names it is given."""
+    if name in SHELL_RULES or name in ("git", "find", "xargs"):
+        raise Refusal(f"`{how}` runs `{name}`, which a glance runs only as a command of its own")
+    if verb_rule(name)(name, args):
+        raise Refusal(f"`{how}` runs `{name}` reading standard input")
+
+
+def _xargs(name: str, args: Sequence[Arg]) -> bool:
+    """`xargs [-0rt] [-n N] [-L N] [-d C] [-P N] VERB ARGS`: VERB is checked as for `find -exec`, with the
+    names read from standard input (unknown) after ARGS."""
+    i = 0
+    while i < len(args) and (arg := args[i]) is not None and arg.startswith("-") and arg != "--":
+        if arg in ("-n", "-L", "-d", "-P", "--max-args", "--max-lines", "--delimiter", "--max-procs"):
+            i += 2
+        elif arg in _XARGS_FLAGS or (arg[:2] in ("-n", "-L", "-d", "-P") and arg[1] != "-"):
+            i += 1
+        else:
+            raise Refusal(f"option `{arg}` of `xargs` replaces, prompts, or reads its names from a file")
+    i += i < len(args) and args[i] == "--"
+    if i >= len(args) or args[i] is None:
+        raise Refusal("`xargs` without a command written out runs `echo`, or any command")
+    child(str(args[i]), [*args[i + 1 :], None], "xargs")
+    return True
+
+
+_XARGS_FLAGS = names("-0 -r -t --null --no-run-if-empty --verbose -0r -r0 -rt -tr -0t -t0")
 
 
 def _cmp(name: str, args: Sequence[Arg]) -> bool:
@@ -143,6 +195,18 @@ def _jq(name: str, args: Sequence[Arg]) -> bool:
     return "-" in args or (not null_input and not files)
 
 
+def _strings(name: str, args: Sequence[Arg]) -> bool:
+    if any(arg is not None and arg.startswith("@") for arg in args):
+        raise Refusal("`strings @FILE` reads its options from a file")
+    return _STRINGS(name, args)
+
+
+_STRINGS = Verb(
+    short_values="nsteT",
+    long_values=frozenset({"bytes", "radix", "encoding", "target", "output-separator", "unicode"}),
+    stdin="default",
+)
+
 _SUMS = "md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum"
 
 RULES: dict[str, Rule] = {
@@ -163,6 +227,10 @@ RULES: dict[str, Rule] = {
     "free": Verb(deny_short="sc", deny_long=("seconds", "count")),
     **dict.fromkeys(names("lscpu locale"), _PLAIN),
     "od": Verb(short_values="AjNSstw", stdin="default", opaque_ok=True),
+    # `xxd IN OUT` and `xxd -r` write a file: one operand at most, no `-r` (xxd reads any `-r…` as it)
+    "xxd": Verb(deny_short="r", short_values="cglnosR", stdin="default", max_operands=1),
+    # `strings @FILE` reads its options from FILE (and would print them in its complaints)
+    "strings": _strings,
     "hexdump": Verb(short_values="efns", stdin="default", opaque_ok=True),
     **dict.fromkeys(names("cat rev"), _FILTER),
     # `--files0-from=F` and `-c F` read the files that F names: any path, devices included. A glob can
@@ -187,6 +255,7 @@ RULES: dict[str, Rule] = {
     ),
     "tree": Verb(deny_short="oR", deny_long=("output", "fromfile")),
     "find": _find,
+    "xargs": _xargs,
     **dict.fromkeys(
         names("grep egrep fgrep"),
         _Search(
@@ -210,6 +279,7 @@ RULES: dict[str, Rule] = {
             stdin_values=("-f", "--file", "--ignore-file"),
         ),
         frozenset(),
+        walks=True,
     ),
     "sort": Verb(
         deny_short="oT",

@@ -27,7 +27,7 @@ import os
 import re
 
 from ._paths import UNKNOWN, candidates, join, resolve
-from .jail._kernel.reads import HOME_SECRETS, SECRET_NAMES, SYSTEM_SECRETS
+from .jail._kernel.reads import GIT_CONFIG_FILES, HOME_SECRETS, SECRET_NAMES, SYSTEM_SECRETS
 
 __all__ = ["DUMPS", "secret_refusal"]
 
@@ -41,8 +41,11 @@ DUMPS = {
 }
 """Verbs that print the environment or other processes, with the reason each is refused."""
 
-_HOME_SECRETS = [name.split("/") for name in HOME_SECRETS]
-_SYSTEM_SECRETS = [path.strip("/").split("/") for path in SYSTEM_SECRETS]
+_HOME_SECRETS = [name.split("/") for name in (*HOME_SECRETS, *GIT_CONFIG_FILES)]
+_SYSTEM_SECRETS = [path.strip("/").split("/") for path in (*SYSTEM_SECRETS, "/etc/gitconfig")]
+_GIT_CONFIG = frozenset({*GIT_CONFIG_FILES, "etc/gitconfig"})
+_CONFIG_MARKS = (".claude.json", ".credentials.json")
+"""Files the CLI keeps in its configuration directory: a directory that holds one is that directory."""
 _HOME_PARENTS = ("home", "Users")
 _ROOT_HOMES = (["root"], ["var", "root"])
 
@@ -69,11 +72,24 @@ def _parts(path: str) -> list[str]:
     for part in path.split("/"):
         if part in ("", "."):
             continue
-        if part == ".." and parts and parts[-1] != ".." and not parts[-1].startswith("~"):
+        if (
+            part == ".."
+            and parts
+            and parts[-1] != ".."
+            and not parts[-1].startswith("~")
+            and not _anywhere(parts)
+        ):
             parts.pop()
         else:
             parts.append(part)
     return parts
+
+
+def _anywhere(parts: list[str]) -> bool:
+    """Whether the last of `parts` may stand for several directories, so that a `..` after it may lead
+    anywhere: a variable alone (`$PWD`), or `~+` and `~-` first. A glob is one name (`*/..` is `.`)."""
+    last = parts[-1]
+    return last == UNKNOWN or (len(parts) == 1 and last[:1] == UNKNOWN and last[1:] in ("+", "-"))
 
 
 def _check(parts: list[str], absolute: bool, cwd_unknown: bool, recursive: bool) -> str:
@@ -87,12 +103,34 @@ def _check(parts: list[str], absolute: bool, cwd_unknown: bool, recursive: bool)
         stores += [(parts, ["", *secret]) for secret in [*_SYSTEM_SECRETS, *_config_dir()]]
     for rest, store in stores:
         name = "/".join(store)
+        if _inside(rest, store[1:]) and "/".join(store[1:]) in _GIT_CONFIG:
+            return (
+                f"git's configuration (`{name}`), which may hold tokens (`url.*.insteadOf`, "
+                "`http.*.extraheader`); `git config --get NAME` shows a value with its secrets hidden"
+            )
         if _inside(rest, store[1:]):
             return f"a credential store (`{name}`), which a glance does not read"
         if recursive and _inside(store[1:], rest):
             return f"a tree that holds a credential store (`{name}`), which a glance does not read"
+    if absolute and (config := _config_dir_above(parts)):
+        return f"the CLI's configuration directory (`{config}`), which a glance does not read"
     if parts and _name_matches(parts[-1], SECRET_NAMES):
         return f"a file named like credentials (`{parts[-1].replace(UNKNOWN, '*')}`)"
+    return ""
+
+
+def _config_dir_above(parts: list[str]) -> str:
+    """The directory at or above the path (its parts known in full, up to the first known only at run
+    time) that holds a file of the CLI's configuration (`$CLAUDE_CONFIG_DIR` spelled out, when this
+    process does not have the CLI's environment), not a home directory; or ''."""
+    known = parts[: next((i for i, p in enumerate(parts) if UNKNOWN in p), len(parts))]
+    homes = {"/".join(home) for home in (*_ROOT_HOMES, _own_home()) if home}
+    for end in range(len(known), 1, -1):
+        directory = "/" + "/".join(known[:end])
+        if "/".join(known[:end]) in homes or (known[0] in _HOME_PARENTS and end == 2):
+            continue
+        if any(os.path.isfile(f"{directory}/{mark}") for mark in _CONFIG_MARKS):
+            return directory
     return ""
 
 
@@ -110,6 +148,10 @@ def _home_relative(parts: list[str], absolute: bool, cwd_unknown: bool) -> list[
     found: list[list[str]] = []
     if not parts:
         return found
+    for i, part in enumerate(parts):  # `$PWD/..`, `~+/..`: a `..` after a part known only at run time
+        if part == ".." and any(_anywhere(parts[: k + 1]) for k in range(i)):
+            found.extend(parts[j:] for j in range(i + 1, len(parts)) if parts[j] != "..")
+            break
     if not absolute:
         if parts[0].startswith("~") or UNKNOWN in parts[0]:
             found.append(parts[1:])

@@ -13,6 +13,7 @@ in DIR or not at all), and later paths are read from DIR; after the list, from e
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -240,7 +241,7 @@ class Walk:
                 "a recursive glob (`**`) after a `cd`: it may walk a tree outside the working directory"
             )
         for word in [w for w in words if w.recursive or name not in NAMES_ONLY]:  # `**` walks, whatever reads
-            reason = self.path_refusal(word.template)
+            reason = next((r for template in _spellings(word) if (r := self.path_refusal(template))), "")
             if reason:
                 secret = bool(self.secret_refusal(word.template))
                 raise Refusal(f"`{name}` would read {reason}", secret=secret)
@@ -258,7 +259,8 @@ class Walk:
         """Refuse a word that names a credential store, or a tree that holds one when the verb walks it."""
         for word in words:
             walks = recursive or word.recursive
-            reason = self.secret_refusal(word.root_template if walks else word.template, recursive=walks)
+            templates = [word.root_template] if walks else _spellings(word)
+            reason = next((r for t in templates if (r := self.secret_refusal(t, recursive=walks))), "")
             if reason:
                 raise Refusal(f"`{name}` would read {reason}", secret=True)
 
@@ -404,3 +406,12 @@ def _check_split(name_node: Node | None, nodes: list[Node], text: Callable[[int,
         if before.end_byte == after.start_byte:
             whole = text(before.start_byte, after.end_byte)
             raise Refusal(f"`{whole}` is one word to the shell but two to the parser")
+
+
+def _spellings(word: Word) -> list[str]:
+    """The word's template, and for `~/…` the path in this process's home too, so that the file system
+    resolves it (`~/proj/link` is checked where the link leads, as `link` is from `~/proj`)."""
+    value = word.value or ""
+    if value.startswith("~/") and os.path.isabs(home := os.path.expanduser("~")) and home != "/":
+        return [word.template, home.rstrip("/") + value[1:]]
+    return [word.template]

@@ -222,6 +222,11 @@ _SET_BY_THE_COMMAND = frozenset({"_", "BASH_COMMAND", "ZSH_DEBUG_CMD"})
 def _check_name(name: str) -> None:
     if name in _SET_BY_THE_COMMAND:
         raise Refusal(f"`${name}` holds text the command itself wrote (`echo /dev/zero; cat $_`)")
+    if name == "CLAUDE_CONFIG_DIR":
+        raise Refusal(
+            "`$CLAUDE_CONFIG_DIR` names the CLI's configuration directory, a credential store (its OAuth "
+            "tokens, transcripts), which a glance does not read"
+        )
 
 
 _SUBSCRIPT = re.compile(rb"\$[#+^=~]*(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[-?$!#*@_])\[")
@@ -320,6 +325,8 @@ def _evaluate(pieces: list[tuple[str, int]], ranges: list[int]) -> Word:
     recursive = bool(_GLOB.intersection(bare)) and _check_glob_depth(bare, pieces)
     literal = "".join(text for text, kind in pieces if kind != _UNKNOWN)
     template = "".join(_template(text, kind) for text, kind in pieces)
+    if _GROUPS.search(bare):
+        template = _collapsed(pieces)
     unknown = any(kind == _UNKNOWN for _, kind in pieces)
     if bare.startswith("~["):
         raise Refusal("`~[…]`: a zsh dynamic directory name calls a shell function")
@@ -327,6 +334,8 @@ def _evaluate(pieces: list[tuple[str, int]], ranges: list[int]) -> Word:
         unknown = unknown or not (bare == "~" or bare.startswith("~/"))
     if unknown or bare.startswith("="):  # zsh (EQUALS) reads `=ls` as the path of the `ls` program
         return Word(None, template)
+    if bare == "{}":  # bash and zsh leave an empty pair of braces as it is (`find -exec … {} +`)
+        return Word("{}", "{}")
     special = [i for i, c in enumerate(bare) if c in "*?[^#" or (c == "~" and i)]
     braces = _BRACES.search(bare)
     if braces:
@@ -336,6 +345,26 @@ def _evaluate(pieces: list[tuple[str, int]], ranges: list[int]) -> Word:
     expands = bool(_GLOB.intersection(bare) or _BRACE_EXPANSION.search(bare))
     walk = None if braces or not _GLOB.intersection(bare) else _glob_walk(pieces)
     return Word(None if expands else literal, template, literal[: min(special)], literal, walk, recursive)
+
+
+_GROUPS = re.compile(r"\{[^{}]*\}|\[!?\]?[^\]/]*\]")
+"""A brace group (`{e,x}`) or a bracket expression (`[!.]`): each stands for other text, as a whole."""
+
+
+def _collapsed(pieces: list[tuple[str, int]]) -> str:
+    """The word's template with each unquoted brace group and bracket expression one `UNKNOWN`, innermost
+    first: `~/.n{e,x}trc` may be `~/.netrc`, so its template is `~/.n…trc`, not `~/.n…e…x…trc`."""
+    chars: list[tuple[str, str]] = []  # (the character as `bare` has it, its template)
+    for text, kind in pieces:
+        if kind == _UNKNOWN:
+            chars.append(("\1", UNKNOWN))
+        elif kind == _QUOTED:
+            chars += [("\1", c) for c in text]
+        else:
+            chars += [(c, UNKNOWN if c in _RUNTIME_CHARS else c) for c in text]
+    while match := _GROUPS.search("".join(bare for bare, _ in chars)):
+        chars[match.start() : match.end()] = [("\1", UNKNOWN)]
+    return "".join(template for _, template in chars)
 
 
 def _glob_walk(pieces: list[tuple[str, int]]) -> str | None:

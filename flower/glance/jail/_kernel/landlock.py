@@ -113,7 +113,10 @@ def restrict(version: int, readable: list[str], *, private_proc: bool) -> None:
             else [f"/proc/{name}" for name in (*reads.PROC_FILES, *reads.PROC_TREES)]
         )
         for path in [*(f"/dev/{name}" for name in reads.DEVICES[1:]), *proc, *reads.SYS_TREES, *readable]:
-            _allow(ruleset, path, _READ)
+            if path.startswith(reads.LIST_ONLY):
+                _allow(ruleset, path[len(reads.LIST_ONLY) :], _READ_DIR)
+            else:
+                _allow(ruleset, path, _READ)
         _syscall("landlock_restrict_self", ctypes.c_int(ruleset), ctypes.c_uint32(0))
     finally:
         os.close(ruleset)

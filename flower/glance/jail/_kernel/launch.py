@@ -39,7 +39,7 @@ import struct
 import sys
 import time
 
-from . import cgroup, isolate, memory, reads
+from . import cgroup, gitconfig, isolate, memory, reads
 from .common import (
     EXIT_REFUSED,
     MEMORY_CHECK_SECONDS,
@@ -99,15 +99,35 @@ class _Stopped(Exception):
 
 
 def _run(options: Options) -> int:
+    """What the command may read (refused when that cannot be worked out), git's configuration with its
+    secrets hidden (`gitconfig.py`, removed at the end), then the confined run."""
+    argv, env = shell_argv(options.shell, options.command), environment()
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the working directory is gone: no workspace to read
+        cwd = "/"
+    try:
+        readable = reads.plan(cwd, dict(os.environ))
+    except OSError as error:
+        return refuse(str(error))
+    try:
+        git = gitconfig.prepare(dict(os.environ))
+    except OSError:  # no copy: git reads no user or system configuration at all, which hides every secret
+        git = gitconfig.Prepared(
+            {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null"}, [], None
+        )
+    try:
+        return _confined(options, argv, env | git.env, [*readable, *git.files])
+    finally:
+        git.remove()
+
+
+def _confined(options: Options, argv: list[str], env: dict[str, str], readable: list[str]) -> int:
     merged = same_file(1, 2)
     out_r, out_w = os.pipe()
     err_r, err_w = (out_r, out_w) if merged else os.pipe()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM, 0)
-    argv, env, launcher = shell_argv(options.shell, options.command), environment(), os.getpid()
-    try:
-        readable = reads.plan(os.getcwd(), dict(os.environ))
-    except OSError:  # the working directory is gone: no workspace to read
-        readable = reads.plan("/", dict(os.environ))
+    launcher = os.getpid()
     group, why = cgroup.place(options.limits.memory_bytes)
     if options.report:
         _report(

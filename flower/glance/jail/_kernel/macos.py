@@ -37,7 +37,7 @@ import os
 import resource
 import time
 
-from . import isolate, reads
+from . import gitconfig, isolate, reads
 from .common import (
     EXIT_REFUSED,
     Options,
@@ -119,6 +119,8 @@ def _reads(cwd: str, env: dict[str, str]) -> list[str]:
     opened += [tree for tree in reads.program_trees(env) if reads.home_of(tree, env)]
     files = [f"{home}/{name}" for name in reads.HOME_GIT_FILES]
     stores = [
+        "/etc/gitconfig",
+        "/private/etc/gitconfig",  # git reads a copy with its secrets hidden
         *reads.SYSTEM_SECRETS,
         *(f"/private{path}" for path in reads.SYSTEM_SECRETS if path.startswith("/etc/")),
     ]
@@ -168,7 +170,22 @@ def run_macos(options: Options) -> int:
     except OSError:
         cwd = "/"
     argv = [SANDBOX_EXEC, "-p", profile(cwd), *shell_argv(options.shell, options.command)]
-    env, limits = environment(), options.limits
+    try:
+        git = gitconfig.prepare(dict(os.environ))
+    except OSError:  # no copy: git reads no user or system configuration at all, which hides every secret
+        git = gitconfig.Prepared(
+            {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null"}, [], None
+        )
+    try:
+        return _run(options, argv, environment() | git.env, cwd, merged, (out_r, out_w, err_r, err_w))
+    finally:
+        git.remove()
+
+
+def _run(options: Options, argv: list[str], env: dict[str, str], cwd: str, merged: bool,
+         fds: tuple[int, int, int, int]) -> int:  # fmt: skip
+    out_r, out_w, err_r, err_w = fds
+    limits = options.limits
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:

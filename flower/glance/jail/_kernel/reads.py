@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import os
 
+from . import links
+
 __all__ = [
-    "DEVICES", "ENVIRONMENT", "ETC_FILES", "HOME_GIT_FILES", "HOME_SECRETS", "PROC_FILES", "PROC_TREES",
-    "SECRET_NAMES", "SYSTEM_SECRETS", "SYSTEM_TREES", "SYS_TREES", "home_of", "is_home_or_above", "plan",
-    "program_trees", "secrets", "workspace",
+    "DEVICES", "ENVIRONMENT", "ETC_FILES", "GIT_CONFIG_FILES", "HOME_GIT_FILES", "HOME_SECRETS", "LIST_ONLY",
+    "PROC_FILES", "PROC_TREES", "SECRET_NAMES", "SYSTEM_SECRETS", "SYSTEM_TREES", "SYS_TREES", "home_of",
+    "is_home_or_above", "linked", "plan", "program_trees", "secrets", "workspace",
 ]  # fmt: skip
 
 ENVIRONMENT = (
@@ -45,11 +47,12 @@ ETC_FILES = (
     "passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "ld.so.preload",
     "localtime", "timezone", "locale.alias", "locale.conf", "default/locale", "hostname", "hosts",
     "host.conf", "os-release", "lsb-release", "debian_version", "redhat-release", "system-release",
-    "alpine-release", "issue", "gitconfig", "gitattributes", "zshenv", "zsh/zshenv", "magic",
+    "alpine-release", "issue", "gitattributes", "zshenv", "zsh/zshenv", "magic",
     "magic.mime", "mime.types", "services", "protocols", "shells", "terminfo",
 )  # fmt: skip
 """The /etc files (and two directories) programs read to run: users and groups, the loader's cache, time
-zone, locale, release files, git's and zsh's system configuration, `file`'s magic."""
+zone, locale, release files, git's attributes and zsh's system configuration, `file`'s magic (not
+/etc/gitconfig: git reads a copy with its secrets hidden, as of the home's configuration)."""
 
 DEVICES = ("null", "random", "urandom")
 """The devices a glance reads (`/dev/null` is also the only file it may write). Not /dev/zero: it never
@@ -68,16 +71,22 @@ PROC_TREES = ("sys", "pressure", "driver")
 SYS_TREES = ("/sys/devices/system/cpu", "/sys/devices/system/node")
 """What `lscpu`, `nproc` and the C library read under /sys."""
 
-HOME_GIT_FILES = (".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes")
-"""git's own configuration in the home directory: trusted, and needed (`safe.directory`, excludes)."""
+HOME_GIT_FILES = (".config/git/ignore", ".config/git/attributes")
+"""git's own files in the home directory that hold no secret: its default excludes and attributes."""
+GIT_CONFIG_FILES = (".gitconfig", ".config/git/config")
+"""git's configuration in a home directory: never granted, as it may hold tokens (`url.*.insteadOf`,
+`http.*.extraheader`, `credential.*`); git reads a copy with its secrets hidden (`gitconfig.py`)."""
 
 HOME_SECRETS = (
     ".claude", ".claude.json", ".claude.json.backup", ".ssh", ".aws", ".azure", ".config/gh",
     ".config/gcloud", ".config/hub", ".config/op", ".config/git/credentials", ".netrc", "_netrc",
     ".git-credentials", ".docker", ".kube", ".gnupg", ".local/share/keyrings", ".password-store", ".pgpass",
     ".my.cnf", ".npmrc", ".yarnrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
-    ".gem/credentials", ".terraform.d", ".vault-token", "Library/Keychains", ".bash_history",
-    ".zsh_history", ".python_history", ".psql_history", ".mysql_history", ".node_repl_history",
+    ".gem/credentials", ".terraform.d", ".terraformrc", ".vault-token", ".pulumi/credentials.json",
+    ".fly/config.yml", ".config/rclone", ".config/doctl", ".config/hcloud", ".config/glab-cli",
+    ".config/stripe", ".s3cfg", ".boto", ".kaggle", ".config/configstore", "Library/Keychains",
+    ".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history",
+    ".node_repl_history",
 )  # fmt: skip
 """Credential stores in a home directory (and shell histories, where pasted tokens stay)."""
 SECRET_NAMES = (".credentials.json", ".netrc", "_netrc", ".git-credentials", ".pgpass", ".claude.json",
@@ -91,12 +100,15 @@ SYSTEM_SECRETS = (
 )  # fmt: skip
 """Credential stores of the system: password hashes, private TLS and SSH host keys, sudo rules."""
 
+LIST_ONLY = "\0"
+"""Marks a rule of `plan()` that grants listing a directory (and those below it), not reading its files."""
+
 _HOME_PARENTS = ("/home", "/Users")
 """Directories whose entries are home directories."""
 _ROOT_HOMES = ("/root", "/var/root")
-_BROAD = frozenset({".config", ".local", ".cache", "Library"})
-"""Home directories' subtrees of many applications' data: only the part `PATH` names is a program tree."""
 _LIBRARIES = ("lib", "lib64", "libexec")
+_RUNTIMES = ("versions", "installs", "libexec")
+"""Beside a version manager's `shims` (pyenv, rbenv, nodenv, asdf): the runtimes its shims run."""
 
 
 def _under(path: str, top: str) -> bool:
@@ -137,7 +149,8 @@ def _real(path: str) -> str | None:
 
 def workspace(cwd: str, env: dict[str, str]) -> list[str]:
     """The directories of the workspace: `cwd` and the git repository it is in (its work tree, and the
-    git directories a `.git` file names), none of them a home directory or above one."""
+    git directories a `.git` file names, when they are git directories: `_git_dirs`), none of them a home
+    directory or above one."""
     found: list[str] = []
     real = _real(cwd)
     if real is None or is_home_or_above(real, env):
@@ -150,14 +163,16 @@ def workspace(cwd: str, env: dict[str, str]) -> list[str]:
             found.append(directory)
             break
         if os.path.isfile(dot_git):
-            found += [directory, *_git_dirs(directory, dot_git)]
+            found += [directory, *_git_dirs(directory, dot_git, env)]
             break
         directory = os.path.dirname(directory)
     return [path for path in dict.fromkeys(found) if not is_home_or_above(path, env)]
 
 
-def _git_dirs(directory: str, dot_git: str) -> list[str]:
-    """The git directory a `.git` file names (`gitdir: …`, a worktree or a submodule) and its common one."""
+def _git_dirs(directory: str, dot_git: str, env: dict[str, str]) -> list[str]:
+    """The git directory a `.git` file names (`gitdir: …`, a worktree or a submodule) and its common one,
+    each only when it is a git directory (`_is_git_dir`): a `.git` file is text anyone who writes the
+    workspace can write (an unpacked archive, a worker), so it must not open `/srv/other` or `~/.config`."""
     try:
         with open(dot_git, encoding="utf-8") as file:
             line = file.readline(4096).strip()
@@ -166,20 +181,41 @@ def _git_dirs(directory: str, dot_git: str) -> list[str]:
     if not line.startswith("gitdir:"):
         return []
     gitdir = _real(os.path.join(directory, line[len("gitdir:") :].strip()))
-    if gitdir is None:
+    if gitdir is None or not _is_git_dir(gitdir, directory, env):
         return []
     try:
         with open(gitdir + "/commondir", encoding="utf-8") as file:
             common = _real(os.path.join(gitdir, file.readline(4096).strip()))
     except (OSError, ValueError):
         common = None
+    if common is not None and not (
+        _is_git_dir(common, directory, env) and os.path.isdir(common + "/objects")
+    ):
+        common = None
     return [gitdir, *([common] if common else [])]
 
 
+def _is_git_dir(path: str, work_tree: str, env: dict[str, str]) -> bool:
+    """Whether `path` (resolved) may be granted as the git directory of `work_tree`: it holds a `HEAD`
+    file and an `objects` directory or a `commondir` file; it is neither `work_tree` nor above it (that
+    would grant its neighbours), nor a home directory or above one, nor in a home's dotfiles (`~/.config`:
+    applications' data, not a repository of the project)."""
+    if _under(work_tree, path) or is_home_or_above(path, env):
+        return False
+    home = home_of(path, env)
+    if home is not None and path[len(home) + 1 :].startswith("."):
+        return False
+    return os.path.isfile(path + "/HEAD") and (
+        os.path.isdir(path + "/objects") or os.path.isfile(path + "/commondir")
+    )
+
+
 def program_trees(env: dict[str, str]) -> list[str]:
-    """`SYSTEM_TREES`, and the trees of `PATH`'s directories: a `bin` with its `lib`s beside it; in a home
-    directory, the subtree that holds it (`~/.pyenv`, `~/.cargo`), but only the directory itself in a
-    subtree of many applications' data (`~/.local/bin`, not `~/.local`)."""
+    """`SYSTEM_TREES`, and what `PATH`'s other directories need to run their programs: a `bin` (or
+    `sbin`) directory with the `lib`, `lib64` and `libexec` beside it (`~/.nvm/versions/node/v22/bin`
+    and its `lib`), never the tree that holds them (`~/.pulumi`, whose `bin` is on `PATH`, also holds
+    `credentials.json`); a version manager's `shims` with the runtimes beside it (`~/.pyenv/versions`);
+    any other directory (`~/.config`) only by its executable files, each granted alone."""
     found = [real for tree in SYSTEM_TREES if (real := _real(tree))]
     for entry in env.get("PATH", "").split(":"):
         real = _real(entry) if os.path.isabs(entry) else None
@@ -187,41 +223,85 @@ def program_trees(env: dict[str, str]) -> list[str]:
             continue
         if any(_under(real, tree) for tree in found):
             continue
-        home = home_of(real, env)
-        top = real[len(home) + 1 :].split("/")[0] if home else ""
-        if home and top not in _BROAD:
-            found.append(home + "/" + top)
+        if os.path.basename(real) == "shims":  # a version manager's: the versions its shims run
+            parent = os.path.dirname(real)
+            found += [real, *(real for name in _RUNTIMES if (real := _real(f"{parent}/{name}")))]
+            continue
+        if os.path.basename(real) not in ("bin", "sbin"):
+            found += _executables(real)
             continue
         found.append(real)
-        if os.path.basename(real) in ("bin", "sbin"):
-            parent = os.path.dirname(real)
+        parent = os.path.dirname(real)
+        if not is_home_or_above(parent, env):
             found += [real for name in _LIBRARIES if (real := _real(f"{parent}/{name}"))]
     return list(dict.fromkeys(found))
 
 
+def _executables(directory: str) -> list[str]:
+    """The executable regular files of `directory` (resolved), none named like credentials."""
+    found: list[str] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return found
+    for name in names:
+        real = _real(f"{directory}/{name}")
+        if real is None or os.path.basename(real) in SECRET_NAMES or name in SECRET_NAMES:
+            continue
+        try:
+            mode = os.stat(real).st_mode
+        except OSError:
+            continue
+        if mode & 0o170000 == 0o100000 and mode & 0o111:  # a regular file, executable
+            found.append(real)
+    return found
+
+
 def secrets(env: dict[str, str], trees: list[str]) -> list[str]:
     """The credential stores (resolved) that lie in `trees`: they are cut out of what a glance reads."""
-    candidates = [*SYSTEM_SECRETS]
-    config = env.get("CLAUDE_CONFIG_DIR", "")
-    if os.path.isabs(config):
-        candidates.append(config)
-    for home in {home for tree in trees if (home := home_of(tree, env))}:
-        candidates += [f"{home}/{name}" for name in HOME_SECRETS]
     found = []
-    for path in candidates:
+    for path in _stores(env, trees):
         if os.path.lexists(path) and (real := _real(path)) and any(_under(real, tree) for tree in trees):
             found.append(real)
     return found
 
 
+def _stores(env: dict[str, str], trees: list[str]) -> list[str]:
+    """The credential stores of the system, of `$CLAUDE_CONFIG_DIR`, and of each home directory that
+    `trees` or the environment name (git's configuration included)."""
+    candidates = [*SYSTEM_SECRETS]
+    config = env.get("CLAUDE_CONFIG_DIR", "")
+    if os.path.isabs(config):
+        candidates.append(config)
+    homes = {home for tree in trees if (home := home_of(tree, env))} | set(_homes(env))
+    for home in sorted(homes):
+        candidates += [f"{home}/{name}" for name in (*HOME_SECRETS, *GIT_CONFIG_FILES)]
+    return candidates
+
+
+def linked(env: dict[str, str], trees: list[str]) -> list[str]:
+    """The other names (hard links) of credential files in the trees a glance may read outside the
+    system's (`links.py`). Raises `OSError` when it cannot look in full."""
+    own = [tree for tree in trees if not any(_under(tree, top) for top in SYSTEM_TREES)]
+    devices = set()
+    for tree in own:
+        try:
+            devices.add(os.stat(tree).st_dev)
+        except OSError:
+            continue
+    inodes = links.credential_inodes(_stores(env, trees), devices) if devices else set()
+    return links.find_links(own, inodes)
+
+
 def plan(cwd: str, env: dict[str, str]) -> list[str]:
-    """Every path a glance may read on Linux, credential stores cut out. A directory is granted with what
-    is below it; a path that does not exist is left to the caller to skip (it opens each one)."""
+    """Every path a glance may read on Linux, credential stores and their hard links cut out. A directory
+    is granted with what is below it; a path that does not exist is left to the caller to skip (it opens
+    each one). Raises `OSError` when the hard links cannot be looked for in full."""
     trees: list[str] = []
     for tree in [*workspace(cwd, env), *program_trees(env)]:
         if not any(_under(tree, other) for other in trees):
             trees = [other for other in trees if not _under(other, tree)] + [tree]
-    cut = secrets(env, trees)
+    cut = secrets(env, trees) + linked(env, trees)
     rules = [
         rule for tree in trees for rule in _carve(tree, [secret for secret in cut if _under(secret, tree)])
     ]
@@ -232,12 +312,13 @@ def plan(cwd: str, env: dict[str, str]) -> list[str]:
 
 def _carve(path: str, cut: list[str]) -> list[str]:
     """`path`, without the paths in `cut` (each below or equal to it): a directory that holds one is
-    granted entry by entry (links skipped: their targets are checked on their own)."""
+    granted entry by entry (links skipped: their targets are checked on their own), and listed
+    (`LIST_ONLY`), so that `ls` and `git status` still see the names there."""
     if path in cut:
         return []
     if not cut or not os.path.isdir(path):
         return [path]
-    rules: list[str] = []
+    rules: list[str] = [LIST_ONLY + path]
     try:
         names = os.listdir(path)
     except OSError:
