@@ -53,6 +53,7 @@ from ._run.layers import (
     layer_hooks,
     layer_store,
 )
+from ._run.tether import tether
 from ._util.check import checked
 from .glance import BashRules
 from .handoff.compact import CompactPolicy
@@ -198,7 +199,7 @@ def instrument(
     _check_cwd(cwd)
     attach_workbench(layer, cwd, wb.root if wb is not None else root / FLOWER_DIR)
     tap_store(policy, layer, env)
-    return dataclasses.replace(
+    options = dataclasses.replace(
         options,
         cwd=cwd,
         system_prompt=_with_block(options.system_prompt, block),
@@ -208,6 +209,7 @@ def instrument(
         env=env,
         add_dirs=_add_dirs(options.add_dirs, cwd, wb.root if wb is not None else root / FLOWER_DIR),
     )
+    return tether(options)  # the CLI and what it starts end with the app's process (`_run.supervise`)
 
 
 def _workspace(workspace: object) -> Path:
