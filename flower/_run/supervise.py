@@ -157,12 +157,11 @@ def _exit_as(status: int) -> NoReturn:
     """Exit as the CLI did: its code, or the signal that killed it."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        try:
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL has no disposition to set
             signal.signal(sig, signal.SIG_DFL)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+        with contextlib.suppress(OSError):
             os.kill(os.getpid(), sig)
-        except (OSError, ValueError):
-            pass
         os._exit(128 + sig)
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
