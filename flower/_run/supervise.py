@@ -117,7 +117,7 @@ def _signal(pid: int, sig: int) -> None:
 
 def reap() -> list[tuple[int, int]]:
     """Collect every child that ended (the CLI, and what came back to the subreaper): (pid, status)."""
-    ended = []
+    ended: list[tuple[int, int]] = []
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -140,7 +140,7 @@ def sweep(me: int) -> list[tuple[int, int]]:
         frozen.update(new)
     for pid in frozen:
         _signal(pid, signal.SIGKILL)
-    ended = []
+    ended: list[tuple[int, int]] = []
     deadline = time.monotonic() + SWEEP
     while time.monotonic() < deadline:
         ended += reap()

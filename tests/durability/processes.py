@@ -55,9 +55,9 @@ def tree(root: int) -> list[Proc]:
     todo = [root]
     while todo:
         pid = todo.pop()
-        proc = everything.get(pid)
-        if proc is not None and proc.state != "Z":
-            out.append(proc)
+        found = everything.get(pid)
+        if found is not None and found.state != "Z":
+            out.append(found)
         todo.extend(children.get(pid, []))
     return out
 

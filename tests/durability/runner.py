@@ -81,7 +81,7 @@ async def main(argv: list[str]) -> None:
     hold = int(argv[argv.index("--hold") + 1]) if "--hold" in argv else 0
     if "--untethered" in argv:  # the CLI as the SDK starts it, with no supervisor
         for name in ("flower._run.generation", "flower.instrument", "flower.warm.fork"):
-            importlib.import_module(name).tether = lambda options: options
+            setattr(importlib.import_module(name), "tether", lambda options: options)  # noqa: B010
 
     os.makedirs(workspace, exist_ok=True)
     store: object = store_arg
