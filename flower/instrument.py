@@ -11,7 +11,10 @@ agents) that keeps its code and does not adopt `Runtime`. One call returns a cop
 - layer 4: a `PruningSessionStore` over the app's own `session_store`, or over SQLite at
   `<workspace>/.flower/sessions.db`, mirrored line by line as the CLI writes (`session_store_flush=
   "eager"`: a killed app loses at most the tool call in flight);
-- the compaction policy, when one is given.
+- the compaction policy, when one is given;
+- the CLI's life tied to the app's: `cli_path` becomes a launcher that starts the app's CLI (or the SDK's
+  own) under flower's supervisor, which ends it and every process it started if the app's process dies
+  (`flower._run.tether`).
 
 Nothing of the app's options is dropped: its hooks run beside flower's, and every other field is kept as
 it is. Two exceptions to "beside": the CLI does not chain PostToolUse output rewrites (the last to end
