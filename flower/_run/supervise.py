@@ -66,46 +66,54 @@ def _say(text: str) -> None:
         os.write(2, f"flower supervisor: {text}\n".encode())
 
 
-def descendants(root: int) -> dict[int, str]:
-    """Every process below `root` (pid -> state letter; "Z" for a zombie)."""
-    parent: dict[int, int] = {}
-    state: dict[int, str] = {}
+def _table() -> dict[int, tuple[int, str]]:
+    """Every process: pid -> (parent pid, state letter), from /proc (Linux), else from `ps`."""
+    table: dict[int, tuple[int, str]] = {}
     if _LINUX:
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
+        try:
+            names = [name for name in os.listdir("/proc") if name.isdigit()]
+        except OSError:
+            names = []  # no /proc mounted here: ask `ps`
+        for name in names:
             try:
                 with open(f"/proc/{name}/stat", "rb") as stat:
                     fields = stat.read().rsplit(b")", 1)[1].split()
-            except (OSError, IndexError):
+                table[int(name)] = (int(fields[1]), fields[0].decode())
+            except (OSError, IndexError, ValueError):
                 continue  # gone meanwhile
-            state[int(name)], parent[int(name)] = fields[0].decode(), int(fields[1])
-    else:
-        import subprocess
+        if table:
+            return table
+    import subprocess
 
-        try:
-            listing = subprocess.run(
-                ["ps", "-A", "-o", "pid=", "-o", "ppid=", "-o", "stat="],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=False,
-            ).stdout
-        except (OSError, subprocess.SubprocessError):
-            return {}
-        for line in listing.splitlines():
-            words = line.split()
-            if len(words) >= 3 and words[0].isdigit() and words[1].isdigit():
-                state[int(words[0])], parent[int(words[0])] = words[2][:1], int(words[1])
+    try:
+        listing = subprocess.run(
+            ["ps", "-A", "-o", "pid=", "-o", "ppid=", "-o", "stat="],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return table
+    for line in listing.splitlines():
+        words = line.split()
+        if len(words) >= 3 and words[0].isdigit() and words[1].isdigit():
+            table[int(words[0])] = (int(words[1]), words[2][:1])
+    return table
+
+
+def descendants(root: int) -> dict[int, str]:
+    """Every process below `root` (pid -> state letter; "Z" for a zombie)."""
+    table = _table()
     children: dict[int, list[int]] = {}
-    for pid, ppid in parent.items():
+    for pid, (ppid, _) in table.items():
         children.setdefault(ppid, []).append(pid)
     found: dict[int, str] = {}
     todo = list(children.get(root, []))
     while todo:
         pid = todo.pop()
         if pid not in found:
-            found[pid] = state.get(pid, "?")
+            found[pid] = table[pid][1]
             todo.extend(children.get(pid, []))
     return found
 
@@ -128,8 +136,13 @@ def reap() -> list[tuple[int, int]]:
         ended.append((pid, status))
 
 
-def sweep(me: int) -> list[tuple[int, int]]:
-    """Freeze, then kill, every process below `me`, and reap what comes back; what was reaped."""
+def sweep(me: int, cli: int) -> list[tuple[int, int]]:
+    """Freeze, then kill, every process below `me` (the CLI `cli` first, even when no process list can be
+    read; 0 once it was reaped: its pid may be another process's now), and reap what comes back; what was
+    reaped."""
+    first = [cli] if cli > 0 else []
+    for pid in first:
+        _signal(pid, signal.SIGSTOP)
     frozen: set[int] = set()
     for _ in range(100):  # stopped, a process starts no other: the tree stops growing
         new = [pid for pid, state in descendants(me).items() if pid not in frozen and state != "Z"]
@@ -138,7 +151,7 @@ def sweep(me: int) -> list[tuple[int, int]]:
         for pid in new:
             _signal(pid, signal.SIGSTOP)
         frozen.update(new)
-    for pid in frozen:
+    for pid in (*first, *frozen):
         _signal(pid, signal.SIGKILL)
     ended: list[tuple[int, int]] = []
     deadline = time.monotonic() + SWEEP
@@ -253,14 +266,14 @@ class Supervisor:
                 if pid == self.child:
                     self.status = status
             if os.getppid() != self.runner:  # the runner is gone: nothing it started stays
-                sweep(self.me)
+                sweep(self.me, self.child if self.status is None else 0)
                 os._exit(137 if self.status is None else 0)
             if self.status is not None:
                 if self.stop_at is not None or os.WIFSIGNALED(self.status):
-                    sweep(self.me)
+                    sweep(self.me, self.child if self.status is None else 0)
                 _exit_as(self.status)
             if self.stop_at is not None and time.monotonic() >= self.stop_at:
-                for pid, status in sweep(self.me):
+                for pid, status in sweep(self.me, self.child if self.status is None else 0):
                     if pid == self.child:
                         self.status = status
                 _exit_as(self.status if self.status is not None else signal.SIGKILL)
@@ -282,17 +295,23 @@ def main(cli: str, args: list[str]) -> NoReturn:
     try:
         supervisor.prepare()
         supervisor.start()
-    except BaseException as exc:
-        if supervisor.child:
-            raise
-        _say(f"running the CLI without supervision ({type(exc).__name__}: {exc})")
-        try:
-            signal.set_wakeup_fd(-1)
-            os.setpgid(0, supervisor.group)
-        except (OSError, ValueError):
-            pass
-        _exec(cli, args, supervisor.ignored)
-    supervisor.watch()
+    except Exception as exc:
+        if not supervisor.child:  # nothing started yet: the CLI in the supervisor's place
+            _say(f"running the CLI without supervision ({type(exc).__name__}: {exc})")
+            try:
+                signal.set_wakeup_fd(-1)
+                os.setpgid(0, supervisor.group)
+            except (OSError, ValueError):
+                pass
+            _exec(cli, args, supervisor.ignored)
+    try:
+        supervisor.watch()
+    except Exception as exc:  # the CLI runs on: wait for it as a plain parent would
+        _say(f"the supervisor stopped watching ({type(exc).__name__}: {exc}); the CLI runs on")
+        while supervisor.status is None:
+            with contextlib.suppress(InterruptedError):
+                supervisor.status = os.waitpid(supervisor.child, 0)[1]
+        _exit_as(supervisor.status)
 
 
 if __name__ == "__flower_supervisor__":
