@@ -70,7 +70,8 @@ def kill_trial(kind: str, dsn: str, root: Path, number: int, rng: random.Random)
     store = dsn if kind == "postgresql" else str(trial / "sessions.db")
     schema = f"kill_{uuid.uuid4().hex[:10]}" if kind == "postgresql" else "-"
     subagent = number % 2 == 1
-    runner = Runner.start(store, schema, trial / "a" / "repo", "start", 3, 0.4, subagent=subagent, linger=2)
+    # the final answer comes 600 s late: a kill after the last result lands mid-run on a busy machine too
+    runner = Runner.start(store, schema, trial / "a" / "repo", "start", 3, 0.4, subagent=subagent, linger=600)
     config, sid = runner.follow()
     k = runner.kill_at_random(6 if subagent else 3, 0.4, rng)
     at = cut(store, schema, config, sid, trial / "a" / "repo" / ".flower" / "outbox.db")

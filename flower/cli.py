@@ -18,6 +18,7 @@ from typing import Protocol, TextIO
 import anyio
 
 from ._errors import FlowerError, SpecError
+from ._util.cause import cause_text
 from ._util.secrets import redact
 from ._version import __version__
 from .progress import Heartbeat
@@ -333,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _COMMANDS[args.command](args)
     except (FlowerError, ImportError, OSError) as exc:  # a DSN in the message never shows its password
-        print(f"flower {args.command}: error: {redact(str(exc))}", file=sys.stderr)
+        print(f"flower {args.command}: error: {redact(cause_text(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"flower {args.command}: interrupted", file=sys.stderr)

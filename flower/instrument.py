@@ -11,7 +11,10 @@ agents) that keeps its code and does not adopt `Runtime`. One call returns a cop
 - layer 4: a `PruningSessionStore` over the app's own `session_store`, or over SQLite at
   `<workspace>/.flower/sessions.db`, mirrored line by line as the CLI writes (`session_store_flush=
   "eager"`: a killed app loses at most the tool call in flight);
-- the compaction policy, when one is given.
+- the compaction policy, when one is given;
+- the CLI's life tied to the app's: `cli_path` becomes a launcher that starts the app's CLI (or the SDK's
+  own) under flower's supervisor, which ends it and every process it started if the app's process dies
+  (`flower._run.tether`).
 
 Nothing of the app's options is dropped: its hooks run beside flower's, and every other field is kept as
 it is. Two exceptions to "beside": the CLI does not chain PostToolUse output rewrites (the last to end
@@ -53,6 +56,7 @@ from ._run.layers import (
     layer_hooks,
     layer_store,
 )
+from ._run.tether import tether
 from ._util.check import checked
 from .glance import BashRules
 from .handoff.compact import CompactPolicy
@@ -202,7 +206,7 @@ def instrument(
     _check_cwd(cwd)
     attach_workbench(layer, cwd, wb.root if wb is not None else root / FLOWER_DIR)
     tap_store(policy, layer, env)
-    return dataclasses.replace(
+    options = dataclasses.replace(
         options,
         cwd=cwd,
         system_prompt=_with_block(options.system_prompt, block),
@@ -212,6 +216,7 @@ def instrument(
         env=env,
         add_dirs=_add_dirs(options.add_dirs, cwd, wb.root if wb is not None else root / FLOWER_DIR),
     )
+    return tether(options)  # the CLI and what it starts end with the app's process (`_run.supervise`)
 
 
 def _workspace(workspace: object) -> Path:

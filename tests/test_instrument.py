@@ -12,13 +12,17 @@ import pytest
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher, InMemorySessionStore
 
 from flower import CompactPolicy, PruningSessionStore, SpecError, SqliteSessionStore, TrimPolicy, Workbench
+from flower._run.tether import is_tethered
 from flower.glance import glance_run
 from flower.instrument import instrument
 from flower.workbench._index_context import INDEX_CONTEXT, index_context_hooks
 
-CHANGED = {"cwd", "system_prompt", "hooks", "session_store", "session_store_flush", "env", "add_dirs"}
+CHANGED = {
+    *("cwd", "system_prompt", "hooks", "session_store", "session_store_flush", "env", "add_dirs", "cli_path")
+}
 """The only fields instrument() may touch; every other one must come back as the app set it (the store's
-flush mode goes with the store flower puts there: every line as it is written)."""
+flush mode goes with the store flower puts there: every line as it is written; `cli_path` becomes the
+launcher of the same CLI under flower's supervisor)."""
 FRESH = INDEX_CONTEXT.split("{block}")[0].strip()
 
 
@@ -86,6 +90,7 @@ def test_nothing_of_the_app_is_dropped_and_its_options_are_not_changed(ws: Path)
     assert app.hooks == hooks_before and app.session_store is None
     assert new.env == {**app.env, "CLAUDE_CODE_PROMPT_CACHE_TTL": "1h"}  # a coordinator's cache: 1 hour
     assert new.cwd == app.cwd and new.add_dirs == []
+    assert is_tethered(new.cli_path) and not is_tethered(app.cli_path)
     for event, matchers in hooks_before.items():
         kept = new.hooks[event][-len(matchers) :]  # type: ignore[index]  # the app's, after ours
         assert [(m.matcher, m.timeout, len(m.hooks)) for m in kept] == [

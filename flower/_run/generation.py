@@ -33,6 +33,7 @@ from ..warm import KeepWarm
 from .gate import Gate
 from .settle import DEFAULT_WORKER_TIMEOUT, Settle
 from .stream import Tracker
+from .tether import tether
 
 logger = logging.getLogger("flower.runtime")
 
@@ -137,6 +138,7 @@ async def run_generation(
     logger.info(
         "session starting in %s (resume=%s, fork=%s)", options.cwd, options.resume, options.fork_session
     )
+    options = tether(options)  # the CLI, and what it starts, end with this process (`_run.supervise`)
     async with (
         ClaudeSDKClient(options=options) as client,
         keeper(options) if keeper is not None else nullcontext() as warm,

@@ -85,8 +85,9 @@ def _finished(side: str, steps: list[tuple[bool, str | None]]) -> None:
     for number, (ok, error) in enumerate([*steps, (False, "it did not run")][:2], 1):
         if not ok:
             raise DemoError(
-                f"the {side} run's step {number} did not finish ({error}), so there is no report, table or "
-                "verdict: the figures of a run cut short would compare part of it with a whole run. A CLI "
+                f"the {side} run's step {number} did not finish ({error or 'no cause was given'}), so there "
+                "is no report, table or verdict: the figures of a run cut short would compare part of it "
+                "with a whole run. A CLI "
                 "that gets SIGINT (Ctrl-C, or a signal sent to its process group) ends its run this way"
             )
 

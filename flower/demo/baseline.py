@@ -28,12 +28,13 @@ import anyio
 from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
+    ClaudeSDKError,
     ResultMessage,
     ToolUseBlock,
     query,
 )
-from claude_agent_sdk._errors import ResultError
 
+from .._util.cause import cause_text
 from ..stores import SqliteSessionStore
 from ..testing import ScriptedModel
 from .pause import PAUSE, PausedCache, pass_time
@@ -44,7 +45,9 @@ from .scripted import MainScript, Place, tasks_of, worker_script
 __all__ = ["PlainRun", "compaction_env", "run_plain"]
 
 Out = Callable[[str], None]
-TIMEOUT = 120.0
+SILENCE = 1800.0
+"""Seconds without a single message from the CLI after which a step is taken for hung (flower's own side
+waits as long on a silent CLI: `Runtime(worker_timeout=...)`); a slow step has no limit."""
 EFFECTIVE_WINDOW = 80_000
 """The CLI's effective window for `CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000` (100k - 20k for the summary)."""
 
@@ -84,21 +87,33 @@ def _options(model: ScriptedModel, workspace: Path, store: SqliteSessionStore) -
 
 
 async def _run(prompt: str, options: ClaudeAgentOptions, out: Out) -> tuple[str, str | None]:
-    """One `query()` to its end; one progress line per main-thread reply that calls tools."""
+    """One `query()` to its end; one progress line per main-thread reply that calls tools.
+
+    No time limit on the step: a busy machine makes a live run slow, not wrong. Only a CLI that sends
+    nothing at all for `SILENCE` seconds is taken for hung, and the step ends with an error that says so.
+    """
     text, session = "", None
-    with anyio.fail_after(TIMEOUT):
-        try:
-            async with aclosing(query(prompt=prompt, options=options)) as stream:  # type: ignore[type-var]
-                async for message in stream:
-                    if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
-                        calls = [b for b in message.content if isinstance(b, ToolUseBlock)]
-                        if calls:
-                            names = ", ".join(_brief(b) for b in calls)
-                            out(f"  {'plain':<9}{names[:86]}")
-                    elif isinstance(message, ResultMessage):
-                        text, session = message.result or "", message.session_id
-        except ResultError as exc:
-            text = f"error: {exc}"
+    try:
+        async with aclosing(query(prompt=prompt, options=options)) as stream:  # type: ignore[type-var]
+            while True:
+                with anyio.move_on_after(SILENCE) as quiet:
+                    message = await anext(stream, None)
+                if quiet.cancelled_caught:
+                    return (
+                        f"error: the CLI sent nothing for {SILENCE:g} s (hung), so the step was stopped",
+                        session,
+                    )
+                if message is None:
+                    break
+                if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+                    calls = [b for b in message.content if isinstance(b, ToolUseBlock)]
+                    if calls:
+                        names = ", ".join(_brief(b) for b in calls)
+                        out(f"  {'plain':<9}{names[:86]}")
+                elif isinstance(message, ResultMessage):
+                    text, session = message.result or "", message.session_id
+    except ClaudeSDKError as exc:  # an error result, a CLI that could not start or died
+        text = f"error: {cause_text(exc)}"
     return text, session
 
 

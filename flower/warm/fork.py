@@ -34,6 +34,7 @@ from typing import Any
 import anyio
 from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, ClaudeSDKError, ResultMessage, query
 
+from .._run.tether import tether
 from ..stores._local import CONFIG_ENV, config_dir
 from ..usage import TokenUsage
 from .schedule import ForkPoint
@@ -192,7 +193,8 @@ async def send_ping(
     try:
         private = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
         await anyio.to_thread.run_sync(_prepare, private, transcript, session_id, live.env)
-        options = ping_options(live, session_id=session_id, point=point, private=private)
+        # the fork's CLI ends with this process, as the live one does (`flower._run.supervise`)
+        options = tether(ping_options(live, session_id=session_id, point=point, private=private))
         messages = query(prompt=prompt, options=options)
         try:
             async for message in messages:

@@ -71,6 +71,7 @@ class Runner:
         stderr: Path | None = None,
         outbox: Path | None = None,
         hold: int = 0,
+        flags: tuple[str, ...] = (),
     ) -> Runner:
         argv = [sys.executable, "-m", "tests.durability.runner", store, schema, str(workspace), mode]
         drain = (
@@ -81,6 +82,7 @@ class Runner:
         argv += ["--config", str(config)] if config is not None else []
         argv += ["--outbox", str(outbox)] if outbox is not None else []
         argv += ["--hold", str(hold)] if hold else []
+        argv += list(flags)  # `--hold-sub`, `--app`, `--untethered` (see `tests.durability.runner`)
         err = open(stderr, "w") if stderr is not None else subprocess.DEVNULL  # noqa: SIM115
         process = subprocess.Popen(
             argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True, start_new_session=True
@@ -128,11 +130,15 @@ class Runner:
         """When each local transcript line appeared (see `Tail`)."""
         return self.tail.seen if self.tail is not None else {}
 
-    def kill(self) -> None:
-        """SIGKILL the runner's whole process group (Python, the CLI, its tools)."""
+    def kill(self, *, group: bool = True) -> None:
+        """SIGKILL the runner's whole process group (Python, the CLI), or with `group=False` its process
+        alone."""
         self.killed_at = time.monotonic()
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+            if group:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            else:
+                os.kill(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=hang_guard())
         if self.tail is not None:
             self.tail.stop()

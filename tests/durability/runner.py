@@ -12,7 +12,9 @@
   default the scripted model's own, removed when the runner ends normally.
 - `--outbox FILE`: the outbox's file (`DeliveryPolicy.outbox`); by default the workspace's.
 - `--hold K`: the K-th Bash call of the main thread sleeps 600 s instead (a kill then lands while it
-  runs, whatever the machine's load).
+  runs, whatever the machine's load); `--hold-sub`: the worker's first Bash call does.
+- `--app`: the run is an app on the plain SDK, `query()` with `instrument()`ed options, not a `Runtime`.
+- `--untethered`: the CLI starts without flower's supervisor (the benchmark's baseline).
 
 Prints JSON lines: `config` (the CLI's config directory, where its local transcript goes), `session`
 (from `SessionStarted`), `tool_result` (k, the agent, the text's start), `warning` (a `StoreWarning`),
@@ -21,15 +23,18 @@ then `result` (ok, error, session id, and the tool results the model saw in its 
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
 import time
 
 import anyio
+from claude_agent_sdk import AgentDefinition, ResultMessage, SystemMessage, query
 
 from flower import AgentSpec, DeliveryPolicy, PostgresSessionStore, Runtime, worker
 from flower.events import Event, SessionStarted, StoreWarning, ToolResult
+from flower.instrument import instrument
 from flower.testing import ScriptedModel, agent, bash, reply
 
 
@@ -45,7 +50,13 @@ def spec() -> AgentSpec:
 
 
 def scripts(
-    mode: str, steps: int, sleep: float, subagent: bool, linger: float = 0.0, hold: int = 0
+    mode: str,
+    steps: int,
+    sleep: float,
+    subagent: bool,
+    linger: float = 0.0,
+    hold: int = 0,
+    hold_sub: bool = False,
 ) -> tuple[list[object], list[object]]:
     tag = "step" if mode == "start" else "more"
     main: list[object] = [
@@ -54,7 +65,8 @@ def scripts(
     helper: list[object] = []
     if subagent:
         main.append(agent("helper", f"Run the {tag} checks."))
-        helper = [bash(f"echo {tag}-sub-1; sleep {sleep}"), bash(f"echo {tag}-sub-2"), "checked"]
+        first = 600 if hold_sub else sleep
+        helper = [bash(f"echo {tag}-sub-1; sleep {first}"), bash(f"echo {tag}-sub-2"), "checked"]
     main.append(reply("all steps done" if mode == "start" else "resumed fine", delay=linger))
     return main, helper
 
@@ -67,11 +79,17 @@ async def main(argv: list[str]) -> None:
     config = argv[argv.index("--config") + 1] if "--config" in argv else None
     outbox = argv[argv.index("--outbox") + 1] if "--outbox" in argv else None
     hold = int(argv[argv.index("--hold") + 1]) if "--hold" in argv else 0
+    if "--untethered" in argv:  # the CLI as the SDK starts it, with no supervisor
+        for name in ("flower._run.generation", "flower.instrument", "flower.warm.fork"):
+            setattr(importlib.import_module(name), "tether", lambda options: options)  # noqa: B010
+
     os.makedirs(workspace, exist_ok=True)
     store: object = store_arg
     if store_arg.startswith("postgres"):
         store = PostgresSessionStore(store_arg, schema=schema, runner=f"runner-{os.getpid()}")
-    main_script, helper_script = scripts(mode.split(":")[0], int(steps), float(sleep), subagent, linger, hold)
+    main_script, helper_script = scripts(
+        mode.split(":")[0], int(steps), float(sleep), subagent, linger, hold, "--hold-sub" in argv
+    )
     resume = mode.split(":", 1)[1] if mode.startswith("resume:") else None
     counts = {"n": 0}
 
@@ -88,6 +106,9 @@ async def main(argv: list[str]) -> None:
 
     async with ScriptedModel(main=main_script, agents={"helper": helper_script}, strict=False) as model:
         say(ev="config", config_dir=config or model.config_dir, pid=os.getpid())
+        if "--app" in argv:
+            await app(model, workspace, store, resume)
+            return
         rt = Runtime(
             workspace,
             store=store,  # type: ignore[arg-type]
@@ -114,6 +135,25 @@ async def main(argv: list[str]) -> None:
             await rt.store.aclose()
             if isinstance(store, PostgresSessionStore):
                 await store.aclose()
+
+
+async def app(model: ScriptedModel, workspace: str, store: object, resume: str | None) -> None:
+    """The run as an app on the plain SDK: its own options, `instrument()`ed, then `query()`."""
+    helper = AgentDefinition(description="runs two commands", prompt="You run the commands.", tools=["Bash"])
+    options = model.options(cwd=workspace, tools=["Bash", "Agent"], agents={"helper": helper}, resume=resume)
+    options = instrument(options, workspace=workspace, store=store)  # type: ignore[arg-type]
+    ok, session = False, None
+    try:
+        async for message in query(prompt="Run the steps.", options=options):
+            if isinstance(message, SystemMessage) and message.subtype == "init":
+                session = message.data.get("session_id")
+                say(ev="session", session_id=session, resumed=resume is not None)
+            elif isinstance(message, ResultMessage):
+                ok = not message.is_error
+    finally:
+        if isinstance(store, PostgresSessionStore):
+            await store.aclose()
+    say(ev="result", ok=ok, error=None, cause=None, session_id=session, seen=[], prompts=[])
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import glob
 import random
+import signal
 import sqlite3
 import tempfile
 from collections.abc import Callable
@@ -25,7 +26,7 @@ import pytest
 
 from flower import PostgresSessionStore, Runtime, StepResult, worker
 from flower.stores.outbox.reconcile import mirrored
-from flower.testing import ScriptedModel, bash
+from flower.testing import ScriptedModel, bash, hang_guard
 from tests.durability.harness import Runner, cut, main_key, shape, stored, stored_results, wait_stored
 
 pytestmark = pytest.mark.cli
@@ -42,13 +43,16 @@ async def test_a_killed_postgres_runner_loses_at_most_the_call_in_flight_and_res
 ) -> None:
     schema = pg_schema()
     a = tmp_path / "a" / "repo"
-    killed = Runner.start(postgres_dsn, schema, a, "start", 3, 0.4, subagent=True, linger=2)
+    # the final answer waits the hang guard: whatever the load, the kill lands before the run can end (with
+    # a 2 s wait, at load 20-31 the run sometimes ended first, taking its CLI's files: `Cut(written=0)`)
+    killed = Runner.start(postgres_dsn, schema, a, "start", 3, 0.4, subagent=True, linger=hang_guard())
     config, session = killed.follow()  # the session's id comes before its first tool call
     while killed.process.poll() is None and not await anyio.to_thread.run_sync(
         stored_results, postgres_dsn, schema, config, session
     ):
         await anyio.sleep(0.1)  # a result in the store first, so that the resume below has one to see
     killed.kill_at_random(6, 0.4, random.Random(26))
+    assert killed.process.returncode == -signal.SIGKILL, ("the run ended before the kill", killed.events)
 
     # what the store and the outbox hold against the CLI's own files, with no clock: the store has the
     # first lines of each file, the outbox's rows continue them, and only the tail after is missing
