@@ -4,7 +4,8 @@ instead of raised.
 
 `DurableRun` wraps a run:
 
-1. `open()`: the store says who it is (its identity keys the outbox's rows, `flower.stores._identity`),
+1. `open()`: the store says who it is (its identity keys the outbox's rows, `flower.stores._identity`;
+   a store away at the start is taken to be the one its label reached last in this workspace, if any),
    the workspace's outbox is opened (one that cannot be is a `StoreWarning`, and the entries wait in
    memory, going straight to the store, `route.Outboxes`), and what earlier runs left in it is recovered
    (`recover.Recovery`).
@@ -120,9 +121,11 @@ class DurableRun:
         """Learn the store's identity, open the outbox and recover what earlier runs left; a failure is
         a warning."""
         identity = await identity_of(self.store)
+        await self.outboxes.open()
         if identity is not None:
             self.target = identity
-        await self.outboxes.open()
+        elif self.outboxes.opened:  # away now: the rows are for the database this workspace last reached
+            self.target = await self.outboxes.known(self.label) or self.target
         if self.outboxes.why is not None:
             await self._in_memory(self.outboxes.why)
         self.deliverer = Deliverer(

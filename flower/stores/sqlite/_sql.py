@@ -25,6 +25,7 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import SessionKey
 
 from ..._errors import StoreError
+from .._target import not_this_store
 from . import _schema
 from ._db_file import immediate, prepare_file
 from ._locked import LockedConnection
@@ -131,15 +132,21 @@ class Database(LockedConnection):
             self._append(key, [self._row(index, entry) for index, entry in enumerate(entries)], epoch)
 
     def append_keyed(
-        self, key: SessionKey, rows: Sequence[tuple[str, str]], epoch: int | None = None
+        self,
+        key: SessionKey,
+        rows: Sequence[tuple[str, str]],
+        epoch: int | None = None,
+        store_id: str | None = None,
     ) -> None:
-        """Append `(idempotency key, entry JSON)` rows: the key takes the uuid's place."""
+        """Append `(idempotency key, entry JSON)` rows: the key takes the uuid's place. With `store_id`,
+        only into the file of that id (checked in the append's transaction)."""
         _check_key(key)
         if rows:
             self._append(
                 key,
                 [self._keyed(index, dedupe, payload) for index, (dedupe, payload) in enumerate(rows)],
                 epoch,
+                store_id,
             )
 
     def take_epoch(self, session_id: str, holder: str, if_epoch: int | None) -> int:
@@ -148,10 +155,19 @@ class Database(LockedConnection):
             return _schema.take_epoch(conn, session_id, holder, if_epoch, self.path)
 
     def _append(
-        self, key: SessionKey, rows: list[tuple[str | None, str, SessionStoreEntry]], epoch: int | None
+        self,
+        key: SessionKey,
+        rows: list[tuple[str | None, str, SessionStoreEntry]],
+        epoch: int | None,
+        store_id: str | None = None,
     ) -> None:
         subpath = _subpath(key)
         with self._write() as conn:
+            if store_id is not None:
+                found = conn.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()
+                if found is None or found[0] != store_id:
+                    mine = f"sqlite:{found[0]}" if found is not None else None
+                    raise not_this_store(f"sqlite:{store_id}", mine, self.path, path=self.path)
             if epoch is not None:
                 _schema.check_epoch(conn, key["session_id"], epoch, self.path)
             now = self._tick(conn)

@@ -36,6 +36,7 @@ from claude_agent_sdk import (
 from ..._errors import SpecError, StoreError
 from ..._util.check import checked
 from .._closing import AsyncClosing
+from .._target import not_this_store
 from ..lease import Holding, Lease, check_epoch, check_timeout
 from ._flock import FileLeases
 from ._sql import Database
@@ -82,11 +83,22 @@ class SqliteSessionStore(AsyncClosing, SessionStore):
         this store holds the lease of is fenced: `LeaseError` once another runner took it over."""
         await anyio.to_thread.run_sync(self._db.append, key, entries, self._epoch(key))
 
-    async def append_keyed(self, key: SessionKey, rows: Sequence[tuple[str, str]]) -> None:
+    async def append_keyed(
+        self, key: SessionKey, rows: Sequence[tuple[str, str]], *, identity: str | None = None
+    ) -> None:
         """Store `(idempotency key, entry JSON)` rows in order, skipping keys already stored; atomic and
         fenced as `append()`. The outbox's delivery: an entry without a uuid gets a key of its own, so a
-        batch sent again after a lost reply lands once."""
-        await anyio.to_thread.run_sync(self._db.append_keyed, key, rows, self._epoch(key))
+        batch sent again after a lost reply lands once. With `identity`, only when this store is the one
+        of that identity (checked in the append's transaction; `StoreError` otherwise)."""
+        store_id: str | None = None
+        if identity is not None:
+            if self.path == ":memory:" or not identity.startswith("sqlite:"):
+                mine = await self.identity()
+                if identity != mine:
+                    raise not_this_store(identity, mine, self.path, path=self.path)
+            else:
+                store_id = identity.removeprefix("sqlite:")
+        await anyio.to_thread.run_sync(self._db.append_keyed, key, rows, self._epoch(key), store_id)
 
     def _epoch(self, key: SessionKey) -> int | None:
         holding = self._holdings.get(key.get("session_id", "")) if isinstance(key, dict) else None
