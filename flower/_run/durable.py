@@ -39,6 +39,7 @@ from .._errors import LeaseError, StoreError
 from ..events import SessionStarted, StoreWarning
 from ..result import StepResult
 from ..stores._identity import identity_of, label_of
+from ..stores._missing import session_not_found
 from ..stores.outbox import LABEL, Deliverer, DeliveryPolicy, Outbox, Record
 from ..stores.outbox.reconcile import remove_resume_dirs
 from .fleet import Holds, innermost
@@ -360,6 +361,10 @@ class DurableRun:
                 f"the SDK dropped {len(errors)} batch(es) of transcript entries its session store did not "
                 f"take: {errors[-1]}"
             )
+        if failure is None and resume and not result.ok and result.cause is None:
+            missing = session_not_found(result.error, resume, self.store, self.label, str(self.workspace))
+            if missing is not None:  # the CLI's bare "No conversation found": say where flower looked
+                return dataclasses.replace(result, error=str(missing), cause=missing)
         if failure is None:
             return result
         alone = self.stopped or result.error is None or not self.tracker.results

@@ -249,7 +249,9 @@ class PostgresSessionStore(AsyncClosing, SessionStore):
         holding = self._holdings.get(key["session_id"])
         epoch = holding.epoch if holding is not None else None
         async with self._conns.connection("append") as conn:
-            await sql.append(conn, self.schema, stored, rows, epoch=epoch, where=self.label, identity=identity)
+            await sql.append(
+                conn, self.schema, stored, rows, epoch=epoch, where=self.label, identity=identity
+            )
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         """Every entry of the transcript in append order; `None` for a key never written."""

@@ -304,6 +304,30 @@ class Database(LockedConnection):
             ).fetchall()
         return [subpath for (subpath,) in rows]
 
+    def home(self, session_id: str, local: str) -> tuple[str, str | None] | None:
+        """Where the main transcript of `session_id` is stored: its project key (`local` when it is
+        there) and the working directory its first entry names; None when no project holds it."""
+        with self._read() as conn:
+            keys = conn.execute(
+                "SELECT id, project_key FROM transcripts WHERE session_id = ? AND subpath = '' ORDER BY id",
+                (session_id,),
+            ).fetchall()
+            if not keys:
+                return None
+            transcript, project_key = next(((i, k) for i, k in keys if k == local), keys[0])
+            cwd = None
+            for (payload,) in conn.execute(
+                "SELECT payload FROM entries WHERE transcript = ? ORDER BY id LIMIT 50", (transcript,)
+            ):
+                try:
+                    found = json.loads(payload).get("cwd")
+                except (ValueError, AttributeError):
+                    continue
+                if isinstance(found, str) and found:
+                    cwd = found
+                    break
+        return str(project_key), cwd
+
     def integrity(self) -> str:
         """`PRAGMA integrity_check`'s answer: `"ok"` for a sound file."""
         with self._connection() as conn:
