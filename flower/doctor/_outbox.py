@@ -58,7 +58,8 @@ class OutboxState:
             if store.target.startswith(LABEL):
                 lines.append(
                     f"    {store.pending} entries of a run that never reached {store.label}: their database "
-                    f"is unknown, no run delivers them{aside}; `{_DELIVER}` delivers them to the store you name"
+                    f"is unknown, no run delivers them{aside}; `{_DELIVER}` delivers them to the store "
+                    "you name"
                 )
             else:
                 lines.append(f"    {store.pending} entries wait for {store.label} [{store.target}]{aside}")

@@ -231,7 +231,8 @@ async def test_postgres_entries_never_reach_another_cluster_behind_their_dsn(
         assert back.ok, back.error
     else:  # nobody knows where they belong: a person names it, with the command flower doctor shows
         command = [
-            sys.executable, "-c", "import sys; from flower.cli import main; sys.exit(main())", "doctor", "--deliver-outbox", respelled,
+            sys.executable, "-c", "import sys; from flower.cli import main; sys.exit(main())",
+            "doctor", "--deliver-outbox", respelled,
             "--schema", schema, "--workspace", str(workspace),
         ]  # fmt: skip
         for _ in range(2):  # twice: the second delivers nothing more

@@ -20,7 +20,7 @@ async def test_a_sqlite_append_for_another_identity_is_refused_in_its_transactio
     other = SqliteSessionStore(tmp_path / "b.db")
     mine, theirs = await store.identity(), await other.identity()
     assert mine and theirs and mine != theirs
-    with pytest.raises(StoreError, match="not sqlite:.* the entries were written for"):
+    with pytest.raises(StoreError, match=r"not sqlite:.* the entries were written for"):
         await store.append_keyed(KEY, ROWS, identity=theirs)  # type: ignore[arg-type]
     assert await store.load(KEY) is None  # type: ignore[arg-type]
     await store.append_keyed(KEY, ROWS, identity=mine)  # type: ignore[arg-type]
