@@ -3,8 +3,8 @@ Claude Code history); `flower demo` runs the main job; `flower doctor` checks th
 
 A thin front: it parses arguments, calls one library function (`flower.report.build_report`,
 `flower.report.what_if.build_what_if`, `flower.demo.run_demo`, `flower.demo.live.run_live`,
-`flower.doctor.diagnose`, `flower.doctor.deliver_outbox`) and prints the result. `main(argv)` returns
-the exit status: 0 when done, 1 when the run, the report or a check failed, 2 for a usage error.
+`flower.doctor.diagnose`) and prints the result. `main(argv)` returns the exit status: 0 when done, 1 when
+the run, the report or a check failed, 2 for a usage error.
 """
 
 from __future__ import annotations
