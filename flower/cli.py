@@ -118,6 +118,15 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="list what this workspace's outbox still holds, by store (default: the current directory)",
     )
+    doctor.add_argument(
+        "--deliver-outbox",
+        metavar="STORE",
+        help="deliver to STORE (a postgresql:// DSN or a SQLite path) what the workspace's outbox holds "
+        "for it, and the entries of runs that never reached their store (only this, no other check)",
+    )
+    doctor.add_argument(
+        "--schema", default="flower", help="--deliver-outbox: the store's PostgreSQL schema (flower)"
+    )
     return parser
 
 
@@ -292,6 +301,8 @@ def _printer(beat: Heartbeat, stream: TextIO) -> Callable[[str], None]:
 def _doctor(args: argparse.Namespace) -> int:
     from .doctor import diagnose
 
+    if args.deliver_outbox is not None:
+        return _deliver_outbox(args)
     check = "" if args.no_self_check else ", then an offline self-check through the real CLI (10-60 s)"
     with Heartbeat(f"flower doctor: checking the installation{check}") as beat:
         diagnosis = anyio.run(
@@ -299,6 +310,28 @@ def _doctor(args: argparse.Namespace) -> int:
         )
     print(diagnosis.render_text())
     return 0 if diagnosis.ok else 1
+
+
+def _deliver_outbox(args: argparse.Namespace) -> int:
+    from .doctor import deliver_outbox
+    from .stores import PostgresSessionStore, SqliteSessionStore
+    from .stores.postgres._connection import is_dsn
+
+    location: str = args.deliver_outbox
+    store = PostgresSessionStore(location, schema=args.schema) if is_dsn(location) else None
+    workspace = args.workspace if args.workspace is not None else Path.cwd()
+
+    async def deliver() -> list[str]:
+        target = store if store is not None else SqliteSessionStore(location)
+        try:
+            done = await deliver_outbox(workspace, target)
+        finally:
+            await target.aclose()
+        return [*done.render(), "" if done.ok else "exit status 1: entries for this store are left"]
+
+    lines = anyio.run(deliver)
+    print("\n".join(line for line in lines if line))
+    return 0 if not lines[-1] else 1
 
 
 _COMMANDS = {"report": _report, "demo": _demo, "doctor": _doctor}

@@ -4,7 +4,8 @@ instead of raised.
 
 `DurableRun` wraps a run:
 
-1. `open()`: the store says who it is (its identity keys the outbox's rows, `flower.stores._identity`),
+1. `open()`: the store says who it is (its identity keys the outbox's rows, `flower.stores._identity`;
+   a store away at the start is taken to be the one its label reached last in this workspace, if any),
    the workspace's outbox is opened (one that cannot be is a `StoreWarning`, and the entries wait in
    memory, going straight to the store, `route.Outboxes`), and what earlier runs left in it is recovered
    (`recover.Recovery`).
@@ -38,6 +39,7 @@ from .._errors import LeaseError, StoreError
 from ..events import SessionStarted, StoreWarning
 from ..result import StepResult
 from ..stores._identity import identity_of, label_of
+from ..stores._missing import session_not_found
 from ..stores.outbox import LABEL, Deliverer, DeliveryPolicy, Outbox, Record
 from ..stores.outbox.reconcile import remove_resume_dirs
 from .fleet import Holds, innermost
@@ -120,9 +122,11 @@ class DurableRun:
         """Learn the store's identity, open the outbox and recover what earlier runs left; a failure is
         a warning."""
         identity = await identity_of(self.store)
+        await self.outboxes.open()
         if identity is not None:
             self.target = identity
-        await self.outboxes.open()
+        elif self.outboxes.opened:  # away now: the rows are for the database this workspace last reached
+            self.target = await self.outboxes.known(self.label) or self.target
         if self.outboxes.why is not None:
             await self._in_memory(self.outboxes.why)
         self.deliverer = Deliverer(
@@ -357,6 +361,10 @@ class DurableRun:
                 f"the SDK dropped {len(errors)} batch(es) of transcript entries its session store did not "
                 f"take: {errors[-1]}"
             )
+        if failure is None and resume and not result.ok and result.cause is None:
+            missing = session_not_found(result.error, resume, self.store, self.label, str(self.workspace))
+            if missing is not None:  # the CLI's bare "No conversation found": say where flower looked
+                return dataclasses.replace(result, error=str(missing), cause=missing)
         if failure is None:
             return result
         alone = self.stopped or result.error is None or not self.tracker.results

@@ -1,9 +1,11 @@
 """At the start of a run: what earlier runs in this workspace left in the outbox, delivered first.
 
-The outbox keeps rows by the identity of the store they are for. First, rows kept under this store's
-label (by an older flower, or by a run whose store could not say who it was) are taken as this
-store's; rows of any other store are reported (a `StoreWarning` naming it), never delivered here, never
-dropped: a run on that store delivers them.
+The outbox keeps rows by the identity of the store they are for, and delivers them only there (the
+store checks it in the append's transaction). Rows of any other store are reported (a `StoreWarning`
+naming it), never delivered here, never dropped: a run on that store delivers them. Rows kept under a
+store's label (a run that never reached its store, in a workspace that had never learned who it was; or
+an older flower's) belong to no known database: they wait until a person names their store
+(`flower doctor --deliver-outbox`, `deliver_outbox`).
 
 A run that ended with entries the store did not take, or a runner killed mid-run, leaves rows (and the
 record of its session) in the workspace's outbox. Before the new run touches the store, each such
@@ -31,7 +33,7 @@ import anyio
 from claude_agent_sdk import SessionKey, SessionStoreEntry
 
 from .._errors import LeaseError, StoreError
-from ..stores.outbox import LABEL, Deliverer, DeliveryPolicy, Outbox, Record
+from ..stores.outbox import LABEL, Deliverer, DeliveryPolicy, Outbox, Record, Waiting
 from ..stores.outbox.reconcile import find_transcript, local_entries, metadata, missing, remove_resume_dirs
 from .fleet import Holds
 
@@ -54,6 +56,22 @@ def alive(pid: int) -> bool:
     except OSError:
         return True  # another user's process
     return True
+
+
+def waiting_elsewhere(path: str, other: Waiting, count: int) -> str:
+    """The warning for `count` rows an outbox keeps for a store other than the run's."""
+    if other.target.startswith(LABEL):
+        return (
+            f"{count} transcript entries in the outbox {path} were written by a run that never reached its "
+            f"session store ({other.label}), so which database they belong to is unknown: they are not "
+            "delivered to this one. `flower doctor` lists them; `flower doctor --deliver-outbox STORE` "
+            "delivers them to the store you name"
+        )
+    return (
+        f"{count} transcript entries in the outbox {path} wait for another session store, {other.label} "
+        f"({other.target}): not the database this run reached, so they stay there until a run on that "
+        "store delivers them (`flower doctor` lists them)"
+    )
 
 
 class Recovery:
@@ -92,12 +110,11 @@ class Recovery:
                 )
 
     async def _stores(self) -> None:
-        """Take the rows kept under this store's label as its own; report those of other stores."""
+        """Remember this store's identity under its label; report the rows of other stores. Rows are
+        delivered only to the store they were written for: rows kept under a label (a run that never
+        learned its store's identity) are never taken by whatever store that label reaches now."""
         outbox = self.outbox
         await anyio.to_thread.run_sync(outbox.remember, self.target, self.label)
-        moved = await anyio.to_thread.run_sync(outbox.rekey, LABEL + self.label, self.target)
-        if moved:
-            logger.info("flower: %d rows kept under the label of %s are its own", moved, self.label)
         for other in await anyio.to_thread.run_sync(outbox.waiting):
             if other.target == self.target or not other.pending:
                 continue
@@ -106,14 +123,7 @@ class Recovery:
             waiting = other.pending - await anyio.to_thread.run_sync(outbox.count, other.target, live)
             if waiting <= 0:
                 continue
-            known = "whose identity is unknown" if other.target.startswith(LABEL) else f"({other.target})"
-            await self.say(
-                f"{waiting} transcript entries in the outbox {outbox.path} wait for another session "
-                f"store, {other.label} {known}: not the one this run uses, so they stay there until a run "
-                "on that store delivers them (`flower doctor` lists them)",
-                waiting,
-                False,
-            )
+            await self.say(waiting_elsewhere(outbox.path, other, waiting), waiting, False)
 
     async def _one(self, record: Record) -> None:
         session_id = record.session_id

@@ -104,6 +104,14 @@ class Outboxes:
                 if await self.to_memory(exc, target, sessions):
                     switched = exc
 
+    async def known(self, label: str) -> str | None:
+        """The identity of the store named `label` the last time a run here reached it, if any."""
+        try:
+            return await anyio.to_thread.run_sync(self.file.known, label)
+        except StoreError as exc:
+            logger.warning("flower: the outbox %s: %s", self.path, exc)
+            return None
+
     async def settle(self, target: str, sessions: Collection[str], store: Any, label: str) -> str:
         """Rows kept under the store's label (it could not say who it is at the start) move under its
         identity when it says now, so that any DSN that reaches it delivers them; the target now."""

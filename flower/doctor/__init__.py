@@ -33,10 +33,10 @@ from .._run.credentials import credential_sources
 from .._version import __version__
 from ..glance import ENVIRONMENT, jail_support
 from ..versions import TESTED_CLI, TESTED_PARSER, TESTED_SDK, VersionRange, installed_version
-from ._outbox import OutboxState, outbox_state
+from ._outbox import OutboxDelivery, OutboxState, deliver_outbox, outbox_state
 from ._selfcheck import Check, Progress, self_check
 
-__all__ = ["Check", "Diagnosis", "OutboxState", "diagnose"]
+__all__ = ["Check", "Diagnosis", "OutboxDelivery", "OutboxState", "deliver_outbox", "diagnose"]
 
 
 @dataclass(frozen=True, kw_only=True)

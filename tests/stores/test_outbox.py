@@ -82,8 +82,10 @@ async def test_a_deliverer_sends_only_its_sessions_and_says_when_it_waits(tmp_pa
     outbox = Outbox(tmp_path / "outbox.db")
     outbox.open()
     other = {**KEY, "session_id": "0c7c2a4e-0000-4000-8000-00000000b0b1"}
-    outbox.put("target", KEY, [{"type": "user", "uuid": "mine"}])
-    outbox.put("target", other, [{"type": "user", "uuid": "theirs"}])
+    inner = SqliteSessionStore(tmp_path / "sessions.db")
+    target = str(await inner.identity())  # rows are bound to their store's identity
+    outbox.put(target, KEY, [{"type": "user", "uuid": "mine"}])
+    outbox.put(target, other, [{"type": "user", "uuid": "theirs"}])
     outbox.put("elsewhere", KEY, [{"type": "user", "uuid": "another store"}])
     said: list[tuple[str, int]] = []
 
@@ -93,11 +95,10 @@ async def test_a_deliverer_sends_only_its_sessions_and_says_when_it_waits(tmp_pa
         said.append((str(failure), pending))
         blocked["now"] = False  # the lease comes: the drain's next attempt delivers
 
-    inner = SqliteSessionStore(tmp_path / "sessions.db")
     deliverer = Deliverer(
         outbox,
         inner,
-        "target",
+        target,
         DeliveryPolicy(backoff=0.01, max_backoff=0.01, drain_timeout=hang_guard()),
         sessions={KEY["session_id"]},
         blocked=lambda session: StoreError(f"no lease of {session} yet") if blocked["now"] else None,
@@ -107,7 +108,7 @@ async def test_a_deliverer_sends_only_its_sessions_and_says_when_it_waits(tmp_pa
     never = Deliverer(outbox, inner, "elsewhere", DeliveryPolicy(), blocked=lambda _: StoreError("no lease"))
     assert await never.drain(timeout=0.05) == 1, "a drain that runs out of time leaves the rows, counted"
     assert [e["uuid"] for e in await inner.load(KEY)] == ["mine"] and await inner.load(other) is None
-    assert outbox.count("target") == 1 and outbox.count("elsewhere") == 1
+    assert outbox.count(target) == 1 and outbox.count("elsewhere") == 1
     outbox.close()
     await inner.aclose()
 

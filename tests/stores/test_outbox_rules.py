@@ -59,7 +59,8 @@ async def test_the_loop_delivers_rows_as_they_come_and_backs_off_while_the_outbo
     outbox = Outbox(tmp_path / "outbox.db")
     outbox.open()
     store = SqliteSessionStore(tmp_path / "sessions.db")
-    deliverer = Deliverer(outbox, store, "t", FAST)
+    target = str(await store.identity())
+    deliverer = Deliverer(outbox, store, target, FAST)
 
     async def loaded(n: int) -> bool:
         return len(await store.load(KEY) or []) == n
@@ -68,7 +69,7 @@ async def test_the_loop_delivers_rows_as_they_come_and_backs_off_while_the_outbo
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(deliverer.run)
             for n, uuid in enumerate("ab", 1):  # each row is sent when it comes, the loop goes on
-                outbox.put("t", KEY, [{"uuid": uuid}])
+                outbox.put(target, KEY, [{"uuid": uuid}])
                 deliverer.wake()
                 await _until(lambda n=n: loaded(n))
             deliverer.outbox = broken(tmp_path)  # then the outbox fails: the loop tells, and retries
@@ -81,7 +82,7 @@ async def test_the_loop_delivers_rows_as_they_come_and_backs_off_while_the_outbo
             await anyio.sleep(0.05)  # many backoffs of 1-2 ms: none may raise
             failure = deliverer.failure
             deliverer.outbox = outbox  # the outbox is back: the loop goes on where it was
-            outbox.put("t", KEY, [{"uuid": "c"}])
+            outbox.put(target, KEY, [{"uuid": "c"}])
             deliverer.wake()
             await _until(lambda: loaded(3))
             tasks.cancel_scope.cancel()

@@ -185,6 +185,16 @@ class Books(LockedConnection):
             ).fetchall()
         return [Waiting(str(t), str(label), int(p), int(f)) for t, label, p, f in found]
 
+    def sessions_of(self, target: str) -> set[str]:
+        """Every session the outbox holds rows or a record of for `target`."""
+        with self._connection() as conn:
+            found = conn.execute(
+                "SELECT session_id FROM pending WHERE target = ? UNION SELECT session_id FROM fenced "
+                "WHERE target = ? UNION SELECT session_id FROM sessions WHERE target = ?",
+                (target, target, target),
+            ).fetchall()
+        return {sid for (sid,) in found}
+
     def orphans(self, target: str) -> list[str]:
         """Sessions with rows but no record (left by an older flower or a record dropped by hand)."""
         with self._connection() as conn:

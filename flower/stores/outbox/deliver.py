@@ -8,11 +8,14 @@ any other `SessionStore` gets `append()` and its own uuid dedup. While the store
 when the store took the rows again (`on_back`). An append that has waited `warn_after` seconds without
 an answer (a network partition drops packets: nothing fails, everything waits) is an outage too, told
 as soon as it is one, not when `attempt_timeout` ends it. A refusal by the store's fence (`LeaseError`:
-another runner took the session over) is not retried: `on_refused` decides.
+another runner took the session over) is not retried: `on_refused` decides. Rows bound to a store's
+identity are appended with it, and flower's stores refuse them in the append's own transaction when
+they are another database (the DSN or path reaches another one now): they wait, never land there.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import math
@@ -24,7 +27,7 @@ import anyio
 
 from ..._errors import LeaseError, SpecError, StoreError
 from ..._util.secrets import redact
-from ._file import Outbox, Row
+from ._file import LABEL, Outbox, Row
 
 __all__ = ["Deliverer", "DeliveryPolicy"]
 
@@ -73,6 +76,17 @@ class DeliveryPolicy:
             raise SpecError(f"DeliveryPolicy: outbox must be a file path or None, got {self.outbox!r}")
 
 
+def _takes_identity(store: Any) -> bool:
+    """Whether `store.append_keyed` checks the identity it is given (flower's stores do)."""
+    keyed = getattr(store, "append_keyed", None)
+    if not callable(keyed):
+        return False
+    try:
+        return "identity" in inspect.signature(keyed).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 class Deliverer:
     """Sends one outbox's rows for one store (see the module docstring).
 
@@ -108,6 +122,8 @@ class Deliverer:
         self.delivered = 0
         """Rows delivered so far."""
         self.waited = False  # an outage was announced and has not ended yet
+        self.bound = not target.startswith(LABEL) and _takes_identity(store)
+        """Each append names the store's identity the rows are for, and the store refuses another one."""
 
     def wake(self) -> None:
         """New rows: deliver them now (unless a backoff is under way)."""
@@ -185,8 +201,13 @@ class Deliverer:
 
     async def _append(self, rows: list[Row]) -> None:
         key = rows[0].key
-        if callable(getattr(self.store, "append_keyed", None)):
-            await self.store.append_keyed(key, [(row.dedupe, row.payload) for row in rows])
+        keyed = getattr(self.store, "append_keyed", None)
+        if callable(keyed):
+            pairs = [(row.dedupe, row.payload) for row in rows]
+            if self.bound:  # the store checks it is the one the rows were written for, in the append
+                await keyed(key, pairs, identity=self.target)
+            else:
+                await keyed(key, pairs)
         else:
             await self.store.append(key, [json.loads(row.payload) for row in rows])
 

@@ -105,7 +105,7 @@ async def ensure_schema(conn: Any, s: str, label: str) -> None:
     tables = await conn.fetch("SELECT table_name FROM information_schema.tables WHERE table_schema = $1", s)
     names = {row["table_name"] for row in tables}
     if not names:
-        await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {s}")
+        await _own_schema(conn, s, label)
         await conn.execute(_TABLES.format(s=s))
         for step in range(1, SCHEMA_VERSION):
             await conn.execute(_MIGRATIONS[step].format(s=s))
@@ -132,16 +132,45 @@ async def ensure_schema(conn: Any, s: str, label: str) -> None:
         await conn.execute(f"UPDATE {s}.meta SET value = $1 WHERE key = 'schema_version'", str(step + 1))
 
 
+async def _own_schema(conn: Any, s: str, label: str) -> None:
+    """Make sure schema `s` exists and this role may create its tables there. A schema made beforehand
+    for a role without `CREATE` on the database is used as it is (`CREATE SCHEMA IF NOT EXISTS` would be
+    refused even though it exists); `StoreError` naming what is missing otherwise."""
+    role = await conn.fetchval("SELECT current_user")
+    exists = await conn.fetchval("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", s)
+    if not exists:
+        if not await conn.fetchval("SELECT has_database_privilege(current_database(), 'CREATE')"):
+            raise StoreError(
+                f"PostgreSQL schema {s} does not exist at {label} and role {role} may not create it (no "
+                f"CREATE on the database): create it for the role (CREATE SCHEMA {s} AUTHORIZATION "
+                f"{role}), or grant CREATE on the database"
+            )
+        await conn.execute(f"CREATE SCHEMA {s}")
+        return
+    missing = [
+        right
+        for right in ("USAGE", "CREATE")
+        if not await conn.fetchval("SELECT has_schema_privilege($1, $2)", s, right)
+    ]
+    if missing:
+        raise StoreError(
+            f"PostgreSQL schema {s} at {label} exists but role {role} lacks {' and '.join(missing)} on it, "
+            f"so flower cannot create its tables there: GRANT {', '.join(missing)} ON SCHEMA {s} TO {role} "
+            f"(or ALTER SCHEMA {s} OWNER TO {role})"
+        )
+
+
 async def store_identity(conn: Any, s: str) -> str:
     """The store's identity: `postgresql:<cluster's system identifier>/<database>/<schema>`, the same
     through any host name, port or pooler that reaches it. A role that may not read the control data
-    (`pg_control_system()`) gets an id kept in the store's `meta` table instead (`store-<id>`)."""
-    database = await conn.fetchval("SELECT current_database()")
-    try:
+    (`pg_control_system()`) gets an id kept in the store's `meta` table instead (`store-<id>`). Never
+    fails on a privilege, so it can run inside a transaction (an append checks it there)."""
+    database, readable = await conn.fetchrow(
+        "SELECT current_database(), has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE')"
+    )
+    if readable:
         system = await conn.fetchval("SELECT system_identifier::text FROM pg_control_system()")
-    except Exception as exc:
-        if getattr(exc, "sqlstate", None) != "42501":  # insufficient_privilege
-            raise
+    else:
         await conn.execute(
             f"INSERT INTO {s}.meta (key, value) VALUES ('store_id', md5(random()::text || "
             "clock_timestamp()::text)) ON CONFLICT (key) DO NOTHING"

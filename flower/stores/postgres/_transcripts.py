@@ -5,7 +5,8 @@ exactly what was appended, byte for byte once serialised again; a `jsonb` column
 An append is one transaction: the transcript row is upserted first, which locks it, so two appends to
 one transcript run one after the other and the summary fold never loses an update. An append of a
 session this runner holds the lease of first checks the lease's epoch in the same transaction (`FOR
-SHARE`: a concurrent acquisition's update of the row waits for the append), and refuses a stale one.
+SHARE`: a concurrent acquisition's update of the row waits for the append), and refuses a stale one. An
+outbox delivery names the store's identity it is for, checked in the same transaction too.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from claude_agent_sdk import (
 )
 
 from ..._errors import StoreError
+from .._target import not_this_store
 from ..lease import fenced
+from ._schema import store_identity
 
 __all__ = [
     "Row",
@@ -98,9 +101,17 @@ async def _check_epoch(conn: Any, s: str, session_id: str, epoch: int, where: st
 
 
 async def append(
-    conn: Any, s: str, key: SessionKey, rows: list[Row], *, epoch: int | None = None, where: str = ""
+    conn: Any,
+    s: str,
+    key: SessionKey,
+    rows: list[Row],
+    *,
+    epoch: int | None = None,
+    where: str = "",
+    identity: str | None = None,
 ) -> None:
-    """Append `rows` to the transcript of `key`; with `epoch`, only while the session's lease has it."""
+    """Append `rows` to the transcript of `key`; with `epoch`, only while the session's lease has it;
+    with `identity`, only into the store of that identity (checked in the same transaction)."""
     subpath = subpath_of(key)
     # one statement: upserting the transcript row locks it (appends to one transcript queue there), then
     # the batch is inserted in order; a subagent's append is that statement alone (atomic by itself)
@@ -120,10 +131,14 @@ async def append(
         [uuid for uuid, _, _ in rows],
         [payload for _, payload, _ in rows],
     )
-    if subpath and epoch is None:
+    if subpath and epoch is None and identity is None:
         await conn.fetchrow(statement, *args)
         return
     async with conn.transaction():
+        if identity is not None:
+            found = await store_identity(conn, s)
+            if found != identity:
+                raise not_this_store(identity, found, where)
         if epoch is not None:
             await _check_epoch(conn, s, key["session_id"], epoch, where)
         now, inserted = await conn.fetchrow(statement, *args)

@@ -231,14 +231,17 @@ class PostgresSessionStore(AsyncClosing, SessionStore):
         if entries:
             await self._append(key, sql.rows_of(entries, self.label))
 
-    async def append_keyed(self, key: SessionKey, rows: Sequence[tuple[str, str]]) -> None:
+    async def append_keyed(
+        self, key: SessionKey, rows: Sequence[tuple[str, str]], *, identity: str | None = None
+    ) -> None:
         """Store `(idempotency key, entry JSON)` rows in order, skipping keys already stored; atomic and
         fenced as `append()`. The outbox's delivery: an entry without a uuid gets a key of its own, so a
-        batch sent again after a lost reply lands once."""
+        batch sent again after a lost reply lands once. With `identity`, only when this store is the one
+        of that identity (checked in the append's transaction; `StoreError` otherwise)."""
         if rows:
-            await self._append(key, sql.keyed_rows(rows, self.label))
+            await self._append(key, sql.keyed_rows(rows, self.label), identity)
 
-    async def _append(self, key: SessionKey, rows: list[sql.Row]) -> None:
+    async def _append(self, key: SessionKey, rows: list[sql.Row], identity: str | None = None) -> None:
         stored = self._key(key)
         attachment = self._attached.get(key["project_key"])
         if attachment is not None:
@@ -246,7 +249,9 @@ class PostgresSessionStore(AsyncClosing, SessionStore):
         holding = self._holdings.get(key["session_id"])
         epoch = holding.epoch if holding is not None else None
         async with self._conns.connection("append") as conn:
-            await sql.append(conn, self.schema, stored, rows, epoch=epoch, where=self.label)
+            await sql.append(
+                conn, self.schema, stored, rows, epoch=epoch, where=self.label, identity=identity
+            )
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         """Every entry of the transcript in append order; `None` for a key never written."""

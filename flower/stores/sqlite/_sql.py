@@ -25,6 +25,7 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import SessionKey
 
 from ..._errors import StoreError
+from .._target import not_this_store
 from . import _schema
 from ._db_file import immediate, prepare_file
 from ._locked import LockedConnection
@@ -131,15 +132,21 @@ class Database(LockedConnection):
             self._append(key, [self._row(index, entry) for index, entry in enumerate(entries)], epoch)
 
     def append_keyed(
-        self, key: SessionKey, rows: Sequence[tuple[str, str]], epoch: int | None = None
+        self,
+        key: SessionKey,
+        rows: Sequence[tuple[str, str]],
+        epoch: int | None = None,
+        store_id: str | None = None,
     ) -> None:
-        """Append `(idempotency key, entry JSON)` rows: the key takes the uuid's place."""
+        """Append `(idempotency key, entry JSON)` rows: the key takes the uuid's place. With `store_id`,
+        only into the file of that id (checked in the append's transaction)."""
         _check_key(key)
         if rows:
             self._append(
                 key,
                 [self._keyed(index, dedupe, payload) for index, (dedupe, payload) in enumerate(rows)],
                 epoch,
+                store_id,
             )
 
     def take_epoch(self, session_id: str, holder: str, if_epoch: int | None) -> int:
@@ -148,10 +155,19 @@ class Database(LockedConnection):
             return _schema.take_epoch(conn, session_id, holder, if_epoch, self.path)
 
     def _append(
-        self, key: SessionKey, rows: list[tuple[str | None, str, SessionStoreEntry]], epoch: int | None
+        self,
+        key: SessionKey,
+        rows: list[tuple[str | None, str, SessionStoreEntry]],
+        epoch: int | None,
+        store_id: str | None = None,
     ) -> None:
         subpath = _subpath(key)
         with self._write() as conn:
+            if store_id is not None:
+                found = conn.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()
+                if found is None or found[0] != store_id:
+                    mine = f"sqlite:{found[0]}" if found is not None else None
+                    raise not_this_store(f"sqlite:{store_id}", mine, self.path, path=self.path)
             if epoch is not None:
                 _schema.check_epoch(conn, key["session_id"], epoch, self.path)
             now = self._tick(conn)
@@ -287,6 +303,30 @@ class Database(LockedConnection):
                 (project_key, session_id),
             ).fetchall()
         return [subpath for (subpath,) in rows]
+
+    def home(self, session_id: str, local: str) -> tuple[str, str | None] | None:
+        """Where the main transcript of `session_id` is stored: its project key (`local` when it is
+        there) and the working directory its first entry names; None when no project holds it."""
+        with self._read() as conn:
+            keys = conn.execute(
+                "SELECT id, project_key FROM transcripts WHERE session_id = ? AND subpath = '' ORDER BY id",
+                (session_id,),
+            ).fetchall()
+            if not keys:
+                return None
+            transcript, project_key = next(((i, k) for i, k in keys if k == local), keys[0])
+            cwd = None
+            for (payload,) in conn.execute(
+                "SELECT payload FROM entries WHERE transcript = ? ORDER BY id LIMIT 50", (transcript,)
+            ):
+                try:
+                    found = json.loads(payload).get("cwd")
+                except (ValueError, AttributeError):
+                    continue
+                if isinstance(found, str) and found:
+                    cwd = found
+                    break
+        return str(project_key), cwd
 
     def integrity(self) -> str:
         """`PRAGMA integrity_check`'s answer: `"ok"` for a sound file."""

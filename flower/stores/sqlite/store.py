@@ -12,6 +12,8 @@ the SDK's `run_session_store_conformance`.
   application's database raises `StoreError` at first use, naming the path.
 - Leases (`lease()`): a `flock` per session, and an epoch in the database that every append of the
   holder checks (fencing, see `flower.stores.lease`). A file of an older layout is migrated in place.
+- A session resumed from another directory (`follow()`): found under the project key it is stored
+  under, whatever the CLI's new working directory.
 
 The constructor does no I/O; the file (and its directory, 0700) is created at the first call.
 """
@@ -22,6 +24,7 @@ import dataclasses
 import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import cast
 
 import anyio
 from claude_agent_sdk import (
@@ -31,12 +34,15 @@ from claude_agent_sdk import (
     SessionStoreEntry,
     SessionStoreListEntry,
     SessionSummaryEntry,
+    project_key_for_directory,
 )
 
 from ..._errors import SpecError, StoreError
 from ..._util.check import checked
 from .._closing import AsyncClosing
-from ..lease import Holding, Lease, check_epoch, check_timeout
+from .._relocate import Moves, relocate
+from .._target import not_this_store
+from ..lease import Holding, Lease, check_epoch, check_timeout, holder_name
 from ._flock import FileLeases
 from ._sql import Database
 
@@ -68,6 +74,8 @@ class SqliteSessionStore(AsyncClosing, SessionStore):
         self._db = Database(text, busy_timeout=float(busy_timeout))
         self._leases = FileLeases(text)
         self._holdings: dict[str, Holding] = {}  # session -> the lease this store holds, while it does
+        self._homes: dict[str, tuple[str, str]] = {}  # session -> (local project key, home project key)
+        self._moves: dict[str, Moves] = {}  # session -> path moves applied to what load() returns
 
     @property
     def path(self) -> str:
@@ -80,13 +88,25 @@ class SqliteSessionStore(AsyncClosing, SessionStore):
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
         """Store a batch of transcript entries, in order, skipping uuids already stored; atomic. A session
         this store holds the lease of is fenced: `LeaseError` once another runner took it over."""
-        await anyio.to_thread.run_sync(self._db.append, key, entries, self._epoch(key))
+        await anyio.to_thread.run_sync(self._db.append, self._key(key), entries, self._epoch(key))
 
-    async def append_keyed(self, key: SessionKey, rows: Sequence[tuple[str, str]]) -> None:
+    async def append_keyed(
+        self, key: SessionKey, rows: Sequence[tuple[str, str]], *, identity: str | None = None
+    ) -> None:
         """Store `(idempotency key, entry JSON)` rows in order, skipping keys already stored; atomic and
         fenced as `append()`. The outbox's delivery: an entry without a uuid gets a key of its own, so a
-        batch sent again after a lost reply lands once."""
-        await anyio.to_thread.run_sync(self._db.append_keyed, key, rows, self._epoch(key))
+        batch sent again after a lost reply lands once. With `identity`, only when this store is the one
+        of that identity (checked in the append's transaction; `StoreError` otherwise)."""
+        store_id: str | None = None
+        if identity is not None:
+            if self.path == ":memory:" or not identity.startswith("sqlite:"):
+                mine = await self.identity()
+                if identity != mine:
+                    raise not_this_store(identity, mine, self.path, path=self.path)
+            else:
+                store_id = identity.removeprefix("sqlite:")
+        stored = self._key(key)
+        await anyio.to_thread.run_sync(self._db.append_keyed, stored, rows, self._epoch(key), store_id)
 
     def _epoch(self, key: SessionKey) -> int | None:
         holding = self._holdings.get(key.get("session_id", "")) if isinstance(key, dict) else None
@@ -94,7 +114,9 @@ class SqliteSessionStore(AsyncClosing, SessionStore):
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         """Every entry of the transcript, in append order; `None` for a key never written."""
-        return await anyio.to_thread.run_sync(self._db.load, key)
+        entries = await anyio.to_thread.run_sync(self._db.load, self._key(key))
+        moves = self._moves.get(key["session_id"]) if isinstance(key, dict) else None
+        return cast(list[SessionStoreEntry], relocate(entries, moves)) if entries and moves else entries
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         """The main transcripts of a project with their last write time (epoch ms)."""
@@ -108,7 +130,7 @@ class SqliteSessionStore(AsyncClosing, SessionStore):
 
     async def delete(self, key: SessionKey) -> None:
         """Delete a transcript; a main key (no `subpath`) takes its subagent transcripts and summary along."""
-        await anyio.to_thread.run_sync(self._db.delete, key)
+        await anyio.to_thread.run_sync(self._db.delete, self._key(key))
 
     async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
         """The subpaths (subagent transcripts) stored under a session."""
@@ -116,7 +138,38 @@ class SqliteSessionStore(AsyncClosing, SessionStore):
             isinstance(key.get(n), str) for n in ("project_key", "session_id")
         ):
             raise StoreError(f"list_subkeys needs a key with project_key and session_id, got {key!r:.120}")
-        return await anyio.to_thread.run_sync(self._db.list_subkeys, key["project_key"], key["session_id"])
+        stored = self._key(cast(SessionKey, key))
+        return await anyio.to_thread.run_sync(self._db.list_subkeys, stored["project_key"], key["session_id"])
+
+    def _key(self, key: SessionKey) -> SessionKey:
+        """`key` as stored: a session followed from another directory keeps its home project key."""
+        home = self._homes.get(key.get("session_id", "")) if isinstance(key, dict) else None
+        if home is not None and key.get("project_key") == home[0] and home[0] != home[1]:
+            return cast(SessionKey, {**key, "project_key": home[1]})
+        return key
+
+    @asynccontextmanager
+    @checked
+    async def follow(self, session_id: str, *, cwd: str | os.PathLike[str]) -> AsyncIterator[Lease]:
+        """For the block: serve `session_id` to a CLI started in `cwd` even when it ran in another
+        directory (the CLI's project key is derived from its working directory, and the SDK loads the
+        session under the new one): its history is read from, and its appends go to, the project key it
+        is stored under. When the directory it ran in is gone (the workspace was moved), the paths of
+        the old place in its history are moved to `cwd` (`flower.stores._relocate`). The Runtime calls
+        it for every session it resumes."""
+        workspace = os.path.realpath(os.fspath(cwd))
+        local = project_key_for_directory(workspace)
+        home = await anyio.to_thread.run_sync(self._db.home, session_id, local)
+        if home is not None and home[0] != local:
+            self._homes[session_id] = (local, home[0])
+            old = home[1]
+            if old and os.path.realpath(old) != workspace and not os.path.exists(old):
+                self._moves[session_id] = [(old.rstrip("/"), workspace)]
+        try:
+            yield Lease(session_id, holder_name(None), self.path)
+        finally:
+            self._homes.pop(session_id, None)
+            self._moves.pop(session_id, None)
 
     def lease(
         self, session_id: str, *, timeout: float = 0.0, if_epoch: int | None = None
