@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import statistics
@@ -123,7 +124,7 @@ def _steps(path: Path) -> Iterable[tuple[str, float]]:
         seen.add(message.get("id"))
         total = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_input_tokens"))
         requests.append((i, total + int(usage.get("cache_creation_input_tokens") or 0), model))
-    for (start, before, model), (end, after, other) in zip(requests, requests[1:], strict=False):
+    for (start, before, model), (end, after, other) in itertools.pairwise(requests):
         span = entries[start:end]
         if model != other or after <= before:
             continue
@@ -309,7 +310,7 @@ def base(row: Row) -> dict[str, Any]:
         diffs[size] = (inline, deleg)
     inline, deleg = diffs[SIZES[0]]
     two = run(delegated_case(SIZES[0], starts=2), row)
-    first = [r for r in deleg.requests if r.caller == "analyst"][0]
+    first = next(r for r in deleg.requests if r.caller == "analyst")
     later = [r for r in two.requests if r.caller == "analyst" and not r.tool_results][1]
     cold, warm = scaled(first.usage, row.tpc), scaled(later.usage, row.tpc)
     p = row.price
@@ -375,6 +376,15 @@ def base_table(results: Sequence[dict[str, Any]]) -> str:
     line(
         f"hand-back frame ({first['frame_chars']} chars): kept, {k} re-reads",
         [kept(r, r["frame_chars"]) for r in results],
+    )
+
+    def rest(r: dict[str, Any]) -> float:
+        parts = [kept(r, r["mandate_chars"]), kept(r, REPORT_CHARS, True), kept(r, r["frame_chars"])]
+        return r[f"fixed_first_{k}"] - r["prefix_first_usd"] - sum(float(b[1:]) for _, b in parts)
+
+    line(
+        "the rest: the worker's second request re-reads its context; the coordinator writes the call",
+        [("", money(rest(r))) for r in results],
     )
     for when in ("first", "later"):
         line(

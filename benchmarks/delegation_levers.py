@@ -9,12 +9,9 @@ now does by default is flower's earlier code, put back for that run only (`_earl
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
-
-import flower.options
-from flower import worker
-from flower.testing import RecordedRequest, agent, bash, read, reply
 
 from bench_delegation_price import (  # type: ignore[import-not-found]
     ANALYST,
@@ -28,6 +25,11 @@ from bench_delegation_price import (  # type: ignore[import-not-found]
     report,
     run_case,
 )
+
+import flower.options
+from flower import worker
+from flower.testing import RecordedRequest, agent, bash, read, reply
+from flower.testing.requests import content_text
 
 SMALL = 300
 """Chars of each small item's output."""
@@ -109,8 +111,9 @@ def read_only(after: bool) -> Case:
     def step(request: RecordedRequest) -> Any:
         if request.tool_results:
             return report()
-        root = request.body["messages"][0]["content"][0]["text"].split("Primary working directory: ")[1]
-        return read(f"{root.split()[0]}/items/i0.txt")
+        seen = "\n".join(content_text(m.get("content")) for m in request.messages)
+        root = re.search(r"Primary working directory: (\S+)", seen)
+        return read(f"{root.group(1) if root else '.'}/items/i0.txt")
 
     return Case(
         main=[agent("analyst", _mandate(0)), "done"], workers={"analyst": (spec, step)}, files=_files(1)
@@ -160,8 +163,8 @@ def shared_line(after: bool) -> Case:
 
 
 def git_texts(after: bool) -> Case:
-    """One delegation with the CLI's git workflow texts (before) or without (`CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS`,
-    opt-in: workers lose the CLI's commit guidance)."""
+    """One delegation with the CLI's git workflow texts (before) or without them (opt-in,
+    `CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS`: workers lose the CLI's commit guidance)."""
     env = {"env": {"CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS": "1"}} if after else {}
     return Case(
         main=[agent("analyst", _mandate(0)), "done"],

@@ -41,8 +41,8 @@ from .handoff.compact import CompactPolicy
 from .wall._deny_chain import chain_denials
 from .wall.delegate import delegate_guard
 from .wall.mandate import shared_prefix_hooks
-from .wall.starts import prefix_groups
 from .wall.rules import COORDINATOR_PROMPT
+from .wall.starts import prefix_groups
 
 __all__ = [
     "PROMPT_CACHE_VARIABLES",
