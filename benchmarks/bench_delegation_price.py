@@ -171,6 +171,7 @@ class Case:
     files: Mapping[str, str] = field(default_factory=dict)
     coordinator: Mapping[str, Any] = field(default_factory=dict)
     configure: Callable[[Any], Any] | None = None
+    instructions: str = "Goal: the items the user names."
 
 
 async def run_case(case: Case, row: Row) -> list[RecordedRequest]:
@@ -186,7 +187,7 @@ async def run_case(case: Case, row: Row) -> list[RecordedRequest]:
                 model.script(name, script)
             options = {"own_steps": 0, "model": row.model, **case.coordinator}
             specs = {name: spec for name, (spec, _) in case.workers.items()}
-            spec = coordinator("lead", "Goal: the items the user names.", specs, **options)
+            spec = coordinator("lead", case.instructions, specs, **options)
 
             def configure(o: Any) -> Any:
                 return model.attach(case.configure(o) if case.configure else o)

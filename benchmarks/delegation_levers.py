@@ -9,6 +9,7 @@ now does by default is flower's earlier code, put back for that run only (`_earl
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -89,6 +90,19 @@ def foreground(after: bool) -> Case:
         files=_files(1),
         coordinator={"foreground": after},
     )
+
+
+GROWN = (
+    "Goal: the items the user names.\n\nNotes so far:\n"
+    + "- a decision made earlier, and its reason.\n" * 2_000
+)
+"""A coordinator's instructions padded to about 90k chars: the context of a coordinator well into a run."""
+
+
+def foreground_grown(after: bool) -> Case:
+    """`foreground` with a coordinator whose context has grown (its prefix is what the extra request of a
+    background delegation re-reads)."""
+    return dataclasses.replace(foreground(after), instructions=GROWN)
 
 
 def tool_order(after: bool) -> Case:
@@ -188,6 +202,12 @@ LEVERS: tuple[tuple[str, str, Callable[[bool], Case], Callable[[bool], Any]], ..
         "a worker the call does not send to the background runs in the foreground",
         "default",
         foreground,
+        lambda after: contextlib.nullcontext(),
+    ),
+    (
+        "the same, the coordinator's context at about 90k chars",
+        "default",
+        foreground_grown,
         lambda after: contextlib.nullcontext(),
     ),
     (
