@@ -86,6 +86,10 @@ class AgentSpec:
     mandate_line: str | None = None
     """With `delegate_only`: the fixed line put in front of every mandate (`mandate_guard`), so every
     worker sends the same billing block and reads the tools and system prompt the first one cached."""
+    foreground: bool = False
+    """With `delegate_only`: an Agent call that does not ask for the background runs its worker in the
+    foreground (`mandate_guard(foreground=True)`); `coordinator()` gives True. The CLI's default, the
+    background, costs the coordinator a request of its own and a longer frame around every report."""
     workers: Mapping[str, AgentSpec] = field(default_factory=lambda: MappingProxyType({}))
     """Subagents by name."""
     compact: CompactPolicy | None = None
@@ -125,6 +129,8 @@ class AgentSpec:
         check_mandate_line(self.mandate_line, owner)
         if self.mandate_line is not None and not self.delegate_only:
             raise SpecError(f"{owner}: mandate_line only makes sense with delegate_only (a coordinator)")
+        if self.foreground and not self.delegate_only:
+            raise SpecError(f"{owner}: foreground only makes sense with delegate_only (a coordinator)")
         if not self.claude_code_preset and not self.delegate_only:
             raise SpecError(
                 f"{owner}: only a coordinator (delegate_only) runs without the claude_code preset; "
@@ -221,6 +227,7 @@ def coordinator(
     own_steps: int = 0,
     tools: Iterable[str] = COORDINATOR_TOOLS,
     mandate_line: str | None = MANDATE_LINE,
+    foreground: bool = True,
     model: str | None = None,
     effort: EffortLevel | None = None,
     max_turns: int | None = None,
@@ -242,8 +249,9 @@ def coordinator(
     that would read credentials; what it gives up is in `delegate_guard`. `rules` None:
     `coordinator_rules(own_steps)`, which says just that. `mandate_line` starts every mandate (None:
     mandates go out as written); the planning tools (`TaskCreate`...) are opt-in through `tools`.
-    `workers` may be empty only with `builtin_agents=True` (the coordinator then delegates to the CLI's
-    own agents).
+    `foreground`: a worker the coordinator does not send to the background in so many words runs in the
+    foreground (False: the CLI's default, the background). `workers` may be empty only with
+    `builtin_agents=True` (the coordinator then delegates to the CLI's own agents).
 
     Its system prompt is flower's own short coordinator prompt (`COORDINATOR_PROMPT`), then `rules` and
     `instructions`: a coordinator does little hands-on work, and the CLI gives its subagents, who do, no
@@ -275,6 +283,7 @@ def coordinator(
         glance=glance,
         own_steps=own_steps,
         mandate_line=mandate_line,
+        foreground=foreground,
         workers=named,
         compact=compact,
         builtin_agents=builtin_agents,

@@ -10,8 +10,10 @@ What it settles, each for a reason measured with CLI 2.1.327 to 2.1.332:
 - the `Agent` tool is offered only where something can be delegated to (workers, or the CLI's built-in
   agents): its schema is about 10.5k characters in every request;
 - a coordinator starts every mandate with the same line (`mandate_guard`) and holds a worker's start
-  while another worker of its type writes their shared prefix (`start_guard`), so workers read the
-  prefix the first one cached instead of each writing it;
+  while another worker of its prefix group writes their shared prefix (`start_guard`), so workers read
+  the prefix the first one cached instead of each writing it; a worker's tools go out sorted by name
+  (`worker_tools`), so worker types offered the same tools share that prefix too; a worker the
+  coordinator did not send to the background runs in the foreground (`AgentSpec.foreground`);
 - a session that delegates sets its main thread's prompt-cache lifetime (`CLAUDE_CODE_PROMPT_CACHE_TTL`;
   workers stay at 5 minutes): 1 hour by default here, since a coordinator waits while its workers run and
   nothing else keeps a 5-minute cache alive under a long worker; 5 minutes where a `Runtime` keeps it warm
@@ -40,6 +42,7 @@ from .wall._deny_chain import chain_denials
 from .wall.delegate import delegate_guard
 from .wall.mandate import shared_prefix_hooks
 from .wall.rules import COORDINATOR_PROMPT
+from .wall.starts import prefix_groups
 
 __all__ = [
     "PROMPT_CACHE_VARIABLES",
@@ -49,6 +52,7 @@ __all__ = [
     "cache_env",
     "merge_hooks",
     "session_tools",
+    "worker_tools",
 ]
 
 DEFAULT_PERMISSION_MODE = "dontAsk"
@@ -86,11 +90,19 @@ def merge_hooks(
     return merged
 
 
+def worker_tools(spec: AgentSpec) -> list[str]:
+    """A worker's tools in the order they are sent: sorted by name. The CLI sends a worker's tools in
+    the order its `AgentDefinition` lists them, first in every request, and caches them with its billing
+    block and the SDK's identity line under one mark: workers offered the same tools in one order share
+    that cached prefix, whatever their type and however their specs list them."""
+    return sorted(spec.tools)
+
+
 def _definition(spec: AgentSpec) -> AgentDefinition:
     return AgentDefinition(
         description=spec.description,
         prompt=spec.prompt,
-        tools=list(spec.tools),
+        tools=worker_tools(spec),
         model=spec.model,
         effort=spec.effort,
         maxTurns=spec.max_turns,
@@ -201,7 +213,10 @@ def build_options(
     # of several denials the model reads only the last to end: when the wall and one of the spec's own
     # hooks both deny a call, each gives both reasons
     wall, own = chain_denials(wall, spec.hooks)
-    mandate = shared_prefix_hooks(spec.mandate_line) if spec.delegate_only else {}
+    mandate: dict[HookEvent, list[HookMatcher]] = {}
+    if spec.delegate_only:
+        groups = prefix_groups({n: (worker_tools(w), w.model) for n, w in spec.workers.items()})
+        mandate = shared_prefix_hooks(spec.mandate_line, foreground=spec.foreground, groups=groups)
     tools = session_tools(spec)
     extra: dict[str, Any] = {k: v for k, v in spec.options.items() if k != "env"}
     extra.setdefault("permission_mode", DEFAULT_PERMISSION_MODE)

@@ -110,7 +110,7 @@ def test_build_options_for_a_coordinator() -> None:
     assert options.allowed_tools == options.tools
     assert set(options.agents or {}) == {"分析员", "editor"}
     definition = (options.agents or {})["分析员"]
-    assert definition.model == "inherit" and definition.tools == ["Read", "Bash", "Glob"]
+    assert definition.model == "inherit" and definition.tools == ["Bash", "Glob", "Read"]  # sorted: shared
     assert definition.prompt.startswith(WORKER_RULES) and definition.prompt.endswith("You analyse.")
     pre = (options.hooks or {})["PreToolUse"]
     # the wall first, then the mandate line and the start of workers that share a prefix, the user's kept

@@ -72,9 +72,10 @@ worker returns only paths and conclusions.
 - Give paths, not contents; ask for conclusions, not a narration.
 - Every worker you start and every report it sends back costs, so give a worker a whole loop: one \
 mandate per move, holding everything one worker can do in a row before you must decide (edit, test, fix \
-and test again; a series of scans or runs), as a list; never one short step at a time. Your prompt cache \
-outlives a long worker. Start workers in parallel (several Agent calls in one message) only for long, \
-independent pieces.
+and test again; a series of scans or runs), as a list; never one short step at a time. Small items you \
+can hand out at once go to one worker as one numbered list, even when they are unrelated; it reports on \
+each in a line. Your prompt cache outlives a long worker. Start workers in parallel (several Agent calls \
+in one message) only for long, independent pieces.
 - A look you need for your own next decision, take yourself; a look that only checks a worker's work (a \
 listing, a status or a diff after an edit) goes in that worker's mandate, not in a step of yours.
 - Read an artifact only when a decision needs it, one at a time. Have a worker record each decision and its \

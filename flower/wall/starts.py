@@ -15,6 +15,12 @@ seconds. From then on the type counts as warm for `WARM_FOR` seconds after the l
 workers, and its starts pass at once. A start that finds the prefix warm, a start of another type and every
 call that is not a main-thread Agent call are never held: sequential delegation is not slowed at all.
 
+Worker types can share a prefix too: the CLI caches a worker's tools, its billing block and the SDK's
+identity line under one mark of their own, before the type's own system prompt, so types offered the
+same tools (in the same order, as `build_options` sends them) and the same model read what the first of
+them wrote. `groups` maps each type to its prefix group (`prefix_groups`); the guard holds and warms by
+group. A type it does not list is a group of its own.
+
 It only ever waits: it never denies nor rewrites a call, and if deciding raises, the call goes through and
 the error is logged (it fails open).
 """
@@ -23,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -33,7 +39,7 @@ from claude_agent_sdk.types import HookCallback, HookJSONOutput
 
 from .._errors import SpecError
 
-__all__ = ["START_HOLD", "WARM_FOR", "start_guard"]
+__all__ = ["START_HOLD", "WARM_FOR", "prefix_groups", "start_guard"]
 
 logger = logging.getLogger("flower.starts")
 
@@ -91,26 +97,37 @@ def _kind(tool_input: object) -> str:
     return kind if isinstance(kind, str) else ""
 
 
-def start_guard(hold: float = START_HOLD) -> HookCallback:
+def prefix_groups(workers: Mapping[str, tuple[Sequence[str], str | None]]) -> dict[str, str]:
+    """Each worker type's prefix group, from `{type: (its tools as sent, its model)}`: types with the same
+    tools in the same order and the same model share a group (named after the first of them)."""
+    first: dict[tuple[tuple[str, ...], str | None], str] = {}
+    return {name: first.setdefault((tuple(tools), model), name) for name, (tools, model) in workers.items()}
+
+
+def start_guard(hold: float = START_HOLD, *, groups: Mapping[str, str] | None = None) -> HookCallback:
     """Build the hook that holds a worker's start while another worker of its type writes their prefix.
 
     Register the same callback for `PreToolUse` and `SubagentStop`, both with matcher None: it sees the
     main thread's Agent calls (the starts) and the workers' own tool calls and stops (the signs that a
     worker has replied). `hold` (seconds, positive) caps each wait. Pair it with `mandate_guard`: workers
     whose mandates start differently send different billing blocks and share no prefix to wait for.
+    `groups` (`prefix_groups`) lets types that send the same tools wait for each other.
     """
     if isinstance(hold, bool) or not isinstance(hold, int | float) or not 0 < hold <= 30:
         raise SpecError(f"start_guard: hold must be a number of seconds in (0, 30], got {hold!r}")
     starts = _Starts(float(hold))
+    group = dict(groups or {})
 
     async def guard(input_data: Any, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         try:
             data: Mapping[str, Any] = input_data if isinstance(input_data, Mapping) else {}
             event = data.get("hook_event_name")
             if data.get("agent_id"):  # a worker's own call, or a worker stopping: it has replied
-                starts.seen(str(data.get("agent_type") or ""))
+                kind = str(data.get("agent_type") or "")
+                starts.seen(group.get(kind, kind))
             elif event == "PreToolUse" and data.get("tool_name") in _AGENT_TOOLS:
-                await starts.start(_kind(data.get("tool_input")))
+                kind = _kind(data.get("tool_input"))
+                await starts.start(group.get(kind, kind))
         except Exception:
             logger.exception("start_guard failed; the call goes through")
         return {}

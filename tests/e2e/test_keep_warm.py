@@ -100,7 +100,7 @@ async def stored_entries(workspace: Path) -> list[dict[str, Any]]:
 
 
 FOREGROUND = [bash("ls", description="look"), agent("analyst", "count"), "done"]
-BACKGROUND = [bash("ls", description="look"), agent("analyst", "count", background=None), "Waiting.", "done"]
+BACKGROUND = [bash("ls", description="look"), agent("analyst", "count", background=True), "Waiting.", "done"]
 
 
 async def test_pings_send_the_coordinators_prefix_and_leave_no_trace(

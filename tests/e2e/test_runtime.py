@@ -237,7 +237,7 @@ async def test_a_workers_bash_runs(scripted_model: ScriptedModel, workspace: Pat
 
 
 async def test_background_subagents_are_waited_for(scripted_model: ScriptedModel, workspace: Path) -> None:
-    scripted_model.script("main", [agent("分析员", "Count.", background=None), "waiting", "final answer"])
+    scripted_model.script("main", [agent("分析员", "Count.", background=True), "waiting", "final answer"])
 
     waiting = threading.Event()
 

@@ -62,3 +62,37 @@ async def test_shared_prefix_hooks_put_the_line_first_and_one_start_guard_on_bot
     out = await rewrite({"tool_name": "Agent", "tool_input": {"prompt": "Count."}}, "toolu_1", None)  # type: ignore[arg-type]
     assert out["hookSpecificOutput"]["updatedInput"] == {"prompt": f"{line}\nCount."}
     assert await starts({"tool_name": "Read", "tool_input": {}}, "toolu_2", None) == {}  # type: ignore[arg-type]
+
+
+async def test_foreground_sets_the_background_flag_only_where_the_call_says_nothing() -> None:
+    guard = mandate_guard(MANDATE_LINE, foreground=True)
+    said_nothing = {"tool_name": "Agent", "tool_input": {"prompt": "Count.", "subagent_type": "w"}}
+    out = await guard(said_nothing, "toolu_1", None)  # type: ignore[arg-type]
+    assert out["hookSpecificOutput"]["updatedInput"] == {
+        "prompt": f"{MANDATE_LINE}\nCount.",
+        "subagent_type": "w",
+        "run_in_background": False,
+    }
+    for asked in (True, False):  # the coordinator's own choice is kept
+        call = {
+            "tool_name": "Agent",
+            "tool_input": {"prompt": f"{MANDATE_LINE}\nX", "run_in_background": asked},
+        }
+        assert await guard(call, "toolu_2", None) == {}  # type: ignore[arg-type]
+    only = mandate_guard(None, foreground=True)  # no line: the flag alone
+    out = await only(said_nothing, "toolu_3", None)  # type: ignore[arg-type]
+    assert out["hookSpecificOutput"]["updatedInput"]["prompt"] == "Count."
+    worker_call = {**said_nothing, "agent_id": "a1"}
+    assert await only(worker_call, "toolu_4", None) == {}  # type: ignore[arg-type]
+
+
+def test_without_a_line_the_hooks_hold_only_the_foreground_rewrite() -> None:
+    from flower.wall.mandate import shared_prefix_hooks
+
+    hooks = shared_prefix_hooks(None, foreground=True)
+    assert set(hooks) == {"PreToolUse"} and len(hooks["PreToolUse"][0].hooks) == 1
+    assert coordinator("c", "Goal.", {"w": worker("W.", "w")}).foreground is True
+    with pytest.raises(SpecError, match="foreground only makes sense with delegate_only"):
+        import dataclasses
+
+        dataclasses.replace(worker("W.", "w"), foreground=True)

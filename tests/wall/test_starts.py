@@ -97,3 +97,32 @@ async def test_starts_of_no_type_or_a_type_that_is_not_a_string_share_the_untype
             assert done == ["first"]  # the same (untyped) worker type: the second start waits
             await _call(guard, worker_call(""), done, "sign")
     assert done == ["first", "sign", "second"]
+
+
+def test_prefix_groups_join_types_that_send_the_same_tools_and_model() -> None:
+    from flower.wall.starts import prefix_groups
+
+    groups = prefix_groups(
+        {
+            "a": (["Bash", "Read"], "inherit"),
+            "b": (["Bash", "Read"], "inherit"),
+            "c": (["Read", "Bash"], "inherit"),  # another order is another prefix
+            "d": (["Bash", "Read"], "claude-sonnet-4-6"),
+        }
+    )
+    assert groups == {"a": "a", "b": "a", "c": "c", "d": "d"}
+
+
+async def test_a_start_of_another_type_in_the_group_waits_for_the_first() -> None:
+    guard = start_guard(groups={"analyst": "analyst", "reader": "analyst"})
+    done: list[str] = []
+    with anyio.fail_after(HANG_GUARD):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(_call, guard, start("analyst"), done, "first")
+            await _settle()
+            tasks.start_soon(_call, guard, start("reader"), done, "same group")
+            tasks.start_soon(_call, guard, start("other"), done, "other group")
+            await _settle()
+            assert done == ["first", "other group"]
+            await _call(guard, worker_call("analyst"), done, "sign")
+    assert done[-2:] == ["sign", "same group"]
