@@ -291,3 +291,34 @@ def test_the_parser_refuses_a_hard_link_to_a_credential_file(
             "would read a hard link to a credential file, which a glance does not read"
         )
     assert glance_verdict("cat a b && stat b", cwd=str(project)).ephemeral
+
+
+REPO_TOKEN = {  # what prints a CI checkout's token from the repository's own configuration
+    "cat .git/config": "`cat` would read the repository's git configuration",
+    "grep -rn extraheader .": "`grep` would read the repository's git configuration",
+    "git config --list": "`git` would print the repository's git configuration",
+    "git config --get-regexp http": "`git` would print the repository's git configuration",
+    "git remote -v": "`git` would print the repository's git configuration",
+    "git config --get remote.origin.url": "`git` would print the repository's git configuration",
+}
+
+
+def test_the_parser_refuses_what_prints_a_token_of_the_repositorys_own_configuration(tmp_path: Path) -> None:
+    """The jail cannot hide it (git must read the file as it is): the parser refuses each way to print it,
+    and only in a repository whose configuration holds one."""
+    token, clean = tmp_path / "checkout", tmp_path / "clean"
+    for repo in (token, clean):
+        repo.mkdir()
+        _git(repo, "init", "-q", home=tmp_path)
+        _git(repo, "remote", "add", "origin", "https://github.com/o/r", home=tmp_path)
+    _git(
+        token,
+        "config",
+        "http.https://github.com/.extraheader",
+        "AUTHORIZATION: basic " + fake("ci"),
+        home=tmp_path,
+    )
+    for command, reason in REPO_TOKEN.items():
+        assert glance_verdict(command, cwd=str(token)).reason.startswith(reason), command
+        assert glance_verdict(command, cwd=str(clean)).ephemeral, command
+    assert glance_verdict("git status && git config user.name && cat .git/HEAD", cwd=str(token)).ephemeral

@@ -28,6 +28,7 @@ import re
 import stat
 
 from ._paths import UNKNOWN, candidates, join, resolve
+from ._repo_config import REASON, secret_config
 from .jail._kernel.links import credential_inodes
 from .jail._kernel.reads import GIT_CONFIG_FILES, HOME_SECRETS, SECRET_NAMES, SYSTEM_SECRETS, stores
 
@@ -65,9 +66,20 @@ def secret_refusal(template: str, cwd: str | None = None, *, recursive: bool = F
             reason = _check(_parts(form), form.startswith("/"), cwd is None, recursive)
             if reason:
                 return reason
-        if real and UNKNOWN not in real and (reason := _hard_link(real)):
+        if real and UNKNOWN not in real and (reason := _hard_link(real) or _repo_config(real, recursive)):
             return reason
     return ""
+
+
+def _repo_config(path: str, recursive: bool) -> str:
+    """Why `path` must not be read: it is a repository's git configuration that holds a token, or (for a
+    recursive read) the git directory or work tree above one; or ''."""
+    if path.endswith("/config") and os.path.isfile(os.path.dirname(path) + "/HEAD"):
+        found = secret_config(os.path.dirname(os.path.dirname(path)))
+        return REASON.format(path=found) if found and os.path.samefile(found, path) else ""
+    found = secret_config(path) if recursive and os.path.isdir(path) else ""
+    inside = os.path.dirname(found) == path or os.path.dirname(found).startswith(path.rstrip("/") + "/")
+    return REASON.format(path=found) if found and inside else ""
 
 
 def _hard_link(path: str) -> str:
