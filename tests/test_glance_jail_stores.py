@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from flower import Runtime, coordinator, worker
-from flower.glance import JailLimits, jail_command, jail_support
+from flower.glance import JailLimits, glance_verdict, jail_command, jail_support
 from flower.testing import ScriptedModel, bash, hang_guard
 from tests.credentials import fake, leaks, plant
 from tests.jail_world import SHELLS
@@ -272,3 +272,53 @@ async def test_no_secret_reaches_the_model_through_the_cli(
     results = scripted_model.request("main", -1).tool_results
     for (command, expected), seen in zip(THROUGH_THE_CLI.items(), results, strict=True):
         assert expected in seen.text, (command, seen.text)
+
+
+def test_the_parser_refuses_a_hard_link_to_a_credential_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parser finds the link by inode as the jail does, so `stat` shows no credential's size or time."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    plant(home)
+    project.mkdir()
+    os.link(home / ".aws/credentials", project / "link")
+    (project / "a").write_text("a\n")
+    os.link(project / "a", project / "b")  # two names, both in the project: read as any file
+    monkeypatch.setenv("HOME", str(home))
+    for command in ("stat link", "cat link", "wc -c link", f"ls -l {project}/link"):
+        verdict = glance_verdict(command, cwd=str(project))
+        assert verdict.reason.endswith(
+            "would read a hard link to a credential file, which a glance does not read"
+        )
+    assert glance_verdict("cat a b && stat b", cwd=str(project)).ephemeral
+
+
+REPO_TOKEN = {  # what prints a CI checkout's token from the repository's own configuration
+    "cat .git/config": "`cat` would read the repository's git configuration",
+    "grep -rn extraheader .": "`grep` would read the repository's git configuration",
+    "git config --list": "`git` would print the repository's git configuration",
+    "git config --get-regexp http": "`git` would print the repository's git configuration",
+    "git remote -v": "`git` would print the repository's git configuration",
+    "git config --get remote.origin.url": "`git` would print the repository's git configuration",
+}
+
+
+def test_the_parser_refuses_what_prints_a_token_of_the_repositorys_own_configuration(tmp_path: Path) -> None:
+    """The jail cannot hide it (git must read the file as it is): the parser refuses each way to print it,
+    and only in a repository whose configuration holds one."""
+    token, clean = tmp_path / "checkout", tmp_path / "clean"
+    for repo in (token, clean):
+        repo.mkdir()
+        _git(repo, "init", "-q", home=tmp_path)
+        _git(repo, "remote", "add", "origin", "https://github.com/o/r", home=tmp_path)
+    _git(
+        token,
+        "config",
+        "http.https://github.com/.extraheader",
+        "AUTHORIZATION: basic " + fake("ci"),
+        home=tmp_path,
+    )
+    for command, reason in REPO_TOKEN.items():
+        assert glance_verdict(command, cwd=str(token)).reason.startswith(reason), command
+        assert glance_verdict(command, cwd=str(clean)).ephemeral, command
+    assert glance_verdict("git status && git config user.name && cat .git/HEAD", cwd=str(token)).ephemeral

@@ -25,9 +25,12 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 
 from ._paths import UNKNOWN, candidates, join, resolve
-from .jail._kernel.reads import GIT_CONFIG_FILES, HOME_SECRETS, SECRET_NAMES, SYSTEM_SECRETS
+from ._repo_config import REASON, secret_config
+from .jail._kernel.links import credential_inodes
+from .jail._kernel.reads import GIT_CONFIG_FILES, HOME_SECRETS, SECRET_NAMES, SYSTEM_SECRETS, stores
 
 __all__ = ["DUMPS", "secret_refusal"]
 
@@ -63,6 +66,34 @@ def secret_refusal(template: str, cwd: str | None = None, *, recursive: bool = F
             reason = _check(_parts(form), form.startswith("/"), cwd is None, recursive)
             if reason:
                 return reason
+        if real and UNKNOWN not in real and (reason := _hard_link(real) or _repo_config(real, recursive)):
+            return reason
+    return ""
+
+
+def _repo_config(path: str, recursive: bool) -> str:
+    """Why `path` must not be read: it is a repository's git configuration that holds a token, or (for a
+    recursive read) the git directory or work tree above one; or ''."""
+    if path.endswith("/config") and os.path.isfile(os.path.dirname(path) + "/HEAD"):
+        found = secret_config(os.path.dirname(os.path.dirname(path)))
+        return REASON.format(path=found) if found and os.path.samefile(found, path) else ""
+    found = secret_config(path) if recursive and os.path.isdir(path) else ""
+    inside = os.path.dirname(found) == path or os.path.dirname(found).startswith(path.rstrip("/") + "/")
+    return REASON.format(path=found) if found and inside else ""
+
+
+def _hard_link(path: str) -> str:
+    """Why the regular file at `path` must not be read: it is another name (a hard link) of a credential
+    file, as the jail finds them (`links.py`); or ''. Costs one `stat` unless the file has several names."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return ""
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
+        return ""
+    inodes = credential_inodes(stores(dict(os.environ), [path]), {info.st_dev})
+    if (info.st_dev, info.st_ino) in inodes:
+        return "a hard link to a credential file, which a glance does not read"
     return ""
 
 
@@ -112,10 +143,10 @@ def _check(parts: list[str], absolute: bool, cwd_unknown: bool, recursive: bool)
             return f"a credential store (`{name}`), which a glance does not read"
         if recursive and _inside(store[1:], rest):
             return f"a tree that holds a credential store (`{name}`), which a glance does not read"
-    if absolute and (config := _config_dir_above(parts)):
-        return f"the CLI's configuration directory (`{config}`), which a glance does not read"
     if parts and _name_matches(parts[-1], SECRET_NAMES):
         return f"a file named like credentials (`{parts[-1].replace(UNKNOWN, '*')}`)"
+    if absolute and (config := _config_dir_above(parts)):
+        return f"the CLI's configuration directory (`{config}`), which a glance does not read"
     return ""
 
 

@@ -22,6 +22,7 @@ from itertools import pairwise
 import tree_sitter
 
 from ._paths import UNKNOWN, join, path_refusal, reaches_root, resolve
+from ._repo_config import git_refusal
 from ._rules import NAMES_ONLY, PATTERN_RULES, TEXT_ONLY, follows_links, reads_recursively, verb_rule
 from ._secrets import secret_refusal
 from ._source import Source
@@ -175,6 +176,9 @@ class Walk:
         words = [self.argument(word) for word in [*nodes, *facts.extra]]
         args = [word.arg(name in PATTERN_RULES) for word in words]
         self.check_paths(name, words, args)
+        if name == "git" and (reason := git_refusal([arg if isinstance(arg, str) else None for arg in args],
+                                                    list(self.cwds))):  # fmt: skip
+            raise Refusal(f"`git` would print {reason}")
         if name == "git" and name_node is not None:
             self.git_names.append(self.offset(name_node.end_byte))
         if rule(name, args) and not (fed or facts.input):

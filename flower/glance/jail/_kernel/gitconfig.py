@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["HIDDEN", "Prepared", "prepare", "scrub"]
+__all__ = ["HIDDEN", "Prepared", "holds_secret", "prepare", "scrub"]
 
 HIDDEN = '"<hidden: a glance sees no secret>"'
 """What a hidden value becomes."""
@@ -181,3 +181,8 @@ def prepare(env: dict[str, str]) -> Prepared:
         prepared.remove()
         raise
     return prepared
+
+
+def holds_secret(text: str) -> bool:
+    """Whether the git configuration `text` holds what `scrub` hides (a comment with a token included)."""
+    return HIDDEN in scrub(text) or _hide_tokens(_hide_userinfo(text)) != text

@@ -25,7 +25,7 @@ from . import links
 __all__ = [
     "DEVICES", "ENVIRONMENT", "ETC_FILES", "GIT_CONFIG_FILES", "HOME_GIT_FILES", "HOME_SECRETS", "LIST_ONLY",
     "PROC_FILES", "PROC_TREES", "SECRET_NAMES", "SYSTEM_SECRETS", "SYSTEM_TREES", "SYS_TREES", "home_of",
-    "is_home_or_above", "linked", "plan", "program_trees", "secrets", "workspace",
+    "is_home_or_above", "linked", "plan", "program_trees", "secrets", "stores", "workspace",
 ]  # fmt: skip
 
 ENVIRONMENT = (
@@ -260,13 +260,13 @@ def _executables(directory: str) -> list[str]:
 def secrets(env: dict[str, str], trees: list[str]) -> list[str]:
     """The credential stores (resolved) that lie in `trees`: they are cut out of what a glance reads."""
     found = []
-    for path in _stores(env, trees):
+    for path in stores(env, trees):
         if os.path.lexists(path) and (real := _real(path)) and any(_under(real, tree) for tree in trees):
             found.append(real)
     return found
 
 
-def _stores(env: dict[str, str], trees: list[str]) -> list[str]:
+def stores(env: dict[str, str], trees: list[str]) -> list[str]:
     """The credential stores of the system, of `$CLAUDE_CONFIG_DIR`, and of each home directory that
     `trees` or the environment name (git's configuration included)."""
     candidates = [*SYSTEM_SECRETS]
@@ -289,7 +289,7 @@ def linked(env: dict[str, str], trees: list[str]) -> list[str]:
             devices.add(os.stat(tree).st_dev)
         except OSError:
             continue
-    inodes = links.credential_inodes(_stores(env, trees), devices) if devices else set()
+    inodes = links.credential_inodes(stores(env, trees), devices) if devices else set()
     return links.find_links(own, inodes)
 
 
