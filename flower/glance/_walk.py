@@ -178,7 +178,7 @@ class Walk:
         self.check_paths(name, words, args)
         if name == "git" and (reason := git_refusal([arg if isinstance(arg, str) else None for arg in args],
                                                     list(self.cwds))):  # fmt: skip
-            raise Refusal(f"`git` would print {reason}")
+            raise Refusal(f"`git` would print {reason}", secret=True)
         if name == "git" and name_node is not None:
             self.git_names.append(self.offset(name_node.end_byte))
         if rule(name, args) and not (fed or facts.input):

@@ -225,7 +225,8 @@ def _check_name(name: str) -> None:
     if name == "CLAUDE_CONFIG_DIR":
         raise Refusal(
             "`$CLAUDE_CONFIG_DIR` names the CLI's configuration directory, a credential store (its OAuth "
-            "tokens, transcripts), which a glance does not read"
+            "tokens, transcripts), which a glance does not read",
+            secret=True,
         )
 
 
