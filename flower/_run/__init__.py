@@ -10,5 +10,7 @@
 - `fleet`: the sessions a run leases, and the workbench files a shared store carries;
 - `durable`, `keeper`, `recover`: every transcript line through the workspace's outbox to the store, the
   leases kept (or the run stopped), and what earlier runs in the workspace left delivered first;
-- `sync`: the blocking forms (`run_sync`), refused clearly inside a running event loop.
+- `sync`: the blocking forms (`run_sync`), refused clearly inside a running event loop;
+- `tether` and `supervise`: the CLI started under a supervisor that ends it, and every process it
+  started, when the process that started it dies.
 """

@@ -6,12 +6,12 @@ it: the CLI goes on calling the model, and each Bash call's command runs in a se
 kill of the runner's whole process group leaves that command running to its end. Here:
 
 - the supervisor puts itself in a process group of its own (a kill of the runner's group leaves it alive to
-  clean up), becomes the child subreaper of what it starts (Linux: a command that left its parent, or
-  whose parent died, comes back under it) and asks for a signal when its parent dies (Linux);
-- it forks the CLI, which goes back into the runner's process group (Ctrl-C reaches it as before), dies
-  with the supervisor (`PR_SET_PDEATHSIG`, Linux) and is exec'd with the same arguments, environment,
-  standard streams and signal dispositions it would have had from the SDK; the supervisor keeps none of
-  its standard input or output;
+  clean up) and forks the CLI, which goes back into the runner's process group (Ctrl-C reaches it as
+  before) and is exec'd with the same arguments, environment, standard streams and signal dispositions
+  it would have had from the SDK; the supervisor keeps none of its standard input or output;
+- while the CLI starts, the supervisor becomes the child subreaper of what it starts (Linux: a command
+  that left its parent, or whose parent died, comes back under it) and asks for a signal when its parent
+  dies (Linux, `PR_SET_PDEATHSIG`);
 - it watches its parent (the signal, else a look every `POLL` seconds: macOS) and its children. When the
   runner is gone, or the CLI died of a signal, or a stop it was asked for (SIGTERM, SIGINT, SIGHUP,
   SIGQUIT, forwarded to the CLI) is not over within `GRACE` seconds, it freezes then kills every process
@@ -21,18 +21,25 @@ kill of the runner's whole process group leaves that command running to its end.
 If anything fails before the CLI starts, the CLI is exec'd in the supervisor's place: the run goes on, as
 it did without one. On macOS there is no subreaper and no parent-death signal: the runner is looked at
 every `POLL` seconds and the processes are found with `ps`; a command that already left the CLI's tree
-(a double fork) is out of reach there.
+(a double fork) is out of reach there. The supervisor itself killed with SIGKILL (nothing of flower's
+does that: it ends a stop within `GRACE`) leaves the CLI to run on.
 """
 
-from __future__ import annotations
-
-import contextlib
 import os
 import select
-import signal
 import sys
 import time
-from typing import NoReturn
+
+TYPE_CHECKING = False  # not `typing`'s: the supervisor starts before every CLI, and each import counts
+if TYPE_CHECKING:
+    import signal
+    from types import TracebackType
+    from typing import NoReturn
+else:
+    try:
+        import _signal as signal  # not `signal`: it imports enum, slower than Python's start on a busy host
+    except ImportError:
+        import signal
 
 POLL = 0.5
 """Seconds between two looks at the parent when no signal wakes the supervisor."""
@@ -51,6 +58,21 @@ _ORPHANED = getattr(signal, "SIGRTMIN", signal.SIGUSR1) + 3 if _LINUX else None
 """The signal the kernel sends when the parent thread ends (Linux)."""
 
 
+class _suppress:
+    """`contextlib.suppress`, without its imports."""
+
+    def __init__(self, *kinds: type[BaseException]) -> None:
+        self.kinds = kinds
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, trace: "TracebackType | None"
+    ) -> bool:
+        return kind is not None and issubclass(kind, self.kinds)
+
+
 def _prctl(option: int, value: int) -> bool:
     try:
         import ctypes
@@ -62,7 +84,7 @@ def _prctl(option: int, value: int) -> bool:
 
 
 def _say(text: str) -> None:
-    with contextlib.suppress(OSError):  # its runner's end may have taken the stream with it
+    with _suppress(OSError):  # its runner's end may have taken the stream with it
         os.write(2, f"flower supervisor: {text}\n".encode())
 
 
@@ -119,7 +141,7 @@ def descendants(root: int) -> dict[int, str]:
 
 
 def _signal(pid: int, sig: int) -> None:
-    with contextlib.suppress(OSError):  # gone
+    with _suppress(OSError):  # gone
         os.kill(pid, sig)
 
 
@@ -166,20 +188,20 @@ def sweep(me: int, cli: int) -> list[tuple[int, int]]:
     return ended + reap()
 
 
-def _exit_as(status: int) -> NoReturn:
+def _exit_as(status: int) -> "NoReturn":
     """Exit as the CLI did: its code, or the signal that killed it."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        with contextlib.suppress(OSError, ValueError):  # SIGKILL has no disposition to set
+        with _suppress(OSError, ValueError):  # SIGKILL has no disposition to set
             signal.signal(sig, signal.SIG_DFL)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
-        with contextlib.suppress(OSError):
+        with _suppress(OSError):
             os.kill(os.getpid(), sig)
         os._exit(128 + sig)
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def _exec(cli: str, args: list[str], ignored: list[int]) -> NoReturn:
+def _exec(cli: str, args: list[str], ignored: list[int]) -> "NoReturn":
     """Become the CLI, with the signal dispositions the SDK's `Popen` gives it."""
     for sig in (signal.SIGPIPE, getattr(signal, "SIGXFSZ", None)):
         if sig is not None:  # Python ignores these; `Popen(restore_signals=True)` gives them back
@@ -209,15 +231,11 @@ class Supervisor:
 
     def prepare(self) -> None:
         """What must hold before the CLI starts; raises `OSError` when something cannot be set up."""
-        if _LINUX:
-            _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-            if _ORPHANED is not None:
-                _prctl(_PR_SET_PDEATHSIG, _ORPHANED)
         if os.getppid() != self.runner:
             os._exit(137)  # the runner ended before its CLI started: there is no run to serve
         # a kill of the runner's group leaves the supervisor to clean up (a session leader, started with
         # setsid, cannot move: it is alone in its group already)
-        with contextlib.suppress(OSError):
+        with _suppress(OSError):
             os.setpgid(0, 0)
         read, write = os.pipe()
         os.set_blocking(read, False)
@@ -236,12 +254,8 @@ class Supervisor:
         if pid == 0:
             try:
                 signal.set_wakeup_fd(-1)
-                with contextlib.suppress(OSError):  # a group gone with the runner: the CLI dies below
+                with _suppress(OSError):  # a group gone with the runner: the CLI dies below
                     os.setpgid(0, self.group)
-                if _LINUX:
-                    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-                if os.getppid() != self.me:
-                    os._exit(137)  # the supervisor died already
                 _exec(self.cli, self.args, self.ignored)
             except BaseException as exc:
                 _say(f"cannot start {self.cli}: {type(exc).__name__}: {exc}")
@@ -252,9 +266,18 @@ class Supervisor:
         os.dup2(null, 1)
         os.close(null)
 
-    def watch(self) -> NoReturn:
+    def tie(self) -> None:
+        """Linux: be the subreaper of what the CLI starts, and be told when the runner's thread ends. Done
+        while the CLI starts (loading ctypes takes longer than Python itself on a busy machine); the CLI
+        starts no command before it is done, and a runner that died meanwhile is seen by `watch`."""
+        if _LINUX:
+            _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+            if _ORPHANED is not None:
+                _prctl(_PR_SET_PDEATHSIG, _ORPHANED)
+
+    def watch(self) -> "NoReturn":
         while True:
-            with contextlib.suppress(InterruptedError):
+            with _suppress(InterruptedError):
                 select.select([self.wake], [], [], POLL)
             try:
                 while os.read(self.wake, 512):
@@ -289,7 +312,7 @@ class Supervisor:
                 self.stop_at = time.monotonic() + GRACE
 
 
-def main(cli: str, args: list[str]) -> NoReturn:
+def main(cli: str, args: list[str]) -> "NoReturn":
     """Supervise `cli` run with `args`; exec it unsupervised when the supervisor cannot be set up."""
     supervisor = Supervisor(cli, args)
     try:
@@ -305,14 +328,11 @@ def main(cli: str, args: list[str]) -> NoReturn:
                 pass
             _exec(cli, args, supervisor.ignored)
     try:
+        supervisor.tie()
         supervisor.watch()
     except Exception as exc:  # the CLI runs on: wait for it as a plain parent would
         _say(f"the supervisor stopped watching ({type(exc).__name__}: {exc}); the CLI runs on")
         while supervisor.status is None:
-            with contextlib.suppress(InterruptedError):
+            with _suppress(InterruptedError):
                 supervisor.status = os.waitpid(supervisor.child, 0)[1]
         _exit_as(supervisor.status)
-
-
-if __name__ == "__flower_supervisor__":
-    main(str(globals()["CLI"]), sys.argv[1:])

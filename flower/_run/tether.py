@@ -2,7 +2,7 @@
 
 A runner killed with `kill -9` (or its whole process group) used to leave its CLI calling the model, with
 no lease and nothing stored, and the running Bash call's command (the CLI starts each in a session of its
-own) alive to its end. `tether` points `ClaudeAgentOptions.cli_path` at a launcher: a two-line Python
+own) alive to its end. `tether` points `ClaudeAgentOptions.cli_path` at a launcher: a four-line Python
 script (`#!<this interpreter> -IS`) that runs `supervise.py` with the CLI the SDK would have started (the
 app's `cli_path`, else the bundled CLI, else `claude` on PATH). The supervisor starts the CLI with the
 same arguments, environment and standard streams, and ends it with every process it started when the
@@ -81,10 +81,10 @@ def launcher(cli: str) -> Path | str:
     shebang = f"#!{sys.executable} -IS"
     if len(shebang) > _SHEBANG_MAX or any(c.isspace() for c in sys.executable):
         return f"the interpreter's path cannot be a #! line ({sys.executable!r})"
-    text = (
+    text = (  # the supervisor's directory goes last on the path: it never hides a standard module
         f"{shebang}\n{_MARK} (generated; safe to delete)\n"
-        f"import runpy; runpy.run_path({str(SUPERVISOR)!r}, "
-        f"init_globals={{'CLI': {cli!r}}}, run_name='__flower_supervisor__')\n"
+        f"import sys; sys.path.append({str(SUPERVISOR.parent)!r})\n"
+        f"import supervise; supervise.main({cli!r}, sys.argv[1:])\n"
     )
     name = f"claude-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
     errors = []
