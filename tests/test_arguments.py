@@ -151,6 +151,7 @@ METHODS: dict[str, Callable[[Path], Call]] = {
     "Runtime.run": lambda tmp: ((_spec(), "Start."), {}),
     "Runtime.run_sync": lambda tmp: ((_spec(), "Start."), {}),
     "Runtime.stream": lambda tmp: ((_spec(), "Start."), {}),
+    "SqliteSessionStore.follow": lambda tmp: (("s",), {"cwd": tmp}),
     "SqliteSessionStore.holding": lambda tmp: (("s",), {}),
     "SqliteSessionStore.lease": lambda tmp: (("s",), {}),
     "TokenUsage.minus": lambda tmp: ((flower.TokenUsage(),), {}),

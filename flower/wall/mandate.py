@@ -78,6 +78,8 @@ def mandate_guard(line: str | None = MANDATE_LINE, *, foreground: bool = False) 
 
     Install it with matcher `"Agent"` (or None: other tools pass untouched). A subagent's own calls pass.
     """
+    if not isinstance(foreground, bool):
+        raise SpecError(f"mandate_guard: foreground must be a bool, got {foreground!r}")
     fixed = check_mandate_line(line, "mandate_guard", "line")
     if fixed is None and not foreground:
         raise SpecError("mandate_guard: line must be a string (leave the hook out to turn it off)")

@@ -115,6 +115,13 @@ def start_guard(hold: float = START_HOLD, *, groups: Mapping[str, str] | None = 
     """
     if isinstance(hold, bool) or not isinstance(hold, int | float) or not 0 < hold <= 30:
         raise SpecError(f"start_guard: hold must be a number of seconds in (0, 30], got {hold!r}")
+    if groups is not None and not (
+        isinstance(groups, Mapping)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in groups.items())
+    ):
+        raise SpecError(
+            f"start_guard: groups must map worker types to group names (str to str), got {groups!r}"
+        )
     starts = _Starts(float(hold))
     group = dict(groups or {})
 
