@@ -9,16 +9,20 @@ history as it was then, and leaves every later entry as the session's own reques
 cold load is found in the history itself (`rewrite_point`), so no state is kept anywhere.
 
 Where a load happened: a resumed process starts with a prompt. The CLI's own evidence decides where it
-exists. It marks such a prompt: CLI 2.1.332 writes a `mode` entry after its first reply, never after a
-prompt of a fresh or continuing process; when a SessionStart hook is set, the CLI writes a hook entry
-for it at every start (a `progress` entry, or an `attachment` in later CLIs), named for its source:
-`SessionStart:resume` before the first prompt of a resumed process, `SessionStart:startup` for a new
-one, `:clear` and `:compact` within a process. So a history with any SessionStart hook entry, or any
-mark, is one whose resumes the CLI marked: there, only marked prompts were loads, and an unmarked
-prompt after any idle time was the same process going on. Without any, a prompt written by a CLI that
-marks every resumed process (2.1.327 and later) was no load either; one written by an older CLI could
-have been, unless it is one of the CLI's own command lines (`is_command`: a slash command, a `!` shell
-line or their output), which nobody resumes a session with.
+exists: when a SessionStart hook is set, the CLI writes a hook entry for it at every start (a
+`progress` entry, or an `attachment` in later CLIs), named for its source: `SessionStart:resume` before
+the first prompt of a resumed process, `SessionStart:startup` for a new one, `:clear` and `:compact`
+within a process. So a history with any SessionStart hook entry is one whose resumes the CLI marked:
+there, only marked prompts were loads, and an unmarked prompt after any idle time was the same process
+going on. Without any, a prompt after a pause could have been a load, unless it is one of the CLI's own
+command lines (`is_command`: a slash command, a `!` shell line or their output), which nobody resumes a
+session with; it is never counted as a resume, since the CLI recorded none.
+
+A `mode` entry (`{"type": "mode", "mode": "normal", ...}`) marks nothing: it is one of the session's
+metadata lines (beside `last-prompt`, `permission-mode` ...) that the CLI re-appends at its exit, at a
+resume, after it compacts the file and every few hundred kilobytes; CLIs 2.1.1xx-2.1.2xx write it
+beside ordinary prompts, and 2.1.337 writes it after a `--resume` process's reply but not after a
+`--continue` one's.
 
 The cache's lifetime is the one the CLI asked for on its replies (`promptCacheRequested`), else the one
 their usage shows it wrote (`cache_creation.ephemeral_1h_input_tokens`: one hour; CLI 2.1.42 and
@@ -28,7 +32,6 @@ earlier recorded no `promptCacheRequested`, and sessions on a subscription used 
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,7 +42,6 @@ from ._transcript import Entry
 from .expire import entry_time
 
 __all__ = [
-    "MARKS_SINCE",
     "LoadPoint",
     "is_command",
     "is_prompt",
@@ -60,8 +62,6 @@ _COMMAND = re.compile(
 )
 """The CLI's own lines: a slash command (`<command-name>`, `<command-message>`, `<command-args>`), a
 local command's output, a `!` shell line and its output; the text is made of these elements only."""
-MARKS_SINCE = (2, 1, 327)
-"""The first CLI version measured to mark every resumed process (a `mode` entry after its first reply)."""
 
 
 def is_prompt(entry: Entry) -> bool:
@@ -96,15 +96,6 @@ def is_command(entry: Entry) -> bool:
         first = next((b for b in content if isinstance(b, Mapping) and b.get("type") == "text"), None)
         content = first.get("text") if first is not None else None
     return isinstance(content, str) and _COMMAND.fullmatch(content) is not None
-
-
-def _marks_resumes(entry: Entry) -> bool:
-    """The entry was written by a CLI that marks every resumed process (`MARKS_SINCE` or later)."""
-    version = entry.get("version")
-    if not isinstance(version, str):
-        return False
-    parts = re.match(r"(\d+)\.(\d+)\.(\d+)", version)
-    return parts is not None and tuple(int(p) for p in parts.groups()) >= MARKS_SINCE
 
 
 def _request(entry: Entry) -> bool:
@@ -151,14 +142,14 @@ class LoadPoint:
     lifetime: float | None
     """The cache lifetime that applied to the last request before it."""
     marked: bool
-    """The CLI marked this prompt as the start of a resumed process."""
+    """The CLI marked this prompt as the start of a resumed process (a `SessionStart:resume` hook entry
+    since the prompt before it)."""
     command: bool = False
     """A slash command, a `!` shell line or their output (`is_command`), not a typed prompt."""
     marking: bool = False
-    """The CLI would have marked this prompt had a resumed process started with it: it was written by a
-    CLI that marks every resumed process (`MARKS_SINCE`), or the history holds a SessionStart hook entry
-    (`session_start`: the hook was set, and a resumed process writes `SessionStart:resume`). Unmarked,
-    it was no load."""
+    """The CLI would have marked this prompt had a resumed process started with it: the history holds a
+    SessionStart hook entry (`session_start`: the hook was set, and a resumed process writes
+    `SessionStart:resume`). Unmarked, it was no load."""
 
     @property
     def cold(self) -> bool:
@@ -207,9 +198,7 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
         if not isinstance(entry, dict):
             continue
         kind = entry.get("type")
-        if kind == "mode" and points and not points[-1].marked:
-            points[-1] = dataclasses.replace(points[-1], marked=True)
-        elif kind == "queue-operation" and queued is None:
+        if kind == "queue-operation" and queued is None:
             queued = entry_time(entry)
         hooked = hooked or session_start(entry) == "resume"
         if is_prompt(entry):
@@ -226,7 +215,7 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
                         lifetime if lifetime is not None else cache.ttl,
                         hooked,
                         command=is_command(entry),
-                        marking=hooks or _marks_resumes(entry),
+                        marking=hooks,
                     )
                 )
             hooked = False
@@ -250,10 +239,9 @@ def rewrite_point(
     A load with no `cache`, no `now`, or no timestamped message, or one the cache's lifetime after the
     last message, is cold: `(len(entries), now, False)`. A warm load goes back to the last cold load:
     the last marked prompt the lifetime or more after the message before it. When the CLI marked none,
-    the last such prompt it could have left unmarked as a load (`LoadPoint.marking` false: written by a
-    CLI older than `MARKS_SINCE`, in a history without any SessionStart hook entry) that is not a
-    command line (`is_command`). `(0, None, True)` when there was none (nothing was ever rewritten, so
-    a warm load rewrites nothing either).
+    the last such prompt it could have left unmarked as a load (`LoadPoint.marking` false: a history
+    without any SessionStart hook entry) that is not a command line (`is_command`). `(0, None, True)`
+    when there was none (nothing was ever rewritten, so a warm load rewrites nothing either).
     """
     if cache is None or cache.ttl is None or now is None:
         return len(entries), now, False
