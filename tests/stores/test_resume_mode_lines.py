@@ -132,12 +132,13 @@ async def test_real_sessions_with_mode_lines_keep_their_resumes_and_name_every_c
 
 
 @pytest.mark.cli
-async def test_the_bundled_cli_writes_mode_lines_without_marking_a_resume(
+async def test_the_bundled_cli_marks_a_resume_by_a_mode_line_after_its_first_reply(
     scripted_model: ScriptedModel, workspace: Path
 ) -> None:
     """Through the bundled CLI: a new session, a `--resume` and a `--continue` (no SessionStart hook is
-    set). The CLI writes a `mode` line after the resumed process's reply and none after the continued
-    one's, so the line tells no resume; the history shows none (the CLI recorded none)."""
+    set). The CLI writes a `mode` line right after the resumed process's first reply and none in the
+    continued one: the resume is marked, the continue goes unmarked (no resume counted the CLI did not
+    mark)."""
     scripted_model.script("main", ["ONE"])
     first = await scripted_model.run("first prompt", cwd=workspace)
     scripted_model.script("main", ["TWO"])
@@ -150,6 +151,6 @@ async def test_the_bundled_cli_writes_mode_lines_without_marking_a_resume(
     modes = [i for i, e in enumerate(entries) if e.get("type") == "mode"]
     assert len(prompts) == 3 and len(modes) == 1 and prompts[1] < modes[0] < prompts[2]
     assert [p.index for p in load_points(entries)] == prompts[1:]
-    assert resumes(entries) == []
+    assert [p.index for p in resumes(entries)] == [prompts[1]]
     last = scripted_model.request("main", -1)
     assert "first prompt" in last and "second prompt" in last, "the continued process loaded the history"

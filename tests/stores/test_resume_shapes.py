@@ -151,9 +151,8 @@ def command_after_a_gap(*, marked: bool = False) -> tuple[Transcript, int, int]:
     command = t.prompt(REVIEW)
     t.meta("Review the changes on this branch and list what is left.")
     t.assistant({"type": "text", "text": "Nothing left."})
-    if marked:  # a resumed process started with the command: its SessionStart:resume hook entry before it
-        hook = {"hookEvent": "SessionStart", "hookName": "SessionStart:resume", "command": "setup.sh"}
-        t.entries.insert(t.entries.index(command), {"type": "attachment", "attachment": hook})
+    if marked:  # a resumed process started with the command: CLI 2.1.332 marks it after the first reply
+        t.entries.append({"type": "mode", "mode": "normal", "sessionId": t.session_id})
     written_by(t, OLD_CLI if not marked else "2.1.332")
     return t, t.entries.index(resumed), t.entries.index(command)
 
@@ -196,15 +195,14 @@ def test_a_resume_the_cli_marked_at_a_command_is_a_load() -> None:
     assert rewrite_point(t.entries, t.last_time + 13, CachePolicy())[0] == command
 
 
-def test_without_a_hook_entry_a_new_cli_marks_nothing_and_a_pause_may_have_been_a_load() -> None:
-    """No CLI marks a resume without a SessionStart hook (a `mode` entry marks nothing): a prompt after a
-    pause may have been a load whatever the CLI's version, and none is counted as a resume."""
+def test_without_a_mark_a_cli_that_marks_resumes_was_never_resumed() -> None:
+    """CLI 2.1.327 and later mark every resumed process: an idle gap inside one process is no load."""
     t, _, _ = command_after_a_gap()
-    t.entries.append({"type": "mode", "mode": "normal", "sessionId": t.session_id})
-    for version in ("2.1.332", OLD_CLI):
-        written_by(t, version)
-        assert not any(p.marked for p in load_points(t.entries))
-        assert rewrite_point(t.entries, t.last_time + 13, CachePolicy())[0] > 0, version
+    written_by(t, "2.1.332")
+    assert not any(p.marked for p in load_points(t.entries))
+    assert rewrite_point(t.entries, t.last_time + 13, CachePolicy()) == (0, None, True), "nothing decided"
+    written_by(t, OLD_CLI)
+    assert rewrite_point(t.entries, t.last_time + 13, CachePolicy())[0] > 0, "an old CLI: it may have been"
 
 
 def test_the_one_hour_cache_is_read_from_the_usage() -> None:

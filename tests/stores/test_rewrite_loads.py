@@ -59,27 +59,70 @@ def test_what_a_prompt_is(entry: dict[str, Any], prompt: bool) -> None:
     assert is_prompt(entry) is prompt
 
 
-@pytest.mark.parametrize("version", ["2.1.150", "2.1.218", "2.1.332", "2.1.337", "2.0.76"])
-def test_a_mode_entry_marks_no_resume_whatever_the_cli(version: str) -> None:
-    """`mode` is a metadata line the CLI re-appends (at exit, at a resume, beside ordinary prompts in
-    CLIs 2.1.1xx-2.1.2xx): without a `SessionStart:resume` hook entry, no prompt was a resume."""
+def mode_lines(version: str, *, after_first_reply: bool) -> tuple[Transcript, dict[str, Any]]:
+    """A session with `mode` lines where CLIs 2.1.1xx-2.1.2xx write them: first, beside each prompt, after a
+    tool result; with `after_first_reply`, one right after the second prompt's first reply too."""
     t = Transcript()
-    t.entries.append({"type": "mode", "mode": "normal", "sessionId": t.session_id})
+    line = {"type": "mode", "mode": "normal", "sessionId": t.session_id}
+    t.entries.append(dict(line))
     t.prompt("build")
-    t.entries.append({"type": "mode", "mode": "normal", "sessionId": t.session_id})
+    t.entries.append(dict(line))
+    t.run("make", "ok", "toolu_make")
+    t.entries.append(dict(line))
     t.assistant({"type": "text", "text": "Done."})
-    t.entries.append({"type": "mode", "mode": "normal", "sessionId": t.session_id})
     t.pause(3_600)
     second = t.prompt("And now?")
-    t.entries.append({"type": "mode", "mode": "normal", "sessionId": t.session_id})
+    t.entries.append(dict(line))  # before its reply
+    t.assistant(t.bash("make test", "toolu_test"))
+    if after_first_reply:
+        t.entries.append(dict(line))
+    t.result("toolu_test", "ok")
+    t.entries.append(dict(line))  # after a tool result
     t.assistant({"type": "text", "text": "Done again."})
-    t.entries.append({"type": "mode", "mode": "normal", "sessionId": t.session_id})
+    t.entries.append(dict(line))
     for entry in t.entries:
         if "version" in entry:
             entry["version"] = version
-    (point,) = [p for p in load_points(t.entries) if t.entries[p.index] is second]
-    assert point.cold and not point.marked and not point.marking
+    return t, second
+
+
+@pytest.mark.parametrize("version", ["2.1.112", "2.1.150", "2.1.218", "2.1.326", "2.0.76"])
+@pytest.mark.parametrize("after_first_reply", [False, True])
+def test_an_older_clis_mode_lines_mark_no_resume(version: str, after_first_reply: bool) -> None:
+    """CLIs 2.1.1xx-2.1.2xx write `mode` lines at a session's start and beside ordinary prompts of sessions
+    nobody resumed: none of them marks a resume."""
+    t, _ = mode_lines(version, after_first_reply=after_first_reply)
+    assert resumes(t.entries) == [] and not any(p.marked for p in load_points(t.entries))
+
+
+@pytest.mark.parametrize("version", ["2.1.327", "2.1.332", "2.1.337"])
+def test_a_new_cli_marks_a_resume_by_a_mode_line_right_after_its_first_reply(version: str) -> None:
+    """CLI 2.1.327 and later write it right after a `--resume` process's first reply; anywhere else (before
+    the reply, after a tool result, after a later reply) it is a metadata line re-appended, no mark."""
+    t, second = mode_lines(version, after_first_reply=False)
     assert resumes(t.entries) == []
+    t, second = mode_lines(version, after_first_reply=True)
+    (point,) = resumes(t.entries)
+    assert t.entries[point.index] is second and point.cold
+
+
+@pytest.mark.parametrize(
+    ("version", "marking"),
+    [("2.1.327", True), ("2.1.400", True), ("3.0.0", True), ("2.1.326", False), ("2.0.999", False),
+     ("v2.1.400", False), (None, False), (2, False)],
+)  # fmt: skip
+def test_a_cli_from_2_1_327_on_marks_every_resume(version: Any, marking: bool) -> None:
+    t = Transcript()
+    t.prompt("build")
+    t.assistant({"type": "text", "text": "Done."})
+    second = t.prompt("And now?")
+    for entry in t.entries:
+        if version is None:
+            entry.pop("version", None)
+        else:
+            entry["version"] = version
+    (point,) = [p for p in load_points(t.entries) if t.entries[p.index] is second]
+    assert point.marking is marking
 
 
 @pytest.mark.parametrize(
@@ -222,12 +265,9 @@ def test_a_session_start_hook_anywhere_makes_every_prompt_one_the_cli_would_mark
 
 
 def test_resumes_reads_the_lifetime_from_the_policy_given() -> None:
-    hook = {
-        "type": "attachment",
-        "attachment": {"hookName": "SessionStart:resume", "hookEvent": "SessionStart"},
-    }
-    entries = [asked(0), said(10), hook, asked(1_000), said(1_010), {"type": "mode"}]
-    assert resumes(entries, CachePolicy(ttl=60)) == [LoadPoint(3, T + 1_000, 990.0, 60, True, marking=True)]
+    new = {"version": "2.1.332"}
+    entries = [asked(0), said(10), asked(1_000, **new), said(1_010), {"type": "mode"}]
+    assert resumes(entries, CachePolicy(ttl=60)) == [LoadPoint(2, T + 1_000, 990.0, 60, True, marking=True)]
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ from .expire import expire_ephemeral, short_command
 from .files import write_spills
 from .heal import CLI_ORPHAN_NOTE, HEAL_NAMESPACE, heal_orphans
 from .loads import (
+    MARKS_SINCE,
     LoadPoint,
     is_command,
     is_prompt,
@@ -48,6 +49,7 @@ from .trim import spill_name, trim_results
 __all__ = [
     "CLI_ORPHAN_NOTE",
     "HEAL_NAMESPACE",
+    "MARKS_SINCE",
     "OLD_INTERRUPTS",
     "OLD_REJECTION",
     "READ_STUBS",

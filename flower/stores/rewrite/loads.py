@@ -9,20 +9,23 @@ history as it was then, and leaves every later entry as the session's own reques
 cold load is found in the history itself (`rewrite_point`), so no state is kept anywhere.
 
 Where a load happened: a resumed process starts with a prompt. The CLI's own evidence decides where it
-exists: when a SessionStart hook is set, the CLI writes a hook entry for it at every start (a
-`progress` entry, or an `attachment` in later CLIs), named for its source: `SessionStart:resume` before
-the first prompt of a resumed process, `SessionStart:startup` for a new one, `:clear` and `:compact`
-within a process. So a history with any SessionStart hook entry is one whose resumes the CLI marked:
-there, only marked prompts were loads, and an unmarked prompt after any idle time was the same process
-going on. Without any, a prompt after a pause could have been a load, unless it is one of the CLI's own
-command lines (`is_command`: a slash command, a `!` shell line or their output), which nobody resumes a
-session with; it is never counted as a resume, since the CLI recorded none.
+exists. When a SessionStart hook is set, the CLI writes a hook entry for it at every start (a `progress`
+entry, or an `attachment` in later CLIs), named for its source: `SessionStart:resume` before the first
+prompt of a resumed process, `SessionStart:startup` for a new one, `:clear` and `:compact` within a
+process. Without a hook, CLI 2.1.327 and later (`MARKS_SINCE`) mark a process started with `--resume`
+(the SDK's `resume=`) by a `mode` entry right after its first reply: the session's metadata lines it
+re-appends then. The same lines are re-appended at other times (at a process's exit, as the file grows,
+after the CLI compacts it), and CLIs 2.1.1xx-2.1.2xx write `mode` lines beside ordinary prompts of
+sessions nobody resumed, so a `mode` entry marks a prompt only when the prompt was written by a CLI of
+`MARKS_SINCE` or later and the entry comes right after that prompt's first reply (no tool result, no
+second reply between). A `--continue` writes no `mode` entry (measured with CLI 2.1.337): such a resume
+goes unmarked, the safe side (no resume is counted that the CLI did not mark).
 
-A `mode` entry (`{"type": "mode", "mode": "normal", ...}`) marks nothing: it is one of the session's
-metadata lines (beside `last-prompt`, `permission-mode` ...) that the CLI re-appends at its exit, at a
-resume, after it compacts the file and every few hundred kilobytes; CLIs 2.1.1xx-2.1.2xx write it
-beside ordinary prompts, and 2.1.337 writes it after a `--resume` process's reply but not after a
-`--continue` one's.
+So a history with any SessionStart hook entry, or any mark, is one whose resumes the CLI marked: there,
+only marked prompts were loads, and an unmarked prompt after any idle time was the same process going on.
+Without any, a prompt written by a CLI that marks every `--resume` (`MARKS_SINCE` and later) was no load
+either; one written by an older CLI could have been, unless it is one of the CLI's own command lines
+(`is_command`: a slash command, a `!` shell line or their output), which nobody resumes a session with.
 
 The cache's lifetime is the one the CLI asked for on its replies (`promptCacheRequested`), else the one
 their usage shows it wrote (`cache_creation.ephemeral_1h_input_tokens`: one hour; CLI 2.1.42 and
@@ -32,6 +35,7 @@ earlier recorded no `promptCacheRequested`, and sessions on a subscription used 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +46,7 @@ from ._transcript import Entry
 from .expire import entry_time
 
 __all__ = [
+    "MARKS_SINCE",
     "LoadPoint",
     "is_command",
     "is_prompt",
@@ -62,6 +67,9 @@ _COMMAND = re.compile(
 )
 """The CLI's own lines: a slash command (`<command-name>`, `<command-message>`, `<command-args>`), a
 local command's output, a `!` shell line and its output; the text is made of these elements only."""
+MARKS_SINCE = (2, 1, 327)
+"""The first CLI version measured to mark a process started with `--resume` (a `mode` entry right after
+its first reply); older CLIs' `mode` entries mark nothing."""
 
 
 def is_prompt(entry: Entry) -> bool:
@@ -96,6 +104,25 @@ def is_command(entry: Entry) -> bool:
         first = next((b for b in content if isinstance(b, Mapping) and b.get("type") == "text"), None)
         content = first.get("text") if first is not None else None
     return isinstance(content, str) and _COMMAND.fullmatch(content) is not None
+
+
+def _marks_resumes(entry: Entry) -> bool:
+    """The entry was written by a CLI that marks every resumed process (`MARKS_SINCE` or later)."""
+    version = entry.get("version")
+    if not isinstance(version, str):
+        return False
+    parts = re.match(r"(\d+)\.(\d+)\.(\d+)", version)
+    return parts is not None and tuple(int(p) for p in parts.groups()) >= MARKS_SINCE
+
+
+def _after_reply(entry: Entry, state: str | None, open_point: bool) -> str | None:
+    """Where a `mode` entry would fall relative to the last prompt's first reply: `""` before it, its
+    message id right after it, None once a tool result or another reply followed it (or with no prompt)."""
+    if state is None or not open_point or not _request(entry) or entry.get("isMeta") is True:
+        return state
+    message = entry.get("message")
+    ident = str(message.get("id") or entry.get("uuid") or "reply") if isinstance(message, Mapping) else ""
+    return ident if entry.get("type") == "assistant" and ident and state in ("", ident) else None
 
 
 def _request(entry: Entry) -> bool:
@@ -142,14 +169,14 @@ class LoadPoint:
     lifetime: float | None
     """The cache lifetime that applied to the last request before it."""
     marked: bool
-    """The CLI marked this prompt as the start of a resumed process (a `SessionStart:resume` hook entry
-    since the prompt before it)."""
+    """The CLI marked this prompt as the start of a resumed process."""
     command: bool = False
     """A slash command, a `!` shell line or their output (`is_command`), not a typed prompt."""
     marking: bool = False
-    """The CLI would have marked this prompt had a resumed process started with it: the history holds a
-    SessionStart hook entry (`session_start`: the hook was set, and a resumed process writes
-    `SessionStart:resume`). Unmarked, it was no load."""
+    """The CLI would have marked this prompt had a resumed process started with it: it was written by a
+    CLI that marks every resumed process (`MARKS_SINCE`), or the history holds a SessionStart hook entry
+    (`session_start`: the hook was set, and a resumed process writes `SessionStart:resume`). Unmarked,
+    it was no load."""
 
     @property
     def cold(self) -> bool:
@@ -194,14 +221,27 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
     lifetime: float | None = None  # the last one a reply told
     queued: float | None = None  # the earliest queue operation since the last message
     hooked = False  # a SessionStart:resume hook ran since the last prompt
+    first_reply: str | None = (
+        None  # the message id of the last point's first reply, while nothing followed it
+    )
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
             continue
         kind = entry.get("type")
-        if kind == "queue-operation" and queued is None:
+        if (
+            kind == "mode"
+            and points
+            and not points[-1].marked
+            and first_reply
+            and _marks_resumes(entries[points[-1].index])
+        ):
+            points[-1] = dataclasses.replace(points[-1], marked=True)
+        elif kind == "queue-operation" and queued is None:
             queued = entry_time(entry)
         hooked = hooked or session_start(entry) == "resume"
+        first_reply = _after_reply(entry, first_reply, bool(points) and points[-1].index < index)
         if is_prompt(entry):
+            first_reply = ""
             if last_message is not None:
                 stamps = [t for t in (queued, entry_time(entry)) if t is not None]
                 when = min(stamps) if stamps else None
@@ -215,7 +255,7 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
                         lifetime if lifetime is not None else cache.ttl,
                         hooked,
                         command=is_command(entry),
-                        marking=hooks,
+                        marking=hooks or _marks_resumes(entry),
                     )
                 )
             hooked = False
@@ -239,9 +279,10 @@ def rewrite_point(
     A load with no `cache`, no `now`, or no timestamped message, or one the cache's lifetime after the
     last message, is cold: `(len(entries), now, False)`. A warm load goes back to the last cold load:
     the last marked prompt the lifetime or more after the message before it. When the CLI marked none,
-    the last such prompt it could have left unmarked as a load (`LoadPoint.marking` false: a history
-    without any SessionStart hook entry) that is not a command line (`is_command`). `(0, None, True)`
-    when there was none (nothing was ever rewritten, so a warm load rewrites nothing either).
+    the last such prompt it could have left unmarked as a load (`LoadPoint.marking` false: written by a
+    CLI older than `MARKS_SINCE`, in a history without any SessionStart hook entry) that is not a
+    command line (`is_command`). `(0, None, True)` when there was none (nothing was ever rewritten, so
+    a warm load rewrites nothing either).
     """
     if cache is None or cache.ttl is None or now is None:
         return len(entries), now, False
