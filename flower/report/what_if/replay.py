@@ -14,9 +14,9 @@ requests' model prices them, with `flower.cost`.
 
 Characters become tokens at the session's own rate (`session_rate`, `tokens_per_char`): the median, over
 the requests that added at least `CALIBRATION_CHARS` characters of tool output to their thread, of the
-context tokens they added per character, within `RATE_BOUNDS`. A session with fewer than three such
-requests, or whose median falls outside the bounds, takes its model's typical rate (`MODEL_RATES`,
-measured the same way on real transcripts), and says so (`Rate.fallback`).
+context tokens they added per character, within `RATE_BOUNDS`. A session with no such request, or whose
+median falls outside the bounds, takes its model's typical rate (`MODEL_RATES`, measured the same way on
+real transcripts); one measured on fewer than three keeps its own; each says so (`Rate.fallback`).
 """
 
 from __future__ import annotations
@@ -57,9 +57,12 @@ MODEL_RATES: Final[dict[str, float]] = {
     "claude-opus-4-6": 0.36,  # 0.34-0.37
     "claude-sonnet-4-5": 0.37,  # 0.34-0.39
     "claude-haiku-4-5": 0.39,  # 0.36-0.42
-    "claude-opus-4": 0.38,
+    "claude-opus-4": 0.38,  # Opus 4 and 4.1
     "claude-sonnet-4": 0.37,
-    "claude-": 0.5,  # Opus 4.7 and later, Sonnet 4.6, claude-fable-5: 0.45-0.55
+    "claude-opus-4-7": 0.5,  # the newest models, Opus 4.7 and later, Sonnet 4.6, claude-fable-5: 0.45-0.55
+    "claude-opus-4-8": 0.5,
+    "claude-sonnet-4-6": 0.5,
+    "claude-": 0.5,
 }
 """Each model family's typical tokens per character of tool output, measured as `session_rate` measures a
 session's; a model no row matches takes the newest models' rate (0.5)."""
@@ -185,15 +188,19 @@ def session_rate(threads: Sequence[Thread]) -> Rate:
                 rates.append(grew / chars)
     model = max(models, key=lambda name: models[name]) if models else ""
     typical = model_rate(model)
-    if len(rates) < _SAMPLES:
-        why = f"{len(rates)} request(s) to measure on, fewer than {_SAMPLES}"
-        some = statistics.median(rates) if rates else None
-        return Rate(typical, model, len(rates), some, f"{why}: {model or 'its model'}'s {typical:.2f}")
+    named = f"{model or 'its model'}'s typical {typical:.2f} used"
+    if not rates:
+        return Rate(typical, model, 0, None, f"no request to measure on: {named}")
     measured = statistics.median(rates)
     if not RATE_BOUNDS[0] <= measured <= RATE_BOUNDS[1]:
         low, high = RATE_BOUNDS
-        why = f"measured {measured:.2f}, outside {low:.2f}-{high:.2f}"
-        return Rate(typical, model, len(rates), measured, f"{why}: {model or 'its model'}'s {typical:.2f}")
+        return Rate(
+            typical, model, len(rates), measured, f"measured {measured:.2f}, outside {low}-{high}: {named}"
+        )
+    if len(rates) < _SAMPLES:  # the session's own evidence, however thin, over a typical rate
+        return Rate(
+            measured, model, len(rates), measured, f"measured {measured:.2f} on {len(rates)} request(s) only"
+        )
     return Rate(measured, model, len(rates), measured)
 
 
