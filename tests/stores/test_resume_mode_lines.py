@@ -19,6 +19,7 @@ from typing import Any, cast
 import pytest
 from claude_agent_sdk import InMemorySessionStore, SessionKey, SessionStoreEntry
 
+from flower.report.what_if import build_what_if
 from flower.stores import PruningSessionStore
 from flower.stores.rewrite import is_prompt, load_points, resumes
 from flower.stores.rewrite.expire import entry_time
@@ -154,3 +155,6 @@ async def test_the_bundled_cli_marks_a_resume_by_a_mode_line_after_its_first_rep
     assert [p.index for p in resumes(entries)] == [prompts[1]]
     last = scripted_model.request("main", -1)
     assert "first prompt" in last and "second prompt" in last, "the continued process loaded the history"
+    report = await build_what_if(Path(scripted_model.config_dir, "projects"))
+    (session,) = report.sessions
+    assert session.as_recorded.resumes == 1 and report.not_transcripts == ()
