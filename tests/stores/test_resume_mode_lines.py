@@ -133,13 +133,12 @@ async def test_real_sessions_with_mode_lines_keep_their_resumes_and_name_every_c
 
 
 @pytest.mark.cli
-async def test_the_bundled_cli_marks_a_resume_by_a_mode_line_after_its_first_reply(
+async def test_the_bundled_cli_marks_a_resume_by_a_mode_line_at_its_exit(
     scripted_model: ScriptedModel, workspace: Path
 ) -> None:
     """Through the bundled CLI: a new session, a `--resume` and a `--continue` (no SessionStart hook is
-    set). The CLI writes a `mode` line right after the resumed process's first reply and none in the
-    continued one: the resume is marked, the continue goes unmarked (no resume counted the CLI did not
-    mark)."""
+    set). The CLI writes a `mode` line at the resumed process's exit and none in the continued one: the
+    resume is marked, the continue goes unmarked (no resume counted the CLI did not mark)."""
     scripted_model.script("main", ["ONE"])
     first = await scripted_model.run("first prompt", cwd=workspace)
     scripted_model.script("main", ["TWO"])

@@ -96,14 +96,33 @@ def test_an_older_clis_mode_lines_mark_no_resume(version: str, after_first_reply
 
 
 @pytest.mark.parametrize("version", ["2.1.327", "2.1.332", "2.1.337"])
-def test_a_new_cli_marks_a_resume_by_a_mode_line_right_after_its_first_reply(version: str) -> None:
-    """CLI 2.1.327 and later write it right after a `--resume` process's first reply; anywhere else (before
-    the reply, after a tool result, after a later reply) it is a metadata line re-appended, no mark."""
-    t, second = mode_lines(version, after_first_reply=False)
-    assert resumes(t.entries) == []
-    t, second = mode_lines(version, after_first_reply=True)
-    (point,) = resumes(t.entries)
-    assert t.entries[point.index] is second and point.cold
+def test_a_new_cli_marks_the_first_prompt_of_a_process_that_exits_with_a_mode_line(version: str) -> None:
+    """CLI 2.1.327 and later: a process started with `--resume` re-appends a `mode` line at its exit,
+    before the `cost-state` every process writes then; a fresh or `--continue`d one writes none. The line
+    marks the prompt the process started with, not a later one of the same process."""
+    t = Transcript()
+    t.prompt("build")
+    t.assistant({"type": "text", "text": "Built."})
+    t.marker("cost-state")  # the first process exits
+    t.pause(3_600)
+    resumed = t.prompt("test it")  # a --resume
+    t.assistant({"type": "text", "text": "Tested."})
+    t.pause(600)
+    t.prompt("and lint it")  # the same process, ten minutes later
+    t.assistant({"type": "text", "text": "Linted."})
+    t.marker("last-prompt")
+    t.entries.append({"type": "mode", "mode": "normal", "sessionId": t.session_id})
+    t.marker("cost-state")
+    t.pause(3_600)
+    t.prompt("ship it")  # a --continue: no mode line at its exit
+    t.assistant({"type": "text", "text": "Shipped."})
+    t.marker("cost-state")
+    for entry in t.entries:
+        if "version" in entry:
+            entry["version"] = version
+    points = load_points(t.entries)
+    assert [p.marked for p in points] == [True, False, False] and all(p.marking for p in points)
+    assert [t.entries[p.index] for p in resumes(t.entries)] == [resumed]
 
 
 @pytest.mark.parametrize(
@@ -266,8 +285,8 @@ def test_a_session_start_hook_anywhere_makes_every_prompt_one_the_cli_would_mark
 
 def test_resumes_reads_the_lifetime_from_the_policy_given() -> None:
     new = {"version": "2.1.332"}
-    entries = [asked(0), said(10), asked(1_000, **new), said(1_010), {"type": "mode"}]
-    assert resumes(entries, CachePolicy(ttl=60)) == [LoadPoint(2, T + 1_000, 990.0, 60, True, marking=True)]
+    entries = [asked(0), said(10), {"type": "cost-state"}, asked(1_000, **new), said(1_010), {"type": "mode"}]
+    assert resumes(entries, CachePolicy(ttl=60)) == [LoadPoint(3, T + 1_000, 990.0, 60, True, marking=True)]
 
 
 @pytest.mark.parametrize(

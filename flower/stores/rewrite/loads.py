@@ -13,13 +13,14 @@ exists. When a SessionStart hook is set, the CLI writes a hook entry for it at e
 entry, or an `attachment` in later CLIs), named for its source: `SessionStart:resume` before the first
 prompt of a resumed process, `SessionStart:startup` for a new one, `:clear` and `:compact` within a
 process. Without a hook, CLI 2.1.327 and later (`MARKS_SINCE`) mark a process started with `--resume`
-(the SDK's `resume=`) by a `mode` entry right after its first reply: the session's metadata lines it
-re-appends then. The same lines are re-appended at other times (at a process's exit, as the file grows,
-after the CLI compacts it), and CLIs 2.1.1xx-2.1.2xx write `mode` lines beside ordinary prompts of
-sessions nobody resumed, so a `mode` entry marks a prompt only when the prompt was written by a CLI of
-`MARKS_SINCE` or later and the entry comes right after that prompt's first reply (no tool result, no
-second reply between). A `--continue` writes no `mode` entry (measured with CLI 2.1.337): such a resume
-goes unmarked, the safe side (no resume is counted that the CLI did not mark).
+(the SDK's `resume=`): at its exit it re-appends the session's metadata lines with a `mode` entry among
+them, then a `cost-state` entry, which every process writes as it exits (a fresh or `--continue`d
+process's block has no `mode`; measured with CLI 2.1.337, through `query()` and `ClaudeSDKClient`). So a
+`mode` entry marks the first prompt after the last `cost-state` before it (or after the last change of
+the CLI version the prompts carry: a process has one version): the prompt the resumed process started
+with (the CLI also re-appends the lines as the file grows, inside the same process: the same mark). A
+`--continue` goes unmarked, the safe side. A `mode` entry of an older CLI marks nothing: CLIs
+2.1.1xx-2.1.2xx write them at a session's start and beside ordinary prompts of sessions nobody resumed.
 
 So a history with any SessionStart hook entry, or any mark, is one whose resumes the CLI marked: there,
 only marked prompts were loads, and an unmarked prompt after any idle time was the same process going on.
@@ -68,8 +69,8 @@ _COMMAND = re.compile(
 """The CLI's own lines: a slash command (`<command-name>`, `<command-message>`, `<command-args>`), a
 local command's output, a `!` shell line and its output; the text is made of these elements only."""
 MARKS_SINCE = (2, 1, 327)
-"""The first CLI version measured to mark a process started with `--resume` (a `mode` entry right after
-its first reply); older CLIs' `mode` entries mark nothing."""
+"""The first CLI version measured to mark a process started with `--resume` (a `mode` entry in the
+metadata it re-appends at its exit); older CLIs' `mode` entries mark nothing."""
 
 
 def is_prompt(entry: Entry) -> bool:
@@ -113,16 +114,6 @@ def _marks_resumes(entry: Entry) -> bool:
         return False
     parts = re.match(r"(\d+)\.(\d+)\.(\d+)", version)
     return parts is not None and tuple(int(p) for p in parts.groups()) >= MARKS_SINCE
-
-
-def _after_reply(entry: Entry, state: str | None, open_point: bool) -> str | None:
-    """Where a `mode` entry would fall relative to the last prompt's first reply: `""` before it, its
-    message id right after it, None once a tool result or another reply followed it (or with no prompt)."""
-    if state is None or not open_point or not _request(entry) or entry.get("isMeta") is True:
-        return state
-    message = entry.get("message")
-    ident = str(message.get("id") or entry.get("uuid") or "reply") if isinstance(message, Mapping) else ""
-    return ident if entry.get("type") == "assistant" and ident and state in ("", ident) else None
 
 
 def _request(entry: Entry) -> bool:
@@ -221,27 +212,23 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
     lifetime: float | None = None  # the last one a reply told
     queued: float | None = None  # the earliest queue operation since the last message
     hooked = False  # a SessionStart:resume hook ran since the last prompt
-    first_reply: str | None = (
-        None  # the message id of the last point's first reply, while nothing followed it
-    )
+    started = True  # a process starts with the next prompt (the session's start, or after a cost-state)
+    first: int | None = None  # the point of the prompt the current process started with, if any
+    version: object = None  # the CLI version of the last prompt: another one is another process
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
             continue
         kind = entry.get("type")
-        if (
-            kind == "mode"
-            and points
-            and not points[-1].marked
-            and first_reply
-            and _marks_resumes(entries[points[-1].index])
-        ):
-            points[-1] = dataclasses.replace(points[-1], marked=True)
+        if kind == "cost-state":  # a process exited
+            started, first = True, None
+        elif kind == "mode" and first is not None and _marks_resumes(entries[points[first].index]):
+            points[first] = dataclasses.replace(points[first], marked=True)
         elif kind == "queue-operation" and queued is None:
             queued = entry_time(entry)
         hooked = hooked or session_start(entry) == "resume"
-        first_reply = _after_reply(entry, first_reply, bool(points) and points[-1].index < index)
         if is_prompt(entry):
-            first_reply = ""
+            started = started or entry.get("version") != version
+            version = entry.get("version")
             if last_message is not None:
                 stamps = [t for t in (queued, entry_time(entry)) if t is not None]
                 when = min(stamps) if stamps else None
@@ -258,7 +245,9 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
                         marking=hooks or _marks_resumes(entry),
                     )
                 )
-            hooked = False
+            if started:
+                first = len(points) - 1 if last_message is not None else None
+            started, hooked = False, False
         if _request(entry):
             last_message, queued = entry, None
             if kind == "assistant":
