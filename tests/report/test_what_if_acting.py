@@ -18,6 +18,7 @@ from flower.report.what_if.estimate import DelegationLine
 from flower.report.what_if.render import FIRST_SCREEN_WORDS, delegation_words
 from tests.report import what_if_history as h
 from tests.stores import corpus
+from tests.stores.transcripts import Transcript
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
@@ -159,7 +160,7 @@ def test_a_rate_outside_the_bounds_is_dropped_for_the_models_and_named() -> None
         == 0.5
     )
     assert model_rate("claude-opus-4-6") == 0.36
-    t = h.Transcript(session_id=h.S1)
+    t = Transcript(session_id=h.S1)
     t.prompt("go")
     for number in range(4):  # each 4,000-char output grows the context by 4,000 tokens: 1 a char
         h._use(t.assistant(t.bash("cat big", f"b{number}")), (5, 10_000 + 4_000 * number, 10, 10))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,12 +13,14 @@ from flower.cli import main
 from flower.report.sources import not_a_transcript
 from tests.report import what_if_history as h
 
-COPILOT = [  # the shape of another agent CLI's session log: dotted event types, no Claude entry
+COPILOT: list[
+    dict[str, Any]
+] = [  # the shape of another agent CLI's session log: dotted event types, no Claude entry
     {"type": "session.start", "id": "e1", "timestamp": "2026-11-29T10:00:00Z", "data": {"version": 1}},
     {"type": "user.message", "id": "e2", "parentId": "e1", "data": {"content": "hello"}},
     {"type": "assistant.message", "id": "e3", "parentId": "e2", "data": {"content": "hi"}},
 ]
-RANDOM = [{"a": 1, "b": [1, 2]}, {"type": 3}, {"name": "x", "value": "y"}]
+RANDOM: list[dict[str, Any]] = [{"a": 1, "b": [1, 2]}, {"type": 3}, {"name": "x", "value": "y"}]
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -26,7 +29,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     return status, out, err
 
 
-def _write(path: Path, lines: list[dict[str, object]]) -> Path:
+def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return path

@@ -32,9 +32,9 @@ NOTES = (
     "characters become tokens at each session's own rate (its requests that added tool output, median), "
     "else at its model's typical rate (listed under assumptions); the cache marks (reads, 5-minute and "
     "1-hour writes) are the recorded ones",
-    "layer 4 acts only at resumes the CLI marked (from CLI 2.1.327 on, a mode entry right after a "
-    "--resume's first reply; a SessionStart:resume hook entry when such a hook is set); a history "
-    "without marks shows none",
+    "layer 4 acts only at resumes the CLI marked (from CLI 2.1.327 on, a mode entry at the exit of a "
+    "--resume'd process; a SessionStart:resume hook entry when such a hook is set); a history without "
+    "marks shows none",
 )
 
 

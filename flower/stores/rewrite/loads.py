@@ -19,6 +19,9 @@ process's block has no `mode`; measured with CLI 2.1.337, through `query()` and 
 `mode` entry marks the first prompt after the last `cost-state` before it (or after the last change of
 the CLI version the prompts carry: a process has one version): the prompt the resumed process started
 with (the CLI also re-appends the lines as the file grows, inside the same process: the same mark). A
+history without any `cost-state` (the SDK's mirror into a session store keeps none) cannot tell where
+a process began: there a `mode` entry marks the prompt before it (a `query()` process, as flower's
+runs, sends one prompt). A
 `--continue` goes unmarked, the safe side. A `mode` entry of an older CLI marks nothing: CLIs
 2.1.1xx-2.1.2xx write them at a session's start and beside ordinary prompts of sessions nobody resumed.
 
@@ -207,6 +210,7 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
     """
     cache = cache if cache is not None else CachePolicy()
     hooks = any(isinstance(e, dict) and session_start(e) is not None for e in entries)
+    exits = any(isinstance(e, dict) and e.get("type") == "cost-state" for e in entries)
     points: list[LoadPoint] = []
     last_message: Entry | None = None
     lifetime: float | None = None  # the last one a reply told
@@ -221,8 +225,9 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
         kind = entry.get("type")
         if kind == "cost-state":  # a process exited
             started, first = True, None
-        elif kind == "mode" and first is not None and _marks_resumes(entries[points[first].index]):
-            points[first] = dataclasses.replace(points[first], marked=True)
+        elif kind == "mode" and (at := first if exits else len(points) - 1) is not None and at >= 0:
+            if _marks_resumes(entries[points[at].index]):
+                points[at] = dataclasses.replace(points[at], marked=True)
         elif kind == "queue-operation" and queued is None:
             queued = entry_time(entry)
         hooked = hooked or session_start(entry) == "resume"
