@@ -57,7 +57,12 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--json", action="store_true", help="print JSON instead of the text table")
     report.add_argument("--plots", metavar="DIR", type=Path, help="also write PNG plots into DIR")
     report.add_argument("--window", type=int, help="the context window in tokens (default: the model's)")
-    report.add_argument("--session", action="append", metavar="ID", help="only this session (repeatable)")
+    report.add_argument(
+        "--session",
+        action="append",
+        metavar="ID",
+        help="only this session: its id or its first characters, as the report prints them (repeatable)",
+    )
     report.add_argument(
         "--project",
         "--project-key",
@@ -192,7 +197,8 @@ def _what_if(args: argparse.Namespace) -> int:
     from .report.what_if.plots import write_plots
 
     report = anyio.run(build)
-    return _show(args, report, lambda directory: write_plots(report, directory))
+    status = _show(args, report, lambda directory: write_plots(report, directory))
+    return 1 if not report.sessions and report.not_transcripts else status
 
 
 def _export(args: argparse.Namespace) -> None:

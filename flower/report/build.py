@@ -29,7 +29,7 @@ from .economy import EconomyReport
 from .merge import merge_parts
 from .options import ReportOptions
 from .partial import SessionPart, SpillRows, session_part
-from .sources import open_source
+from .sources import open_source, unmatched
 from .windows import cli_windows
 
 __all__ = ["ReportOptions", "build_report", "build_report_sync", "compute_report", "main_models"]
@@ -99,6 +99,7 @@ async def build_report(
         source, project_key=project_key, sessions=sessions, since=since, until=until, workbench=workbench
     )
     async with opened:
+        unmatched(opened)
         bench = str(opened.workbench) if opened.workbench is not None else None
         rows = SpillRows.of(await anyio.to_thread.run_sync(opened.spills))
         roots = _roots(options, bench)

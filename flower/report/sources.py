@@ -11,12 +11,15 @@ A source is any of:
 A session is its main transcript and its subagents' (`<session>/subagents/**/*.jsonl` beside a CLI file,
 the `subpath` keys of a store), read as the stores import them (`flower.stores._local.read_transcripts`):
 a damaged line is skipped with a warning naming the file and the line, never the whole session, and a file
-that cannot be read at all is skipped with a warning naming it. Nothing is written anywhere.
+that cannot be read at all is skipped with a warning naming it. A `.jsonl` file that holds lines but no
+entry the Claude Code CLI writes (another tool's log, random JSON Lines) is no session: it is skipped
+with the reason and counted apart (`TranscriptSource.not_transcripts`). Nothing is written anywhere.
 
 Sessions are listed first (paths and modification times only), then read one by one, so a report over a
 long history holds one session in memory at a time. Filters: `project_key` (a project directory name or key,
 a shell pattern such as `*app*`, or a path the CLI would name its project directory after), `sessions`
-(ids), and a time range (`since`, `until`: a session counts when it was active in it).
+(ids, or prefixes of them such as the 8 characters a report prints: one that names two sessions is an
+error), and a time range (`since`, `until`: a session counts when it was active in it).
 """
 
 from __future__ import annotations
@@ -41,11 +44,16 @@ from ..warm.records import RECORDS, read_records
 from ._load import DB_NAME, WORKBENCH, Loaded, SessionData, project_keys, read_spills, resolve_path, unwrap
 from ._time import parse_time, within
 
-__all__ = ["Place", "TranscriptSource", "load_source", "open_source"]
+__all__ = ["Place", "TranscriptSource", "load_source", "not_a_transcript", "open_source", "unmatched"]
 
 logger = logging.getLogger("flower.report")
 
 Kind = Literal["projects", "project", "transcript", "store"]
+_CLI_TYPES = frozenset(
+    {"user", "assistant", "system", "summary", "progress", "attachment", "queue-operation", "mode",
+     "file-history-snapshot", "last-prompt", "custom-title", "ai-title", "cost-state", "permission-mode"}
+)  # fmt: skip
+"""Entry types the Claude Code CLI writes in a session's transcript (some of them: enough to tell one)."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9]")
 """The CLI names a project directory after its working directory, every other character made `-`."""
 
@@ -70,6 +78,49 @@ def _project_matches(key: str, wanted: str | None) -> bool:
         return True
     encoded = _UNSAFE.sub("-", os.path.abspath(os.path.expanduser(wanted)))
     return key == encoded
+
+
+def not_a_transcript(entries: Sequence[Any]) -> str | None:
+    """Why these entries are not a Claude Code transcript, or None when they are one (or hold nothing).
+
+    A transcript holds at least one entry the CLI writes: a JSON object whose `type` is one of the CLI's
+    (`user`, `assistant`, `system`, `queue-operation` ...) and that names its session (`sessionId`) or
+    itself (`uuid`). Another tool's log (a Copilot session log: `session.start` ...) or random JSON Lines
+    hold none.
+    """
+    if not entries:
+        return None
+    for entry in entries:
+        if (
+            isinstance(entry, dict)
+            and entry.get("type") in _CLI_TYPES
+            and (isinstance(entry.get("sessionId"), str) or isinstance(entry.get("uuid"), str))
+        ):
+            return None
+    first = next((e for e in entries if isinstance(e, dict)), None)
+    kind = first.get("type") if first is not None else None
+    shown = f"the first has type {kind!r:.40}" if kind is not None else "the first has no type"
+    lines = f"{len(entries):,} line(s)"
+    return f"not a Claude Code transcript: none of its {lines} is an entry the CLI writes ({shown})"
+
+
+def _pick(places: list[Place], wanted: Sequence[str]) -> tuple[list[Place], list[str]]:
+    """The places whose session id is one of `wanted` or starts with one of them, and the wanted ids that
+    name none. An id naming a session exactly picks it alone; a prefix naming two sessions or more is a
+    `SpecError` listing them."""
+    picked: dict[int, Place] = {}
+    unmatched = []
+    for ident in wanted:
+        exact = [i for i, p in enumerate(places) if p.session_id == ident]
+        found = exact or [i for i, p in enumerate(places) if p.session_id.startswith(ident)]
+        ids = sorted({places[i].session_id for i in found})
+        if len(ids) > 1:
+            named = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+            raise SpecError(f"session {ident!r} is ambiguous: it starts {len(ids)} session ids ({named})")
+        if not found:
+            unmatched.append(ident)
+        picked.update((i, places[i]) for i in found)
+    return [picked[i] for i in sorted(picked)], unmatched
 
 
 def _kind(path: Path) -> tuple[Kind, Path]:
@@ -155,6 +206,12 @@ class TranscriptSource:
         """The workbench beside a store (`spill/`, `scripts/`), if any."""
         self.skipped: list[str] = []
         """Files or sessions that could not be read at all, each with why (each also logged)."""
+        self.not_transcripts: list[str] = []
+        """Files that are not Claude Code transcripts (`not_a_transcript`), each with why: no session."""
+        self.unmatched: list[str] = []
+        """The session ids asked for that name no session listed (`open_source(sessions=...)`)."""
+        self.listed = len(places)
+        """Sessions the source lists before `open_source(sessions=...)` picks some."""
         self._store = store
         self._owned = owned
         self._since = since
@@ -182,11 +239,17 @@ class TranscriptSource:
         try:
             if self._store is not None:
                 return await _from_store(self._store, place)
-            return await anyio.to_thread.run_sync(_from_files, place)
+            session = await anyio.to_thread.run_sync(_from_files, place)
         except (StoreError, OSError) as exc:
             self.skipped.append(f"{place.path}: {exc}")
             logger.warning("flower report: skipped session %s: %s", place.path, exc)
             return None
+        why = not_a_transcript(session.main)
+        if why is not None:
+            self.not_transcripts.append(f"{place.path}: {why}")
+            logger.warning("flower report: skipped %s: %s", place.path, why)
+            return None
+        return session
 
     async def aclose(self) -> None:
         """Close the store this source opened (none for the CLI's files)."""
@@ -226,18 +289,27 @@ async def _from_store(store: SessionStore, place: Place) -> SessionData:
     )
 
 
-async def _store_places(
-    store: SessionStore, label: str, keys: Sequence[str], only: Sequence[str] | None
-) -> list[Place]:
+async def _store_places(store: SessionStore, label: str, keys: Sequence[str]) -> list[Place]:
     places = []
     for key in keys:
         for listed in await store.list_sessions(key):
             session_id = listed["session_id"]
-            if only is None or session_id in only:
-                mtime = listed.get("mtime")
-                seconds = mtime / 1000 if isinstance(mtime, int | float) else None
-                places.append(Place(key, session_id, f"{label}#{session_id}", seconds))
+            mtime = listed.get("mtime")
+            seconds = mtime / 1000 if isinstance(mtime, int | float) else None
+            places.append(Place(key, session_id, f"{label}#{session_id}", seconds))
     return places
+
+
+def _opened(
+    label: str, kind: Kind, places: list[Place], sessions: Sequence[str] | None, **given: Any
+) -> TranscriptSource:
+    """The source over the places `sessions` picks (all when None), the ids that picked none noted."""
+    listed, unmatched = len(places), list[str]()
+    if sessions is not None:
+        places, unmatched = _pick(places, sessions)
+    opened = TranscriptSource(label, kind, places, **given)
+    opened.unmatched, opened.listed = unmatched, listed
+    return opened
 
 
 async def open_source(
@@ -251,7 +323,9 @@ async def open_source(
 ) -> TranscriptSource:
     """Open `source` (None: the CLI's own projects directory) and list its sessions; nothing is read yet.
 
-    `project_key` keeps the projects whose directory name (or store key) is it, matches it as a shell pattern,
+    `sessions` keeps the sessions whose id is one of them or starts with one (a prefix naming two is a
+    `SpecError`; an id naming none is listed in `TranscriptSource.unmatched`). `project_key` keeps
+    the projects whose directory name (or store key) is it, matches it as a shell pattern,
     or is the CLI's name for it as a path; a `SessionStore` object needs it (a store lists no projects).
     Raises `SpecError` for a source that is none of those, `StoreError` for a store that cannot be read.
     """
@@ -272,8 +346,8 @@ async def open_source(
             keys = await anyio.to_thread.run_sync(project_keys, inner.path)
         else:
             raise SpecError(f"{label:.80}: give project_key= (a store lists no projects by itself)")
-        places = await _store_places(inner, label, keys, sessions)
-        return TranscriptSource(label, "store", places, store=inner, workbench=bench, since=start, until=end)
+        places = await _store_places(inner, label, keys)
+        return _opened(label, "store", places, sessions, store=inner, workbench=bench, since=start, until=end)
     root = Path(source).expanduser() if source is not None else config_dir() / "projects"
     kind, found = await anyio.to_thread.run_sync(_kind, root)
     if kind == "store":
@@ -283,24 +357,34 @@ async def open_source(
         owned = SqliteSessionStore(db)
         label = str(source)
         try:
-            places = await _store_places(owned, label, keys, sessions)
+            places = await _store_places(owned, label, keys)
+            return _opened(
+                label,
+                kind,
+                places,
+                sessions,
+                store=owned,
+                owned=owned,
+                workbench=bench or beside,
+                since=start,
+                until=end,
+            )
         except BaseException:
             await owned.aclose()
             raise
-        return TranscriptSource(
-            label,
-            kind,
-            places,
-            store=owned,
-            owned=owned,
-            workbench=bench or beside,
-            since=start,
-            until=end,
-        )
     places = await anyio.to_thread.run_sync(_file_places, kind, found, project_key)
-    if sessions is not None:
-        places = [p for p in places if p.session_id in sessions]
-    return TranscriptSource(str(root), kind, places, workbench=bench, since=start, until=end)
+    return _opened(str(root), kind, places, sessions, workbench=bench, since=start, until=end)
+
+
+def unmatched(opened: TranscriptSource) -> None:
+    """A `SpecError` naming the session ids asked for that name no session of `opened` (a report of one
+    source asks for sessions that are there; a fleet asks each project for all of them)."""
+    if opened.unmatched:
+        names = ", ".join(repr(ident) for ident in opened.unmatched)
+        raise SpecError(
+            f"no session id is or starts with {names} in {opened.label} ({opened.listed:,} session(s) "
+            "there; give an id or its first characters, as the report prints them)"
+        )
 
 
 async def load_source(

@@ -25,7 +25,9 @@ def _step(t: Transcript, name: str, tool_input: dict[str, str], call_id: str) ->
     t.result(call_id, "ok")
 
 
-def test_a_one_off_hands_on_step_stays_with_the_coordinator_and_a_row_of_two_goes() -> None:
+def test_a_one_off_hands_on_step_stays_with_a_lenient_coordinator_and_a_row_of_two_goes() -> None:
+    """flower's coordinator is strict by default (`own_steps=0`): every hands-on call goes to a worker;
+    with `own_steps=1`, a one-off step stays."""
     t = Transcript()
     t.prompt("Go.")
     _step(t, "Bash", {"command": "make a"}, "a")  # 0: one step, then a read: stays
@@ -41,8 +43,8 @@ def test_a_one_off_hands_on_step_stays_with_the_coordinator_and_a_row_of_two_goe
     _step(t, "Read", {"file_path": "/x/e"}, "r5")
     t.assistant({"type": "text", "text": "Done."})
     thread = thread_of("main", t.entries)
-    assert tool_loops(thread) == [(2, 4, 2), (5, 6, 1), (7, 8, 1)]
-    assert tool_loops(thread, own_steps=0) == [(0, 1, 1), (2, 4, 2), (5, 6, 1), (7, 8, 1), (9, 10, 1)]
+    assert tool_loops(thread, own_steps=1) == [(2, 4, 2), (5, 6, 1), (7, 8, 1)]
+    assert tool_loops(thread) == [(0, 1, 1), (2, 4, 2), (5, 6, 1), (7, 8, 1), (9, 10, 1)], "strict: all go"
     assert tool_loops(thread, own_steps=2)[0] == (5, 6, 1)  # the row of two stays too
 
 
@@ -59,8 +61,9 @@ def test_at_the_low_end_the_worker_looks_at_the_state_its_calls_left_before_it_r
     _step(t, "Read", {"file_path": "/x/b"}, "r2")  # 7: a read stays the coordinator's
     t.assistant({"type": "text", "text": "Done."})
     thread = thread_of("main", t.entries)
-    assert tool_loops(thread) == [(3, 5, 2)]
-    assert tool_loops(thread, trailing=True) == [(3, 7, 4)]
+    assert tool_loops(thread, own_steps=1) == [(3, 5, 2)]
+    assert tool_loops(thread, own_steps=1, trailing=True) == [(3, 7, 4)]
+    assert tool_loops(thread, trailing=True) == [(0, 2, 2), (3, 7, 4)], "strict: the one step goes too"
     low, high = DelegationAssumptions().worker_glances
     assert low and not high
 
@@ -84,7 +87,7 @@ def test_a_workers_prose_is_what_real_subagents_write() -> None:
     assert expected_chars(SUBAGENT_THINKING) == 0.0
     assert expected_chars(SUBAGENT_TEXT) == pytest.approx(71.0497, abs=1e-4)  # 0.871 x 77 x e^(s^2/2)
     assumed = DelegationAssumptions()
-    assert (assumed.worker_prose_chars, assumed.own_steps) == (expected_chars(SUBAGENT_TEXT), 1)
+    assert (assumed.worker_prose_chars, assumed.own_steps) == (expected_chars(SUBAGENT_TEXT), 0)
 
 
 def test_a_workers_prose_costs_its_output_and_what_its_next_request_reads() -> None:

@@ -200,21 +200,20 @@ def _when(entry: dict[str, Any]) -> float | None:
 
 
 def _cold_resumes(entries: list[dict[str, Any]]) -> int:
-    """Prompts the CLI marked as a new process (a `mode` entry after them, or a SessionStart:resume hook
-    entry before), after the cache's lifetime (1 hour when the last reply wrote 1-hour cache, else 5 min)
-    since the last request (a reply the CLI wrote itself, `<synthetic>`, was none)."""
+    """Prompts the CLI marked as a new process (a SessionStart:resume hook entry before them, as a
+    `progress` entry or an `attachment`; a `mode` entry marks nothing), after the cache's lifetime (1 hour
+    when the last reply wrote 1-hour cache, else 5 min) since the last request (a reply the CLI wrote
+    itself, `<synthetic>`, was none)."""
     cold = 0
     last_message: dict[str, Any] | None = None
     lifetime = 300.0
     hooked = False
-    pending: tuple[float, float] | None = None  # (idle, lifetime) at the last prompt, until a mode entry
     for e in entries:
         kind = e.get("type")
-        if kind == "mode" and pending is not None:
-            cold += pending[0] >= pending[1]
-            pending = None
-        data = e.get("data") or {}
-        hooked = hooked or (kind == "progress" and data.get("hookName") == "SessionStart:resume")
+        record = (e.get("data") if kind == "progress" else e.get("attachment")) or {}
+        hooked = hooked or (
+            kind in ("progress", "attachment") and record.get("hookName") == "SessionStart:resume"
+        )
         content = (e.get("message") or {}).get("content")
         prompt = (
             kind == "user"
@@ -228,8 +227,6 @@ def _cold_resumes(entries: list[dict[str, Any]]) -> int:
             idle = (_when(e) or 0) - (_when(last_message) or 0)
             if hooked:
                 cold += idle >= lifetime
-            else:
-                pending = (idle, lifetime)
             hooked = False
         synthetic = (e.get("message") or {}).get(
             "model"

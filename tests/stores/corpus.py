@@ -216,17 +216,18 @@ async def into_store(
 def marked_as_resumes(
     entries: list[dict[str, Any]], prompts: Iterable[int]
 ) -> tuple[list[dict[str, Any]], dict[int, int]]:
-    """The history with each of these prompts marked as the start of a resumed process, the way CLI
-    2.1.332 marks one (a `mode` entry after it), and where each old index went: what a history would
-    hold had each of them been a resume (taking an unmarked prompt for one, in a history whose CLI
-    marks resumes, would contradict the history)."""
+    """The history with each of these prompts marked as the start of a resumed process, the way a CLI
+    with a SessionStart hook marks one (a `SessionStart:resume` hook entry before it), and where each
+    old index went: what a history would hold had each of them been a resume (taking an unmarked prompt
+    for one, in a history whose CLI marks resumes, would contradict the history)."""
     out: list[dict[str, Any]] = []
     moved: dict[int, int] = {}
     wanted = set(prompts)
+    hook = {"hookEvent": "SessionStart", "hookName": "SessionStart:resume", "command": "setup.sh"}
     for index, entry in enumerate(entries):
+        if index in wanted:
+            out.append({"type": "attachment", "attachment": {"type": "hook_success", **hook}})
         moved[index] = len(out)
         out.append(entry)
-        if index in wanted:
-            out.append({"type": "mode", "mode": "normal"})
     moved[len(entries)] = len(out)
     return out, moved

@@ -6,10 +6,10 @@ named in each wrote theirs (one assistant entry per content block sharing `messa
 result's parent the entry holding its call, queue operations, hook entries, the old and new formats of
 refusals and interrupts), and hold every structure the corpus tests and layer 4 care about: compactions
 and the compaction worker's transcript, a subagent in each layout, two entries on one line, resume
-marks (`SessionStart:resume` hooks, `mode` entries) and startup hooks, an idle day inside one process,
-rule refusals and interrupts old and new, API errors, an orphan call, a `/clear`, a rewind, slash
-commands and `!` lines, files read again, ephemeral commands, large outputs, mid-stream output counts
-and the 1-hour cache. No line is copied from a real transcript.
+marks (`SessionStart:resume` hooks; `mode` lines, which mark nothing) and startup hooks, an idle day
+inside one process, rule refusals and interrupts old and new, API errors, an orphan call, a `/clear`,
+a rewind, slash commands and `!` lines, files read again, ephemeral commands, large outputs,
+mid-stream output counts and the 1-hour cache. No line is copied from a real transcript.
 
     python -m tests.stores.sample_corpus [DIR]   # write it (default: tests/stores/data/corpus)
 
@@ -158,8 +158,9 @@ def resumed_with_hooks(out: Path) -> None:
 
 
 def new_format(out: Path) -> None:
-    """CLI 2.1.332: `toolDenialKind` and `permissionDecision`, `mode` marks, the 5-minute cache asked
-    for, and an orphan call: the process died while it ran."""
+    """CLI 2.1.332: `toolDenialKind` and `permissionDecision`, a resume marked by its hook with the
+    `mode` line the CLI re-appends after it, the 5-minute cache asked for, and an orphan call: the
+    process died while it ran."""
     w = Writer("marks-21332", version="2.1.332", model="claude-opus-4-6", start=T0 + 4 * 86_400)
     w.prompt("Clean the workspace.")
     for command in ("rm -rf build", "rm -rf dist", "git push --force"):
@@ -185,9 +186,10 @@ def new_format(out: Path) -> None:
         w.bash("git status --short", _status(i))
     w.say("Clean enough.")
     w.wait(1_200)
+    w.hook("resume", shape="attachment")  # a SessionStart hook is set: the resume is marked
     w.prompt("Build it.")
     w.say("Building.")
-    w.mode()
+    w.mode()  # a metadata line the CLI re-appends: it marks nothing
     first, second = (
         w.call("Bash", {"command": "make all", "description": "Build"}),
         w.call("Bash", {"command": "make docs", "description": "Docs"}),

@@ -261,7 +261,7 @@ class Writer:
         return self._add(entry)
 
     def mode(self) -> None:
-        """The `mode` entry CLI 2.1.332 writes after the first reply of a resumed process."""
+        """The `mode` metadata line the CLI re-appends (at exit, at a resume, beside prompts): no mark."""
         self.entries.append({"type": "mode", "mode": "normal", "sessionId": self.session_id})
 
     def api_error(self, retries: int = 3) -> dict[str, Any]:

@@ -229,7 +229,7 @@ def test_every_load_saves_what_it_reports_and_names_what_it_returns() -> None:
 
 
 def test_a_resume_the_cli_marked_repeats_only_what_a_marked_cold_one_decided() -> None:
-    """The resumes the CLI itself marked (a `SessionStart:resume` hook entry, a `mode` entry): one within
+    """The resumes the CLI itself marked (a `SessionStart:resume` hook entry): one within
     the cache's lifetime goes back to the last marked resume that came after it had expired, never to a
     prompt the CLI did not mark, and re-sends nothing that resume's process did not send itself. With no
     such resume before it, it hands out the history as stored, but for orphans answered."""

@@ -53,7 +53,7 @@ def test_the_sample_holds_every_structure_the_corpus_tests_look_for() -> None:
         "startup hooks": any(session_start(e) == "startup" for e in every),
         "a resume marked by its hook": any(session_start(e) == "resume" for e in every),
         "a hook attachment": any(e.get("type") == "attachment" and session_start(e) for e in every),
-        "a mode mark": any(e.get("type") == "mode" for e in every),
+        "a mode line (no mark)": any(e.get("type") == "mode" for e in every),
         "a warm resume the CLI marked": any(
             p.marked and not p.cold for t in mains for p in load_points(t.entries)
         ),

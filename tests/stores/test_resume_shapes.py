@@ -151,8 +151,11 @@ def command_after_a_gap(*, marked: bool = False) -> tuple[Transcript, int, int]:
     command = t.prompt(REVIEW)
     t.meta("Review the changes on this branch and list what is left.")
     t.assistant({"type": "text", "text": "Nothing left."})
-    if marked:  # a resumed process started with the command: CLI 2.1.332 marks it after the first reply
+    if marked:  # a resumed process started with the command: the previous one exited before it, and CLI
+        # 2.1.332 writes a mode line at the resumed one's exit, before its own cost-state
+        t.entries.insert(t.entries.index(command), {"type": "cost-state", "sessionId": t.session_id})
         t.entries.append({"type": "mode", "mode": "normal", "sessionId": t.session_id})
+        t.entries.append({"type": "cost-state", "sessionId": t.session_id})
     written_by(t, OLD_CLI if not marked else "2.1.332")
     return t, t.entries.index(resumed), t.entries.index(command)
 

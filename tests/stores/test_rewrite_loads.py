@@ -59,6 +59,72 @@ def test_what_a_prompt_is(entry: dict[str, Any], prompt: bool) -> None:
     assert is_prompt(entry) is prompt
 
 
+def mode_lines(version: str, *, after_first_reply: bool) -> tuple[Transcript, dict[str, Any]]:
+    """A session with `mode` lines where CLIs 2.1.1xx-2.1.2xx write them: first, beside each prompt, after a
+    tool result; with `after_first_reply`, one right after the second prompt's first reply too."""
+    t = Transcript()
+    line = {"type": "mode", "mode": "normal", "sessionId": t.session_id}
+    t.entries.append(dict(line))
+    t.prompt("build")
+    t.entries.append(dict(line))
+    t.run("make", "ok", "toolu_make")
+    t.entries.append(dict(line))
+    t.assistant({"type": "text", "text": "Done."})
+    t.pause(3_600)
+    second = t.prompt("And now?")
+    t.entries.append(dict(line))  # before its reply
+    t.assistant(t.bash("make test", "toolu_test"))
+    if after_first_reply:
+        t.entries.append(dict(line))
+    t.result("toolu_test", "ok")
+    t.entries.append(dict(line))  # after a tool result
+    t.assistant({"type": "text", "text": "Done again."})
+    t.entries.append(dict(line))
+    for entry in t.entries:
+        if "version" in entry:
+            entry["version"] = version
+    return t, second
+
+
+@pytest.mark.parametrize("version", ["2.1.112", "2.1.150", "2.1.218", "2.1.326", "2.0.76"])
+@pytest.mark.parametrize("after_first_reply", [False, True])
+def test_an_older_clis_mode_lines_mark_no_resume(version: str, after_first_reply: bool) -> None:
+    """CLIs 2.1.1xx-2.1.2xx write `mode` lines at a session's start and beside ordinary prompts of sessions
+    nobody resumed: none of them marks a resume."""
+    t, _ = mode_lines(version, after_first_reply=after_first_reply)
+    assert resumes(t.entries) == [] and not any(p.marked for p in load_points(t.entries))
+
+
+@pytest.mark.parametrize("version", ["2.1.327", "2.1.332", "2.1.337"])
+def test_a_new_cli_marks_the_first_prompt_of_a_process_that_exits_with_a_mode_line(version: str) -> None:
+    """CLI 2.1.327 and later: a process started with `--resume` re-appends a `mode` line at its exit,
+    before the `cost-state` every process writes then; a fresh or `--continue`d one writes none. The line
+    marks the prompt the process started with, not a later one of the same process."""
+    t = Transcript()
+    t.prompt("build")
+    t.assistant({"type": "text", "text": "Built."})
+    t.marker("cost-state")  # the first process exits
+    t.pause(3_600)
+    resumed = t.prompt("test it")  # a --resume
+    t.assistant({"type": "text", "text": "Tested."})
+    t.pause(600)
+    t.prompt("and lint it")  # the same process, ten minutes later
+    t.assistant({"type": "text", "text": "Linted."})
+    t.marker("last-prompt")
+    t.entries.append({"type": "mode", "mode": "normal", "sessionId": t.session_id})
+    t.marker("cost-state")
+    t.pause(3_600)
+    t.prompt("ship it")  # a --continue: no mode line at its exit
+    t.assistant({"type": "text", "text": "Shipped."})
+    t.marker("cost-state")
+    for entry in t.entries:
+        if "version" in entry:
+            entry["version"] = version
+    points = load_points(t.entries)
+    assert [p.marked for p in points] == [True, False, False] and all(p.marking for p in points)
+    assert [t.entries[p.index] for p in resumes(t.entries)] == [resumed]
+
+
 @pytest.mark.parametrize(
     ("version", "marking"),
     [("2.1.327", True), ("2.1.400", True), ("3.0.0", True), ("2.1.326", False), ("2.0.999", False),
@@ -218,8 +284,9 @@ def test_a_session_start_hook_anywhere_makes_every_prompt_one_the_cli_would_mark
 
 
 def test_resumes_reads_the_lifetime_from_the_policy_given() -> None:
-    entries = [asked(0), said(10), asked(1_000), said(1_010), {"type": "mode"}]
-    assert resumes(entries, CachePolicy(ttl=60)) == [LoadPoint(2, T + 1_000, 990.0, 60, True)]
+    new = {"version": "2.1.332"}
+    entries = [asked(0), said(10), {"type": "cost-state"}, asked(1_000, **new), said(1_010), {"type": "mode"}]
+    assert resumes(entries, CachePolicy(ttl=60)) == [LoadPoint(3, T + 1_000, 990.0, 60, True, marking=True)]
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,12 @@ the recorded requests, each priced by the same model (`flower.cost`) with the re
   (`threshold`), the CLI's own compactions taken out;
 - **handoff** and **glance** (`handoff`): each compaction against a handoff, and the main thread's Bash
   calls glance accepts;
-- **delegation** (`delegation`): an *estimate*, low to high, of the main thread's tool loops moved into
-  workers, with its assumptions.
+- **delegation** (`delegation`, `estimate`): an *estimate* of the main thread's tool loops moved into
+  workers, in two named scenarios (lean, heavy), each saving with its sign, with its assumptions.
+
+The text (`render`) opens with at most 80 plain words, then the table, the sessions, the assumptions that
+change a number (unknown prices, tokens per character by model), and how to run the next session with
+flower; files that are not Claude Code transcripts are skipped and listed apart.
 
 Example::
 

@@ -15,7 +15,7 @@ from claude_agent_sdk import SessionStore
 
 from ..._run.sync import run_blocking
 from ..._util.check import checked
-from ..sources import open_source
+from ..sources import open_source, unmatched
 from .lines import SessionWhatIf
 from .report import WhatIfReport, total_of
 from .session import WhatIfOptions, what_if_session
@@ -30,9 +30,11 @@ NOTES = (
     "have made the same requests and written the same output, plus the read-backs a model shown a spilled "
     "output's preview is expected to make (calibrated on the CLI's own previews in real transcripts)",
     "characters become tokens at each session's own rate (its requests that added tool output, median), "
-    "else 4 characters a token; the cache marks (reads, 5-minute and 1-hour writes) are the recorded ones",
-    "layer 4 acts only at resumes the CLI marked (a mode entry, or a SessionStart:resume hook entry); a "
-    "history without marks shows none",
+    "else at its model's typical rate (listed under assumptions); the cache marks (reads, 5-minute and "
+    "1-hour writes) are the recorded ones",
+    "layer 4 acts only at resumes the CLI marked (from CLI 2.1.327 on, a mode entry at the exit of a "
+    "--resume'd process; a SessionStart:resume hook entry when such a hook is set); a history without "
+    "marks shows none",
 )
 
 
@@ -50,12 +52,14 @@ async def build_what_if(
     """What flower's layers would have changed in `source`'s sessions: the CLI's projects directory (None:
     the one the CLI uses), a project directory, one `.jsonl` transcript, or a flower store.
 
-    Filters as `flower.report.build_report`'s. Raises `SpecError` for a source that is none of those.
+    Filters as `flower.report.build_report`'s (`sessions`: ids or prefixes of them). Raises `SpecError`
+    for a source that is none of those, and for a session id or prefix that names no session or two.
     """
     options = options or WhatIfOptions()
     opened = await open_source(source, project_key=project_key, sessions=sessions, since=since, until=until)
     found: list[SessionWhatIf] = []
     async with opened:
+        unmatched(opened)
         async for session in opened.sessions():
             found.append(await what_if_session(session, options))
             if progress is not None:
@@ -79,6 +83,7 @@ async def build_what_if(
         total=total_of(found),
         notes=tuple(notes),
         skipped=tuple(opened.skipped),
+        not_transcripts=tuple(opened.not_transcripts),
     )
 
 

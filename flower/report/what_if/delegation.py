@@ -3,9 +3,11 @@
 A *tool loop* is a run of main-thread requests that only carry tool results back (no prompt, no
 compaction between them). Its stretches of calls a coordinator may not make itself (anything but `Read`,
 `TodoWrite`, the Agent/planning tools and the Bash calls glance accepts) would each have been one
-mandate, but for a one-off step: a stretch of at most `own_steps` hands-on calls (a Bash that is not a
-glance, a Write, Edit or NotebookEdit with at most `OWN_STEP_MAX_INPUT` chars of input) stays on the main
-thread, as flower's wall lets it (`coordinator(own_steps=1)`, the default). For the others, the
+mandate. flower's coordinator is strict by default (`coordinator()`, `own_steps=0`): every hands-on call
+is delegated, and so it is here. With `DelegationAssumptions(own_steps=n)`, a stretch of at most `n`
+hands-on calls (a Bash that is not a glance, a Write, Edit or NotebookEdit with at most
+`OWN_STEP_MAX_INPUT` chars of input) stays on the main thread, as `coordinator(own_steps=n)` lets it. For
+the others, the
 coordinator's reply that started the stretch becomes the Agent call, a worker makes the stretch's
 requests on its own context (its start, the mandate, then what the stretch added), and the main thread
 keeps only the mandate, the worker's report inside the CLI's hand-back frame, and, sometimes, a document
@@ -45,8 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from ...cost import TTL_5M, price
 from ...glance import is_ephemeral
@@ -57,14 +58,8 @@ from ...usage import TokenUsage
 from ...wall.delegate import OWN_STEP_MAX_INPUT
 from ...warm import KeepWarmPolicy
 from ...warm.schedule import ping_limit, ping_times
-from ..measured import (
-    READ_BACK_INTERVAL,
-    REPORT_CHARS_DECILES,
-    SUBAGENT_TEXT,
-    SUBAGENT_THINKING,
-    expected_chars,
-)
 from ..metrics import block_chars
+from .estimate import NARROW, DelegationAssumptions, DelegationLine
 from .priced import again_usd
 from .readback import ReadBacks, coordinator_look_ups
 from .replay import Request, Saving, Thread, replayed
@@ -73,6 +68,7 @@ from .threshold import handed_off
 
 __all__ = [
     "COORDINATOR_TOOLS",
+    "NARROW",
     "DelegationAssumptions",
     "DelegationLine",
     "coordinator_wait",
@@ -88,68 +84,6 @@ COORDINATOR_TOOLS = ("Read", "TodoWrite", "Agent", "Task", "TaskCreate", "TaskUp
 
 _OWN_STEP_INPUT = {"Bash": "command", "Write": "content", "Edit": "new_string", "NotebookEdit": "new_source"}
 """The hands-on tools and the input field the wall measures against `OWN_STEP_MAX_INPUT`."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class DelegationAssumptions:
-    """What the delegation estimate assumes, as (low cost, high cost) pairs; printed with it."""
-
-    report_chars: tuple[int, int] = (REPORT_CHARS_DECILES[1], REPORT_CHARS_DECILES[9])
-    """A worker's report (1st and 9th deciles of real project agents with a set report format)."""
-    read_back: tuple[float, float] = READ_BACK_INTERVAL
-    """Share of reports after which the coordinator reads a document back (as long as the report)."""
-    mandate_chars: tuple[int, int] = (400, 1_600)
-    """A mandate (flower's demo: 367 on average, 577 the longest)."""
-    frame_tokens: int = 150
-    """The CLI's hand-back frame around a report."""
-    worker_prefix_tokens: int = 5_350
-    """A worker's fixed prefix (tools, system prompt): flower's worker through the bundled CLI 2.1.332, as
-    its first request's cached part measured (5,348 tokens at 4 characters a token)."""
-    worker_prose_chars: float = expected_chars(SUBAGENT_THINKING) + expected_chars(SUBAGENT_TEXT)
-    """Prose a worker writes in each reply before its report: what real subagents write, expected (71
-    chars: no thinking, a text in 87 % of replies, median 77, p90 119)."""
-    own_steps: int = 1
-    """Hands-on calls in a row the coordinator takes itself (flower's default, `coordinator(own_steps=1)`):
-    a stretch of no more stays on the main thread."""
-    worker_glances: tuple[bool, bool] = (True, False)
-    """Whether the replies right after a stretch, in the same tool loop, that only make glances (Bash calls
-    glance accepts: looking at the state its calls left) are the worker's: at the low end it checks
-    what its own calls did before it reports (as flower's workers do in the benchmark's runs), at the high
-    end the coordinator runs them, as glance lets it."""
-    keep_warm: bool = True
-    """The coordinator's cache kept warm by pings while it waits (flower's default, `KeepWarmPolicy()`);
-    False: 5-minute marks that lapse during a long wait."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class DelegationLine:
-    """The estimate: the session's cost and main-thread peak with its tool loops delegated, low to high."""
-
-    _derived: ClassVar[tuple[str, ...]] = ("estimate",)
-
-    loops: int = 0
-    """Tool loops that would have gone to a worker."""
-    calls: int = 0
-    """Their tool calls."""
-    requests: int = 0
-    """Their requests, made by workers instead of the main thread."""
-    cost_usd_low: float = 0.0
-    cost_usd_high: float = 0.0
-    main_peak_low: int = 0
-    main_peak_high: int = 0
-    prefix_delta: int = 0
-    """Tokens by which each of the coordinator's requests carries a longer (negative: shorter) fixed prefix
-    than the recorded one: flower's coordinator's system prompt and tools against the request shape the
-    transcript records (`prefix.coordinator_delta`), else `WhatIfOptions.prefix_delta`. In a total, the sum
-    over the sessions (`prefix_sessions` of them computed it)."""
-    prefix_sessions: int = 0
-    """Sessions whose coordinator prefix was computed from the request shape their transcript records."""
-    assumptions: DelegationAssumptions = field(default_factory=DelegationAssumptions)
-
-    @property
-    def estimate(self) -> bool:
-        """Always True: nothing here was recorded."""
-        return True
 
 
 def _calls(request: Request) -> list[Mapping[str, Any]]:
@@ -184,7 +118,7 @@ def _touches(call: Mapping[str, Any], cwd: str, saved: set[str]) -> bool:
     return read_path(call, cwd) in saved
 
 
-def tool_loops(thread: Thread, own_steps: int = 1, trailing: bool = False) -> list[tuple[int, int, int]]:
+def tool_loops(thread: Thread, own_steps: int = 0, trailing: bool = False) -> list[tuple[int, int, int]]:
     """`(first, last, calls)` of each stretch of a tool loop a worker would have made: the request whose
     reply made its first delegable call, the request that got its last results, and its calls. A reply
     whose calls the coordinator may make itself (`_own`) stays on the main thread and ends a stretch: the
@@ -370,13 +304,14 @@ def delegation_line(
     a: DelegationAssumptions,
     prefix: tuple[int, bool] = (0, False),
     policy: HandoffPolicy | None = None,
+    recorded_usd: float = 0.0,
 ) -> DelegationLine:
     """The estimate for a session whose main thread, with spill and layer 4 replayed and its fixed prefix
     moved by `prefix` (tokens a request, and whether they were computed from the recorded request shape),
     used `usages` (with the read-backs expected at the lower and the upper bound of the real read-back
     share); `others_usd` is what its subagents, compactions and read-back requests cost at each end;
     `policy`: when its coordinator hands off (flower's default; disabled: never, its compactions priced in
-    `others_usd`)."""
+    `others_usd`); `recorded_usd`: the session's recorded cost, which the savings are told against."""
     policy = policy or HandoffPolicy()
     by_trailing = {
         trailing: tool_loops(main, a.own_steps, trailing) for trailing in {False, *a.worker_glances}
@@ -399,4 +334,5 @@ def delegation_line(
         prefix_delta=prefix[0],
         prefix_sessions=int(prefix[1]),
         assumptions=a,
+        recorded_usd=recorded_usd,
     )

@@ -72,6 +72,16 @@ class AsRecorded:
     line of its what-if a lower bound on what the finished run would have cost."""
     unfinished: int = 0
     """1 when the session stopped before finishing (in a total: how many did)."""
+    idle_pauses: int = 0
+    """Prompts that came after the prompt cache had gone cold (the user paused longer than its lifetime;
+    `idle.idle_pauses`)."""
+    idle_tokens: int = 0
+    """Context tokens those prompts' first requests wrote again that a warm cache would have read."""
+    idle_usd: float = 0.0
+    """What writing them again cost more than reading them: part of `cost_usd`, which no layer saves."""
+    unpriced: tuple[str, ...] = ()
+    """Models flower's price table does not know, priced like the CLI's default model
+    (`flower.cost.DEFAULT_MODEL`): every dollar of their requests is that assumption's."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,7 +184,7 @@ class SessionWhatIf:
     """Its first timestamp (ISO), '' when none."""
     ended: str
     tokens_per_char: float
-    """The rate characters became tokens at (`replay.tokens_per_char`)."""
+    """The rate characters became tokens at (`replay.session_rate`)."""
     as_recorded: AsRecorded
     layers: Layers
     main_context: tuple[int, ...] = ()
@@ -183,3 +193,8 @@ class SessionWhatIf:
     """The same with spill and layer 4."""
     title: str = ""
     """The first prompt's first line, cut to 60 characters: only when asked for (`show_prompts`)."""
+    model: str = ""
+    """The model most of its requests ran on."""
+    rate_fallback: str = ""
+    """'' when `tokens_per_char` was measured on the session; else why its model's typical rate was used
+    (`replay.Rate.fallback`)."""

@@ -12,9 +12,11 @@ the writes (5-minute and 1-hour in their recorded proportion), then off the unca
 was cold, the recorded read prefix is short and the saving comes off the writes, as it would have. The
 requests' model prices them, with `flower.cost`.
 
-Characters become tokens at the session's own rate (`tokens_per_char`): the median, over the requests that
-added at least `CALIBRATION_CHARS` characters of tool output to their thread, of the context tokens they
-added per character, within `RATE_BOUNDS`, else `flower.cost.tokens_of`'s 1/4.
+Characters become tokens at the session's own rate (`session_rate`, `tokens_per_char`): the median, over
+the requests that added at least `CALIBRATION_CHARS` characters of tool output to their thread, of the
+context tokens they added per character, within `RATE_BOUNDS`. A session with no such request, or whose
+median falls outside the bounds, takes its model's typical rate (`MODEL_RATES`, measured the same way on
+real transcripts); one measured on fewer than three keeps its own; each says so (`Rate.fallback`).
 """
 
 from __future__ import annotations
@@ -31,19 +33,39 @@ from .. import metrics as m
 __all__ = [
     "CALIBRATION_CHARS",
     "DEFAULT_RATE",
+    "MODEL_RATES",
     "RATE_BOUNDS",
+    "Rate",
     "Request",
     "Saving",
     "Thread",
+    "model_rate",
     "replayed",
+    "session_rate",
     "thread_of",
     "tokens_per_char",
 ]
 
 DEFAULT_RATE: Final = 0.25
-"""Tokens per character when a session shows too few requests to measure its own (flower's `tokens_of`)."""
-RATE_BOUNDS: Final = (0.15, 0.5)
-"""The rates a session's own measurement is taken within; outside, `DEFAULT_RATE` is used."""
+"""flower's `tokens_of` rule (4 characters a token): real sessions measure more (`MODEL_RATES`)."""
+RATE_BOUNDS: Final = (0.15, 0.65)
+"""The rates a session's own measurement is taken within (current models measure 0.45-0.55); outside,
+its model's typical rate is used (`model_rate`)."""
+MODEL_RATES: Final[dict[str, float]] = {
+    # prefix of the model name -> tokens per character of tool output; the longest matching prefix wins
+    "claude-opus-4-5": 0.38,  # real sessions of CLI 2.0.74-2.1.42: 0.32-0.44 (median of their medians)
+    "claude-opus-4-6": 0.36,  # 0.34-0.37
+    "claude-sonnet-4-5": 0.37,  # 0.34-0.39
+    "claude-haiku-4-5": 0.39,  # 0.36-0.42
+    "claude-opus-4": 0.38,  # Opus 4 and 4.1
+    "claude-sonnet-4": 0.37,
+    "claude-opus-4-7": 0.5,  # the newest models, Opus 4.7 and later, Sonnet 4.6, claude-fable-5: 0.45-0.55
+    "claude-opus-4-8": 0.5,
+    "claude-sonnet-4-6": 0.5,
+    "claude-": 0.5,
+}
+"""Each model family's typical tokens per character of tool output, measured as `session_rate` measures a
+session's; a model no row matches takes the newest models' rate (0.5)."""
 CALIBRATION_CHARS: Final = 2_000
 """Tool-output characters a request must add to its thread to measure the rate on it."""
 _SAMPLES: Final = 3
@@ -125,10 +147,36 @@ def _reply_chars(blocks: Sequence[Mapping[str, Any]]) -> int:
     return sum(m.block_chars(block) for block in blocks if block.get("type") != "thinking")
 
 
-def tokens_per_char(threads: Sequence[Thread]) -> float:
-    """The session's tokens per character of tool output (see the module's docstring)."""
+@dataclass(frozen=True)
+class Rate:
+    """A session's tokens per character of tool output, and where it came from."""
+
+    value: float
+    """The rate used."""
+    model: str
+    """The model most of the session's requests ran on ('' when none)."""
+    samples: int
+    """Requests it was measured on."""
+    measured: float | None
+    """The session's own median (None: no request to measure on)."""
+    fallback: str = ""
+    """'' when measured and used; else why the model's typical rate was used instead, in words."""
+
+
+def model_rate(model: str) -> float:
+    """The typical tokens per character of `model`'s family (`MODEL_RATES`)."""
+    base = model.split("[", 1)[0].strip().lower()
+    matches = [prefix for prefix in MODEL_RATES if base.startswith(prefix)]
+    return MODEL_RATES[max(matches, key=len)] if matches else MODEL_RATES["claude-"]
+
+
+def session_rate(threads: Sequence[Thread]) -> Rate:
+    """The session's rate (see the module's docstring), with its model and any fallback named."""
     rates = []
+    models: dict[str, int] = {}
     for thread in threads:
+        for request in thread.requests:
+            models[request.model] = models.get(request.model, 0) + 1
         for number in range(1, len(thread.requests)):
             before, after = thread.requests[number - 1], thread.requests[number]
             added = _added_output(thread.entries, before.entry, after.entry)
@@ -138,10 +186,27 @@ def tokens_per_char(threads: Sequence[Thread]) -> float:
             chars = added + _reply_chars(before.blocks)
             if grew > 0:
                 rates.append(grew / chars)
-    if len(rates) < _SAMPLES:
-        return DEFAULT_RATE
-    rate = statistics.median(rates)
-    return rate if RATE_BOUNDS[0] <= rate <= RATE_BOUNDS[1] else DEFAULT_RATE
+    model = max(models, key=lambda name: models[name]) if models else ""
+    typical = model_rate(model)
+    named = f"{model or 'its model'}'s typical {typical:.2f} used"
+    if not rates:
+        return Rate(typical, model, 0, None, f"no request to measure on: {named}")
+    measured = statistics.median(rates)
+    if not RATE_BOUNDS[0] <= measured <= RATE_BOUNDS[1]:
+        low, high = RATE_BOUNDS
+        return Rate(
+            typical, model, len(rates), measured, f"measured {measured:.2f}, outside {low}-{high}: {named}"
+        )
+    if len(rates) < _SAMPLES:  # the session's own evidence, however thin, over a typical rate
+        return Rate(
+            measured, model, len(rates), measured, f"measured {measured:.2f} on {len(rates)} request(s) only"
+        )
+    return Rate(measured, model, len(rates), measured)
+
+
+def tokens_per_char(threads: Sequence[Thread]) -> float:
+    """The session's tokens per character of tool output (`session_rate(threads).value`)."""
+    return session_rate(threads).value
 
 
 def _shrunk(usage: TokenUsage, read: float, rest: float) -> TokenUsage:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..._util.content import text_of
+from ...cost import price_for
 from ...handoff.document import HandoffPolicy
 from ...spill import SpillPolicy
 from ...usage import TokenUsage
@@ -29,12 +30,13 @@ from ..options import ReportOptions
 from ..resumed import resume_points
 from .delegation import DelegationAssumptions, delegation_line
 from .handoff import glance_line, handoff_line, main_model, unkept_compactions
+from .idle import idle_pauses
 from .layer4 import RESIDUE, ResumeReplay, layer4_savings, replay_resumes
 from .lines import AsRecorded, Layer4Line, Layers, ReplayLine, SessionWhatIf, SpillLine, TokensByKind
 from .prefix import coordinator_delta
 from .priced import Scenario, dollars, priced, scenario
 from .readback import CENTRAL, PESSIMISTIC, ReadBackModel
-from .replay import Saving, Thread, thread_of, tokens_per_char
+from .replay import Saving, Thread, session_rate, thread_of
 from .saved import settle
 from .spill import kept, spill_hits, spill_savings, spilled_entries
 from .stopped import how_it_stopped
@@ -78,17 +80,28 @@ def _recorded(threads: Sequence[Thread]) -> list[list[TokenUsage]]:
 
 
 def _line(
-    central: Scenario, replay: Scenario, worst: Scenario, recorded: float, fixed: Callable[[Scenario], float]
+    central: Scenario,
+    replay: Scenario,
+    worst: Scenario,
+    recorded: float,
+    fixed: Callable[[Scenario], float],
+    cap: float | None = None,
 ) -> ReplayLine:
-    """A line from its three scenarios; `fixed`: what each pays besides its threads (compactions)."""
+    """A line from its three scenarios; `fixed`: what each pays besides its threads (compactions). `cap`:
+    the most a line with spill can cost (the recorded cost: a model that read every spilled output back
+    whole would hold the context the session held, so it pays at most what the session paid)."""
+    worst_usd = worst.usd + fixed(worst)
+    if cap is not None:
+        worst_usd = min(worst_usd, cap)
+    cost = min(central.usd + fixed(central), worst_usd)
     return ReplayLine(
-        cost_usd=central.usd + fixed(central),
+        cost_usd=cost,
         recorded_usd=recorded,
         main_peak=central.typical_peak,
         tokens_saved=central.tokens_saved,
-        replay_usd=replay.usd + fixed(replay),
+        replay_usd=min(replay.usd + fixed(replay), cost),
         replay_peak=replay.peak,
-        read_back_usd=worst.usd + fixed(worst),
+        read_back_usd=worst_usd,
         read_back_peak=worst.peak,
     )
 
@@ -109,6 +122,8 @@ def _as_recorded(
             output=u.output,
         )
     workers = [p for p in session.subagents if not m.is_compaction(p)]
+    idle = idle_pauses(threads[0])
+    models = dict.fromkeys(r.model for r in every if r.model and r.model != "<synthetic>")
     return AsRecorded(
         requests=len(every) + len(unkept),
         tokens=tokens,
@@ -121,6 +136,10 @@ def _as_recorded(
         subagents=subagent_runs(session.main, workers).total,
         stopped=stopped,
         unfinished=int(bool(stopped)),
+        idle_pauses=idle.gaps,
+        idle_tokens=idle.tokens,
+        idle_usd=idle.usd,
+        unpriced=tuple(name for name in models if not price_for(name)[1]),
     )
 
 
@@ -162,7 +181,8 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
     subs = [thread_of(p, e) for p, e in session.subagents.items() if not m.is_compaction(p)]
     fixed = [thread_of(p, e) for p, e in session.subagents.items() if m.is_compaction(p)]
     threads = [main, *subs]
-    rate = tokens_per_char(threads)
+    measured = session_rate(threads)
+    rate = measured.value
     unkept = unkept_compactions(main, fixed, rate)
     recorded = _as_recorded(session, threads, fixed, unkept)
     fixed_usd = priced(fixed, _recorded(fixed)) + dollars([(main_model(main), u) for u in unkept])
@@ -183,6 +203,7 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
         scenario(threads, cuts, hits, rate, PESSIMISTIC),
         total,
         lambda _: fixed_usd,
+        cap=total,
     )
 
     resumes = await replay_resumes(session.project_key, session.session_id, session.main, options.layer4)
@@ -211,6 +232,7 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
         scenario(threads, both_cuts, hits, rate, PESSIMISTIC, handing),
         total,
         handoffs,
+        cap=min(total, layer4.cost_usd),
     )
     computed = coordinator_delta(main) if options.coordinator_delta is None else None
     coordinator = options.coordinator_delta if options.coordinator_delta is not None else computed
@@ -235,7 +257,7 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
         path=session.path,
         started=session.started,
         ended=session.ended,
-        tokens_per_char=round(rate, 4),
+        tokens_per_char=rate,
         as_recorded=recorded,
         layers=Layers(
             spill=SpillLine(
@@ -260,9 +282,12 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
                 options.delegation,
                 (coordinator, computed is not None),
                 policy,
+                total,
             ),
         ),
         main_context=tuple(r.usage.context for r in main.requests),
         main_context_after=tuple(u.context for u in both_central.used[0]),
         title=_title(session.main) if options.show_prompts else "",
+        model=measured.model,
+        rate_fallback=measured.fallback,
     )

@@ -9,16 +9,27 @@ history as it was then, and leaves every later entry as the session's own reques
 cold load is found in the history itself (`rewrite_point`), so no state is kept anywhere.
 
 Where a load happened: a resumed process starts with a prompt. The CLI's own evidence decides where it
-exists. It marks such a prompt: CLI 2.1.332 writes a `mode` entry after its first reply, never after a
-prompt of a fresh or continuing process; when a SessionStart hook is set, the CLI writes a hook entry
-for it at every start (a `progress` entry, or an `attachment` in later CLIs), named for its source:
-`SessionStart:resume` before the first prompt of a resumed process, `SessionStart:startup` for a new
-one, `:clear` and `:compact` within a process. So a history with any SessionStart hook entry, or any
-mark, is one whose resumes the CLI marked: there, only marked prompts were loads, and an unmarked
-prompt after any idle time was the same process going on. Without any, a prompt written by a CLI that
-marks every resumed process (2.1.327 and later) was no load either; one written by an older CLI could
-have been, unless it is one of the CLI's own command lines (`is_command`: a slash command, a `!` shell
-line or their output), which nobody resumes a session with.
+exists. When a SessionStart hook is set, the CLI writes a hook entry for it at every start (a `progress`
+entry, or an `attachment` in later CLIs), named for its source: `SessionStart:resume` before the first
+prompt of a resumed process, `SessionStart:startup` for a new one, `:clear` and `:compact` within a
+process. Without a hook, CLI 2.1.327 and later (`MARKS_SINCE`) mark a process started with `--resume`
+(the SDK's `resume=`): at its exit it re-appends the session's metadata lines with a `mode` entry among
+them, then a `cost-state` entry, which every process writes as it exits (a fresh or `--continue`d
+process's block has no `mode`; measured with CLI 2.1.337, through `query()` and `ClaudeSDKClient`). So a
+`mode` entry marks the first prompt after the last `cost-state` before it (or after the last change of
+the CLI version the prompts carry: a process has one version): the prompt the resumed process started
+with (the CLI also re-appends the lines as the file grows, inside the same process: the same mark). A
+history without any `cost-state` (the SDK's mirror into a session store keeps none) cannot tell where
+a process began: there a `mode` entry marks the prompt before it (a `query()` process, as flower's
+runs, sends one prompt). A
+`--continue` goes unmarked, the safe side. A `mode` entry of an older CLI marks nothing: CLIs
+2.1.1xx-2.1.2xx write them at a session's start and beside ordinary prompts of sessions nobody resumed.
+
+So a history with any SessionStart hook entry, or any mark, is one whose resumes the CLI marked: there,
+only marked prompts were loads, and an unmarked prompt after any idle time was the same process going on.
+Without any, a prompt written by a CLI that marks every `--resume` (`MARKS_SINCE` and later) was no load
+either; one written by an older CLI could have been, unless it is one of the CLI's own command lines
+(`is_command`: a slash command, a `!` shell line or their output), which nobody resumes a session with.
 
 The cache's lifetime is the one the CLI asked for on its replies (`promptCacheRequested`), else the one
 their usage shows it wrote (`cache_creation.ephemeral_1h_input_tokens`: one hour; CLI 2.1.42 and
@@ -61,7 +72,8 @@ _COMMAND = re.compile(
 """The CLI's own lines: a slash command (`<command-name>`, `<command-message>`, `<command-args>`), a
 local command's output, a `!` shell line and its output; the text is made of these elements only."""
 MARKS_SINCE = (2, 1, 327)
-"""The first CLI version measured to mark every resumed process (a `mode` entry after its first reply)."""
+"""The first CLI version measured to mark a process started with `--resume` (a `mode` entry in the
+metadata it re-appends at its exit); older CLIs' `mode` entries mark nothing."""
 
 
 def is_prompt(entry: Entry) -> bool:
@@ -198,21 +210,30 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
     """
     cache = cache if cache is not None else CachePolicy()
     hooks = any(isinstance(e, dict) and session_start(e) is not None for e in entries)
+    exits = any(isinstance(e, dict) and e.get("type") == "cost-state" for e in entries)
     points: list[LoadPoint] = []
     last_message: Entry | None = None
     lifetime: float | None = None  # the last one a reply told
     queued: float | None = None  # the earliest queue operation since the last message
     hooked = False  # a SessionStart:resume hook ran since the last prompt
+    started = True  # a process starts with the next prompt (the session's start, or after a cost-state)
+    first: int | None = None  # the point of the prompt the current process started with, if any
+    version: object = None  # the CLI version of the last prompt: another one is another process
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
             continue
         kind = entry.get("type")
-        if kind == "mode" and points and not points[-1].marked:
-            points[-1] = dataclasses.replace(points[-1], marked=True)
+        if kind == "cost-state":  # a process exited
+            started, first = True, None
+        elif kind == "mode" and (at := first if exits else len(points) - 1) is not None and at >= 0:
+            if _marks_resumes(entries[points[at].index]):
+                points[at] = dataclasses.replace(points[at], marked=True)
         elif kind == "queue-operation" and queued is None:
             queued = entry_time(entry)
         hooked = hooked or session_start(entry) == "resume"
         if is_prompt(entry):
+            started = started or entry.get("version") != version
+            version = entry.get("version")
             if last_message is not None:
                 stamps = [t for t in (queued, entry_time(entry)) if t is not None]
                 when = min(stamps) if stamps else None
@@ -229,7 +250,9 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
                         marking=hooks or _marks_resumes(entry),
                     )
                 )
-            hooked = False
+            if started:
+                first = len(points) - 1 if last_message is not None else None
+            started, hooked = False, False
         if _request(entry):
             last_message, queued = entry, None
             if kind == "assistant":
