@@ -21,6 +21,8 @@ from ._errors import FlowerError, SpecError
 from ._util.secrets import redact
 from ._version import __version__
 from .progress import Heartbeat
+from .terminal.command import COMMANDS as _TERMINAL_COMMANDS
+from .terminal.command import add_commands as _add_terminal_commands
 
 __all__ = ["main"]
 
@@ -117,6 +119,7 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="list what this workspace's outbox still holds, by store (default: the current directory)",
     )
+    _add_terminal_commands(commands)  # run, sessions (flower.terminal)
     return parser
 
 
@@ -300,7 +303,7 @@ def _doctor(args: argparse.Namespace) -> int:
     return 0 if diagnosis.ok else 1
 
 
-_COMMANDS = {"report": _report, "demo": _demo, "doctor": _doctor}
+_COMMANDS = {"report": _report, "demo": _demo, "doctor": _doctor, **_TERMINAL_COMMANDS}
 
 
 _ATTACHED = ("--project", "--project-key")
