@@ -52,7 +52,10 @@ def _table() -> dict[int, tuple[int, str]]:
         return found
     try:
         listing = subprocess.run(
-            ["ps", "-A", "-o", "pid=", "-o", "ppid=", "-o", "lstart="], capture_output=True, text=True, check=False
+            ["ps", "-A", "-o", "pid=", "-o", "ppid=", "-o", "lstart="],
+            capture_output=True,
+            text=True,
+            check=False,
         ).stdout
     except OSError:
         return found

@@ -36,7 +36,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     """Register `run` and `sessions` on the `flower` command's subparsers."""
     run = commands.add_parser(
         "run",
-        help="run a goal with a coordinator and its workers in this repository (Ctrl-C stops, --resume goes on)",
+        help="run a goal with a coordinator and its workers in this repository (Ctrl-C stops, "
+        "--resume goes on)",
         description="Run GOAL in the current directory's repository: a strict coordinator delegates to its "
         "workers with flower's layers on (workbench, spill, layer 4, handoff). It prints one line per event "
         "that matters (a worker started, a glance, a spill, a report back, a handoff, the cost so far), the "
@@ -57,9 +58,13 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="the project's own workers, instead of builder and analyst: a .toml file of [workers.NAME] "
         "tables (description, instructions, tools...) or a .py file defining WORKERS (see docs/run.md)",
     )
-    run.add_argument("--model", help="the model of the coordinator, which its workers inherit (default: the CLI's)")
     run.add_argument(
-        "--json", action="store_true", help="print every event as one JSON object per line, then a Done object"
+        "--model", help="the model of the coordinator, which its workers inherit (default: the CLI's)"
+    )
+    run.add_argument(
+        "--json",
+        action="store_true",
+        help="print every event as one JSON object per line, then a Done object",
     )
     commands.add_parser(
         "sessions",

@@ -136,7 +136,10 @@ class RunLines:
             case ev.HandoffDone():
                 self.counts.handoffs += 1
                 where = f"notes/{Path(event.path).name}" if event.path else "its handoff document"
-                self.line("handoff", f"at {event.context:,} tokens: generation {event.generation} starts from {where}")
+                self.line(
+                    "handoff",
+                    f"at {event.context:,} tokens: generation {event.generation} starts from {where}",
+                )
             case ev.ApiError():
                 state = "retrying" if event.retrying else "gave up"
                 self.line("api", f"{first_words(event.message, 80)} ({state})")
@@ -180,7 +183,9 @@ class RunLines:
             self.counts.spills += 1
             self.counts.spilled_chars += chars
             who = row.get("agent_type") or "coordinator"
-            self.line("spill", f"{who}'s {row.get('tool')} output, {chars:,} chars -> spill/{row.get('file')}")
+            self.line(
+                "spill", f"{who}'s {row.get('tool')} output, {chars:,} chars -> spill/{row.get('file')}"
+            )
 
     def _layer4(self, event: ev.StoreReport) -> None:
         report = event.report

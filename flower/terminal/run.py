@@ -84,7 +84,9 @@ def _colour(stream: TextIO) -> bool:
     return stream.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
-async def run_goal(request: RunRequest, *, stdout: TextIO | None = None, env: Mapping[str, str] | None = None) -> int:
+async def run_goal(
+    request: RunRequest, *, stdout: TextIO | None = None, env: Mapping[str, str] | None = None
+) -> int:
     """Run `request` and print its progress, answer and economy on `stdout`; return the exit status.
 
     0: the run finished; 1: it ended without finishing (its error is printed); 130/143: stopped by
@@ -142,6 +144,29 @@ async def _supervised(
             out(event_json(event))
 
     result: StepResult | None = None
+    try:
+        result = await _watched(request, runtime, spec, resume, on_event, stopped, running)
+    except BaseExceptionGroup as group:  # the task group's: the run's own error, as run() raised it
+        raise _first(group) from None
+    if stopped:
+        await anyio.to_thread.run_sync(lambda: _reap.end_all(running))
+        return _interrupted(request, stopped[0], lines.counts.session_id or resume, out)
+    assert result is not None
+    return _finished(request, result, lines, out)
+
+
+async def _watched(
+    request: RunRequest,
+    runtime: Runtime,
+    spec: AgentSpec,
+    resume: str | None,
+    on_event: Callable[[Event], None],
+    stopped: list[signal.Signals],
+    running: dict[int, str],
+) -> StepResult | None:
+    """`runtime.run`, cancelled by the first SIGINT or SIGTERM (None then), which lists the processes
+    running under this one before the CLI's own end orphans them."""
+    result: StepResult | None = None
     async with anyio.create_task_group() as group:
         with anyio.CancelScope() as run_scope:
 
@@ -150,7 +175,7 @@ async def _supervised(
                     async for number in signals:
                         if not stopped:
                             stopped.append(signal.Signals(number))
-                            running.update(_reap.descendants())  # before the CLI's end orphans them
+                            running.update(_reap.descendants())
                             run_scope.cancel()
 
             group.start_soon(watch)
@@ -158,11 +183,13 @@ async def _supervised(
                 result = await runtime.run(spec, request.goal, resume=resume, on_event=on_event)
             finally:
                 group.cancel_scope.cancel()
-    if stopped:
-        await anyio.to_thread.run_sync(lambda: _reap.end_all(running))
-        return _interrupted(request, stopped[0], lines.counts.session_id or resume, out)
-    assert result is not None
-    return _finished(request, result, lines, out)
+    return result
+
+
+def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one exception a task group wrapped (the first, should there be several)."""
+    first = group.exceptions[0]
+    return _first(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 def _interrupted(
@@ -172,7 +199,10 @@ def _interrupted(
         out(json.dumps({"event": "Interrupted", "signal": number.name, "session_id": session_id}))
     else:
         out("")
-        out(f"flower run: interrupted ({number.name}); the workers and the CLI are stopped, the store is whole.")
+        out(
+            f"flower run: interrupted ({number.name}); the workers and the CLI are stopped, "
+            "the store is whole."
+        )
     if session_id is not None:
         print(f"Resume it with:\n  {resume_command(session_id)}", file=sys.stderr, flush=True)
     else:

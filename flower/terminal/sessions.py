@@ -77,7 +77,9 @@ async def list_sessions(workspace: Path) -> list[SessionRow]:
                     last_activity=session.ended,
                     cost_usd=cost_of(every).usd,
                     turns=len(replies),
-                    title="(continues the session before it: handoff)" if successor else first_words(first, 60),
+                    title="(continues the session before it: handoff)"
+                    if successor
+                    else first_words(first, 60),
                     successor=successor,
                 )
             )
@@ -91,9 +93,9 @@ def render_sessions(rows: list[SessionRow], workspace: Path) -> str:
         return f'no sessions in {workspace} yet: flower run "GOAL" starts one'
     lines = [f"{'SESSION':<36}  {'LAST ACTIVITY (UTC)':<19}  {'COST':>9}  {'TURNS':>5}  FIRST PROMPT"]
     for row in rows:
+        cost = f"${row.cost_usd:.4f}"
         lines.append(
-            f"{row.session_id:<36}  {_when(row.last_activity):<19}  {f'${row.cost_usd:.4f}':>9}  {row.turns:>5}  "
-            f"{row.title}"
+            f"{row.session_id:<36}  {_when(row.last_activity):<19}  {cost:>9}  {row.turns:>5}  {row.title}"
         )
     total = sum(row.cost_usd for row in rows)
     lines.append(f"{len(rows)} session{'s' if len(rows) != 1 else ''}, ${total:.4f} in all (estimated)")
@@ -128,5 +130,7 @@ async def resolve_session(workspace: Path, given: str) -> str:
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise SpecError(f"--resume {wanted}: no session of {workspace} starts with it (flower sessions lists them)")
+        raise SpecError(
+            f"--resume {wanted}: no session of {workspace} starts with it (flower sessions lists them)"
+        )
     raise SpecError(f"--resume {wanted}: {len(matches)} sessions start with it: {', '.join(matches)}")

@@ -37,30 +37,45 @@ def repository(root: Path) -> Path:
         "".join(f"step {i:03d}: greet() returned 'helo' (expected 'hello')\n" for i in range(240))
     )
     (repo / "check.sh").write_text("echo checking\nsleep 600 # FLOWER-RUN-SLOW-CHECK\necho done\n")
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     for command in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "start"]):
         subprocess.run(command, cwd=repo, check=True, env={**env, "PATH": "/usr/bin:/bin"})
     return repo
 
 
-def held(first: object, hold: threading.Event | None) -> object:
-    """`first`, sent once `hold` is set (at once when None)."""
-    if hold is None:
-        return first
+class Gate:
+    """Holds a reply until `open()`; `order` records when the test and the model each did their part."""
 
-    async def step(request: RecordedRequest) -> object:
-        await anyio.to_thread.run_sync(hold.wait)
-        return first
+    def __init__(self) -> None:
+        self._open = threading.Event()
+        self.order: list[str] = []
 
-    return step
+    def open(self, why: str) -> None:
+        self.order.append(why)
+        self._open.set()
+
+    def held(self, step: object) -> object:
+        async def wait(request: RecordedRequest) -> object:
+            await anyio.to_thread.run_sync(self._open.wait)
+            self.order.append("the first reply")
+            return step
+
+        return wait
 
 
-def fix_the_greeting(model: ScriptedModel, repo: Path, hold: threading.Event | None = None) -> None:
-    """Scripts for `flower run GOAL`: a glance, two delegations (one spill), the answer."""
+def fix_the_greeting(model: ScriptedModel, repo: Path, gate: Gate | None = None) -> None:
+    """Scripts for `flower run GOAL`: a glance, two delegations (one spill), the answer; the first reply
+    waits for `gate` when given."""
+    first = reply("A look first.", bash("ls src logs"))
     model.script(
         "main",
         [
-            held(reply("A look first.", bash("ls src logs")), hold),
+            gate.held(first) if gate is not None else first,
             reply(
                 agent(
                     "analyst",
