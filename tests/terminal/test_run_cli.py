@@ -14,11 +14,12 @@ import pytest
 from flower.terminal import SCRIPTED_MODEL_ENV
 from flower.testing import ScriptedModel
 from tests.credentials import CHANGE_THE_CLI, VARIABLES
-from tests.terminal import scenario
+from tests.terminal import scenario, transcript
 from tests.terminal.terminal import Terminal, environment, piped, plain, processes_of, running, wait_until
 
 pytestmark = pytest.mark.cli
 
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 PROVIDERS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
 
 
@@ -131,6 +132,10 @@ def test_through_a_pipe_the_same_lines_without_colour(scripted_model: ScriptedMo
     starts = [line.split()[0] for line in done.stdout.splitlines() if line.startswith("  ")]
     assert starts == ["goal", "session", "glance", "worker", "spill", "report", "worker", "report", "cost"]
     assert scenario.ANSWER in done.stdout and "economy  $" in done.stdout
+    # docs/run.md shows this run's transcript (from a terminal): the same lines, ids and numbers aside
+    page = transcript.page_transcript(DOCS / "run.md").split("\n$ ")[0].split("\n", 1)[1]
+    shown = done.stdout.replace(str(repo), transcript.SHOWN_AS)
+    assert transcript.normalised(page) == transcript.normalised(shown)
 
 
 def test_json_streams_one_event_per_line(scripted_model: ScriptedModel, tmp_path: Path) -> None:
