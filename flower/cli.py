@@ -1,5 +1,6 @@
 """The `flower` command: `flower report` explains a run from its store (`--what-if`: replays flower on a
-Claude Code history); `flower demo` runs the main job; `flower doctor` checks the installation.
+Claude Code history); `flower demo` runs the main job; `flower doctor` checks the installation; `flower
+run` and `flower sessions` run a goal in a repository and list its sessions (`flower.terminal`).
 
 A thin front: it parses arguments, calls one library function (`flower.report.build_report`,
 `flower.report.what_if.build_what_if`, `flower.demo.run_demo`, `flower.demo.live.run_live`,

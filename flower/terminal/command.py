@@ -25,7 +25,7 @@ Credentials are the Claude Code CLI's: ANTHROPIC_API_KEY, or a `claude` login.
 Ctrl-C stops the run cleanly and prints the command that resumes it.
 
 examples:
-  flower run "Find why tests/test_parser.py fails and fix it"
+  flower run "Find why test_parser.py fails and fix it"
   flower run --resume 3f2a "Now add a test for the empty input"
   flower run --workers .flower/workers.toml "Update the changelog for the release"
   flower sessions
