@@ -8,12 +8,19 @@ wait for the handler, so `flower --help` stays quick.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 
 __all__ = ["COMMANDS", "add_commands"]
+
+_RUN_DESCRIPTION = """\
+Run GOAL in the current directory's repository: a strict coordinator delegates it to its workers, with
+flower's layers on (workbench, spill, layer 4, handoff). It prints one line per event that matters (a
+worker started, a glance, a spill, a report back, a handoff, the cost so far), then the coordinator's
+answer, an economy line and the session id."""
 
 _RUN_EPILOG = """\
 The coordinator only delegates: every hands-on call of its own (a command that changes something, a
@@ -38,10 +45,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "run",
         help="run a goal with a coordinator and its workers in this repository (Ctrl-C stops, "
         "--resume goes on)",
-        description="Run GOAL in the current directory's repository: a strict coordinator delegates to its "
-        "workers with flower's layers on (workbench, spill, layer 4, handoff). It prints one line per event "
-        "that matters (a worker started, a glance, a spill, a report back, a handoff, the cost so far), the "
-        "coordinator's answer, an economy line and the session id.",
+        description=_RUN_DESCRIPTION,
         epilog=_RUN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -75,6 +79,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _run(args: argparse.Namespace) -> int:
+    from claude_agent_sdk import ClaudeSDKError
+
     from .run import RunRequest, run_goal
 
     request = RunRequest(
@@ -85,7 +91,11 @@ def _run(args: argparse.Namespace) -> int:
         model=args.model,
         json=args.json,
     )
-    return anyio.run(lambda: run_goal(request))
+    try:
+        return anyio.run(lambda: run_goal(request))
+    except ClaudeSDKError as exc:  # the CLI not found or not starting: said as flower's own errors are
+        print(f"flower run: error: {exc}", file=sys.stderr)
+        return 1
 
 
 def _sessions(args: argparse.Namespace) -> int:

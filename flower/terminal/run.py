@@ -31,6 +31,7 @@ from typing import TextIO
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions
 
+from .._errors import SpecError
 from ..agents import AgentSpec
 from ..events import Event
 from ..result import StepResult
@@ -99,6 +100,8 @@ async def run_goal(
     def out(line: str) -> None:
         print(line, file=out_stream, flush=True)
 
+    if not request.goal.strip():
+        raise SpecError("GOAL is empty: say what to do (with --resume: the next instruction)")
     workers = load_workers(request.workers) if request.workers is not None else dict(DEFAULT_WORKERS)
     spec = lead(workers, model=request.model)
     resume = None
