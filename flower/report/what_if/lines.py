@@ -183,3 +183,6 @@ class SessionWhatIf:
     """The same with spill and layer 4."""
     title: str = ""
     """The first prompt's first line, cut to 60 characters: only when asked for (`show_prompts`)."""
+    cwd: str = ""
+    """The directory the session ran in (its transcript's `cwd`), '' when not recorded: where `flower run`
+    would run the same work."""

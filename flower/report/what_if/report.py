@@ -2,16 +2,19 @@
 
 The total adds every count, token and dollar over the sessions, and takes the largest of each peak. The
 JSON (`to_dict`) is documented in docs/what-if.md: `{"source", "filters", "summary", "sessions": [{
-"session_id", "project_key", "path", "started", "ended", "tokens_per_char", "as_recorded", "layers"}],
+"session_id", "project_key", "cwd", "path", "started", "ended", "tokens_per_char", "as_recorded",
+"layers"}],
 "total": {"sessions", "as_recorded", "layers"}, "assumptions", "notes", "skipped"}`; dollars are floats,
 tokens ints, derived values (`saved_usd`, `share`, `estimate`) included. No conversation content is in it
-unless `show_prompts` gave each session a `title`.
+unless `show_prompts` gave each session a `title`. The text ends with the `flower run` command for the
+directory the costliest session ran in.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -310,4 +313,16 @@ def _render(report: WhatIfReport, rows: int) -> str:
         lines.append(f"  ... {len(report.sessions) - rows:,} more session(s) (every one in --json)")
     for note in (*report.notes, *(f"skipped: {s}" for s in report.skipped)):
         lines += textwrap.wrap(note, 100, initial_indent="  note: ", subsequent_indent="        ")
-    return "\n".join(lines)
+    return "\n".join([*lines, *_next_step(shown)])
+
+
+def _next_step(shown: list[SessionWhatIf]) -> list[str]:
+    """The last lines: the command that runs flower where the costliest session ran (docs/run.md)."""
+    where = next((s.cwd for s in shown if s.cwd), "")
+    if not where:
+        return []
+    return [
+        _RULE,
+        "  To run flower on this work, in a terminal (a strict coordinator, two workers, every layer on):",
+        f'    cd {shlex.quote(where)} && flower run "GOAL"',
+    ]
