@@ -91,3 +91,26 @@ def test_event_json_is_one_object_per_event() -> None:
         "tool_use_id": "t",
         "input": {"command": "wc -l *"},
     }
+
+
+def test_a_handoff_and_an_api_error_get_a_line_each(tmp_path: Path) -> None:
+    lines, printed = _lines(tmp_path)
+    lines(ev.HandoffWarning(context=140_000, threshold=147_000, window=200_000))
+    lines(
+        ev.HandoffDone(
+            generation=2,
+            retired="s1",
+            reason="threshold",
+            degraded=False,
+            context=147_100,
+            path=str(tmp_path / ".flower" / "notes" / "handoff-1.md"),
+            document="## Doing now\n...",
+        )
+    )
+    lines(ev.ApiError(agent=None, message="HTTP 529 overloaded_error", status=529, retrying=True))
+    assert printed == [
+        "  context  140,000 tokens; handoff at 147,000",
+        "  handoff  at 147,100 tokens: generation 2 starts from notes/handoff-1.md",
+        "  api      HTTP 529 overloaded_error (retrying)",
+    ]
+    assert lines.counts.handoffs == 1
