@@ -73,10 +73,10 @@ def test_a_run_with_two_delegations_a_glance_and_a_spill_then_sessions_then_a_re
         "In src/greet.py line 2, 'helo' should be 'hello'. Fix it and run python3 src/greet.py."
     )
 
-    listed = piped(["sessions"], cwd=repo, env=env)
-    assert listed.returncode == 0, listed.stderr
-    row = next(line for line in listed.stdout.splitlines() if line.startswith(session_id))
-    assert "$0." in row and scenario.GOAL[:30] in row and "1 session" in listed.stdout
+    listed = Terminal(["sessions"], cwd=repo, env=env)
+    assert listed.finish() == 0, listed.text
+    row = next(line for line in listed.text.splitlines() if line.startswith(session_id))
+    assert "$0." in row and scenario.GOAL[:30] in row and "1 session," in listed.text
 
     scenario.anything_else(scripted_model)
     again = Terminal(["run", "--resume", session_id[:8], scenario.NEXT], cwd=repo, env=env)
