@@ -1,5 +1,6 @@
 """The `flower` command: `flower report` explains a run from its store (`--what-if`: replays flower on a
-Claude Code history); `flower demo` runs the main job; `flower doctor` checks the installation.
+Claude Code history); `flower demo` runs the main job; `flower doctor` checks the installation; `flower
+run` and `flower sessions` run a goal in a repository and list its sessions (`flower.terminal`).
 
 A thin front: it parses arguments, calls one library function (`flower.report.build_report`,
 `flower.report.what_if.build_what_if`, `flower.demo.run_demo`, `flower.demo.live.run_live`,
@@ -22,6 +23,8 @@ from ._util.cause import cause_text
 from ._util.secrets import redact
 from ._version import __version__
 from .progress import Heartbeat
+from .terminal.command import COMMANDS as _TERMINAL_COMMANDS
+from .terminal.command import add_commands as _add_terminal_commands
 
 __all__ = ["main"]
 
@@ -132,6 +135,7 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument(
         "--schema", default="flower", help="--deliver-outbox: the store's PostgreSQL schema (flower)"
     )
+    _add_terminal_commands(commands)  # run, sessions (flower.terminal)
     return parser
 
 
@@ -340,7 +344,7 @@ def _deliver_outbox(args: argparse.Namespace) -> int:
     return 0 if not lines[-1] else 1
 
 
-_COMMANDS = {"report": _report, "demo": _demo, "doctor": _doctor}
+_COMMANDS = {"report": _report, "demo": _demo, "doctor": _doctor, **_TERMINAL_COMMANDS}
 
 
 _ATTACHED = ("--project", "--project-key")

@@ -40,6 +40,7 @@ PUBLIC_MODULES = [
     "flower.spill",
     "flower.stores",
     "flower.stores.rewrite",
+    "flower.terminal",
     "flower.testing",
     "flower.testing.otlp",
     "flower.tracing",

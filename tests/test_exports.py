@@ -19,6 +19,7 @@ MODULES = [
     "flower.stores",
     "flower.stores.outbox",
     "flower.stores.rewrite",
+    "flower.terminal",
     "flower.testing",
     "flower.versions",
     "flower.wall",

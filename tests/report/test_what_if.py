@@ -269,3 +269,16 @@ def test_a_session_that_stopped_at_the_window_is_said_so_and_its_lines_are_lower
     assert "1 session(s) stopped early: lower bounds." in report["summary"]
     _, text, _ = _run(capsys, "--what-if", str(tmp_path / "projects"))
     assert "stopped (window): lower bounds" in text and "1 stopped before finishing" in text
+
+
+def test_the_text_ends_with_flower_run_for_the_users_own_project(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    projects = h.history(tmp_path)
+    status, out, _ = _run(capsys, "--what-if", str(projects), "--json")
+    sessions = _sessions(out)
+    assert sessions[h.S1]["cwd"] == h.CWD  # as its transcript recorded it
+    costliest = max(sessions.values(), key=lambda s: s["as_recorded"]["cost_usd"])
+    status, out, _ = _run(capsys, "--what-if", str(projects))
+    assert status == 0
+    assert out.rstrip().endswith(f'    cd {costliest["cwd"]} && flower run "GOAL"'), out[-400:]

@@ -198,3 +198,6 @@ class SessionWhatIf:
     rate_fallback: str = ""
     """'' when `tokens_per_char` was measured on the session; else why its model's typical rate was used
     (`replay.Rate.fallback`)."""
+    cwd: str = ""
+    """The directory the session ran in (its transcript's `cwd`), '' when not recorded: where `flower run`
+    would run the same work."""

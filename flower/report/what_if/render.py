@@ -11,6 +11,7 @@ a session whose tokens per character could not be measured), and how to run the 
 
 from __future__ import annotations
 
+import shlex
 import statistics
 import textwrap
 from collections.abc import Sequence
@@ -283,6 +284,13 @@ def _next(report: WhatIfReport) -> list[str]:
     lines += textwrap.wrap(NEXT_STEPS[0], _WIDTH, initial_indent="  ", subsequent_indent="  ")
     lines += [f"  {line}" for line in NEXT_STEPS[1:3]]
     lines += textwrap.wrap(NEXT_STEPS[3], _WIDTH, initial_indent="  ", subsequent_indent="  ")
+    costliest = sorted(report.sessions, key=lambda s: -s.as_recorded.cost_usd)
+    where = next((s.cwd for s in costliest if s.cwd), "")
+    if where:  # the project the costliest session ran in, as its transcript recorded it
+        lines += [
+            "  For the project of your costliest session:",
+            f'    cd {shlex.quote(where)} && flower run "GOAL"',
+        ]
     return lines
 
 

@@ -2,11 +2,12 @@
 
 The total adds every count, token and dollar over the sessions, and takes the largest of each peak. The
 JSON (`to_dict`) is documented in docs/what-if.md: `{"source", "filters", "summary", "sessions": [{
-"session_id", "project_key", "path", "started", "ended", "tokens_per_char", "as_recorded", "layers"}],
+"session_id", "project_key", "cwd", "path", "started", "ended", "tokens_per_char", "as_recorded", "layers"}],
 "total": {"sessions", "as_recorded", "layers"}, "assumptions", "notes", "skipped", "not_transcripts"}`;
 dollars are floats,
 tokens ints, derived values (`saved_usd`, `share`, `estimate`) included. No conversation content is in it
-unless `show_prompts` gave each session a `title`.
+unless `show_prompts` gave each session a `title`. The text ends with what to do next, and the `flower run`
+command for the directory the costliest session ran in.
 """
 
 from __future__ import annotations

@@ -254,6 +254,7 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
     return SessionWhatIf(
         session_id=session.session_id,
         project_key=session.project_key,
+        cwd=next((str(e["cwd"]) for e in session.main if isinstance(e.get("cwd"), str) and e["cwd"]), ""),
         path=session.path,
         started=session.started,
         ended=session.ended,
