@@ -20,6 +20,7 @@ __all__ = [
     "SessionWhatIf",
     "SpillLine",
     "TokensByKind",
+    "WhatIfTotal",
 ]
 
 
@@ -201,3 +202,12 @@ class SessionWhatIf:
     cwd: str = ""
     """The directory the session ran in (its transcript's `cwd`), '' when not recorded: where `flower run`
     would run the same work."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class WhatIfTotal:
+    """Every session added up (peaks: the largest)."""
+
+    sessions: int = 0
+    as_recorded: AsRecorded = field(default_factory=AsRecorded)
+    layers: Layers = field(default_factory=Layers)

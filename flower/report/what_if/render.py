@@ -15,15 +15,32 @@ import shlex
 import statistics
 import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ...cost import DEFAULT_MODEL
 from .._text import human, percent
 from .estimate import DelegationLine
-from .lines import ReplayLine, SessionWhatIf
+from .lines import ReplayLine, SessionWhatIf, WhatIfTotal
 
-if TYPE_CHECKING:
-    from .report import WhatIfReport
+
+class WhatIfReport(Protocol):
+    """What the text is made of: `report.WhatIfReport`, which renders itself with this module."""
+
+    @property
+    def source(self) -> str: ...
+    @property
+    def sessions(self) -> Sequence[SessionWhatIf]: ...
+    @property
+    def total(self) -> WhatIfTotal: ...
+    @property
+    def notes(self) -> Sequence[str]: ...
+    @property
+    def skipped(self) -> Sequence[str]: ...
+    @property
+    def not_transcripts(self) -> Sequence[str]: ...
+    @property
+    def summary(self) -> str: ...
+
 
 __all__ = ["FIRST_SCREEN_WORDS", "NEXT_STEPS", "delegation_words", "first_screen", "render"]
 
@@ -328,12 +345,12 @@ def render(report: WhatIfReport, rows: int) -> str:
             _RULE,
             *_assumptions(report),
             _RULE,
-            *_next(report),
-            _RULE,
         ]
     if report.not_transcripts:
         lines.append(f"  {len(report.not_transcripts)} file(s) skipped, not Claude Code transcripts:")
         lines += [f"    {why}" for why in report.not_transcripts]
     for note in (*report.notes, *(f"skipped: {s}" for s in report.skipped)):
         lines += textwrap.wrap(note, _WIDTH, initial_indent="  note: ", subsequent_indent="        ")
+    if report.sessions:  # last, where the eye lands: how to get the savings
+        lines += [_RULE, *_next(report)]
     return "\n".join(lines)

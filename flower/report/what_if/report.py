@@ -15,24 +15,15 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from .lines import AsRecorded, Layers, SessionWhatIf
+from .lines import SessionWhatIf, WhatIfTotal
 from .render import first_screen, render
 
 __all__ = ["WhatIfReport", "WhatIfTotal", "total_of"]
 
 _SERIES = ("main_context", "main_context_after")
-
-
-@dataclass(frozen=True, kw_only=True)
-class WhatIfTotal:
-    """Every session added up (peaks: the largest)."""
-
-    sessions: int = 0
-    as_recorded: AsRecorded = field(default_factory=AsRecorded)
-    layers: Layers = field(default_factory=Layers)
 
 
 def _added(items: Sequence[Any]) -> Any:
