@@ -19,7 +19,8 @@ from ..result import FailureReason, StepResult
 from ..usage import StepUsage
 from ..workbench._in_run import warning_of
 from ..workbench.bench import Workbench
-from .generation import OVERFLOW_REASONS, Keeper, Outcome, run_generation
+from .course import OVERFLOW_REASONS, Outcome
+from .generation import Keeper, run_generation
 from .reach import unreachable_cause
 from .settle import DEFAULT_WORKER_TIMEOUT
 from .stream import Tracker
