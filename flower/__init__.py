@@ -21,7 +21,7 @@ from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, CompactPolicy, Handoff, Ha
 from .instrument import instrument
 from .options import build_options, merge_hooks
 from .report import EconomyReport, ReportOptions, build_report, build_report_sync
-from .result import StepResult
+from .result import FailureReason, StepResult
 from .run_stream import RunStream
 from .runtime import Runtime
 from .spill import SpillPolicy, spill_guard, spill_hooks
@@ -73,6 +73,7 @@ __all__ = [
     "DeliveryPolicy",
     "EconomyReport",
     "EphemeralPolicy",
+    "FailureReason",
     "FlowerError",
     "GlanceVerdict",
     "Handoff",

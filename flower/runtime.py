@@ -292,13 +292,14 @@ class Runtime:
         """Run `spec` on `prompt` (or continue session `resume`) until the CLI is done.
 
         Failures of the run itself (API errors after retries, a crashed CLI, an API it cannot reach) come
-        back as `StepResult(ok=False, error=...)`, and so does every failure of the store, with the
-        exception as `cause`: a session another runner holds past `lease_timeout` or takes over mid-run
-        (`LeaseError`), a store that cannot be reached or written at the start, at a resume or at the
-        end (entries left in the outbox, with their count); a workbench that cannot be written is a
-        `WorkbenchWarning` event, and the run goes on without its index; invalid arguments raise
-        `SpecError`; a missing CLI raises the SDK's `CLINotFoundError`; cancellation propagates, after the
-        CLI is shut down. The session's id comes first, as a `SessionStarted` event.
+        back as `StepResult(ok=False, error=..., reason=...)` (`reason`, a `FailureReason`, for code to
+        branch on), and so does every failure of the store, with the exception as `cause`: a session
+        another runner holds past `lease_timeout` or takes over mid-run (`LeaseError`), a store that
+        cannot be reached or written at the start, at a resume or at the end (entries left in the
+        outbox, with their count); a workbench that cannot be written is a `WorkbenchWarning` event,
+        and the run goes on without its index; invalid arguments raise `SpecError`; a missing CLI
+        raises the SDK's `CLINotFoundError`; cancellation propagates, after the CLI is shut down. The
+        session's id comes first, as a `SessionStarted` event.
         """
         self._check_run(spec, prompt, resume, "run")
         if on_event is not None and not callable(on_event):

@@ -2,6 +2,8 @@
 
 - `step`: one step of a run, generations of sessions linked by handoffs, with its brakes;
 - `generation`: one session of a step, run to its end or until it must hand off;
+- `course`: that session's decisions about its handoff line (warn, stop the turn, hand off, give up
+  waiting), a pure object fed the messages the generation reads;
 - `settle`: when a session's prompt is done: no background worker's report still owed to the coordinator;
 - `stream`: the SDK's message stream turned into flower's events and what a `StepResult` needs;
 - `reach` and `credentials`: fail fast when the API cannot be reached or no credentials exist;

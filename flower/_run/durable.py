@@ -37,7 +37,7 @@ from claude_agent_sdk import SessionKey, SessionStoreEntry
 
 from .._errors import LeaseError, StoreError
 from ..events import SessionStarted, StoreWarning
-from ..result import StepResult
+from ..result import FailureReason, StepResult
 from ..stores._identity import identity_of, label_of
 from ..stores._missing import session_not_found
 from ..stores.outbox import LABEL, Deliverer, DeliveryPolicy, Outbox, Record
@@ -364,7 +364,9 @@ class DurableRun:
         if failure is None and resume and not result.ok and result.cause is None:
             missing = session_not_found(result.error, resume, self.store, self.label, str(self.workspace))
             if missing is not None:  # the CLI's bare "No conversation found": say where flower looked
-                return dataclasses.replace(result, error=str(missing), cause=missing)
+                return dataclasses.replace(
+                    result, error=str(missing), reason=FailureReason.STORE, cause=missing
+                )
         if failure is None:
             return result
         alone = self.stopped or result.error is None or not self.tracker.results
@@ -372,6 +374,7 @@ class DurableRun:
             result,
             ok=False,
             error=str(failure) if alone else f"{result.error}; and {failure}",
+            reason=FailureReason.LEASE if isinstance(failure, LeaseError) else FailureReason.STORE,
             cause=failure,
             session_id=result.session_id or self.current or resume,
         )

@@ -13,23 +13,15 @@ import logging
 import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing, nullcontext
-from dataclasses import dataclass
-from typing import Literal
 
 import anyio
-from claude_agent_sdk import (
-    AssistantMessage,
-    ClaudeAgentOptions,
-    ClaudeSDKClient,
-    Message,
-    ResultMessage,
-    ToolUseBlock,
-)
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, Message, ResultMessage
 
 from ..events import HandoffWarning
 from ..handoff.document import HandoffPolicy
 from ..options import merge_hooks
 from ..warm import KeepWarm
+from .course import Course, Kind, Outcome
 from .gate import Gate
 from .settle import DEFAULT_WORKER_TIMEOUT, Settle
 from .stream import Tracker
@@ -37,45 +29,11 @@ from .tether import tether
 
 logger = logging.getLogger("flower.runtime")
 
-OVERFLOW_REASONS = frozenset({"blocking_limit", "prompt_too_long"})
-"""`ResultMessage.terminal_reason` when the CLI refused a prompt too long, locally or after a 400."""
-
 DEFAULT_WINDOW = 200_000
 """Used only if the CLI does not report its window."""
 
 Keeper = Callable[[ClaudeAgentOptions], KeepWarm]
 """A session's options -> the `KeepWarm` that pings its coordinator's cache while it waits on a worker."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How a generation ended."""
-
-    kind: Literal["done", "handoff", "overflow", "unreachable", "stalled"]
-    session_id: str | None
-    context: int
-    window: int
-    threshold: int
-    floor: int
-    """The main thread's context at its first reply: what a fresh session costs before any work."""
-    document: str = ""
-    """The text the session wrote in its handoff turn ("" when it could not write one)."""
-    why: str = ""
-    lost: str = ""
-    """Why the session handed off with workers still out: the wait for their reports ran past its guard."""
-
-
-def _continues(message: object) -> bool:
-    """A main-thread reply that calls tools: the turn goes on, and the context with it."""
-    return (
-        isinstance(message, AssistantMessage)
-        and message.parent_tool_use_id is None
-        and any(isinstance(block, ToolUseBlock) for block in message.content)
-    )
-
-
-def _overflowed(message: ResultMessage) -> bool:
-    return message.is_error and message.terminal_reason in OVERFLOW_REASONS
 
 
 async def _reported_window(client: ClaudeSDKClient) -> int:
@@ -130,10 +88,10 @@ async def run_generation(
     tracker.context = 0
     tracker.writing = False
     tracker.interrupted = False
-    floor = 0
     gate = Gate()
     tracker.refusing = gate.refused  # flower's own refusals are not the run's denials
-    if policy is not None and policy.enabled:
+    active = policy is not None and policy.enabled
+    if active:
         options = dataclasses.replace(options, hooks=merge_hooks(options.hooks, gate.hooks()))
     logger.info(
         "session starting in %s (resume=%s, fork=%s)", options.cwd, options.resume, options.fork_session
@@ -143,95 +101,90 @@ async def run_generation(
         ClaudeSDKClient(options=options) as client,
         keeper(options) if keeper is not None else nullcontext() as warm,
     ):
-        active = policy is not None and policy.enabled
         window = (policy.window if policy and policy.window else None) or (
             await _reported_window(client) if active else DEFAULT_WINDOW
         )
-        threshold = policy.threshold(window) if policy else window
-        warn_at = policy.warn_at(window) if policy else window
-        warned = due = False
-        reached = 0  # the context when the handoff became due
-        lost = ""  # why the workers still out were given up on before the handoff
-
-        def outcome(
-            kind: Literal["done", "handoff", "overflow", "unreachable", "stalled"],
-            document: str = "",
-            why: str = "",
-        ) -> Outcome:
-            context = reached or tracker.context
-            return Outcome(
-                kind, tracker.session_id, context, window, threshold, floor, document, why, lost=lost
-            )
-
-        settle = Settle()
-        stopping = False  # flower's interrupt is out and the turn it stops has not ended yet
+        course = Course.of(policy, window)
         await client.query(prompt)
         async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]
-            while True:
-                # the hang guard counts only while the coordinator's turn is over and its workers are out
-                with anyio.move_on_after(worker_timeout if settle.waiting else math.inf) as silence:
-                    message = await anext(stream, None)
-                if silence.cancelled_caught:
-                    if due:  # hand off without them, as a session that could not wait
-                        lost = _stalled(worker_timeout)
-                        break
-                    return outcome("stalled", why=_stalled(worker_timeout))
-                if message is None:
-                    break
-                await tracker.feed(message)
-                done = settle.feed(message, tracker.pending_tasks)
-                if warm is not None:
-                    warm.feed(message)
-                if tracker.unreachable:
-                    await _stop(client, stream, tracker)
-                    return outcome("unreachable")
-                floor = floor or tracker.context
-                if active and not warned and tracker.context >= warn_at:
-                    warned = True
-                    await tracker.emit(
-                        HandoffWarning(context=tracker.context, threshold=threshold, window=window)
-                    )
-                past = active and tracker.context >= threshold
-                interrupt = False
-                if past and not stopping and _continues(message):
-                    # past the threshold no turn goes on working: the work turn, or a turn the CLI started
-                    # to hand the coordinator a worker's report while the handoff waits for it; with
-                    # workers out the gate refuses its calls, since an interrupt would stop them too
-                    due, reached = True, reached or tracker.context
-                    interrupt = not gate.holds(message, tracker.pending_tasks)
-                gate.saw(message)  # after `holds`: the hooks it releases see the gate as it now stands
-                if interrupt:
-                    stopping = tracker.interrupted = True
-                    await client.interrupt()
-                if not isinstance(message, ResultMessage):
-                    if done:
-                        break
-                    continue
-                stopping = False
-                if _overflowed(message):
-                    return outcome(
-                        "overflow", why=f"the CLI refused a prompt too long ({message.terminal_reason})"
-                    )
-                if active and tracker.context >= threshold and tracker.pending_tasks:
-                    due, reached = True, reached or tracker.context
-                if done:
-                    break
-        if not due or policy is None:
-            return outcome("done")
+            ended = await _work(client, stream, tracker, course, gate, warm, worker_timeout)
+        if ended is not None:
+            return ended
+        if not course.due or policy is None:
+            return _end(course, tracker, "done")
         if warm is not None:
             warm.stop()  # the handoff turn: no wait on a worker is kept warm
-        tracker.writing = True
-        gate.open()
-        await client.query(policy.prompt.format(used=tracker.context, window=window))
-        async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]
-            async for message in stream:
-                await tracker.feed(message)
-                gate.saw(message)
-                if isinstance(message, ResultMessage):
-                    if message.is_error:
-                        return outcome(
-                            "handoff", why=f"the handoff turn failed: {message.result or message.subtype}"
-                        )
-                    return outcome("handoff", document=message.result or "")
-        return outcome("handoff", why="the CLI ended during the handoff turn")
+        return await _handoff(client, tracker, course, gate, policy)
     raise AssertionError("unreachable: the client's context manager does not swallow exceptions")
+
+
+def _end(course: Course, tracker: Tracker, kind: Kind, document: str = "", why: str = "") -> Outcome:
+    return course.outcome(kind, tracker.session_id, tracker.context, document, why)
+
+
+async def _work(
+    client: ClaudeSDKClient,
+    stream: AsyncIterator[Message],
+    tracker: Tracker,
+    course: Course,
+    gate: Gate,
+    warm: KeepWarm | None,
+    worker_timeout: float,
+) -> Outcome | None:
+    """The prompt's turns, up to the end of the wait on workers: an Outcome when the session ends here,
+    None when it is done or must hand off (`course.due`)."""
+    settle = Settle()
+    while True:
+        # the hang guard counts only while the coordinator's turn is over and its workers are out
+        with anyio.move_on_after(worker_timeout if settle.waiting else math.inf) as silence:
+            message = await anext(stream, None)
+        if silence.cancelled_caught:
+            why = _stalled(worker_timeout)  # hand off without them when due, as a session that could not wait
+            return None if course.gives_up(why) == "handoff" else _end(course, tracker, "stalled", why=why)
+        if message is None:
+            return None
+        await tracker.feed(message)
+        done = settle.feed(message, tracker.pending_tasks)
+        if warm is not None:
+            warm.feed(message)
+        if tracker.unreachable:
+            await _stop(client, stream, tracker)
+            return _end(course, tracker, "unreachable")
+        if course.warns(tracker.context):
+            await tracker.emit(
+                HandoffWarning(context=tracker.context, threshold=course.threshold, window=course.window)
+            )
+        # past the threshold no turn goes on working: the work turn, or a turn the CLI started to hand the
+        # coordinator a worker's report while the handoff waits for it; with workers out the gate refuses
+        # its calls, since an interrupt would stop them too
+        interrupt = course.over(message, tracker.context) and not gate.holds(message, tracker.pending_tasks)
+        gate.saw(message)  # after `holds`: the hooks it releases see the gate as it now stands
+        if interrupt:
+            course.interrupting()
+            tracker.interrupted = True
+            await client.interrupt()
+        if isinstance(message, ResultMessage):
+            overflow = course.ended(message, tracker.context, tracker.pending_tasks)
+            if overflow:
+                return _end(course, tracker, "overflow", why=overflow)
+        if done:
+            return None
+
+
+async def _handoff(
+    client: ClaudeSDKClient, tracker: Tracker, course: Course, gate: Gate, policy: HandoffPolicy
+) -> Outcome:
+    """The handoff turn: the same session is asked for its handoff document."""
+    tracker.writing = True
+    gate.open()
+    await client.query(policy.prompt.format(used=tracker.context, window=course.window))
+    async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]
+        async for message in stream:
+            await tracker.feed(message)
+            gate.saw(message)
+            if isinstance(message, ResultMessage):
+                if message.is_error:
+                    why = f"the handoff turn failed: {message.result or message.subtype}"
+                    return _end(course, tracker, "handoff", why=why)
+                return _end(course, tracker, "handoff", document=message.result or "")
+    return _end(course, tracker, "handoff", why="the CLI ended during the handoff turn")

@@ -15,11 +15,12 @@ from .._errors import FlowerError, WorkbenchError
 from ..cost import DEFAULT_MODEL, price
 from ..events import ApiError, HandoffDone, WorkbenchWarning
 from ..handoff.document import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
-from ..result import StepResult
+from ..result import FailureReason, StepResult
 from ..usage import StepUsage
 from ..workbench._in_run import warning_of
 from ..workbench.bench import Workbench
-from .generation import Keeper, Outcome, run_generation
+from .course import OVERFLOW_REASONS, Outcome
+from .generation import Keeper, run_generation
 from .reach import unreachable_cause
 from .settle import DEFAULT_WORKER_TIMEOUT
 from .stream import Tracker
@@ -50,6 +51,7 @@ class Step:
     retired: list[str] = field(default_factory=list)
     degraded_in_a_row: int = 0
     error: str | None = None
+    reason: FailureReason | None = None  # set with `error`
     structured: bool = False  # the options ask for a structured result (`output_format`)
     keeper: Keeper | None = None  # keeps each session's coordinator cache warm while it waits (`flower.warm`)
     worker_timeout: float = DEFAULT_WORKER_TIMEOUT  # the hang guard of a wait on background workers
@@ -68,12 +70,14 @@ class Step:
                 raise
             except ClaudeSDKError as exc:
                 self.error = f"{type(exc).__name__}: {exc}"
+                self.reason = FailureReason.CLI_FAILED
                 return
             except RuntimeError as exc:  # the SDK wraps a store's failure to load a resumed session
                 failure = _store_failure(exc)
                 if failure is None:
                     raise
                 self.error = f"the session could not be loaded from the session store: {failure}"
+                self.reason = FailureReason.STORE
                 return
             await self.tracker.flush()
             why = _ABANDONED[outcome.kind].format(why=outcome.why)
@@ -83,6 +87,7 @@ class Step:
             await self.tracker.abandon(why)
             if outcome.kind == "stalled":
                 self.error = f"the run stopped waiting: {outcome.why}"
+                self.reason = FailureReason.STALLED
                 logger.warning("%s", self.error)
                 return
             if outcome.kind == "unreachable":
@@ -123,6 +128,8 @@ class Step:
         tracker = self.tracker
         status = tracker.unreachable_status
         self.error = await unreachable_cause(options, tracker.session_id, status)
+        refused = status in (401, 403)
+        self.reason = FailureReason.CREDENTIALS_REFUSED if refused else FailureReason.UNREACHABLE
         logger.warning("%s", self.error)
         await tracker.emit(ApiError(agent=None, message=self.error, status=status, retrying=False))
 
@@ -166,6 +173,7 @@ class Step:
                 "room for the handoff turn: raise HandoffPolicy.reserve, or keep large outputs out of the "
                 f"main thread (delegate, spill).{where}"
             )
+            self.reason = FailureReason.HANDOFF_FAILED
             return True
         if generation > self.policy.max_generations:
             self.error = (
@@ -175,6 +183,7 @@ class Step:
                 "raise HandoffPolicy.window or lower reserve; if the task is simply long, split it into "
                 f"steps or resume the last session to go on.{where}"
             )
+            self.reason = FailureReason.GENERATION_LIMIT
             return True
         return False
 
@@ -182,11 +191,12 @@ class Step:
         tracker = self.tracker
         last = tracker.results[-1] if tracker.results else None
         answers = [r for r in tracker.answers if not r.is_error and r.result]
-        error = self.error
+        error, reason = self.error, self.reason
         if error is None and last is not None and last.is_error:
             error = last.result or f"the CLI ended with an error result ({last.subtype})"
+            reason = _result_reason(last)
         if error is None and last is None:
-            error = "the CLI ended without a result"
+            error, reason = "the CLI ended without a result", FailureReason.CLI_FAILED
         if tracker.unreported:
             which = "; ".join(tracker.unreported.values())
             lost = f"{len(tracker.unreported)} worker(s) or command(s) never reported to the coordinator: "
@@ -194,6 +204,7 @@ class Step:
             if self.lost:
                 lost += f" (a handoff stopped waiting for them: {'; '.join(self.lost)})"
             error = lost if error is None else f"{error}; {lost}"
+            reason = reason or FailureReason.UNREPORTED
         structured = next(
             (r.structured_output for r in reversed(tracker.answers) if r.structured_output is not None), None
         )
@@ -204,12 +215,14 @@ class Step:
                 "the main thread ended without the structured result its output_format asks for (the "
                 "StructuredOutput tool was not called, or no call passed the schema)"
             )
+            reason = FailureReason.NO_STRUCTURED_OUTPUT
         usage = tracker.usage.usage()
         return StepResult(
             session_id=tracker.session_id,
             ok=error is None,
             text=(answers[-1].result or "") if answers else "",
             error=error,
+            reason=reason if error is not None else None,
             cost_usd=_cost(usage),
             cli_cost_usd=_cli_cost(tracker.results) + sum(p.cli_cost_usd for p in tracker.pings),
             usage=usage,
@@ -223,6 +236,22 @@ class Step:
             pings=len(tracker.pings),
             unreported=tuple(tracker.unreported),
         )
+
+
+_SUBTYPES = {
+    "error_max_turns": FailureReason.TURN_LIMIT,
+    "error_max_budget_usd": FailureReason.BUDGET_LIMIT,
+    "error_during_execution": FailureReason.INTERRUPTED,
+    "error_max_structured_output_retries": FailureReason.NO_STRUCTURED_OUTPUT,
+}
+"""The reason of an error result, by its subtype (an API error's subtype is "success")."""
+
+
+def _result_reason(last: ResultMessage) -> FailureReason:
+    """Why the CLI's last result is an error: a prompt too long, a limit, an interrupt, else the API."""
+    if last.terminal_reason in OVERFLOW_REASONS:
+        return FailureReason.CONTEXT_OVERFLOW
+    return _SUBTYPES.get(last.subtype, FailureReason.API_ERROR)
 
 
 def _store_failure(exc: BaseException) -> BaseException | None:

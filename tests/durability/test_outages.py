@@ -18,7 +18,7 @@ import asyncpg
 import pytest
 from claude_agent_sdk import project_key_for_directory
 
-from flower import DeliveryPolicy, LeaseError, PostgresSessionStore, Runtime, worker
+from flower import DeliveryPolicy, FailureReason, LeaseError, PostgresSessionStore, Runtime, worker
 from flower.events import Event, SessionStarted, StoreWarning, ToolResult
 from flower.testing import ScriptedModel, bash, hang_guard
 from tests import postgres
@@ -116,7 +116,7 @@ async def test_a_server_down_at_the_end_fails_the_run_with_the_count_then_the_ne
         result = await rt.run(STEPS, "Run the steps.", on_event=on_event)
     finally:
         cluster.resume()
-    assert not result.ok and result.cause is not None
+    assert not result.ok and result.cause is not None and result.reason is FailureReason.STORE
     count = re.match(r"(\d+) transcript entries of session ", str(result.error))
     assert count and int(count[1]) > 0 and "outbox" in str(result.error), result.error
     assert "delivered at the next run in this workspace" in str(result.error)
@@ -215,6 +215,7 @@ async def test_a_lease_taken_over_stops_the_first_runner_and_the_session_never_f
 
     a, b = results["a"], results["b"]
     assert not a.ok and isinstance(a.cause, LeaseError) and a.cause.taken_over, a.error
+    assert a.reason is FailureReason.LEASE
     assert b.ok, b.error
     key = {"project_key": project_key_for_directory(str(a_repo.resolve())), "session_id": session}
     entries = await store_b.load(key)  # type: ignore[arg-type]

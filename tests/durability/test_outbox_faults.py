@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from flower import DeliveryPolicy, Runtime, StepResult, worker
+from flower import DeliveryPolicy, FailureReason, Runtime, StepResult, worker
 from flower.events import Event, SessionStarted, StoreWarning
 from flower.testing import ScriptedModel, bash, hang_guard
 from tests.durability.harness import fill, loss, mount_tmpfs, unmount
@@ -104,7 +104,7 @@ async def test_when_neither_the_outbox_nor_the_store_can_take_the_entries_the_ru
         result, warnings = await run_with(
             scripted_model, tmp_path / "repo", store, disk / "outbox.db", lambda: fill(disk), drain=2
         )
-    assert not result.ok and result.cause is not None
+    assert not result.ok and result.cause is not None and result.reason is FailureReason.STORE
     assert "transcript entries of session" in str(result.error) and "were not stored" in str(result.error)
     assert "kept nowhere" in str(result.error), result.error
     assert any("straight to the store" in w.message for w in warnings), warnings

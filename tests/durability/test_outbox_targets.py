@@ -24,7 +24,15 @@ import anyio
 import pytest
 from claude_agent_sdk import project_key_for_directory
 
-from flower import DeliveryPolicy, PostgresSessionStore, Runtime, SqliteSessionStore, StepResult, worker
+from flower import (
+    DeliveryPolicy,
+    FailureReason,
+    PostgresSessionStore,
+    Runtime,
+    SqliteSessionStore,
+    StepResult,
+    worker,
+)
 from flower.doctor import deliver_outbox
 from flower.doctor._outbox import outbox_state
 from flower.events import Event, StoreWarning
@@ -94,6 +102,7 @@ def kept(workspace: Path) -> list[str]:
 
 def away_ok(result: StepResult) -> None:
     assert not result.ok and "were not stored" in str(result.error), result.error
+    assert result.reason is FailureReason.STORE
 
 
 # -- SQLite: another file at the same path ---------------------------------------------------------------

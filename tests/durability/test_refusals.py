@@ -15,7 +15,7 @@ import anyio
 import asyncpg
 import pytest
 
-from flower import DeliveryPolicy, PostgresSessionStore, Runtime, StoreError, worker
+from flower import DeliveryPolicy, FailureReason, PostgresSessionStore, Runtime, StoreError, worker
 from flower.events import Event, StoreWarning
 from flower.testing import ScriptedModel, bash
 from tests.durability.harness import loss
@@ -106,6 +106,7 @@ async def test_a_read_only_postgres_store_fails_the_run_naming_it(
         rt = Runtime(workspace, store=frozen, configure=scripted_model.attach, delivery=quick)
         started = await rt.run(STEPS, "A new session.")
         assert not started.ok and isinstance(started.cause, StoreError), started.error
+        assert started.reason is FailureReason.STORE
         assert frozen.label in str(started.error) and "read-only" in str(started.error), started.error
         assert "transcript entries of session" in str(started.error)
 

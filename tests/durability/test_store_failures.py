@@ -14,7 +14,7 @@ import anyio
 import asyncpg
 import pytest
 
-from flower import DeliveryPolicy, PostgresSessionStore, Runtime, StoreError, worker
+from flower import DeliveryPolicy, FailureReason, PostgresSessionStore, Runtime, StoreError, worker
 from flower._util.secrets import redact
 from flower.cli import main
 from flower.events import Event, SessionStarted, StoreWarning
@@ -53,7 +53,7 @@ async def test_a_read_only_sqlite_store_fails_the_run_naming_it_at_start_and_at_
     quick = DeliveryPolicy(drain_timeout=0.5)
     rt = Runtime(workspace, store=view / "sessions.db", configure=scripted_model.attach, delivery=quick)
     result = await rt.run(STEPS, "Go.", on_event=events.append)
-    assert not result.ok and isinstance(result.cause, StoreError)
+    assert not result.ok and isinstance(result.cause, StoreError) and result.reason is FailureReason.STORE
     assert str(view / "sessions.db") in str(result.error) and "read-only" in str(result.error), result.error
     assert "outbox" in str(result.error)
     assert any(isinstance(e, SessionStarted) for e in events)
@@ -66,6 +66,7 @@ async def test_a_read_only_sqlite_store_fails_the_run_naming_it_at_start_and_at_
     frozen = Runtime(workspace, store=view / "sessions.db", configure=scripted_model.attach, delivery=quick)
     again = await frozen.run(STEPS, "Go on.", resume=first.session_id)
     assert not again.ok and isinstance(again.cause, StoreError) and again.session_id == first.session_id
+    assert again.reason is FailureReason.STORE
     assert str(view / "sessions.db") in str(again.error) and "Read-only" in str(again.error), again.error
     scripted_model.strict = False  # the resume never reached the model
 
@@ -88,9 +89,11 @@ async def test_a_postgres_store_down_fails_the_run_without_raising(
     rt = Runtime(workspace, store=dsn, configure=scripted_model.attach, delivery=quick)
     started = await rt.run(STEPS, "Go.")
     assert not started.ok and isinstance(started.cause, StoreError), started.error
+    assert started.reason is FailureReason.STORE
     assert "flower:***@127.0.0.1" in str(started.error) and "s3cret" not in str(started.error)
     resumed = await rt.run(STEPS, "Go on.", resume="6f1c1a4e-0000-4000-8000-00000000d0e5")
     assert not resumed.ok and isinstance(resumed.cause, StoreError) and "s3cret" not in str(resumed.error)
+    assert resumed.reason is FailureReason.STORE
     stream = rt.stream(STEPS, "Go on.", resume="6f1c1a4e-0000-4000-8000-00000000d0e5")
     events = [event async for event in stream]  # the iteration raises nothing either
     assert stream.result is not None and not stream.result.ok and isinstance(stream.result.cause, StoreError)

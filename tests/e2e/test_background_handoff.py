@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from flower import Runtime, coordinator
+from flower import FailureReason, Runtime, coordinator
 from flower._run.gate import HANDOFF_REASON, REFUSALS
 from flower._run.settle import STATE_ENV
 from flower.events import Event, HandoffDone, Result, SubagentFinished
@@ -178,6 +178,7 @@ async def test_a_coordinator_that_keeps_calling_tools_after_refusals_is_interrup
         f"an interrupt of the main thread's turn stops its background workers (status {ended.status!r})",
     )
     assert not result.ok and result.unreported == (ended.task_id,), result.error
+    assert result.reason is FailureReason.UNREPORTED
     assert "interrupt at the handoff threshold" in ended.summary
     error = result.error or ""
     assert "never reported" in error and "analyst" in error and "interrupt" in error
@@ -216,6 +217,7 @@ async def test_a_worker_that_never_reports_is_given_up_on_at_the_handoff_past_th
     assert len([e for e in events if isinstance(e, HandoffDone)]) == 1
     assert result.text == "FINAL: counted without the analyst." and len(result.retired) == 1
     assert not result.ok and result.unreported == (ended.task_id,) and ended.status == "killed"
+    assert result.reason is FailureReason.UNREPORTED  # the handoff went ahead without it: no stall
     assert "handed off" in ended.summary and "worker_timeout" in ended.summary
     error = result.error or ""
     assert "never reported" in error and "analyst" in error and "worker_timeout" in error

@@ -16,7 +16,7 @@ import anyio
 import pytest
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage, SystemMessage, TaskNotificationMessage
 
-from flower import Runtime, SpecError, coordinator, worker
+from flower import FailureReason, Runtime, SpecError, coordinator, worker
 from flower._run.settle import STATE_ENV
 from flower.events import Event, SubagentFinished
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash, hang_guard, reply
@@ -144,7 +144,7 @@ async def test_a_worker_that_never_reports_fails_the_step_past_the_hang_guard(
     result = await rt.run(lead(), "Go.", on_event=events.append)
 
     (ended,) = [e for e in events if isinstance(e, SubagentFinished)]
-    assert not result.ok and result.unreported == (ended.task_id,)
+    assert not result.ok and result.unreported == (ended.task_id,) and result.reason is FailureReason.STALLED
     assert ended.status == "killed" and "worker_timeout" in ended.summary
     assert "never reported" in (result.error or "") and "analyst" in (result.error or "")
     assert result.text == "Waiting for the analyst."

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, create_sdk_mcp_server, tool
 
-from flower import CLI_TOOLS, Runtime, coordinator, worker
+from flower import CLI_TOOLS, FailureReason, Runtime, coordinator, worker
 from flower.events import Event, ToolResult
 from flower.instrument import instrument
 from flower.testing import ScriptedModel, agent, bash, tool_use
@@ -94,6 +94,7 @@ async def test_a_structured_output_the_cli_gives_up_on_fails_the_step(
     )
     result = await Runtime(workspace, configure=scripted_model.attach).run(lead, "How many files?")
     assert not result.ok and result.structured_output is None
+    assert result.reason is FailureReason.NO_STRUCTURED_OUTPUT
     assert result.error
 
 

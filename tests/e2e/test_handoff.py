@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from flower import HandoffPolicy, Runtime, coordinator, worker
+from flower import FailureReason, HandoffPolicy, Runtime, coordinator, worker
 from flower.events import HandoffDone, HandoffWarning
 from flower.testing import RecordedRequest, ScriptedModel, Usage, bash, prompt_too_long, reply
 
@@ -117,6 +117,7 @@ async def test_the_generation_brake(scripted_model: ScriptedModel, workspace: Pa
     result = await rt.run(lead(), TASK)
 
     assert not result.ok and "max_generations=2" in (result.error or "")
+    assert result.reason is FailureReason.GENERATION_LIMIT
     assert len(result.retired) == 2
     assert (workspace / ".flower" / "notes" / "handoff.md").exists()
     assert len(list((workspace / ".flower" / "notes" / "archive").glob("handoff-*.md"))) == 1
@@ -135,6 +136,7 @@ async def test_two_degraded_handoffs_in_a_row_stop_the_step(
     result = await Runtime(workspace, configure=scripted_model.attach).run(lead(), TASK)
 
     assert not result.ok and "two handoffs in a row could not be written" in (result.error or "")
+    assert result.reason is FailureReason.HANDOFF_FAILED
     assert len(result.retired) == 2
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from flower import Runtime, Workbench, coordinator, worker
+from flower import FailureReason, Runtime, Workbench, coordinator, worker
 from flower.events import Event, HandoffDone, WorkbenchWarning
 from flower.testing import ScriptedModel, agent, bash
 from tests.e2e.test_handoff import TASK, marathon
@@ -161,6 +161,7 @@ def test_a_store_that_cannot_load_a_resumed_session_ends_the_run_with_an_error_r
     result = runtime.run_sync(LEAD, "Go on.", resume=first.session_id)  # type: ignore[attr-defined]
 
     assert not result.ok and "could not be loaded from the session store" in (result.error or "")
+    assert result.reason is FailureReason.STORE
     assert "sessions.db: a stored entry is not valid JSON" in (result.error or "")
 
 

@@ -20,7 +20,7 @@ import pytest
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage, list_sessions_from_store
 from claude_agent_sdk._internal.sessions import project_key_for_directory
 
-from flower import Runtime, coordinator, instrument, worker
+from flower import FailureReason, Runtime, coordinator, instrument, worker
 from flower.events import Event, ToolResult
 from flower.testing import ScriptedModel, bash, hang_guard, reply
 from tests.e2e.test_runtime import cli_processes
@@ -60,10 +60,10 @@ async def test_a_cancelled_run_leaves_no_cli_and_resumes_from_the_store(
 
 # where the signal finds the CLI decides which (measured with a coordinator: the first on an idle machine,
 # sometimes the second on a busy one)
-ENDED_BY_SIGINT = (
-    "the CLI ended without a result",
-    "the CLI ended with an error result (error_during_execution)",
-)
+ENDED_BY_SIGINT = {
+    "the CLI ended without a result": FailureReason.CLI_FAILED,
+    "the CLI ended with an error result (error_during_execution)": FailureReason.INTERRUPTED,
+}
 
 
 async def test_a_sigint_to_the_cli_alone_fails_the_step_and_keeps_the_turn(
@@ -80,6 +80,7 @@ async def test_a_sigint_to_the_cli_alone_fails_the_step_and_keeps_the_turn(
     result = await rt.run(LEAD, "Go.", on_event=on_event)
 
     assert not result.ok and result.error in ENDED_BY_SIGINT and result.session_id, result.error
+    assert result.reason is ENDED_BY_SIGINT[result.error]
     scripted_model.script("main", ["Resumed."])
     again = await rt.run(LEAD, "Go on.", resume=result.session_id)
     assert again.ok and "FIRST-OUTPUT" in scripted_model.request("main", -1)  # the whole turn was stored

@@ -15,6 +15,7 @@ from claude_agent_sdk import HookMatcher
 from flower import (
     COORDINATOR_PROMPT,
     CredentialsError,
+    FailureReason,
     PruningSessionStore,
     Runtime,
     SpecError,
@@ -95,6 +96,7 @@ async def test_the_seed_example_end_to_end(scripted_model: ScriptedModel, worksp
     )
 
     assert result.ok and result.text == "data/ holds 10 lines." and result.error is None
+    assert result.reason is None
     assert result.session_id and result.num_turns >= 2 and result.peak_context > 0
     assert scripted_model.callers() == ["main", "分析员"]
     assert "10 lines in data/a.txt" in scripted_model.request("main", 1).tool_results[0].text
@@ -268,6 +270,7 @@ async def test_an_error_result_is_a_failed_step_not_an_exception(
     result = await rt.run(lead(), "Go.")
 
     assert not result.ok and "API Error: 500" in (result.error or "") and result.text == ""
+    assert result.reason is FailureReason.API_ERROR
     assert rt.results == [result]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flower import Runtime, worker
+from flower import FailureReason, Runtime, worker
 from flower.events import ApiError, Event
 from flower.testing import ScriptedModel, bash, drop_connection, http_error
 
@@ -59,14 +59,15 @@ def not_tls() -> Iterator[int]:
 
 async def unreachable_run(
     model: ScriptedModel, workspace: Path, base_url: str | None
-) -> tuple[bool, str, list[ApiError]]:
+) -> tuple[FailureReason | None, str, list[ApiError]]:
     env = {"ANTHROPIC_BASE_URL": base_url} if base_url else {}
     events: list[Event] = []
     result = await Runtime(workspace, env=env, configure=model.attach).run(
         HELPER, "Hi.", on_event=events.append
     )
     errors = [e for e in events if isinstance(e, ApiError)]
-    return result.ok, result.error or "", errors
+    assert result.ok is (result.reason is None)
+    return result.reason, result.error or "", errors
 
 
 def assert_gave_up_after_two(errors: list[ApiError], error: str, *causes: str) -> None:
@@ -80,9 +81,11 @@ def assert_gave_up_after_two(errors: list[ApiError], error: str, *causes: str) -
 
 
 async def test_a_closed_port(scripted_model: ScriptedModel, workspace: Path) -> None:
-    ok, error, errors = await unreachable_run(scripted_model, workspace, f"http://127.0.0.1:{closed_port()}")
+    reason, error, errors = await unreachable_run(
+        scripted_model, workspace, f"http://127.0.0.1:{closed_port()}"
+    )
 
-    assert not ok
+    assert reason is FailureReason.UNREACHABLE
     assert errors[0].message == "no response from the API: the connection failed; the CLI retries " + (
         "(attempt 1 of 10)"
     )
@@ -91,27 +94,27 @@ async def test_a_closed_port(scripted_model: ScriptedModel, workspace: Path) -> 
 
 
 async def test_a_host_that_does_not_resolve(scripted_model: ScriptedModel, workspace: Path) -> None:
-    ok, error, errors = await unreachable_run(scripted_model, workspace, "http://nonexistent.invalid")
+    reason, error, errors = await unreachable_run(scripted_model, workspace, "http://nonexistent.invalid")
 
-    assert not ok
+    assert reason is FailureReason.UNREACHABLE
     assert_gave_up_after_two(errors, error, "(ENOTFOUND)", "getaddrinfo ENOTFOUND nonexistent.invalid")
 
 
 async def test_a_server_that_does_not_speak_tls(
     scripted_model: ScriptedModel, workspace: Path, not_tls: int
 ) -> None:
-    ok, error, errors = await unreachable_run(scripted_model, workspace, f"https://127.0.0.1:{not_tls}")
+    reason, error, errors = await unreachable_run(scripted_model, workspace, f"https://127.0.0.1:{not_tls}")
 
-    assert not ok
+    assert reason is FailureReason.UNREACHABLE
     assert_gave_up_after_two(errors, error, "(EPROTO)", "TLS handshake failed")
 
 
 async def test_credentials_the_api_refuses(scripted_model: ScriptedModel, workspace: Path) -> None:
     scripted_model.script("main", lambda request: http_error(401, "invalid x-api-key"))
 
-    ok, error, errors = await unreachable_run(scripted_model, workspace, None)
+    reason, error, errors = await unreachable_run(scripted_model, workspace, None)
 
-    assert not ok and [e.status for e in errors] == [401, 401, 401]
+    assert reason is FailureReason.CREDENTIALS_REFUSED and [e.status for e in errors] == [401, 401, 401]
     assert errors[0].message == "HTTP 401 authentication_failed; the CLI retries (attempt 1 of 10)"
     assert_gave_up_after_two(errors, error, "401 invalid x-api-key")
     assert len(scripted_model.requests("main")) == 2

@@ -17,7 +17,15 @@ import anyio
 import asyncpg
 import pytest
 
-from flower import DeliveryPolicy, LeaseError, PostgresSessionStore, Runtime, coordinator, worker
+from flower import (
+    DeliveryPolicy,
+    FailureReason,
+    LeaseError,
+    PostgresSessionStore,
+    Runtime,
+    coordinator,
+    worker,
+)
 from flower.cli import main
 from flower.events import ToolCall
 from flower.report.fleet import build_fleet_report
@@ -132,6 +140,7 @@ async def test_a_session_resumes_on_another_machine_with_its_files_and_never_for
         go_on.set()
 
     assert not refused.ok and isinstance(refused.cause, LeaseError), refused.error
+    assert refused.reason is FailureReason.LEASE
     assert refused.cause.session_id == session and "machine-b" in (refused.cause.holder or "")
     assert refused.session_id == session and "machine-b" in str(refused.error)
     b_result, queued = results["b"], results["queued"]
@@ -191,7 +200,9 @@ async def test_two_runtimes_on_one_sqlite_store_never_write_one_session_at_once(
         refused = await Runtime(workspace, configure=scripted_model.attach).run(
             LEAD, "Me too.", resume=first.session_id
         )
-        assert not refused.ok and isinstance(refused.cause, LeaseError)
+        assert (
+            not refused.ok and isinstance(refused.cause, LeaseError) and refused.reason is FailureReason.LEASE
+        )
         assert re.search(f"session {first.session_id} is leased by .* pid", str(refused.error))
         go_on.set()
     after = await Runtime(workspace, configure=scripted_model.attach).run(

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from claude_agent_sdk import project_key_for_directory
 
-from flower import PostgresSessionStore, Runtime, SqliteSessionStore, StoreError, worker
+from flower import FailureReason, PostgresSessionStore, Runtime, SqliteSessionStore, StoreError, worker
 from flower.testing import ScriptedModel, bash
 
 pytestmark = pytest.mark.cli
@@ -88,6 +88,8 @@ async def test_a_session_no_store_holds_fails_with_a_cause_that_says_where_it_lo
     result = await rt.run(STEPS, "Go on.", resume=missing)
     await rt.store.aclose()
     await store.aclose()
-    assert not result.ok and isinstance(result.cause, StoreError), result
+    assert not result.ok and isinstance(result.cause, StoreError) and result.reason is FailureReason.STORE, (
+        result
+    )
     assert f"cannot resume session {missing}" in str(result.error)
     assert "under this directory's project key" in str(result.error) and "or any other" in str(result.error)
