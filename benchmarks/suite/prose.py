@@ -283,9 +283,10 @@ Why, where it loses (each measured on this page's recordings):
   do (median 1,946 chars; in 425 real subagent calls a report's length did not depend on the work done,
   rank correlation -0.02), and the coordinator Reads one cut report in five.
 - **Delegation has a fixed price per mandate** (a worker's prompt and first turn written to the cache,
-  its output and report, the mandate, a hand-back frame). A loop repays it; a one-off step does not, so
-  flower's coordinator takes one-off steps itself (`own_steps=1`): W4's sixteen single-command items,
-  each delegated under the strict wall (`flower -own_steps`), cost more than done inline."""
+  its output and report, the mandate, a hand-back frame). A loop repays it; a one-off step does not:
+  under the strict wall (the default, `own_steps=0`) W4's sixteen single-command items are each
+  delegated, and cost more than done inline (`flower +own_steps`, opt-in, takes them itself and gives
+  up what the wall guarantees)."""
 """The causes of the losses the list above shows, as the recordings decompose them."""
 
 BOUNDS = """\
