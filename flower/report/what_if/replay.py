@@ -35,6 +35,7 @@ __all__ = [
     "Request",
     "Saving",
     "Thread",
+    "rate_samples",
     "replayed",
     "thread_of",
     "tokens_per_char",
@@ -125,8 +126,10 @@ def _reply_chars(blocks: Sequence[Mapping[str, Any]]) -> int:
     return sum(m.block_chars(block) for block in blocks if block.get("type") != "thinking")
 
 
-def tokens_per_char(threads: Sequence[Thread]) -> float:
-    """The session's tokens per character of tool output (see the module's docstring)."""
+def rate_samples(threads: Sequence[Thread]) -> list[float]:
+    """Each measurable request's context tokens added per character: over the requests that added at
+    least `CALIBRATION_CHARS` characters of tool output to their thread, the tokens their context grew by
+    (their `usage`) over the characters added (the tool output and the previous reply, thinking left out)."""
     rates = []
     for thread in threads:
         for number in range(1, len(thread.requests)):
@@ -138,6 +141,12 @@ def tokens_per_char(threads: Sequence[Thread]) -> float:
             chars = added + _reply_chars(before.blocks)
             if grew > 0:
                 rates.append(grew / chars)
+    return rates
+
+
+def tokens_per_char(threads: Sequence[Thread]) -> float:
+    """The session's tokens per character of tool output (see the module's docstring)."""
+    rates = rate_samples(threads)
     if len(rates) < _SAMPLES:
         return DEFAULT_RATE
     rate = statistics.median(rates)
