@@ -99,12 +99,12 @@ async def probe(model_name: str) -> tuple[tuple[int, int], tuple[int, int]]:
     import threading
 
     import anyio
+    from suite import warm
 
     from flower import Runtime, coordinator, worker
     from flower.cost import PromptCache
     from flower.events import Event, KeepWarmPing
     from flower.testing import RecordedRequest, ScriptedModel, agent, bash, reply
-    from suite import warm
 
     go = threading.Event()
     steps: list[object] = [bash("ls", description="look"), agent("analyst", "count"), "done"]
@@ -131,7 +131,9 @@ async def probe(model_name: str) -> tuple[tuple[int, int], tuple[int, int]]:
             model.cache = PromptCache()
             model.script("main", main)
             model.script("analyst", analyst)
-            helper = worker("Runs commands and reports.", "You run what you are asked.", tools=["Bash", "Read"])
+            helper = worker(
+                "Runs commands and reports.", "You run what you are asked.", tools=["Bash", "Read"]
+            )
             lead = coordinator("lead", "Goal: count.", {"analyst": helper}, model=model_name)
             policy = KeepWarmPolicy(interval=1.0, max_pings=1)
             rt = Runtime(workspace, configure=model.attach, keep_warm=policy)
@@ -141,7 +143,11 @@ async def probe(model_name: str) -> tuple[tuple[int, int], tuple[int, int]]:
             model.stop()
     first = next(r for r in every if r.body.get("max_tokens") == 1)
     cache = PromptCache()
-    sent = [cut(r.body, r.caller if r.caller == "main" else "worker", 0, 0, None) for r in every if r.seq < first.seq]
+    sent = [
+        cut(r.body, r.caller if r.caller == "main" else "worker", 0, 0, None)
+        for r in every
+        if r.seq < first.seq
+    ]
     for s in sent:
         cache.send_blocks(s.blocks, at=0.0, model=s.model)
     mine = warm.ping([s for s in sent if s.caller == "main"][-1], 1)
@@ -153,14 +159,15 @@ async def probe(model_name: str) -> tuple[tuple[int, int], tuple[int, int]]:
 
 def _probe() -> None:
     import anyio
-
     from suite.pricing import ROWS
 
     for row in ROWS:
         cli, suite = anyio.run(probe, row.model)
         agree = "agree" if cli == suite else "DIFFER"
-        print(f"{row.model}: the CLI's ping read {cli[0]:,} and wrote {cli[1]:,} tokens; the suite's "
-              f"{suite[0]:,} and {suite[1]:,} ({agree})")
+        print(
+            f"{row.model}: the CLI's ping read {cli[0]:,} and wrote {cli[1]:,} tokens; the suite's "
+            f"{suite[0]:,} and {suite[1]:,} ({agree})"
+        )
 
 
 def main() -> None:

@@ -353,7 +353,9 @@ def main() -> int:
     said = ", ".join(f"{share:g}" for share in ratios.cut_shares(rows) or [0.0])
     print(f"\n--reads-cut: flower's realistic coordinator Reads a cut report with P = {said}")
     _print_summary(summary, args.clock)
-    print("\nflower ÷ the cheapest fair peer on each price row (realistic player: median (largest) of the seeds):")
+    print(
+        "\nflower ÷ the cheapest fair peer on each price row (realistic player: median (largest) of seeds):"
+    )
     print(ratios.price_table(rows, keys))
     cpu_seconds = _cpu_seconds()
     summary["cpu_seconds"] = round(cpu_seconds, 1)

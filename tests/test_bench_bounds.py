@@ -107,7 +107,9 @@ def test_a_ping_is_priced_as_the_cli_sends_it_on_each_model() -> None:
     # Opus 5: every block up to the mark equal, then the text and the budget line (27 tokens)
     opus = warm.ping(dataclasses.replace(on_sonnet, model="claude-opus-5-5"), 1)
     assert [b.key for b in opus.blocks[:10]] == [b.key for b in last.blocks]
-    assert sum(b.tokens for b in opus.blocks[10:]) == warm.PING_SUFFIX and opus.blocks[-1].breakpoint == TTL_5M
+    assert (
+        sum(b.tokens for b in opus.blocks[10:]) == warm.PING_SUFFIX and opus.blocks[-1].breakpoint == TTL_5M
+    )
     # at another rate the ping's own blocks are counted at it too
     assert warm.ping(on_sonnet, 1, rate=0.5).blocks[-1].tokens == warm.PING_TEXT_CHARS // 2
 
@@ -234,11 +236,11 @@ def test_where_the_money_goes_adds_up_to_the_runs_cost_and_parts_the_hand_back_f
     from types import SimpleNamespace
 
     from benchmarks.suite.player import Ledger
+    from benchmarks.suite.pricing import SONNET, at_rate
     from benchmarks.suite.realistic import Behaviour
     from benchmarks.suite.spend import spend
     from benchmarks.suite.timing import send_times
     from benchmarks.suite.trace import cut
-    from benchmarks.suite.pricing import SONNET, at_rate
     from flower.testing import RecordedRequest
 
     mark = {"type": "ephemeral", "ttl": "1h"}

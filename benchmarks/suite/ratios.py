@@ -250,7 +250,9 @@ def price_table(rows: Sequence[Metrics], keys: Sequence[str], *, sensitivity: bo
         for clock in HEADLINE_CLOCKS:
             found = [versus(rows, k, pricing.key(clock, row)) for k in keys]
             cells = [_cell(f) + (f" `{f['peer']}`" if f else "") for f in found]
-            lines.append(f"| {row.name} ({row.rate:g} tokens/char) | {NAMES[clock]} | " + " | ".join(cells) + " |")
+            lines.append(
+                f"| {row.name} ({row.rate:g} tokens/char) | {NAMES[clock]} | " + " | ".join(cells) + " |"
+            )
     return "\n".join(lines)
 
 

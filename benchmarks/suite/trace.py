@@ -254,9 +254,13 @@ def from_recording(
         for name in (c for c in timing.CLOCKS if c in clocks):
             runs = []
             for seed in _seeds(rec.behaviour.label) if name in timing.DRAWN else (0,):
-                times = timing.send_times(requests, ledger.idle, name, seed, tokens, getattr(ledger, "about", {}))
+                times = timing.send_times(
+                    requests, ledger.idle, name, seed, tokens, getattr(ledger, "about", {})
+                )
                 # flower's pings, which its Runtime would have sent on this clock (none reach a recording)
-                billed, at = warm.as_flower(counted, times, idle, rate=row.rate) if pinged else (counted, times)
+                billed, at = (
+                    warm.as_flower(counted, times, idle, rate=row.rate) if pinged else (counted, times)
+                )
                 used = usages(billed, at)
                 runs.append((dollars(billed, used), times, billed, at, used))
             runs.sort(key=lambda run: run[0])
