@@ -212,9 +212,9 @@ class UsageMeter:
             )
         main_thread = self._main
         for replies in self._replies.values():  # a session that ended without its result (a crash)
-            for model, main, used in replies.values():
-                by_model[model] = by_model.get(model, TokenUsage()) + used
-                main_thread = main_thread + used if main else main_thread
+            for model, mine, seen in replies.values():
+                by_model[model] = by_model.get(model, TokenUsage()) + seen
+                main_thread = main_thread + seen if mine else main_thread
         total = sum(by_model.values(), TokenUsage())
         if not by_model:  # an old CLI without model_usage: the main thread is all that is known
             total = main_thread

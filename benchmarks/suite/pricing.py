@@ -110,7 +110,7 @@ def at_rate(sent: Sequence[S], row: Row) -> list[S]:
 
     out = []
     for s in sent:
-        more: dict[str, Any] = {"ignored": blocks(s.ignored)} if hasattr(s, "ignored") else {}  # type: ignore[attr-defined]
+        more: dict[str, Any] = {"ignored": blocks(s.ignored)} if hasattr(s, "ignored") else {}
         out.append(
             dataclasses.replace(  # type: ignore[type-var]
                 s,

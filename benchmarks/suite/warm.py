@@ -95,7 +95,7 @@ def ping(request: S, number: int, rate: float = 0.25) -> S:
         reminders = Block(hash((key, "reminders")), _tokens(REMINDER_CHARS, rate), None, "user", tail.message)
         return [*moved, reminders, text]
 
-    more = {"ignored": blocks(request.ignored)} if hasattr(request, "ignored") else {}  # type: ignore[attr-defined]
+    more = {"ignored": blocks(request.ignored)} if hasattr(request, "ignored") else {}
     return dataclasses.replace(  # type: ignore[type-var]
         request, caller=PING, blocks=blocks(request.blocks), output=1, **more
     )
