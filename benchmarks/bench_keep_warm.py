@@ -22,6 +22,13 @@ requests unchanged but for their coordinator marks:
 A wall-clock run cannot show pings here: the scripted workers answer at once, and the suite's clock is
 simulated. Prints one table per clock: each workload's median dollars (over its recordings and seeds)
 and the ratios.
+
+    python benchmarks/bench_keep_warm.py --probe
+
+records one real ping through the CLI with the scripted model under each priced model's name (a
+coordinator glances, delegates, its worker is held until a ping went out) and prints what the ping read
+and wrote in the scripted model's cache beside what the suite's `warm.ping` prices for the same
+coordinator request: the two must agree (`suite/warm.py` says what the CLI sends on each model).
 """
 
 from __future__ import annotations
@@ -85,7 +92,88 @@ def price_recording(path: Path, policy: KeepWarmPolicy) -> dict[str, dict[str, f
     return out
 
 
+async def probe(model_name: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    """One real ping under `model_name`: ((read, written) by the CLI's ping, (read, written) by the suite's
+    `warm.ping` of the same coordinator request), through one simulated cache each."""
+    import tempfile
+    import threading
+
+    import anyio
+    from suite import warm
+
+    from flower import Runtime, coordinator, worker
+    from flower.cost import PromptCache
+    from flower.events import Event, KeepWarmPing
+    from flower.testing import RecordedRequest, ScriptedModel, agent, bash, reply
+
+    go = threading.Event()
+    steps: list[object] = [bash("ls", description="look"), agent("analyst", "count"), "done"]
+
+    def main(request: RecordedRequest) -> object:
+        if request.body.get("max_tokens") == 1:
+            return reply(".", stop_reason="max_tokens")
+        return steps.pop(0) if steps else None
+
+    async def analyst(request: RecordedRequest) -> str:
+        await anyio.to_thread.run_sync(lambda: go.wait(600))
+        return "REPORT: 42"
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, KeepWarmPing):
+            go.set()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = Path(tmp) / "ws"
+        workspace.mkdir()
+        model = ScriptedModel()
+        model.start()
+        try:
+            model.cache = PromptCache()
+            model.script("main", main)
+            model.script("analyst", analyst)
+            helper = worker(
+                "Runs commands and reports.", "You run what you are asked.", tools=["Bash", "Read"]
+            )
+            lead = coordinator("lead", "Goal: count.", {"analyst": helper}, model=model_name)
+            policy = KeepWarmPolicy(interval=1.0, max_pings=1)
+            rt = Runtime(workspace, configure=model.attach, keep_warm=policy)
+            await rt.run(lead, "Start.", on_event=on_event)
+            every = model.requests()
+        finally:
+            model.stop()
+    first = next(r for r in every if r.body.get("max_tokens") == 1)
+    cache = PromptCache()
+    sent = [
+        cut(r.body, r.caller if r.caller == "main" else "worker", 0, 0, None)
+        for r in every
+        if r.seq < first.seq
+    ]
+    for s in sent:
+        cache.send_blocks(s.blocks, at=0.0, model=s.model)
+    mine = warm.ping([s for s in sent if s.caller == "main"][-1], 1)
+    used = cache.send_blocks(mine.blocks, at=0.0, model=mine.model)
+    real = first.usage or {}
+    cli = (int(real.get("cache_read_input_tokens", 0)), int(real.get("cache_creation_input_tokens", 0)))
+    return cli, (used.cache_read, used.cache_creation + used.input)
+
+
+def _probe() -> None:
+    import anyio
+    from suite.pricing import ROWS
+
+    for row in ROWS:
+        cli, suite = anyio.run(probe, row.model)
+        agree = "agree" if cli == suite else "DIFFER"
+        print(
+            f"{row.model}: the CLI's ping read {cli[0]:,} and wrote {cli[1]:,} tokens; the suite's "
+            f"{suite[0]:,} and {suite[1]:,} ({agree})"
+        )
+
+
 def main() -> None:
+    if "--probe" in sys.argv[1:]:
+        _probe()
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("recordings", type=Path, help="a directory kept by run_suite.py --keep")
     parser.add_argument("--only", default="", help="comma-separated workload keys (w1..w5)")

@@ -26,6 +26,9 @@ Run from the repository root:
     python benchmarks/run_suite.py --from-recordings PEERS FLOWER --json out.json
                                                       # price recordings kept in several directories
 
+Every run is priced on Sonnet 4.6 and on the CLI's default model, each at the tokens per character measured
+for it on real transcripts (`suite/pricing.py`); `--json` carries both (`"price"`), and characters / 4.
+
 Every number comes from real runs of the bundled CLI against flower's scripted model (`flower.testing`):
 baselines, peers (their edits applied by the scripted model, the CLI's compaction behind them) and flower,
 each played by an ideal scripted agent and by a realistic one (five seeds), each run recorded once and
@@ -194,7 +197,7 @@ def _cpu_seconds() -> float:
 def _print_summary(summary: dict[str, object], clock: str) -> None:
     print(f"\nflower ÷ the cheapest fair peer ({clock} clock, realistic player) and ÷ its ablations (ideal):")
     for key, value in summary.items():
-        if key in ("clock", "demo", "cpu_seconds") or not isinstance(value, dict):
+        if key in ("clock", "demo", "cpu_seconds", "price", "rates") or not isinstance(value, dict):
             continue
         best = value["flower_vs_best"]
         head = f"{best['median']:.2f} (max {best['max']:.2f}) vs {best['peer']}" if best else "-"
@@ -350,6 +353,10 @@ def main() -> int:
     said = ", ".join(f"{share:g}" for share in ratios.cut_shares(rows) or [0.0])
     print(f"\n--reads-cut: flower's realistic coordinator Reads a cut report with P = {said}")
     _print_summary(summary, args.clock)
+    print(
+        "\nflower ÷ the cheapest fair peer on each price row (realistic player: median (largest) of seeds):"
+    )
+    print(ratios.price_table(rows, keys))
     cpu_seconds = _cpu_seconds()
     summary["cpu_seconds"] = round(cpu_seconds, 1)
     print(f"CPU: {cpu_seconds:.0f} s, this process and its children (user + system, as /usr/bin/time counts)")

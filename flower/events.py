@@ -266,7 +266,10 @@ class KeepWarmPing:
     """Why not: the API refused it, the fork failed, or the worker returned first (`cancelled`)."""
     cancelled: bool = False
     """The worker returned (or the run ended) while it was in flight: its CLI was stopped. If its request
-    had already gone out, the API may bill it, and flower does not count it."""
+    had already gone out, the API bills it, and flower counts it at its estimated price (`estimated`)."""
+    estimated: bool = False
+    """`usage` and `cost_usd` are flower's estimate of a request stopped in flight, not the CLI's count:
+    the last ping of the same wait (the same request), else the coordinator's last request read again."""
     usage: TokenUsage = field(default_factory=TokenUsage)
     """Its tokens as the CLI counted them (cache read for the prefix, a few written, one output)."""
     model: str = ""

@@ -14,9 +14,11 @@ Where the numbers come from (measured, CLI 2.1.332):
 - the keep-warm pings (`flower.warm`) run in CLI processes of their own: each one's `model_usage`,
   kept apart (`StepUsage.keep_warm`) and counted per model.
 
-The usage on each streamed `AssistantMessage` is not used: it carries the reply's *start* (its output
-tokens are 1), every block of a multi-block reply repeats it, and a subagent's final reply is not
-forwarded at all.
+The usage on each streamed `AssistantMessage` is used only where no `ResultMessage` came after it (a CLI
+that crashed or was killed mid-turn): it carries the reply's *start* (its output tokens are 1), every
+block of a multi-block reply repeats it, and a subagent's final reply is not forwarded at all. So a
+crashed run counts the input, cache reads and writes of every reply it saw since its last result, as
+billed, and their output as the stream's start reports it (a lower bound), instead of nothing.
 
 Example::
 
@@ -162,17 +164,29 @@ class UsageMeter:
         self._main = TokenUsage()
         self._per_session: dict[str, dict[str, TokenUsage]] = {}  # session -> model -> cumulative usage
         self._pings: dict[str, TokenUsage] = {}  # model -> the keep-warm pings' usage
+        # session -> message id -> (model, the main thread's?, usage) of the replies since its last result
+        self._replies: dict[str, dict[str, tuple[str, bool, TokenUsage]]] = {}
         self.main_model: str | None = None
         """The model of the main thread's replies, when one was seen."""
 
     def add_result(self, session_id: str, usage: Mapping[str, Any] | None, models: object) -> None:
         """One `ResultMessage`: its `usage` (this turn, main thread) and `model_usage` (cumulative)."""
         self._main = self._main + TokenUsage.from_api(usage)
+        self._replies.pop(session_id, None)  # counted by this result
         if isinstance(models, Mapping) and models:
             self._per_session[session_id] = {
                 str(name): TokenUsage.from_model_usage(entry if isinstance(entry, Mapping) else None)
                 for name, entry in models.items()
             }
+
+    def add_reply(
+        self, session_id: str, message_id: str, model: str, usage: Mapping[str, Any] | None, *, main: bool
+    ) -> None:
+        """One streamed reply (`AssistantMessage`): counted only if no `ResultMessage` of its session
+        follows it (the CLI ended without one: crashed, killed)."""
+        if model == "<synthetic>" or not usage:
+            return
+        self._replies.setdefault(session_id, {})[message_id] = (model, main, TokenUsage.from_api(usage))
 
     def add_ping(self, model: str, usage: TokenUsage) -> None:
         """One keep-warm ping's usage (its own CLI process's `model_usage`, 1-hour writes apart)."""
@@ -196,11 +210,16 @@ class UsageMeter:
                 cache_creation=used.cache_creation - moved,
                 cache_creation_1h=used.cache_creation_1h + moved,
             )
+        main_thread = self._main
+        for replies in self._replies.values():  # a session that ended without its result (a crash)
+            for model, mine, seen in replies.values():
+                by_model[model] = by_model.get(model, TokenUsage()) + seen
+                main_thread = main_thread + seen if mine else main_thread
         total = sum(by_model.values(), TokenUsage())
         if not by_model:  # an old CLI without model_usage: the main thread is all that is known
-            total = self._main
+            total = main_thread
         for name, used in self._pings.items() if by_model else ():  # else: priced with the main thread
             by_model[name] = by_model.get(name, TokenUsage()) + used
         return StepUsage(
-            main=self._main, subagents=total.minus(self._main), by_model=by_model, keep_warm=pinged
+            main=main_thread, subagents=total.minus(main_thread), by_model=by_model, keep_warm=pinged
         )

@@ -76,9 +76,11 @@ def test_flower_is_priced_with_the_pings_its_runtime_sends_while_the_coordinator
     found, at = warm.as_flower(requests, times, [0.0] * 5)
     assert at == [0.0, 10.0, 270.0, 540.0, 600.0, 610.0, 620.0]  # flower.warm's schedule: 270 s apart
     assert [s.caller for s in found][2:4] == [warm.PING, warm.PING] and found[2].output == 1
-    # a ping is the coordinator's request with its last mark moved onto the ping's own suffix
-    assert found[2].blocks[:-1] == [dataclasses.replace(b, breakpoint=None) for b in requests[0].blocks]
-    assert found[2].blocks[-1].tokens == warm.PING_SUFFIX and found[2].blocks[-1].breakpoint == TTL_5M
+    # a ping is the coordinator's request with its last mark moved onto the ping's own text; on Sonnet
+    # 4.6 the CLI's two reminders come before it (here the last block is no tool_result: after it)
+    assert found[2].blocks[:-2] == [dataclasses.replace(b, breakpoint=None) for b in requests[0].blocks]
+    assert [b.tokens for b in found[2].blocks[-2:]] == [warm.REMINDER_CHARS // 4, warm.PING_TEXT_CHARS // 4]
+    assert found[2].blocks[-1].breakpoint == TTL_5M and found[2].blocks[-2].breakpoint is None
     assert found[2].blocks[-1].key != found[3].blocks[-1].key  # `. 1`, `. 2`: each its own suffix
     pinged = dollars(found, usages(found, at))
     assert dollars(requests, usages(requests, times)) > pinged  # the coordinator's prefix is read again
@@ -89,6 +91,27 @@ def test_flower_is_priced_with_the_pings_its_runtime_sends_while_the_coordinator
     assert warm.as_flower(run(), times, [0.0] * 5)[0] == found  # priced with the marks flower sends
     assert not warm.keeps_warm(named(w1, "flower -keep_warm"), requests)
     assert not warm.keeps_warm(named(w1, "flower -delegation"), [s for s in requests if s.caller == "main"])
+
+
+def test_a_ping_is_priced_as_the_cli_sends_it_on_each_model() -> None:
+    from benchmarks.suite import warm
+
+    last = sent("main", 10, ttl=TTL_5M)
+    result = last.blocks[-1].key
+    on_sonnet = dataclasses.replace(last, results={result: "toolu_1"})  # its last block a tool_result
+    ping = warm.ping(on_sonnet, 1)
+    # Sonnet 4.6: the reminders go inside the last tool_result, which differs; then the `. N` text
+    assert [b.key for b in ping.blocks[:9]] == [b.key for b in last.blocks[:9]]
+    assert ping.blocks[9].key != result and ping.blocks[9].tokens == 1000 + warm.REMINDER_CHARS // 4
+    assert ping.blocks[9].breakpoint is None and ping.blocks[10].breakpoint == TTL_5M
+    # Opus 5: every block up to the mark equal, then the text and the budget line (27 tokens)
+    opus = warm.ping(dataclasses.replace(on_sonnet, model="claude-opus-5-5"), 1)
+    assert [b.key for b in opus.blocks[:10]] == [b.key for b in last.blocks]
+    assert (
+        sum(b.tokens for b in opus.blocks[10:]) == warm.PING_SUFFIX and opus.blocks[-1].breakpoint == TTL_5M
+    )
+    # at another rate the ping's own blocks are counted at it too
+    assert warm.ping(on_sonnet, 1, rate=0.5).blocks[-1].tokens == warm.PING_TEXT_CHARS // 2
 
 
 def five(request: Sent) -> list[Block]:
@@ -213,6 +236,7 @@ def test_where_the_money_goes_adds_up_to_the_runs_cost_and_parts_the_hand_back_f
     from types import SimpleNamespace
 
     from benchmarks.suite.player import Ledger
+    from benchmarks.suite.pricing import SONNET, at_rate
     from benchmarks.suite.realistic import Behaviour
     from benchmarks.suite.spend import spend
     from benchmarks.suite.timing import send_times
@@ -255,6 +279,7 @@ def test_where_the_money_goes_adds_up_to_the_runs_cost_and_parts_the_hand_back_f
     sent = [
         cut(r.body, "worker" if r.caller == "worker" else "main", r.output_tokens, 0, None) for r in requests
     ]
+    sent = at_rate(sent, SONNET)  # the headline row: Sonnet 4.6 at its measured tokens per character
     times = send_times(requests, {}, "35", 1, [s.context for s in sent])
     assert sum(found.values()) == pytest.approx(dollars(sent, usages(sent, times)), abs=1e-3)
     assert (
@@ -262,4 +287,4 @@ def test_where_the_money_goes_adds_up_to_the_runs_cost_and_parts_the_hand_back_f
         and found["reports: write 1h"] > found["hand-back frames: write 1h"]
     )
     assert found["worker prompt: read"] > 0  # the worker reads the prompt its coordinator wrote
-    assert found["output: workers"] == pytest.approx(300 * 15 / 1e6, abs=1e-4)
+    assert found["output: workers"] == pytest.approx(round(300 * SONNET.rate * 4) * 15 / 1e6, abs=1e-4)

@@ -20,9 +20,9 @@ LEVERS: tuple[tuple[str, str], ...] = (
     ("flower -fold_checks", "a look that checks a worker's work goes in its mandate; the ablation runs it"),
     ("flower -self_glance", "read-only looks run by the coordinator; the ablation delegates them all"),
     (
-        "flower -own_steps",
-        "a move of one small hands-on step taken by the coordinator (never two in a row); the ablation "
-        "delegates it (the strict wall)",
+        "flower +own_steps",
+        "the strict wall: every hands-on step delegated; the variant (opt-in `own_steps=1`) lets the "
+        "coordinator take a move of one small hands-on step itself",
     ),
     ("flower -shared_prefix", "every mandate starts with the same line; the ablation sends them as written"),
     ("flower +planning", "no planning tools (`TaskCreate`...) for the coordinator; the ablation offers them"),

@@ -18,7 +18,8 @@ which the CLI reports a 200,000-token window: it compacts at 167k and, with comp
 prompt locally at about 177k. Every request is logged, and a request *is* the context: all sizes below
 are measured on requests. The usage each reply reports is the request's characters / 4 (plus the
 marathon's residue, below), so the CLI's own thresholds apply to real sizes, and its output tokens are
-the reply's own size (characters / 4 of what the scripted agent wrote).
+the reply's own size (characters / 4 of what the scripted agent wrote). The tables then price every
+request at each model's measured tokens per character ("Tokens and prices").
 
 **The ideal player** (`benchmarks/suite/player.py`) plays a workload's action list, one reply per
 request, deciding from that request alone:
@@ -218,7 +219,8 @@ LEFT_OUT = """\
   `clear_tool_uses` at its defaults runs only where the context reaches its trigger (W1, W4), and W1's
   spill preview sweep runs with `--previews` (time budget).
 - Ablations whose layer cannot act in a workload are not run (their tables say why).
-- Real BPE token counts: no tokenizer for Claude is available offline; chars / 4 throughout.
+- Real BPE token counts: no tokenizer for Claude is available offline; blocks are cut at chars / 4 and
+  priced at each model's measured tokens per character ("Tokens and prices").
 - Task success: a scripted agent does not solve tasks; facts answerable stand in for it, and a run that
   stops at the window is counted as not finished.
 - `exclude_tools` and `clear_tool_inputs` of `clear_tool_uses`; masking with SWE-agent's own cache marks.

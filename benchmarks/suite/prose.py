@@ -55,12 +55,16 @@ python benchmarks/run_suite.py --update-baseline  # store this run's numbers as 
 python benchmarks/calibrate.py DIR                # the realistic player's figures, from real transcripts
 python benchmarks/calibrate_time.py DIR           # the calibrated clock's tables, from real transcripts
 python benchmarks/calibrate_workers.py DIR [DIR]  # subagents' reports by tool calls, their replies' prose
+python benchmarks/calibrate_rates.py DIR          # tokens per character per model, from real transcripts
+python benchmarks/bench_keep_warm.py --probe      # a real ping on each priced model, against the suite's
 ```
 
 {timing}
-Tokens are estimated as characters / 4 everywhere (no tokenizer is
-available offline); "k" is thousands; prices are `claude-sonnet-4-6`'s ($3 input, $15 output, $0.30 cache
-read, $3.75 cache write per million tokens, what the bundled CLI charges). Every number is a measurement
+Every run is priced twice (see "Tokens and prices"): on **Sonnet 4.6** (`claude-sonnet-4-6`, $3 input,
+$15 output, $0.30 cache read, $3.75 cache write per million tokens, what the bundled CLI charges; every
+table but the price table) and on **the CLI's default model** (Opus 5: $4, $20, cache reads at 0.05x
+input, $5 write), each counting tokens at the rate measured for it on real transcripts (0.357 and 0.358
+tokens a character; characters / 4 is the sensitivity row); "k" is thousands. Every number is a measurement
 of a scripted agent, not of a model: the differences come from what each strategy lets into the
 context and what the agent does with it, not from model luck.
 """
@@ -246,8 +250,12 @@ worker, its `Runtime` keeps them warm: every 270 s a ping sends the coordinator'
 one output token (`flower.warm`). No recording holds a ping (the scripted workers answer in seconds of
 wall-clock time), so each of flower's runs is priced with the pings `flower.warm.schedule.ping_times`
 sends on that clock and seed (`benchmarks/suite/warm.py`: none across the workloads' idle time, at most
-as many a wait as cost one rewrite of the prefix), each one the coordinator's prefix read plus a 27-token
-suffix written and one output token; a run of flower recorded before its `Runtime` kept warm (1-hour
+as many a wait as cost one rewrite of the prefix), each one the coordinator's last request sent again as
+the CLI sends it on the model priced (`warm.ping`, checked against a real ping on each model: on Opus 5
+the whole prefix read, then 27 tokens written at characters / 4; on Sonnet 4.6 the CLI's two reminders
+go inside the last tool_result block, so the ping reads one cache entry short and writes from there, 143
+tokens where the coordinator's request wrote 90 in the probe) and one output token; a run of flower
+recorded before its `Runtime` kept warm (1-hour
 marks) is priced the same way, its coordinator's marks at 5 minutes (its requests differ in nothing
 else). `flower -keep_warm` is the run with 1-hour marks and no ping (`Runtime(keep_warm=False)`). The
 peers, which never wait on a worker, keep the CLI's 5 minutes, and are also priced with 1 hour. The
@@ -283,9 +291,10 @@ Why, where it loses (each measured on this page's recordings):
   do (median 1,946 chars; in 425 real subagent calls a report's length did not depend on the work done,
   rank correlation -0.02), and the coordinator Reads one cut report in five.
 - **Delegation has a fixed price per mandate** (a worker's prompt and first turn written to the cache,
-  its output and report, the mandate, a hand-back frame). A loop repays it; a one-off step does not, so
-  flower's coordinator takes one-off steps itself (`own_steps=1`): W4's sixteen single-command items,
-  each delegated under the strict wall (`flower -own_steps`), cost more than done inline."""
+  its output and report, the mandate, a hand-back frame). A loop repays it; a one-off step does not:
+  under the strict wall (the default, `own_steps=0`) W4's sixteen single-command items are each
+  delegated, and cost more than done inline (`flower +own_steps`, opt-in, takes them itself and gives
+  up what the wall guarantees)."""
 """The causes of the losses the list above shows, as the recordings decompose them."""
 
 BOUNDS = """\
@@ -299,3 +308,23 @@ coordinator write at 5 minutes and, during a wait longer than that, its last req
 their head**: the workers write no more than the coordinator reads of each report the cap cut. The
 stress rows show the same choices when workers last as long as real ones do."""
 """The replays' table caption (`bounds_table`)."""
+
+PRICES = """\
+Every recording is priced on two models' prices, as the API would bill the same requests on each
+(`benchmarks/suite/pricing.py`): Sonnet 4.6 (the model the runs are recorded under; every other table of
+this page) and the CLI's default model (`flower.cost.DEFAULT_MODEL`, its `claude-opus-5` row: cache reads
+at 0.05x input, a 512-token smallest cacheable prefix). Each counts tokens at the rate measured for it on
+real Claude Code transcripts (`python benchmarks/calibrate_rates.py DIR`, the what-if's own measure,
+`flower.report.what_if.replay.rate_samples`): over every request that added at least 2,000 characters of
+tool output, the tokens its `usage` says the context grew by, over the characters it added (the tool
+outputs and the previous reply, thinking left out), in the transcripts nine in ten of whose requests are
+one model's. The corpus (CLI 2.0.74-2.1.42) holds no Sonnet 4.6 and no Opus 5 session, so each takes its
+nearest family's median: Sonnet 4.5 (0.357 tokens a character, 25 requests, 2 sessions) and Opus 4.6
+(0.358, 67 requests, 5 sessions); Opus 4.5 measures 0.377, Haiku 4.5 0.420. An outside check measured
+0.45-0.55 on current models' sessions, which this corpus cannot confirm. The suite cuts every block at
+characters / 4 and scales blocks, outputs and context sizes to the row's rate; characters / 4 on Sonnet
+4.6 is the sensitivity row. A ratio barely moves with the rate (every token of both sides scales alike;
+only the smallest cacheable prefix, the pings' own blocks and the calibrated clock's durations by context
+size do not): the model's prices move it more.
+"""
+"""The price table's preface."""

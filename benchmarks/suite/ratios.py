@@ -10,6 +10,10 @@
 - **Ablations**: flower's cost ÷ each ablation's, the ideal player (below 1: the layer or lever pays).
 - **The lower bound** (`floor.py`): per seed, the cheapest of every run's floor; flower ÷ it.
 
+Every ratio is also given on each price row (`pricing.ROWS`: Sonnet 4.6 and the CLI's default model,
+each at its own tokens per character) and on the characters / 4 sensitivity row (`pricing.SENSITIVITY`),
+at the headline clocks: `price_table` and `summary()["price"]`.
+
 `summary()` is what `run_suite.py --json` writes.
 """
 
@@ -19,7 +23,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import levers
+from . import levers, pricing
 from .bounds import CLOCKS as BOUND_CLOCKS
 from .bounds import VARIANTS
 from .metrics import Metrics
@@ -186,17 +190,17 @@ SENSITIVITY = {
     "reads 0.5": "flower's coordinator Reads half the reports its cap cut",
 }
 """The realistic player's variants the summary prices apart (`ranking.variant`), and what each plays."""
-HEADLINE_CLOCKS = ("calibrated", "35")
+HEADLINE_CLOCKS = pricing.HEADLINE_CLOCKS
 """The clocks the issue's bars are read at: the summary carries both, whatever the run's clock."""
 
 
-def _workload(rows: Sequence[Metrics], key: str, clock: str) -> dict[str, Any]:
+def _workload(rows: Sequence[Metrics], key: str, clock: str, *, bound: bool = True) -> dict[str, Any]:
     found = versus(rows, key, clock)
     preset = versus(rows, key, clock, scope="preset")
     out: dict[str, Any] = {
         "flower_vs_best": None if found is None else _best(found),
         "ablations": ablations(rows, key, clock),
-        "lower_bound": lower_bound(rows, key),
+        "lower_bound": lower_bound(rows, key) if bound else None,
         "inline_realistic": levers.inline_realistic(rows, key, clock),
         "peers_as_before": None if preset is None else _best(preset),
     }
@@ -217,7 +221,39 @@ def summary(rows: Sequence[Metrics], keys: Sequence[str], clock: str) -> dict[st
     clocks = {clock: per}
     for name in HEADLINE_CLOCKS:
         clocks.setdefault(name, {key: _workload(rows, key, name) for key in keys})
-    return {**per, "clock": clocks}
+    prices: dict[str, Any] = {_price_name(pricing.SONNET): {c: clocks[c] for c in HEADLINE_CLOCKS}}
+    for row in (*pricing.ROWS, *pricing.SENSITIVITY):
+        if row is not pricing.SONNET:
+            prices[_price_name(row)] = {
+                c: {key: _workload(rows, key, pricing.key(c, row), bound=False) for key in keys}
+                for c in HEADLINE_CLOCKS
+            }
+    rates = {_price_name(row): {"model": row.model, "tokens_per_char": row.rate} for row in _rows()}
+    return {**per, "clock": clocks, "price": prices, "rates": rates}
+
+
+def _rows() -> tuple[pricing.Row, ...]:
+    return (*pricing.ROWS, *pricing.SENSITIVITY)
+
+
+def _price_name(row: pricing.Row) -> str:
+    """A price row's key in `summary()["price"]`: `sonnet-4-6`, `opus-5`, `chars4`."""
+    return row.suffix.lstrip("@") or "sonnet-4-6"
+
+
+def price_table(rows: Sequence[Metrics], keys: Sequence[str], *, sensitivity: bool = True) -> str:
+    """flower ÷ the cheapest fair peer on each price row at the headline clocks (realistic player: median
+    (largest) of the per-seed ratios), and the peer it was, per workload."""
+    heads = " | ".join(k.upper() for k in keys)
+    lines = [f"| price row | clock | {heads} |", "|---|---|" + "---:|" * len(keys)]
+    for row in (*pricing.ROWS, *(pricing.SENSITIVITY if sensitivity else ())):
+        for clock in HEADLINE_CLOCKS:
+            found = [versus(rows, k, pricing.key(clock, row)) for k in keys]
+            cells = [_cell(f) + (f" `{f['peer']}`" if f else "") for f in found]
+            lines.append(
+                f"| {row.name} ({row.rate:g} tokens/char) | {NAMES[clock]} | " + " | ".join(cells) + " |"
+            )
+    return "\n".join(lines)
 
 
 def cut_shares(rows: Sequence[Metrics]) -> list[float]:
@@ -387,6 +423,7 @@ __all__ = [
     "lower_bound",
     "peers_line",
     "preset_row",
+    "price_table",
     "replayed",
     "sensitivity",
     "summary",

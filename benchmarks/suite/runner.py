@@ -58,8 +58,18 @@ REALISTIC = (
     "flower -delegation",
 )
 """Run by the realistic player, with each peer at its best."""
-QUICK_REALISTIC = ("baseline_raw", "baseline_cc_default", "flower", "mask n10 p10", "clear_tool_uses tuned")
-"""Run by the realistic player in `--quick`, at one seed (the peers at one setting each: no choice)."""
+QUICK_REALISTIC = (
+    "baseline_raw",
+    "baseline_raw (SDK prompt)",
+    "baseline_cc_default",
+    "flower",
+    "mask n10 p10",
+    "mask n10 p10 (SDK prompt)",
+    "clear_tool_uses tuned",
+    "clear_tool_uses tuned (SDK prompt)",
+)
+"""Run by the realistic player in `--quick`, at one seed (the peers at one setting each: no choice), each
+plain one with the preset and with the SDK's own prompt (the cheapest peers at full scale)."""
 UNBRIEFED = ("flower", "baseline_cc_default")
 """Run again with workers that ignore the report rule (`Behaviour.reports`), where they delegate."""
 READS_HALF = 0.5

@@ -71,9 +71,9 @@ class Strategy:
     fold: bool = True
     """flower's coordinator puts a look that checks a worker's work in that worker's mandate, as its
     rules say (False: it runs every look itself)."""
-    own_steps: int = 1
-    """flower's coordinator takes a move of one small hands-on step itself, as its wall allows
-    (`coordinator(own_steps=...)`; 0: the strict wall, every step delegated)."""
+    own_steps: int = 0
+    """One-off hands-on steps flower's coordinator may take itself (`coordinator(own_steps=...)`); 0, the
+    default: the strict wall, every hands-on step delegated (`flower +own_steps` loosens it to 1)."""
     prompt: Literal["preset", "sdk"] = "preset"
     """A plain strategy's system prompt: the `claude_code` preset, or the SDK's empty default."""
     cache: Literal["auto", "1h"] = "auto"
@@ -158,12 +158,12 @@ PLAY_ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -whole_loops": {"whole_loops": False},
     "flower -fold_checks": {"fold": False},
     "flower -self_glance": {"self_glance": False},
-    "flower -own_steps": {"own_steps": 0},
+    "flower +own_steps": {"own_steps": 1},
 }
 """The coordinator's rules, one at a time: `-whole_loops` chunks by the workload's size instead of one
 mandate per move; `-fold_checks` runs a look that checks a worker's work itself; `-self_glance`
-delegates every look, its own ones too; `-own_steps` delegates a one-off hands-on step too (the strict
-wall, `coordinator(own_steps=0)`)."""
+delegates every look, its own ones too; `+own_steps` loosens the strict wall: the coordinator takes a move
+of one small hands-on step itself (`coordinator(own_steps=1)`, opt-in)."""
 SELF_GLANCE = "flower -self_glance"
 
 
@@ -198,7 +198,7 @@ def idle_layers(workload: Workload) -> dict[str, str]:
     if _mandates(workload, workload.chunk) == _mandates(workload, MOVE):
         idle["flower -whole_loops"] = "every move already fits in the workload's chunk"
     if _mandates(workload, MOVE, own_steps=1) == _mandates(workload, MOVE):
-        idle["flower -own_steps"] = "no move of one small hands-on step"
+        idle["flower +own_steps"] = "no move of one small hands-on step"
     if not any(isinstance(a, Run) and a.check for a in actions):
         idle["flower -fold_checks"] = "no look that checks a worker's work"
     if not any(isinstance(a, Run) and a.glance for a in actions):

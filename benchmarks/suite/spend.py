@@ -1,6 +1,7 @@
 """Where a run's money goes: every token of every request priced and put in one category.
 
-A recording is priced as the suite prices it (one simulated cache, the run's clock and seed); each
+A recording is priced as the suite prices its headline row (Sonnet 4.6 at its measured tokens per
+character, `pricing.SONNET`; one simulated cache, the run's clock and seed); each
 request's usage is then laid over its blocks in the API's order: the prefix it read, the segments it
 wrote (each at its mark's lifetime), the plain input after its last mark. A block's share of each is
 paid at the model's prices and added to `<its category>: <read | write 5m | write 1h | input>`:
@@ -25,7 +26,7 @@ from typing import Any
 
 from flower.cost import TTL_5M, PromptCache, blocks_of, price, price_for
 
-from . import timing, warm
+from . import pricing, timing, warm
 from .probes import block_text
 from .trace import Sent, cut
 
@@ -95,12 +96,13 @@ def spend(rec: Any, clock: str = "calibrated", seed: int | None = None) -> dict[
         sent.append(cut(r.body, caller, r.output_tokens, rec.workload.pad, None))
         pad = rec.workload.pad if caller == "main" else 0
         kinds.append(_with_residue(r.body, _categories(r.body, caller), pad))
+    sent = pricing.at_rate(sent, pricing.SONNET)  # the headline row's model and tokens per character
     tokens = [s.context for s in sent]
     about = getattr(rec.ledger, "about", {})
     times = timing.send_times(requests, rec.ledger.idle, clock, seed, tokens, about)
     if warm.keeps_warm(rec.strategy, sent):
         idle = [rec.ledger.idle.get(r.seq, 0.0) for r in requests]
-        sent, times = warm.as_flower(sent, times, idle)
+        sent, times = warm.as_flower(sent, times, idle, rate=pricing.SONNET.rate)
         own = iter(kinds)  # the run's own requests keep their order among the pings
         kinds = [[] if s.caller == warm.PING else next(own) for s in sent]
     cache = PromptCache()

@@ -17,7 +17,7 @@ from typing import Any
 
 from flower.cost import TTL_1H, Block, PromptCache, TokenUsage, blocks_of, price
 
-from . import bounds, floor, timing, warm
+from . import bounds, floor, pricing, timing, warm
 from .player import Ledger, ProbeRecord
 from .probes import View, block_text, residue, stale_snapshots
 from .runs import ONE_HOUR
@@ -241,29 +241,39 @@ def from_recording(
         sent.append(cut(r.body, caller, r.output_tokens, rec.workload.pad, view))
     if one_hour:
         sent = at_one_hour(sent)
-    tokens = [s.context for s in sent]
     idle = [ledger.idle.get(r.seq, 0.0) for r in requests]
     pinged = warm.keeps_warm(rec.strategy, sent)
     costs: dict[str, float] = {}
     chosen: dict[str, tuple[list[float], list[Sent], list[float], list[TokenUsage]]] = {}
     drawn: dict[str, list[list[float]]] = {}
-    for name in timing.CLOCKS:
-        runs = []
-        for seed in _seeds(rec.behaviour.label) if name in timing.DRAWN else (0,):
-            times = timing.send_times(requests, ledger.idle, name, seed, tokens, getattr(ledger, "about", {}))
-            drawn.setdefault(name, []).append(times)
-            # flower's pings, which its Runtime would have sent on this clock (none reach a recording)
-            billed, at = warm.as_flower(sent, times, idle) if pinged else (sent, times)
-            used = usages(billed, at)
-            runs.append((dollars(billed, used), times, billed, at, used))
-        runs.sort(key=lambda run: run[0])
-        median = runs[(len(runs) - 1) // 2]
-        costs[name] = round(statistics.median(run[0] for run in runs), 4)
-        chosen[name] = median[1:]
+    headline = sent
+    for row in (*pricing.ROWS, *pricing.SENSITIVITY):
+        counted = pricing.at_rate(sent, row)  # the row's model, its tokens per character
+        tokens = [s.context for s in counted]
+        clocks = timing.CLOCKS if row is pricing.SONNET else {*pricing.HEADLINE_CLOCKS, run_clock}
+        for name in (c for c in timing.CLOCKS if c in clocks):
+            runs = []
+            for seed in _seeds(rec.behaviour.label) if name in timing.DRAWN else (0,):
+                times = timing.send_times(
+                    requests, ledger.idle, name, seed, tokens, getattr(ledger, "about", {})
+                )
+                # flower's pings, which its Runtime would have sent on this clock (none reach a recording)
+                billed, at = (
+                    warm.as_flower(counted, times, idle, rate=row.rate) if pinged else (counted, times)
+                )
+                used = usages(billed, at)
+                runs.append((dollars(billed, used), times, billed, at, used))
+            runs.sort(key=lambda run: run[0])
+            costs[pricing.key(name, row)] = round(statistics.median(run[0] for run in runs), 4)
+            if row is pricing.SONNET:
+                median = runs[(len(runs) - 1) // 2]
+                drawn[name] = [run[1] for run in runs]
+                chosen[name] = median[1:]
+                headline = counted
     times, billed, at, used = chosen[run_clock]
     ignored = usages(billed, at, ignored=True)
     earlier = pinged and bounds.asks_one_hour(sent)  # recorded before flower kept warm: re-marked
-    replays = _replays(rec, sent, drawn) if bounds.asks_one_hour(sent) and not pinged else {}
+    replays = _replays(rec, headline, drawn) if bounds.asks_one_hour(sent) and not pinged else {}
     reqs = [
         Req(s.caller, when, s.chars, s.context, s.model, u, i, s.residue)
         for s, when, u, i in zip(billed, at, used, ignored, strict=True)
@@ -309,7 +319,7 @@ def from_recording(
         reads_cut=rec.behaviour.reads_cut,
         cut_reads=ledger.cut_reads,
         bounds=replays,
-        floor=floor.floor_dollars(seen(requests, sent)),
+        floor=floor.floor_dollars(seen(requests, headline)),
     )
 
 

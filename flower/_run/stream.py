@@ -217,6 +217,11 @@ class Tracker:
         if agent is None and message.usage:
             self.context = context_tokens(message.usage)
             self.peak_context = max(self.peak_context, self.context)
+        session = message.session_id or self.session_id
+        if message.error is None and session and message.message_id:  # counted if no result follows
+            self.usage.add_reply(
+                session, message.message_id, message.model, message.usage, main=agent is None
+            )
         if message.error is None:
             self.answered = True
         else:

@@ -39,7 +39,7 @@ from ..stores._local import CONFIG_ENV, config_dir
 from ..usage import TokenUsage
 from .schedule import ForkPoint
 
-__all__ = ["PING_BUDGET_USD", "PingReply", "send_ping", "sweep"]
+__all__ = ["PING_BUDGET_USD", "PingProgress", "PingReply", "send_ping", "sweep"]
 
 logger = logging.getLogger("flower.warm")
 
@@ -66,6 +66,24 @@ class PingReply:
     """The CLI's own price of it (`total_cost_usd`)."""
     requests: int
     """Replies the fork received (1 unless the CLI retried the cut one)."""
+
+
+@dataclass
+class PingProgress:
+    """How far a ping got, readable after it was stopped in flight (when `send_ping` returns nothing)."""
+
+    submitted: bool = False
+    """The fork's CLI had recorded the ping's prompt (its transcript held the new session's entries when
+    the ping ended): it sends the request right after, so the API may have billed it."""
+
+
+def _submitted(private: Path, live_session: str) -> bool:
+    """Whether the fork wrote a transcript of its own (the new session) in `private`: the CLI records the
+    prompt before it sends the request."""
+    try:
+        return any(p.name != f"{live_session}.jsonl" for p in private.glob("projects/*/*.jsonl"))
+    except OSError:
+        return False
 
 
 def sweep() -> list[str]:
@@ -181,10 +199,17 @@ def _usage(result: ResultMessage | None) -> TokenUsage:
 
 
 async def send_ping(
-    live: ClaudeAgentOptions, *, session_id: str, transcript: Path, point: ForkPoint, prompt: str
+    live: ClaudeAgentOptions,
+    *,
+    session_id: str,
+    transcript: Path,
+    point: ForkPoint,
+    prompt: str,
+    progress: PingProgress | None = None,
 ) -> PingReply:
     """Send one ping for `session_id`, whose live transcript is `transcript`; never raises but for a
-    cancellation (the fork's CLI is then stopped and its directory removed all the same)."""
+    cancellation (the fork's CLI is then stopped and its directory removed all the same, and `progress`
+    says whether its request had gone out)."""
     await anyio.to_thread.run_sync(sweep)
     private: Path | None = None
     replies: dict[str, AssistantMessage] = {}
@@ -214,6 +239,8 @@ async def send_ping(
         failure = f"the ping could not be started: {type(exc).__name__}: {exc}"
     finally:
         if private is not None:
+            if progress is not None:
+                progress.submitted = _submitted(private, session_id)
             gone = private
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(lambda: shutil.rmtree(gone, ignore_errors=True))

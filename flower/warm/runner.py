@@ -4,6 +4,9 @@ Fed every SDK message of one session (`feed`), it follows the coordinator (`Watc
 worker, a ping goes out `KeepWarmPolicy.interval` after its last request, then after each ping, up to the
 wait's limit (`ping_limit`). The moment the wait ends (a report, a new turn) or the block is left (the
 run ends or is cancelled), a ping in flight is stopped: its CLI is shut down, its directory removed.
+A ping stopped after its request went out is counted all the same (the API bills a request it received):
+at what the last ping of the same wait cost (the same request), else the coordinator's last request
+read again plus the last ping's written tokens and one output token (`KeepWarmPing.estimated`).
 It never pings outside the `async with` block: no ping crosses a user's idle time between runs.
 
 `Runtime` runs one around each session of a run (`Runtime(keep_warm=...)`). An app on the plain SDK can
@@ -37,7 +40,8 @@ from ..cost.prices import TTL_5M
 from ..events import KeepWarmPing
 from ..stores._local import config_dir, read_jsonl
 from ..stores.outbox.reconcile import find_transcript
-from .fork import PingReply, send_ping
+from ..usage import TokenUsage
+from .fork import PingProgress, PingReply, send_ping
 from .policy import KeepWarmPolicy
 from .records import append_record
 from .schedule import ForkPoint, fork_point, ping_at, ping_limit
@@ -102,6 +106,8 @@ class KeepWarm:
         self._path: Path | None = None  # the live transcript
         self._retry_at: float | None = None  # the reply is not in the transcript yet: look again then
         self._looks = 0
+        self._answered: KeepWarmPing | None = None  # the last ping the API answered, of this session
+        self._same: KeepWarmPing | None = None  # the last one of this wait (the same request)
 
     async def __aenter__(self) -> Self:
         if self._group is not None:
@@ -165,7 +171,7 @@ class KeepWarm:
         if watch.epoch != self._epoch:  # a new wait: a new series, timed from the request it follows
             self._epoch, self._since, self._count = watch.epoch, watch.requested_at, 0
             self._limit, self._lifetime, self._point = None, 0.0, None
-            self._retry_at, self._looks = None, 0
+            self._retry_at, self._looks, self._same = None, 0, None
         if self._limit is not None and self._count >= self._limit:
             return None
         due = ping_at(self.policy, since=self._since, lifetime=self._lifetime or TTL_5M)
@@ -196,7 +202,10 @@ class KeepWarm:
         if self._path is None:
             return
         started = self._clock()
+        # what the stopped ping's event needs, read now: by then the watch may follow the next request
+        waited, context = started - watch.requested_at, watch.context
         reply: PingReply | None = None
+        progress = PingProgress()
         try:
             with anyio.CancelScope() as self._inflight:
                 reply = await send_ping(
@@ -205,15 +214,21 @@ class KeepWarm:
                     transcript=self._path,
                     point=self._point,
                     prompt=f"{self.policy.prompt} {self._count + 1}",
+                    progress=progress,
                 )
         finally:  # a ping stopped in flight (the wait ended, the block was left) is told all the same
             self._inflight = None
             self._count += 1
             self._since = started
             with anyio.CancelScope(shield=True):
-                await self._ended(self._event(session, started, reply))
+                event = self._event(session, started, waited, reply)
+                await self._ended(
+                    self._billed(event, context) if progress.submitted and reply is None else event
+                )
 
     async def _ended(self, event: KeepWarmPing) -> None:
+        if event.ok:
+            self._answered = self._same = event
         if not event.ok:
             self._limit = self._count  # a failed ping fails again: this wait goes without more
         self.pings.append(event)
@@ -221,14 +236,14 @@ class KeepWarm:
             await anyio.to_thread.run_sync(append_record, self._records, event)
         await self._tell(event)
 
-    def _event(self, session: str, started: float, reply: PingReply | None) -> KeepWarmPing:
+    def _event(self, session: str, started: float, waited: float, reply: PingReply | None) -> KeepWarmPing:
         stopped = KeepWarmPing(
             session_id=session,
             number=self._count,
-            waited_s=started - self._watch.requested_at,
+            waited_s=waited,
             duration_s=self._clock() - started,
             ok=False,
-            error="stopped in flight: the wait ended (or the run did) before its reply",
+            error="stopped in flight: the wait ended (or the run did) before its request went out",
             cancelled=True,
         )
         if reply is None:
@@ -243,6 +258,25 @@ class KeepWarm:
             cost_usd=price([reply.usage], model=reply.model).total,
             cli_cost_usd=reply.cli_cost_usd,
             requests=reply.requests,
+        )
+
+    def _billed(self, stopped: KeepWarmPing, context: int) -> KeepWarmPing:
+        """A ping stopped after its request went out, counted at what the API bills for it: the last ping
+        of this wait's usage (the same request), else the coordinator's last request (`context` tokens)
+        read again, the last answered ping's written tokens and one output token."""
+        model = self._point.model if self._point is not None else ""
+        if self._same is not None:
+            usage, model = self._same.usage, self._same.model or model
+        else:
+            written = self._answered.usage.cache_creation if self._answered is not None else 0
+            usage = TokenUsage(cache_read=context, cache_creation=written, output=1)
+        return dataclasses.replace(
+            stopped,
+            error="stopped in flight after its request went out: counted at that request's estimated price",
+            usage=usage,
+            model=model,
+            cost_usd=price([usage], model=model).total,
+            estimated=True,
         )
 
     async def _tell(self, event: KeepWarmPing) -> None:

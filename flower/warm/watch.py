@@ -31,6 +31,15 @@ AGENT_TOOLS = frozenset({"Agent", "Task"})
 """The delegation tool's names: `Agent` on the wire, `Task` in older CLIs and the SDK's init message."""
 
 
+def _context(usage: object) -> int:
+    """The request tokens an API `usage` object counts (input, cache reads, cache writes)."""
+    if not isinstance(usage, dict):
+        return 0
+    keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    found = [usage.get(key) for key in keys]
+    return sum(n for n in found if isinstance(n, int) and not isinstance(n, bool) and n > 0)
+
+
 class Watch:
     """The main thread's state as far as keeping its cache warm goes; `feed` it every SDK message."""
 
@@ -43,6 +52,9 @@ class Watch:
         """The uuid of the first entry of the coordinator's last reply (the request a ping sends again)."""
         self.epoch = 0
         """Counts the coordinator's replies: a ping series belongs to one of them."""
+        self.context = 0
+        """Tokens of the coordinator's last request (its reply's `usage`: input, cache reads and writes):
+        the prefix a ping reads again."""
         self._input_at = now
         self._reply_id: str | None = None
         self._calls: set[str] = set()  # foreground-or-not Agent calls of the main thread without a result
@@ -89,6 +101,7 @@ class Watch:
             self.reply = message.uuid
             self.requested_at = self._input_at
             self.epoch += 1
+            self.context = _context(message.usage)
         self._turn_over = False
         if message.session_id:
             self.session_id = message.session_id

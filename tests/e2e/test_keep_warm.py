@@ -4,6 +4,7 @@ nothing in the session's store or transcript, and stop the moment the worker ret
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -26,7 +27,7 @@ from flower import (
     instrument,
     worker,
 )
-from flower.cost import PromptCache, blocks_of
+from flower.cost import PromptCache, blocks_of, price
 from flower.events import Event, KeepWarmPing, SessionStarted
 from flower.report._load import project_keys
 from flower.stores import SqliteSessionStore
@@ -224,6 +225,100 @@ async def test_the_workers_return_stops_the_ping_in_flight(
     report = next(r for r in scripted_model.requests("main") if "ANALYST-REPORT" in r.last_user_text)
     assert not [r for r in scripted_model.requests("main") if is_ping(r) and r.seq > report.seq]
     assert leftovers() == []
+
+
+class HeldSecond(HeldPing):
+    """The first ping is answered; the second's reply waits until the test is done (in flight)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    async def __call__(self, request: RecordedRequest) -> Any:
+        self.count += 1
+        if self.count == 1:
+            return reply(".", stop_reason="max_tokens")
+        return await super().__call__(request)
+
+
+def billed(model: ScriptedModel) -> dict[int, Any]:
+    """What the API would bill each request the scripted model received, in the order it received them:
+    one simulated cache over the whole log (a request never answered is billed all the same)."""
+    cache = PromptCache()
+    return {
+        r.seq: cache.send(r.body, at=r.received_at) for r in sorted(model.requests(), key=lambda r: r.seq)
+    }
+
+
+async def test_a_ping_stopped_after_its_request_went_out_is_counted(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    held, ping = Held(pings=99), HeldSecond()
+    scripted_model.cache = PromptCache()
+    scripted_model.script("main", main_script(list(FOREGROUND), ping))
+    scripted_model.script("analyst", held.step)
+    events: list[Event] = []
+    rt = Runtime(workspace, configure=scripted_model.attach, keep_warm=TWO)
+
+    async def release_when_the_second_ping_is_in_flight() -> None:
+        await ping.wait()
+        held.go.set()  # the worker reports while the second ping's request waits for its reply
+
+    try:
+        with anyio.fail_after(HANG_GUARD):
+            async with anyio.create_task_group() as group:
+                group.start_soon(release_when_the_second_ping_is_in_flight)
+                result = await rt.run(LEAD, "Start.", on_event=events.append)
+    finally:
+        ping.done.set()
+
+    assert result.ok, result.error
+    first, stopped = [e for e in events if isinstance(e, KeepWarmPing)]
+    assert first.ok and not first.estimated
+    assert stopped.cancelled and not stopped.ok and stopped.estimated
+    # counted as the API bills it: the request the scripted model received, priced like the answered one
+    requests = [r for r in scripted_model.requests("main") if is_ping(r)]
+    assert len(requests) == 2
+    bill = billed(scripted_model)[requests[1].seq]
+    assert stopped.usage == dataclasses.replace(bill, output=first.usage.output)
+    assert stopped.cost_usd > 0
+    assert stopped.cost_usd == pytest.approx(price([stopped.usage], model=stopped.model).total)
+    assert result.usage.keep_warm == first.usage + stopped.usage and result.pings == 2
+    rows = read_records(workspace / ".flower" / RECORDS)
+    assert [row["cost_usd"] for row in rows] == pytest.approx([first.cost_usd, stopped.cost_usd])
+    assert leftovers() == []
+
+
+async def test_a_first_ping_stopped_in_flight_counts_the_prefix_it_read(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    held, ping = Held(pings=99), HeldPing()
+    scripted_model.cache = PromptCache()
+    scripted_model.script("main", main_script(list(FOREGROUND), ping))
+    scripted_model.script("analyst", held.step)
+    events: list[Event] = []
+    rt = Runtime(workspace, configure=scripted_model.attach, keep_warm=QUICK)
+
+    async def release_when_the_ping_is_in_flight() -> None:
+        await ping.wait()
+        held.go.set()
+
+    try:
+        with anyio.fail_after(HANG_GUARD):
+            async with anyio.create_task_group() as group:
+                group.start_soon(release_when_the_ping_is_in_flight)
+                result = await rt.run(LEAD, "Start.", on_event=events.append)
+    finally:
+        ping.done.set()
+
+    assert result.ok, result.error
+    (stopped,) = [e for e in events if isinstance(e, KeepWarmPing)]
+    assert stopped.cancelled and stopped.estimated
+    (request,) = [r for r in scripted_model.requests("main") if is_ping(r)]
+    bill = billed(scripted_model)[request.seq]
+    # no earlier ping to copy: the prefix read is the coordinator's last request, as the API reads it
+    assert stopped.usage.cache_read == bill.cache_read > 0 and stopped.usage.output == 1
+    assert result.usage.keep_warm == stopped.usage and result.cost_usd > stopped.cost_usd > 0
 
 
 async def test_a_cancelled_run_leaves_no_ping_behind(scripted_model: ScriptedModel, workspace: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flower import Runtime, StepUsage, TokenUsage, coordinator, worker
-from flower.testing import ScriptedModel, Usage, agent, bash, reply
+from flower.testing import DropConnection, ScriptedModel, Usage, agent, bash, reply
 
 pytestmark = pytest.mark.cli
 
@@ -85,3 +85,34 @@ async def test_a_resumed_step_counts_only_its_own_usage(
         subagents=TokenUsage(),
         by_model={next(iter(second.usage.by_model)): tokens(used(200, 20, 1_000, 30))},
     )
+
+
+async def test_a_crashed_run_reports_what_it_spent(scripted_model: ScriptedModel, workspace: Path) -> None:
+    """The CLI is killed (`kill -9`) while its second request waits: no `ResultMessage` ever comes, and the
+    step still counts the reply it received (it was billed), not $0."""
+    import os
+    import signal
+
+    from flower.cost import price
+    from tests.e2e.test_runtime import cli_processes
+
+    first = used(1_000, 50, 20_000, 3_000)
+
+    def crash(request: object) -> object:
+        for pid in cli_processes():
+            os.kill(pid, signal.SIGKILL)
+        return DropConnection()  # nothing processed: the API bills nothing for it
+
+    scripted_model.script("main", [reply(bash("echo hi", description="greet"), usage=first), crash])
+    rt = Runtime(workspace, configure=scripted_model.attach, keep_warm=False)
+    result = await rt.run(LEAD, "Start.")
+
+    assert not result.ok and result.error
+    (answered, killed) = scripted_model.requests("main")
+    assert answered.usage is not None and killed.usage is None  # the second was never answered
+    model = answered.body["model"]
+    assert answered.usage["output_tokens"] == 50
+    # what the scripted model billed, input and cache as billed; the output as the stream's start says (1)
+    billed = TokenUsage(input=1_000, cache_read=20_000, cache_creation=3_000, output=1)
+    assert result.usage.main == billed and result.usage.by_model == {model: billed}
+    assert result.cost_usd == pytest.approx(price([billed], model=model).total) and result.cost_usd > 0

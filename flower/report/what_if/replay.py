@@ -40,6 +40,7 @@ __all__ = [
     "Saving",
     "Thread",
     "model_rate",
+    "rate_samples",
     "replayed",
     "session_rate",
     "thread_of",
@@ -170,13 +171,12 @@ def model_rate(model: str) -> float:
     return MODEL_RATES[max(matches, key=len)] if matches else MODEL_RATES["claude-"]
 
 
-def session_rate(threads: Sequence[Thread]) -> Rate:
-    """The session's rate (see the module's docstring), with its model and any fallback named."""
+def rate_samples(threads: Sequence[Thread]) -> list[float]:
+    """Each measurable request's context tokens added per character: over the requests that added at
+    least `CALIBRATION_CHARS` characters of tool output to their thread, the tokens their context grew by
+    (their `usage`) over the characters added (the tool output and the previous reply, thinking left out)."""
     rates = []
-    models: dict[str, int] = {}
     for thread in threads:
-        for request in thread.requests:
-            models[request.model] = models.get(request.model, 0) + 1
         for number in range(1, len(thread.requests)):
             before, after = thread.requests[number - 1], thread.requests[number]
             added = _added_output(thread.entries, before.entry, after.entry)
@@ -186,6 +186,16 @@ def session_rate(threads: Sequence[Thread]) -> Rate:
             chars = added + _reply_chars(before.blocks)
             if grew > 0:
                 rates.append(grew / chars)
+    return rates
+
+
+def session_rate(threads: Sequence[Thread]) -> Rate:
+    """The session's rate (see the module's docstring), with its model and any fallback named."""
+    rates = rate_samples(threads)
+    models: dict[str, int] = {}
+    for thread in threads:
+        for request in thread.requests:
+            models[request.model] = models.get(request.model, 0) + 1
     model = max(models, key=lambda name: models[name]) if models else ""
     typical = model_rate(model)
     named = f"{model or 'its model'}'s typical {typical:.2f} used"

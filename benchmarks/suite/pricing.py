@@ -1,0 +1,169 @@
+"""The price rows every run is priced on, and the tokens per character each one counts.
+
+Every recording is priced twice, as the API would bill the same requests on two models:
+
+- **Sonnet 4.6** (`claude-sonnet-4-6`, the model the suite's runs are recorded under: $3 input, $15
+  output, $0.30 cache read, $3.75 cache write per million tokens; smallest cacheable prefix 1,024);
+- **the CLI's default model** (`flower.cost.DEFAULT_MODEL`, its `claude-opus-5` row: $4, $20, cache
+  reads at 0.05x input, $5 write; smallest cacheable prefix 512).
+
+A request's blocks are counted in tokens at the row's own rate (`RATES`), measured on real Claude Code
+transcripts (`measure`, `python benchmarks/calibrate_rates.py DIR`): the context tokens a request's
+`usage` grew by over the characters it added (`flower.report.what_if.replay.rate_samples`, the what-if's
+own measure). The suite cuts every request into blocks at characters / 4 (`flower.cost.tokens_of`) and
+`at_rate` scales each block, each output and each context size by `rate * 4`. The tables are Sonnet 4.6
+at its measured rate (`Trace.costs[clock]`); the default model's row is `Trace.costs[key(clock, OPUS)]`,
+and characters / 4 on Sonnet 4.6 (`CHARS4`) is the stated sensitivity row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from flower.cost import DEFAULT_MODEL, Block
+from flower.report.what_if.replay import rate_samples, thread_of
+
+SUITE_RATE = 0.25
+"""Tokens per character the suite's blocks are cut at (`flower.cost.tokens_of`: characters / 4)."""
+
+RATES: dict[str, float] = {
+    # python benchmarks/calibrate_rates.py <the real transcripts>: median over each family's requests;
+    # the corpus (CLI 2.0.74-2.1.42) holds no Sonnet 4.6 and no Opus 5 session, so each priced model
+    # takes its nearest measured family's rate (Sonnet 4.5: 25 requests, 2 sessions; Opus 4.6: 67
+    # requests, 5 sessions). See docs/benchmarks.md, "Tokens".
+    "claude-sonnet-4-6": 0.357,
+    "claude-opus-5": 0.358,
+}
+"""Tokens per character of each priced model (by name prefix)."""
+FAMILY = {"claude-sonnet-4-6": "claude-sonnet-4-5", "claude-opus-5": "claude-opus-4-6"}
+"""The measured family each priced model's rate is taken from (the corpus has none of its own)."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One way of pricing a run: a model's price row and its tokens per character."""
+
+    name: str
+    """How the tables name it."""
+    model: str
+    """The model priced (`flower.cost.price_for`)."""
+    rate: float
+    """Tokens per character."""
+    suffix: str
+    """What a cost's key adds to the clock's name (`key`); empty for the headline row."""
+
+
+SONNET = Row("Sonnet 4.6", "claude-sonnet-4-6", RATES["claude-sonnet-4-6"], "")
+OPUS = Row("Opus 5 (the CLI's default)", DEFAULT_MODEL, RATES["claude-opus-5"], "@opus-5")
+CHARS4 = Row("Sonnet 4.6, characters / 4", "claude-sonnet-4-6", SUITE_RATE, "@chars4")
+ROWS = (SONNET, OPUS)
+"""The price rows every table is given for; `SONNET` is the headline (`Trace.costs[clock]`)."""
+SENSITIVITY = (CHARS4,)
+"""Rows priced only at the headline clocks, as a stated sensitivity."""
+HEADLINE_CLOCKS = ("calibrated", "35")
+"""The clocks every row is priced under (the headline row: under every clock of `timing.CLOCKS`)."""
+
+
+def key(clock: str, row: Row = SONNET) -> str:
+    """The key of `row`'s all-agent dollars under `clock` in `Trace.costs` (`calibrated@opus-5`)."""
+    return f"{clock}{row.suffix}"
+
+
+def row_of(name: str) -> Row:
+    """The row whose suffix `name` (a `--price` value: `sonnet`, `opus-5`, `chars4`) names."""
+    for row in (*ROWS, *SENSITIVITY):
+        if row.suffix.lstrip("@") == name or (not row.suffix and name == "sonnet"):
+            return row
+    raise KeyError(name)
+
+
+S = TypeVar("S")
+
+
+def _scale(tokens: int, factor: float) -> int:
+    return round(tokens * factor)
+
+
+def at_rate(sent: Sequence[S], row: Row) -> list[S]:
+    """`sent` (`trace.Sent`, cut at characters / 4) as `row` counts it: its model, and every block, output
+    and context size scaled from the suite's rate to the row's."""
+    factor = row.rate / SUITE_RATE
+    memo: dict[tuple[int, int, float | None], Block] = {}
+
+    def blocks(found: Iterable[Block]) -> list[Block]:
+        out = []
+        for b in found:
+            got = memo.get((b.key, b.tokens, b.breakpoint))
+            if got is None:
+                got = memo[(b.key, b.tokens, b.breakpoint)] = dataclasses.replace(
+                    b, tokens=_scale(b.tokens, factor)
+                )
+            out.append(got)
+        return out
+
+    out = []
+    for s in sent:
+        more: dict[str, Any] = {"ignored": blocks(s.ignored)} if hasattr(s, "ignored") else {}
+        out.append(
+            dataclasses.replace(  # type: ignore[type-var]
+                s,
+                model=row.model,
+                blocks=blocks(s.blocks),  # type: ignore[attr-defined]
+                output=_scale(s.output, factor),  # type: ignore[attr-defined]
+                context=_scale(s.context, factor),  # type: ignore[attr-defined]
+                **more,
+            )
+        )
+    return out
+
+
+def measure(directory: Path, *, share: float = 0.9) -> dict[str, tuple[float, int, int]]:
+    """Per model family, from the transcripts (`*.jsonl`) under `directory`: (median tokens per
+    character, requests measured, sessions) over `rate_samples` of every transcript whose requests are at
+    least `share` one model's (a session that switched models is left out)."""
+    found: dict[str, list[float]] = {}
+    sessions: Counter[str] = Counter()
+    for path in sorted(directory.glob("*.jsonl")):
+        entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        thread = thread_of("main", [e for e in entries if isinstance(e, dict)])
+        models = Counter(_family(r.model) for r in thread.requests if r.model)
+        if not models:
+            continue
+        model, count = models.most_common(1)[0]
+        samples = rate_samples([thread])
+        if count < share * sum(models.values()) or not samples:
+            continue
+        found.setdefault(model, []).extend(samples)
+        sessions[model] += 1
+    return {m: (round(statistics.median(v), 3), len(v), sessions[m]) for m, v in sorted(found.items())}
+
+
+def _family(model: str) -> str:
+    """`claude-opus-4-5-20251101` -> `claude-opus-4-5`: the name without its date."""
+    parts = model.split("-")
+    return "-".join(p for p in parts if not (p.isdigit() and len(p) == 8))
+
+
+__all__ = [
+    "CHARS4",
+    "FAMILY",
+    "HEADLINE_CLOCKS",
+    "OPUS",
+    "RATES",
+    "ROWS",
+    "SENSITIVITY",
+    "SONNET",
+    "SUITE_RATE",
+    "Row",
+    "at_rate",
+    "key",
+    "measure",
+    "row_of",
+]
