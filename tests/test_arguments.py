@@ -108,6 +108,7 @@ VALID: dict[str, Callable[[Path], Call]] = {
 
 RESULTS = {
     "EconomyReport": "what build_report computes",
+    "FailureReason": "what StepResult.reason holds when a run failed",
     "GlanceVerdict": "what glance_verdict answers",
     "Lease": "what lease_session yields",
     "LoadReport": "what a rewriting store's load() reports",

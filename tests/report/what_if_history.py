@@ -201,13 +201,14 @@ def _when(entry: dict[str, Any]) -> float | None:
 
 def _cold_resumes(entries: list[dict[str, Any]]) -> int:
     """Prompts the CLI marked as a new process (a SessionStart:resume hook entry before them, as a
-    `progress` entry or an `attachment`; a `mode` entry marks nothing), after the cache's lifetime (1 hour
-    when the last reply wrote 1-hour cache, else 5 min) since the last request (a reply the CLI wrote
-    itself, `<synthetic>`, was none)."""
-    cold = 0
+    `progress` entry or an `attachment`; or, in a history without `cost-state` lines, a `mode` line of a
+    CLI 2.1.327 or later after them), after the cache's lifetime (1 hour when the last reply wrote 1-hour
+    cache, else 5 min) since the last request (a reply the CLI wrote itself, `<synthetic>`, was none)."""
+    prompts: list[tuple[float, float, bool]] = []  # (idle, lifetime, marked) of each prompt after a request
     last_message: dict[str, Any] | None = None
     lifetime = 300.0
     hooked = False
+    last_version: object = None
     for e in entries:
         kind = e.get("type")
         record = (e.get("data") if kind == "progress" else e.get("attachment")) or {}
@@ -223,10 +224,14 @@ def _cold_resumes(entries: list[dict[str, Any]]) -> int:
             and "toolUseResult" not in e
             and (isinstance(content, str) or not any(b.get("type") == "tool_result" for b in content or []))
         )
+        version = [int(part) for part in str(last_version).split(".") if part.isdigit()]
+        if kind == "mode" and prompts and version >= [2, 1, 327]:
+            prompts[-1] = (prompts[-1][0], prompts[-1][1], True)
+        if prompt:
+            last_version = e.get("version")
         if prompt and last_message is not None:
             idle = (_when(e) or 0) - (_when(last_message) or 0)
-            if hooked:
-                cold += idle >= lifetime
+            prompts.append((idle, lifetime, hooked))
             hooked = False
         synthetic = (e.get("message") or {}).get(
             "model"
@@ -238,7 +243,7 @@ def _cold_resumes(entries: list[dict[str, Any]]) -> int:
                 lifetime = 3_600.0
             elif kind == "assistant" and (usage.get("cache_creation") or {}).get("ephemeral_5m_input_tokens"):
                 lifetime = 300.0
-    return cold
+    return sum(1 for idle, life, marked in prompts if marked and idle >= life)
 
 
 def independent_counts(main: Path) -> dict[str, int]:

@@ -77,18 +77,9 @@ class Transcript:
         self._offset += seconds
 
     def resume(self, text: str) -> dict[str, Any]:
-        """A new process loads the session and sends `text`: the `SessionStart:resume` hook entry a CLI
-        with a SessionStart hook writes at a resume (an attachment, as later CLIs write it), then the
-        prompt, then the `mode` metadata line the CLI re-appends after the reply (which marks nothing)."""
-        hook = self._base("attachment", self._tip)
-        hook["attachment"] = {
-            "type": "hook_success",
-            "hookEvent": "SessionStart",
-            "hookName": "SessionStart:resume",
-            "command": "setup.sh",
-            "exitCode": 0,
-        }
-        self._add(hook)
+        """A new process loads the session and sends `text`: the prompt, then the `mode` metadata line a
+        CLI of 2.1.327 or later re-appends when a resumed process exits (a history mirrored into a store
+        keeps no `cost-state`, so the mode line marks the prompt before it)."""
         entry = self.prompt(text)
         self.entries.append({"type": "mode", "mode": "normal", "sessionId": self.session_id})
         return entry

@@ -16,9 +16,11 @@ process. Without a hook, CLI 2.1.327 and later (`MARKS_SINCE`) mark a process st
 (the SDK's `resume=`): at its exit it re-appends the session's metadata lines with a `mode` entry among
 them, then a `cost-state` entry, which every process writes as it exits (a fresh or `--continue`d
 process's block has no `mode`; measured with CLI 2.1.337, through `query()` and `ClaudeSDKClient`). So a
-`mode` entry marks the first prompt after the last `cost-state` before it (or after the last change of
-the CLI version the prompts carry: a process has one version): the prompt the resumed process started
-with (the CLI also re-appends the lines as the file grows, inside the same process: the same mark). A
+`mode` entry marks the first prompt after the last `cost-state` or `mode` entry before it (or after the
+last change of the CLI version the prompts carry: a process has one version): the prompt the resumed
+process started with. A `mode` entry ends a process too: the SDK's mirror into a store may lose the
+`cost-state` the CLI writes after it (the price: the CLI also re-appends the lines as the file grows,
+and such a line inside a process that took several prompts marks the next one as well). A
 history without any `cost-state` (the SDK's mirror into a session store keeps none) cannot tell where
 a process began: there a `mode` entry marks the prompt before it (a `query()` process, as flower's
 runs, sends one prompt). A
@@ -225,9 +227,12 @@ def load_points(entries: Sequence[Any], cache: CachePolicy | None = None) -> lis
         kind = entry.get("type")
         if kind == "cost-state":  # a process exited
             started, first = True, None
-        elif kind == "mode" and (at := first if exits else len(points) - 1) is not None and at >= 0:
-            if _marks_resumes(entries[points[at].index]):
+        elif kind == "mode":
+            at = first if exits else len(points) - 1
+            if at is not None and at >= 0 and _marks_resumes(entries[points[at].index]):
                 points[at] = dataclasses.replace(points[at], marked=True)
+            if exits:  # the exit block of a resumed process, even where its cost-state never reached the
+                started, first = True, None  # store (the SDK's mirror races the CLI's exit lines)
         elif kind == "queue-operation" and queued is None:
             queued = entry_time(entry)
         hooked = hooked or session_start(entry) == "resume"
