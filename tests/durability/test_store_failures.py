@@ -141,7 +141,9 @@ async def test_a_timeout_names_the_setting_and_its_value() -> None:
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
         port = silent.getsockname()[1]
-        store = PostgresSessionStore(f"postgresql://flower@127.0.0.1:{port}/runs", connect_timeout=0.3, pool_wait=0)
+        store = PostgresSessionStore(
+            f"postgresql://flower@127.0.0.1:{port}/runs", connect_timeout=0.3, pool_wait=0
+        )
         with pytest.raises(StoreError, match=r"within connect_timeout \(0.3 s\)"):
             await store.load({"project_key": "p", "session_id": "s"})
         with pytest.raises(StoreError, match=r"within connect_timeout \(0.3 s\)"):
