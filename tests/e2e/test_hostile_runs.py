@@ -167,11 +167,13 @@ def test_a_store_that_cannot_load_a_resumed_session_ends_the_run_with_an_error_r
 
 RUN_IN_CHILD = """
 import dataclasses
-from flower import Runtime, coordinator, worker
+from flower import DeliveryPolicy, Runtime, coordinator, worker
 from flower.events import WorkbenchWarning
 ENV = json.loads(os.environ["MODEL_ENV"])
 lead = coordinator("lead", "Goal: look.", {"analyst": worker("Analyses.", "You analyse.")})
-runtime = Runtime(MOUNT / "ws", configure=lambda o: dataclasses.replace(o, env={**ENV, **o.env}))
+configure = lambda o: dataclasses.replace(o, env={**ENV, **o.env})
+# the store on that disk never answers: the end of the run waits 2 s for it, not the default 30
+runtime = Runtime(MOUNT / "ws", configure=configure, delivery=DeliveryPolicy(drain_timeout=2.0))
 events = []
 outcome = runtime.run_sync(lead, "Start.", on_event=events.append)
 warnings = [e.message for e in events if isinstance(e, WorkbenchWarning)]
