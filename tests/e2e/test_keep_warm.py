@@ -22,6 +22,7 @@ from flower import (
     KeepWarmPolicy,
     ReportOptions,
     Runtime,
+    StepResult,
     build_report,
     coordinator,
     instrument,
@@ -198,14 +199,16 @@ def leftovers() -> list[Any]:
     return [*cli_processes(), *Path(tempfile.gettempdir()).glob(f"flower-warm-{os.getpid()}-*")]
 
 
-async def test_the_workers_return_stops_the_ping_in_flight(
-    scripted_model: ScriptedModel, workspace: Path
-) -> None:
-    held, ping = Held(pings=99), HeldPing()
-    scripted_model.script("main", main_script(list(FOREGROUND), ping))
-    scripted_model.script("analyst", held.step)
+async def run_while_a_ping_waits(
+    model: ScriptedModel, workspace: Path, ping: HeldPing, keep_warm: KeepWarmPolicy
+) -> tuple[StepResult, list[Event]]:
+    """Run `LEAD` with its worker held until `ping` has a request in flight, then let the worker report:
+    its return meets the ping mid-flight. `ping` is released at the end, whatever happens."""
+    held = Held(pings=99)
+    model.script("main", main_script(list(FOREGROUND), ping))
+    model.script("analyst", held.step)
     events: list[Event] = []
-    rt = Runtime(workspace, configure=scripted_model.attach, keep_warm=QUICK)
+    rt = Runtime(workspace, configure=model.attach, keep_warm=keep_warm)
 
     async def release_when_the_ping_is_in_flight() -> None:
         await ping.wait()
@@ -218,6 +221,13 @@ async def test_the_workers_return_stops_the_ping_in_flight(
                 result = await rt.run(LEAD, "Start.", on_event=events.append)
     finally:
         ping.done.set()
+    return result, events
+
+
+async def test_the_workers_return_stops_the_ping_in_flight(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    result, events = await run_while_a_ping_waits(scripted_model, workspace, HeldPing(), QUICK)
 
     assert result.ok, result.error
     (stopped,) = [e for e in events if isinstance(e, KeepWarmPing)]
@@ -253,24 +263,8 @@ def billed(model: ScriptedModel) -> dict[int, Any]:
 async def test_a_ping_stopped_after_its_request_went_out_is_counted(
     scripted_model: ScriptedModel, workspace: Path
 ) -> None:
-    held, ping = Held(pings=99), HeldSecond()
     scripted_model.cache = PromptCache()
-    scripted_model.script("main", main_script(list(FOREGROUND), ping))
-    scripted_model.script("analyst", held.step)
-    events: list[Event] = []
-    rt = Runtime(workspace, configure=scripted_model.attach, keep_warm=TWO)
-
-    async def release_when_the_second_ping_is_in_flight() -> None:
-        await ping.wait()
-        held.go.set()  # the worker reports while the second ping's request waits for its reply
-
-    try:
-        with anyio.fail_after(HANG_GUARD):
-            async with anyio.create_task_group() as group:
-                group.start_soon(release_when_the_second_ping_is_in_flight)
-                result = await rt.run(LEAD, "Start.", on_event=events.append)
-    finally:
-        ping.done.set()
+    result, events = await run_while_a_ping_waits(scripted_model, workspace, HeldSecond(), TWO)
 
     assert result.ok, result.error
     first, stopped = [e for e in events if isinstance(e, KeepWarmPing)]
@@ -292,24 +286,8 @@ async def test_a_ping_stopped_after_its_request_went_out_is_counted(
 async def test_a_first_ping_stopped_in_flight_counts_the_prefix_it_read(
     scripted_model: ScriptedModel, workspace: Path
 ) -> None:
-    held, ping = Held(pings=99), HeldPing()
     scripted_model.cache = PromptCache()
-    scripted_model.script("main", main_script(list(FOREGROUND), ping))
-    scripted_model.script("analyst", held.step)
-    events: list[Event] = []
-    rt = Runtime(workspace, configure=scripted_model.attach, keep_warm=QUICK)
-
-    async def release_when_the_ping_is_in_flight() -> None:
-        await ping.wait()
-        held.go.set()
-
-    try:
-        with anyio.fail_after(HANG_GUARD):
-            async with anyio.create_task_group() as group:
-                group.start_soon(release_when_the_ping_is_in_flight)
-                result = await rt.run(LEAD, "Start.", on_event=events.append)
-    finally:
-        ping.done.set()
+    result, events = await run_while_a_ping_waits(scripted_model, workspace, HeldPing(), QUICK)
 
     assert result.ok, result.error
     (stopped,) = [e for e in events if isinstance(e, KeepWarmPing)]
