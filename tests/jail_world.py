@@ -35,6 +35,18 @@ PYTHON = os.path.realpath(sys.executable)
 SHELLS = [path for path in (shutil.which("bash"), shutil.which("zsh")) if path]
 TIMEOUT, REFUSED, MEMORY, CUT = 124, 125, 137, 141
 MARK = "jailtest-"
+# Runs argv and writes its peak resident memory (KiB) to the file named first. A process started from the
+# test worker inherits the worker's own high-water mark at exec (Linux keeps it in the process's signal
+# struct), so `wait4` on it reports the worker's size; a small interpreter in between reports the command's.
+PEAK = (
+    "import os, resource, signal, subprocess, sys\n"
+    "rc = subprocess.call(sys.argv[2:])\n"
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+    "if rc < 0:\n"
+    "    signal.signal(-rc, signal.SIG_DFL)\n"
+    "    os.kill(os.getpid(), -rc)\n"
+    "sys.exit(rc)\n"
+)
 
 
 @dataclass
@@ -44,7 +56,7 @@ class Ran:
     rc: int
     out: str
     raw: bytes
-    maxrss_mib: float
+    maxrss_mib: float  # NaN unless the run was asked to measure it (`World.run(..., peak=True)`)
     effects: list[str] = field(default_factory=list)
 
 
@@ -211,15 +223,20 @@ class World:
         return text if namespaces else f"{text} --namespaces '0'"
 
     def run(self, command: str, *, shell: str, wall: float = 3, abi: int | None = None,
-            namespaces: bool = True, env: dict[str, str] | None = None, **limits: int) -> Ran:  # fmt: skip
+            namespaces: bool = True, env: dict[str, str] | None = None, peak: bool = False,
+            **limits: int) -> Ran:  # fmt: skip
         """Run `command` through the launcher, as the CLI's shell runs it, and collect every effect.
 
-        `env`: more variables for the CLI's environment (fake credentials)."""
+        `env`: more variables for the CLI's environment (fake credentials). `peak`: measure the run's peak
+        resident memory (through a small interpreter in between, see `PEAK`)."""
         before = _snapshot(self.repo, self.home, self.tmp)
         self.listener.collect()  # what an earlier run left is not this one's
         marker = uuid.uuid4().hex
         jailed = self.jailed(command, wall=wall, abi=abi, namespaces=namespaces, **limits)
         argv = [shell, "-c", jailed + " && :"]
+        peak_file = self.root / f"peak-{marker}" if peak else None  # outside what is watched
+        if peak_file is not None:
+            argv = [PYTHON, "-I", "-S", "-c", PEAK, str(peak_file), *argv]
         process = subprocess.Popen(
             argv, cwd=self.repo, env={**(env or {}), **self.env(marker, shell)}, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -228,11 +245,12 @@ class World:
         guard.start()
         assert process.stdout is not None
         out = process.stdout.read()
-        _, status, usage = os.wait4(process.pid, 0)
+        _, status, _usage = os.wait4(process.pid, 0)
         guard.cancel()
         process.stdout.close()
         process.returncode = os.waitstatus_to_exitcode(status)
-        ran = Ran(process.returncode, out.decode(errors="replace"), out, usage.ru_maxrss / 1024)
+        maxrss = int(peak_file.read_text()) / 1024 if peak_file is not None else float("nan")
+        ran = Ran(process.returncode, out.decode(errors="replace"), out, maxrss)
         left = _stragglers(marker)
         deadline = time.monotonic() + hang_guard()
         while left and all(_dying(pid) for pid in left) and time.monotonic() < deadline:

@@ -168,7 +168,7 @@ ENDLESS_LONG = {
 
 @pytest.mark.parametrize("command", _cases(ENDLESS, ENDLESS_LONG))
 def test_an_endless_command_is_ended_by_the_jail(world: World, shell: str, command: str) -> None:
-    ran = world.run(command, shell=shell, wall=1)
+    ran = world.run(command, shell=shell, wall=1, peak=True)
     assert ran.effects == [], f"{command!r} under {shell}: {ran.effects}"
     assert ran.rc != 0, ran.out[-500:]  # ended by a limit (time, output, processes) or refused, never done
     assert len(ran.raw) < 24_000 + 1024
@@ -193,7 +193,7 @@ BOMBS = {  # the shell or program may fail and go on: what matters is that memor
 @pytest.mark.long
 @pytest.mark.parametrize("command", BOMBS.values(), ids=BOMBS.keys())
 def test_a_bomb_stays_within_the_limits(world: World, shell: str, command: str) -> None:
-    ran = world.run(command, shell=shell, wall=2)
+    ran = world.run(command, shell=shell, wall=2, peak=True)
     assert ran.effects == [], f"{command!r} under {shell}: {ran.effects}"
     assert len(ran.raw) < 24_000 + 1024
     assert ran.maxrss_mib < 600, f"peak resident memory {ran.maxrss_mib:.0f} MiB"
