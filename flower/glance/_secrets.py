@@ -108,7 +108,7 @@ def _parts(path: str) -> list[str]:
             and parts
             and parts[-1] != ".."
             and not parts[-1].startswith("~")
-            and not _anywhere(parts)
+            and not _anywhere(parts[-1], first=len(parts) == 1)
         ):
             parts.pop()
         else:
@@ -116,11 +116,11 @@ def _parts(path: str) -> list[str]:
     return parts
 
 
-def _anywhere(parts: list[str]) -> bool:
-    """Whether the last of `parts` may stand for several directories, so that a `..` after it may lead
-    anywhere: a variable alone (`$PWD`), or `~+` and `~-` first. A glob is one name (`*/..` is `.`)."""
-    last = parts[-1]
-    return last == UNKNOWN or (len(parts) == 1 and last[:1] == UNKNOWN and last[1:] in ("+", "-"))
+def _anywhere(part: str, *, first: bool) -> bool:
+    """Whether `part` (`first`: the path's first) may stand for several directories, so that a `..` after
+    it may lead anywhere: a variable alone (`$PWD`), or `~+` and `~-` first. A glob is one name (`*/..` is
+    `.`)."""
+    return part == UNKNOWN or (first and part[:1] == UNKNOWN and part[1:] in ("+", "-"))
 
 
 def _check(parts: list[str], absolute: bool, cwd_unknown: bool, recursive: bool) -> str:
@@ -179,10 +179,12 @@ def _home_relative(parts: list[str], absolute: bool, cwd_unknown: bool) -> list[
     found: list[list[str]] = []
     if not parts:
         return found
-    for i, part in enumerate(parts):  # `$PWD/..`, `~+/..`: a `..` after a part known only at run time
-        if part == ".." and any(_anywhere(parts[: k + 1]) for k in range(i)):
-            found.extend(parts[j:] for j in range(i + 1, len(parts)) if parts[j] != "..")
-            break
+    # `$PWD/..`, `~+/..`: a `..` after a part known only at run time (found in one pass: a long path of
+    # `..` parts must not cost the wall more than its length)
+    anywhere = next((k for k, part in enumerate(parts) if _anywhere(part, first=k == 0)), len(parts))
+    up = next((i for i in range(anywhere + 1, len(parts)) if parts[i] == ".."), None)
+    if up is not None:
+        found.extend(parts[j:] for j in range(up + 1, len(parts)) if parts[j] != "..")
     if not absolute:
         if parts[0].startswith("~") or UNKNOWN in parts[0]:
             found.append(parts[1:])
@@ -193,7 +195,9 @@ def _home_relative(parts: list[str], absolute: bool, cwd_unknown: bool) -> list[
         if cwd_unknown and not parts[0].startswith("~") and parts[0] != UNKNOWN:
             found.append(parts)
             found.extend(
-                parts[start:] for start in range(1, len(parts)) if parts[start][:1] not in ("", UNKNOWN)
+                parts[start:]
+                for start in range(1, len(parts))
+                if parts[start][:1] not in ("", UNKNOWN) and _may_start_a_store(parts[start])
             )
         return found
     if parts[0] in _HOME_PARENTS and len(parts) >= 2:
@@ -204,6 +208,12 @@ def _home_relative(parts: list[str], absolute: bool, cwd_unknown: bool) -> list[
     if UNKNOWN in parts[0]:
         found.append(parts[1:])
     return found
+
+
+def _may_start_a_store(part: str) -> bool:
+    """Whether a home's credential store may start at `part` (a cheap filter: a long path of other
+    names must not cost the wall its length squared)."""
+    return any(_part_matches(part, secret[0]) for secret in _HOME_SECRETS)
 
 
 def _own_home() -> list[str]:
