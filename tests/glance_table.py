@@ -492,7 +492,7 @@ HARMFUL = [
     if not ok and c.strip() and not c.startswith(("#", "cd ")) and not c.endswith(("|", "&&", "||"))
 ]
 # Refused only because nothing feeds their standard input; after a pipe they are fine.
-READS_TERMINAL = {"cat", "grep foo", "sort", "xargs cat", "git cat-file --batch"}
+READS_TERMINAL = {"cat", "grep foo", "rg foo -", "sort", "xargs cat", "git cat-file --batch"}
 
 EVERYDAY = [
     # listing

@@ -36,10 +36,14 @@ def decided(command: object) -> GlanceVerdict:
     return verdict
 
 
-@settings(max_examples=1500, deadline=None)
-@given(st.text())
-def test_any_text(command: str) -> None:
+def _any_text(command: str) -> None:
     decided(command)
+
+
+test_any_text = settings(max_examples=600, deadline=None)(given(st.text())(_any_text))
+test_any_text_at_length = pytest.mark.long(
+    settings(max_examples=20_000, deadline=None)(given(st.text())(_any_text))
+)
 
 
 @settings(max_examples=500, deadline=None)
@@ -49,14 +53,19 @@ def test_any_bytes_decoded_as_a_terminal_would(raw: bytes) -> None:
     decided(raw.decode("latin-1"))
 
 
-@settings(max_examples=3000, deadline=None)
-@given(st.lists(st.sampled_from(SHELL_PIECES), max_size=40))
-def test_shell_like_text(pieces: list[str]) -> None:
+def _shell_like(pieces: list[str]) -> None:
     verdict = decided(" ".join(pieces))
     decided("".join(pieces))
     if verdict.ephemeral:
         again = decided(verdict.command)  # what the wall runs is itself a glance, hardened once
         assert again.ephemeral and again.command == verdict.command
+
+
+_PIECES = st.lists(st.sampled_from(SHELL_PIECES), max_size=40)
+test_shell_like_text = settings(max_examples=1200, deadline=None)(given(_PIECES)(_shell_like))
+test_shell_like_text_at_length = pytest.mark.long(
+    settings(max_examples=30_000, deadline=None)(given(_PIECES)(_shell_like))
+)
 
 
 @pytest.mark.parametrize(
