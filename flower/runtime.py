@@ -188,7 +188,7 @@ class Runtime:
         """Every StepResult this runtime returned, in order."""
         self.tracing: TracingPolicy | None = resolve_tracing(tracing, "Runtime")
         """What each run sends to OpenTelemetry, or None when tracing is off."""
-        self.keep_warm: KeepWarmPolicy | None = resolve_keep_warm(keep_warm, "Runtime")
+        self.keep_warm: KeepWarmPolicy | None = resolve_keep_warm(keep_warm)
         """How a waiting coordinator's cache is kept warm, or None (1-hour marks, no pings)."""
         self.worker_timeout: float = check_worker_timeout(worker_timeout, "Runtime")
         """Seconds of silence from the CLI a run waits through for its background workers (`math.inf`
