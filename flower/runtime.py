@@ -61,7 +61,6 @@ from .run_stream import RunStream
 from .spill._chain import chain_spill
 from .spill.policy import SpillPolicy
 from .stores import EphemeralPolicy, LoadReport, TrimPolicy
-from .stores.lease import check_timeout
 from .stores.outbox import DeliveryPolicy
 from .tracing.policy import TracingPolicy, cli_env, resolve_tracing
 from .warm.policy import KeepWarmPolicy, resolve_keep_warm
@@ -172,7 +171,9 @@ class Runtime:
             on_report=self._on_report,
         )
         """Layer 4: every session's transcript, rewritten on resume."""
-        self.lease_timeout = check_timeout(lease_timeout, "Runtime", "lease_timeout")
+        if lease_timeout < 0:  # its type is `@checked`'s (`check_timeout` serves the unchecked lease calls)
+            raise SpecError(f"Runtime: lease_timeout must be a number of seconds >= 0, got {lease_timeout!r}")
+        self.lease_timeout = float(lease_timeout)
         """Seconds a run waits for a session another runner holds (0: it does not wait)."""
         self.delivery: DeliveryPolicy = delivery or DeliveryPolicy()
         """How the runs' transcript entries reach the store through the outbox."""
