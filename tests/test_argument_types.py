@@ -48,6 +48,7 @@ FACTORIES: dict[str, Callable[[Path], Call]] = {
     "report_cut": lambda tmp: ((tmp,), {}),
     "index_guard": lambda tmp: ((flower.Workbench(tmp),), {}),
     "glance_verdict": lambda tmp: (("ls",), {}),
+    "mandate_guard": lambda tmp: ((), {}),
 }
 """A valid call of each public factory; each argument is then replaced in turn by a value of no type."""
 
