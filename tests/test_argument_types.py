@@ -52,8 +52,17 @@ FACTORIES: dict[str, Callable[[Path], Call]] = {
 }
 """A valid call of each public factory; each argument is then replaced in turn by a value of no type."""
 
-POLICIES = ("AgentSpec", "SpillPolicy", "EphemeralPolicy", "PrunePolicy", "TrimPolicy", "CachePolicy")
-POLICIES += ("HandoffPolicy", "KeepWarmPolicy", "CompactPolicy")
+POLICIES = (
+    "AgentSpec",
+    "SpillPolicy",
+    "EphemeralPolicy",
+    "PrunePolicy",
+    "TrimPolicy",
+    "CachePolicy",
+    "HandoffPolicy",
+    "KeepWarmPolicy",
+    "CompactPolicy",
+)
 """The dataclasses typed by `check_fields` (`DeliveryPolicy` and `TracingPolicy` check theirs by hand,
 in one place too, with words of their own)."""
 
