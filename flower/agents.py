@@ -110,16 +110,15 @@ class AgentSpec:
 
     def __post_init__(self) -> None:
         check_fields(self)
-        owner = f"agent {self.name!r}" if self.name else "worker"
-        if not isinstance(self.instructions, str) or not self.instructions.strip():
+        kind = "coordinator" if self.delegate_only else "agent"
+        owner = f"{kind} {self.name!r}" if self.name else "worker"
+        if not self.instructions.strip():
             raise SpecError(f"{owner}: instructions must be a non-empty string")
-        if not isinstance(self.name, str) or self.name != self.name.strip():
+        if self.name != self.name.strip():
             raise SpecError(f"{owner}: a name is a string without surrounding spaces")
         object.__setattr__(self, "tools", check_tools(self.tools, owner=owner))
-        if self.max_turns is not None and (not isinstance(self.max_turns, int) or self.max_turns < 1):
+        if self.max_turns is not None and self.max_turns < 1:
             raise SpecError(f"{owner}: max_turns must be a positive int, got {self.max_turns!r}")
-        if self.compact is not None and not isinstance(self.compact, CompactPolicy):
-            raise SpecError(f"{owner}: compact must be a CompactPolicy, got {type(self.compact).__name__}")
         if self.glance and not self.delegate_only:
             raise SpecError(f"{owner}: glance only makes sense with delegate_only (it loosens the wall)")
         if self.own_steps < 0:
@@ -157,7 +156,7 @@ class AgentSpec:
     def _checked_workers(self, owner: str) -> Mapping[str, AgentSpec]:
         named: dict[str, AgentSpec] = {}
         for name, spec in dict(self.workers).items():
-            if not isinstance(name, str) or not name.strip() or name != name.strip():
+            if not name.strip() or name != name.strip():
                 raise SpecError(f"{owner}: worker names must be non-empty strings without surrounding spaces")
             if self.builtin_agents and name in BUILTIN_AGENTS:
                 raise SpecError(f"{owner}: worker {name!r} has the name of a built-in agent of the CLI")
@@ -169,10 +168,6 @@ class AgentSpec:
             if same:
                 raise SpecError(
                     f"{owner}: duplicate worker name {name!r} (the same as {same[0]!r} once normalised)"
-                )
-            if not isinstance(spec, AgentSpec):
-                raise SpecError(
-                    f"{owner}: worker {name!r} must be an AgentSpec (use worker()), got {type(spec).__name__}"
                 )
             if spec.workers:
                 raise SpecError(
@@ -204,12 +199,12 @@ def worker(
 
     `model="inherit"` by default: flower saves context, not model tier; a worker is never downgraded.
     """
-    if not isinstance(description, str) or not description.strip():
+    if not description.strip():
         raise SpecError("worker: description must be a non-empty string (when to delegate to it)")
     return AgentSpec(
         description=description,
         instructions=instructions,
-        tools=check_tools(tools, owner="worker"),
+        tools=tuple(tools),
         model=model,
         effort=effort,
         max_turns=max_turns,
@@ -258,7 +253,7 @@ def coordinator(
     preset either. `claude_code_preset=True` puts the CLI's full `claude_code` preset (about 28k
     characters, sent again with every request of the coordinator) in its place, as flower did before.
     """
-    if not isinstance(name, str) or not name.strip():
+    if not name.strip():
         raise SpecError("coordinator: name must be a non-empty string")
     named = _named_workers(name, workers)
     if not named and not builtin_agents:
@@ -266,16 +261,11 @@ def coordinator(
             f"coordinator {name!r}: workers is empty, and a coordinator only delegates: give it at least "
             "one worker(), or builtin_agents=True to delegate to the CLI's own agents (general-purpose...)"
         )
-    if own_steps < 0:
-        raise SpecError(f"coordinator {name!r}: own_steps must be 0 or more, got {own_steps}")
-    own = [*tools, "Bash"] if glance else list(tools)
-    if "Agent" not in check_tools(own, owner=f"coordinator {name!r}") and named:
-        raise SpecError(f"coordinator {name!r}: it has workers but no Agent tool to delegate with")
-    return AgentSpec(
+    spec = AgentSpec(
         name=name,
         instructions=instructions,
-        rules=coordinator_rules(own_steps) if rules is None else rules,
-        tools=tuple(own),
+        rules=rules or "",
+        tools=(*tools, "Bash") if glance else tuple(tools),
         model=model,
         effort=effort,
         max_turns=max_turns,
@@ -292,6 +282,10 @@ def coordinator(
         hooks=hooks or {},
         options=options or {},
     )
+    if "Agent" not in spec.tools and named:
+        raise SpecError(f"coordinator {name!r}: it has workers but no Agent tool to delegate with")
+    # the spec checks own_steps before the rules that say it are written
+    return spec if rules is not None else dataclasses.replace(spec, rules=coordinator_rules(own_steps))
 
 
 def _named_workers(
@@ -300,10 +294,8 @@ def _named_workers(
     """Workers as a dict; a name given twice (in a list of pairs) is an error, not a silent overwrite."""
     if isinstance(workers, Mapping):
         return dict(workers)
-    if isinstance(workers, str | bytes) or not isinstance(workers, Iterable):
-        raise SpecError(f"coordinator {owner!r}: workers must map names to worker() specs")
     named: dict[str, AgentSpec] = {}
-    for pair in workers:
+    for pair in workers:  # `@checked` leaves a one-shot iterator's items to this loop
         if not isinstance(pair, tuple) or len(pair) != 2:
             raise SpecError(
                 f"coordinator {owner!r}: workers must be (name, worker()) pairs, got {pair!r:.60}"

@@ -14,7 +14,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 import anyio
 
@@ -140,7 +140,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from .progress import Tally
     from .report import EconomyReport, ReportOptions, build_report
     from .stores.postgres._connection import is_dsn
 
@@ -158,49 +157,51 @@ def _report(args: argparse.Namespace) -> int:
     if args.agent_name is not None and args.otlp is None:
         raise SpecError("--agent-name names the main thread in the spans of --otlp: give --otlp ENDPOINT too")
 
-    async def build() -> EconomyReport:
-        return await build_report(
-            args.source,
-            options=ReportOptions(window=args.window),
-            project_key=args.project_key,
-            sessions=args.session,
-            workbench=args.workbench,
-            since=args.since,
-            until=args.until,
-            progress=Tally("flower report: sessions read"),
-        )
-
     from .report.plots import write_plots
 
-    report = anyio.run(build)
+    options = ReportOptions(window=args.window)
+    what = "flower report: sessions read"
+    report: EconomyReport = _built(args, build_report, options, what, workbench=args.workbench)
     _show(args, report, lambda directory: write_plots(report, directory))
     if args.otlp is not None:
         _export(args)
     return 0
 
 
-def _what_if(args: argparse.Namespace) -> int:
+def _built(
+    args: argparse.Namespace, build: Callable[..., Any], options: object, what: str, **more: Any
+) -> Any:
+    """What `build` (`build_report`, `build_what_if`) makes of the command's source and filters, with a
+    tally of the sessions read (`what`)."""
     from .progress import Tally
+
+    async def run() -> Any:
+        return await build(
+            args.source,
+            options=options,
+            project_key=args.project_key,
+            sessions=args.session,
+            since=args.since,
+            until=args.until,
+            progress=Tally(what),
+            **more,
+        )
+
+    return anyio.run(run)
+
+
+def _what_if(args: argparse.Namespace) -> int:
     from .report.what_if import WhatIfOptions, WhatIfReport, build_what_if
 
     for flag, given in (("--otlp", args.otlp), ("--window", args.window), ("--workbench", args.workbench)):
         if given is not None:
             raise SpecError(f"{flag} is not an option of --what-if")
 
-    async def build() -> WhatIfReport:
-        return await build_what_if(
-            args.source,
-            options=WhatIfOptions(show_prompts=args.show_prompts),
-            project_key=args.project_key,
-            sessions=args.session,
-            since=args.since,
-            until=args.until,
-            progress=Tally("flower report --what-if: sessions replayed"),
-        )
-
     from .report.what_if.plots import write_plots
 
-    report = anyio.run(build)
+    options = WhatIfOptions(show_prompts=args.show_prompts)
+    what = "flower report --what-if: sessions replayed"
+    report: WhatIfReport = _built(args, build_what_if, options, what)
     status = _show(args, report, lambda directory: write_plots(report, directory))
     return 1 if not report.sessions and report.not_transcripts else status
 

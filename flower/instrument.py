@@ -151,19 +151,11 @@ def instrument(
     tool, a system prompt file with `workbench_block="system"`. Does a little I/O: creates the
     workbench and writes its index (`WorkbenchError` when it cannot; the hooks never raise later).
     """
-    if not isinstance(options, ClaudeAgentOptions):
-        raise SpecError(f"{_OWNER}: options must be ClaudeAgentOptions, got {type(options).__name__}")
     root = _workspace(workspace)
-    wb = check_workbench(workbench, root, _OWNER)
+    wb = check_workbench(workbench, root)
     spill = check_spill(spill_threshold, _OWNER)
     limit = check_report_limit(report_limit, _OWNER)
     check_keep_denials(keep_denials, _OWNER)
-    if workbench_block not in ("system", "prompt"):
-        raise SpecError(f"{_OWNER}: workbench_block must be 'system' or 'prompt', got {workbench_block!r}")
-    if compact is not None and not isinstance(compact, CompactPolicy):
-        raise SpecError(f"{_OWNER}: compact must be a CompactPolicy or None, got {type(compact).__name__}")
-    if not isinstance(coordinator, bool):
-        raise SpecError(f"{_OWNER}: coordinator must be True or False, got {coordinator!r}")
     if not coordinator and (glance is not None or own_tools is not None or own_steps is not None):
         raise SpecError(
             f"{_OWNER}: glance, own_steps and own_tools shape the delegation wall; they need coordinator=True"
@@ -171,8 +163,6 @@ def instrument(
     if own_steps is not None and own_steps < 0:
         raise SpecError(f"{_OWNER}: own_steps must be 0 or more, got {own_steps}")
     line = check_mandate_line(mandate_line, _OWNER)
-    if glance is not None and not isinstance(glance, bool):
-        raise SpecError(f"{_OWNER}: glance must be True, False or None, got {glance!r}")
 
     policy = resolve_tracing(tracing, _OWNER)
     env = {**cli_env(policy), **_compact_env(options, compact)}
@@ -219,9 +209,9 @@ def instrument(
     return tether(options)  # the CLI and what it starts end with the app's process (`_run.supervise`)
 
 
-def _workspace(workspace: object) -> Path:
-    if not isinstance(workspace, str | os.PathLike) or not os.fspath(workspace):
-        raise SpecError(f"{_OWNER}: workspace must be a path, got {workspace!r}")
+def _workspace(workspace: str | os.PathLike[str]) -> Path:
+    if not os.fspath(workspace):
+        raise SpecError(f"{_OWNER}: workspace must be a path, got ''")
     path = Path(workspace).expanduser().absolute()
     if not path.exists():
         raise SpecError(f"{_OWNER}: workspace {path} does not exist")

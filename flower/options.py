@@ -185,10 +185,6 @@ def build_options(
     - `cache_ttl`: the main thread's cache lifetime when the session delegates and the user chose none:
       `"1h"`, or `"5m"` when something keeps it warm while the coordinator waits (`Runtime`'s pings).
     """
-    if not isinstance(spec, AgentSpec):
-        raise SpecError(
-            f"build_options takes an AgentSpec (use worker() or coordinator()), got {type(spec).__name__}"
-        )
     if fork and not resume:
         raise SpecError("fork=True needs resume=<session id> (a fork starts from an existing session)")
     wall: dict[HookEvent, list[HookMatcher]] = {}

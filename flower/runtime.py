@@ -61,7 +61,6 @@ from .run_stream import RunStream
 from .spill._chain import chain_spill
 from .spill.policy import SpillPolicy
 from .stores import EphemeralPolicy, LoadReport, TrimPolicy
-from .stores.lease import check_timeout
 from .stores.outbox import DeliveryPolicy
 from .tracing.policy import TracingPolicy, cli_env, resolve_tracing
 from .warm.policy import KeepWarmPolicy, resolve_keep_warm
@@ -145,28 +144,20 @@ class Runtime:
         keep_warm: bool | KeepWarmPolicy = True,
         worker_timeout: float | None = DEFAULT_WORKER_TIMEOUT,
     ) -> None:
-        if not isinstance(workspace, str | os.PathLike) or not str(workspace):
-            raise SpecError(f"Runtime: workspace must be a path, got {workspace!r}")
-        if env is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
-            raise SpecError("Runtime: env must map strings to strings")
-        if configure is not None and not callable(configure):
-            raise SpecError("Runtime: configure must be a callable(options) -> options")
+        if not os.fspath(workspace):
+            raise SpecError("Runtime: workspace must be a path, got ''")
         self.workspace = Path(workspace).expanduser().absolute()
         """The directory the agents work in (absolute; the CLI's `cwd`)."""
         self._check_workspace()  # a cheap stat: a wrong path is refused here, not when the run starts
-        self.workbench: Workbench | None = check_workbench(workbench, self.workspace, "Runtime")
+        self.workbench: Workbench | None = check_workbench(workbench, self.workspace)
         """Layer 2: the workbench (`<workspace>/.flower` by default), or None when off."""
         self.spill: SpillPolicy = check_spill(spill_threshold, "Runtime")
         """Layer 3: what `spill_guard` spills (`spill.enabled` is False when it is off)."""
         self.report_limit: int | None = check_report_limit(report_limit, "Runtime")
         """The length at which a worker's report is sent back for a short one, or None."""
-        if isinstance(handoff, HandoffPolicy):
-            self.handoff: HandoffPolicy | None = handoff if handoff.enabled else None
-            """When the main thread hands off, or None when handoff is off (the CLI then compacts)."""
-        elif isinstance(handoff, bool):
-            self.handoff = HandoffPolicy() if handoff else None
-        else:
-            raise SpecError(f"Runtime: handoff must be True, False or a HandoffPolicy, got {handoff!r}")
+        policy = handoff if isinstance(handoff, HandoffPolicy) else HandoffPolicy() if handoff else None
+        self.handoff: HandoffPolicy | None = policy if policy is not None and policy.enabled else None
+        """When the main thread hands off, or None when handoff is off (the CLI then compacts)."""
         check_keep_denials(keep_denials, "Runtime")
         check_store(store, "Runtime")
         check_inner_store(store, "Runtime", "store")
@@ -180,10 +171,10 @@ class Runtime:
             on_report=self._on_report,
         )
         """Layer 4: every session's transcript, rewritten on resume."""
-        self.lease_timeout = check_timeout(lease_timeout, "Runtime", "lease_timeout")
+        if lease_timeout < 0:  # its type is `@checked`'s (`check_timeout` serves the unchecked lease calls)
+            raise SpecError(f"Runtime: lease_timeout must be a number of seconds >= 0, got {lease_timeout!r}")
+        self.lease_timeout = float(lease_timeout)
         """Seconds a run waits for a session another runner holds (0: it does not wait)."""
-        if delivery is not None and not isinstance(delivery, DeliveryPolicy):
-            raise SpecError(f"Runtime: delivery must be a DeliveryPolicy or None, got {delivery!r:.80}")
         self.delivery: DeliveryPolicy = delivery or DeliveryPolicy()
         """How the runs' transcript entries reach the store through the outbox."""
         self._listening: dict[str, Tracker] = {}  # resumed session id -> the run that resumes it
@@ -198,7 +189,7 @@ class Runtime:
         """Every StepResult this runtime returned, in order."""
         self.tracing: TracingPolicy | None = resolve_tracing(tracing, "Runtime")
         """What each run sends to OpenTelemetry, or None when tracing is off."""
-        self.keep_warm: KeepWarmPolicy | None = resolve_keep_warm(keep_warm, "Runtime")
+        self.keep_warm: KeepWarmPolicy | None = resolve_keep_warm(keep_warm)
         """How a waiting coordinator's cache is kept warm, or None (1-hour marks, no pings)."""
         self.worker_timeout: float = check_worker_timeout(worker_timeout, "Runtime")
         """Seconds of silence from the CLI a run waits through for its background workers (`math.inf`
@@ -301,9 +292,7 @@ class Runtime:
         raises the SDK's `CLINotFoundError`; cancellation propagates, after the CLI is shut down. The
         session's id comes first, as a `SessionStarted` event.
         """
-        self._check_run(spec, prompt, resume, "run")
-        if on_event is not None and not callable(on_event):
-            raise SpecError("Runtime.run: on_event must be callable")
+        self._check_run(prompt, resume, "run")
         return await self._counted(spec, prompt, resume, fork, on_event)
 
     @checked
@@ -321,17 +310,14 @@ class Runtime:
                 print(event)
             print(stream.result.text)
         """
-        self._check_run(spec, prompt, resume, "stream")
+        self._check_run(prompt, resume, "stream")
         return RunStream(lambda emit: self._counted(spec, prompt, resume, fork, emit))
 
-    def _check_run(self, spec: object, prompt: object, resume: object, method: str) -> None:
-        if not isinstance(spec, AgentSpec):
-            raise SpecError(
-                f"Runtime.{method} takes an AgentSpec (worker() or coordinator()), got {type(spec).__name__}"
-            )
-        if not isinstance(prompt, str) or not prompt.strip():
+    def _check_run(self, prompt: str, resume: str | None, method: str) -> None:
+        """What the types of `run()` and `stream()` cannot say (`@checked` refuses a wrong type)."""
+        if not prompt.strip():
             raise SpecError(f"Runtime.{method}: prompt must be a non-empty string")
-        if resume is not None and (not isinstance(resume, str) or not resume.strip()):
+        if resume is not None and not resume.strip():
             raise SpecError(f"Runtime.{method}: resume must be a session id (a str), got {resume!r}")
 
     async def _counted(

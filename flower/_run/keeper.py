@@ -8,7 +8,10 @@ meanwhile. When another runner took the session since, the run stops: its pendin
 (delivering them would fork the session), and the run's `StepResult` fails with the `LeaseError`.
 
 A new session whose lease could not be taken at its start (the store was down) is leased by its
-keeper as soon as the store answers; its entries wait in the outbox until then.
+keeper as soon as the store answers, and only if it is the database the run's rows are for: when the
+run knows the store's identity (an earlier run here reached it), a store that answers as another one
+(the path or DSN reaches another database now) is not leased, and the session's entries keep waiting in
+the outbox, as its deliveries would refuse them there anyway.
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ import anyio
 from anyio.abc import TaskGroup
 
 from .._errors import LeaseError, StoreError
+from ..stores._identity import identity_of
+from ..stores._target import not_this_store
 from ..stores.lease import Holding
-from ..stores.outbox import Deliverer, DeliveryPolicy, Outbox
+from ..stores.outbox import LABEL, Deliverer, DeliveryPolicy, Outbox
 from .fleet import Holds
 
 __all__ = ["Keeper", "KeptRun"]
@@ -38,6 +43,7 @@ class KeptRun(Protocol):
     holds: Holds
     policy: DeliveryPolicy
     target: str
+    label: str
     sessions: set[str]
     deliverer: Deliverer | None
 
@@ -120,6 +126,7 @@ class Keeper:
         delay = self.run.policy.backoff
         while True:
             try:
+                await self._same_store()
                 lease = await self.run.holds.hold(session_id, timeout=0.0)
             except LeaseError as exc:
                 await self._taken_over(session_id, exc)
@@ -133,6 +140,18 @@ class Keeper:
             await self._epoch(session_id, lease.epoch if lease is not None else 0)
             await self.run.say(f"the new session {session_id} is leased", 0, True)
             return True
+
+    async def _same_store(self) -> None:
+        """Refuse (`StoreError`) a store that answers as another database than the one the run's rows
+        are for; a run that never learned its store's identity has nothing to compare with."""
+        run = self.run
+        if run.target.startswith(LABEL):
+            return
+        found = await identity_of(run.store)
+        if found is None:
+            raise StoreError(f"{run.label} cannot say which database it is now")
+        if found != run.target:
+            raise not_this_store(run.target, found, run.label)
 
     async def _take_back(self, session_id: str, holding: Holding) -> bool:
         await self.run.say(f"the lease of session {session_id} was lost; taking it back", 0, False)

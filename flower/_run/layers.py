@@ -4,6 +4,7 @@ Both install the same things, built the same way, so a run made either way leave
 index and report hooks (layers 1 to 3) over one workbench, and the layer-4 store (a `PruningSessionStore`
 over any `SessionStore`, or over SQLite at `<workspace>/.flower/sessions.db`). The argument checks live here
 too, so both entry points refuse the same bad values with the same words (`owner` names the caller).
+Both callers are `@checked`, so an argument's type is refused there; these check what types cannot say.
 """
 
 from __future__ import annotations
@@ -28,42 +29,40 @@ FLOWER_DIR = ".flower"
 """flower's directory in a workspace: the default workbench root, spill directory and database."""
 
 
-def check_workbench(value: object, workspace: Path, owner: str) -> Workbench | None:
+def check_workbench(value: bool | Workbench, workspace: Path) -> Workbench | None:
     """`True` (a workbench at `<workspace>/.flower`), `False` (none) or a `Workbench` of the caller's."""
     if isinstance(value, Workbench):
         return value
-    if isinstance(value, bool):
-        return Workbench(workspace) if value else None
-    raise SpecError(f"{owner}: workbench must be True, False or a Workbench, got {value!r}")
+    return Workbench(workspace) if value else None
 
 
-def check_spill(value: object, owner: str) -> SpillPolicy:
-    """A spill threshold (`int`, `None` or `0` for none) or a `SpillPolicy`, as a policy."""
+def check_spill(value: int | SpillPolicy | None, owner: str) -> SpillPolicy:
+    """A spill threshold (`int` >= 0, `None` or `0` for none) or a `SpillPolicy`, as a policy."""
     if isinstance(value, SpillPolicy):
         return value
-    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
-        return SpillPolicy(threshold=value)
-    raise SpecError(f"{owner}: spill_threshold must be an int >= 0, None or a SpillPolicy, got {value!r}")
+    if value is not None and value < 0:
+        raise SpecError(f"{owner}: spill_threshold must be an int >= 0, None or a SpillPolicy, got {value!r}")
+    return SpillPolicy(threshold=value)
 
 
-def check_store(value: object, owner: str) -> None:
+def check_store(value: SessionStore | str | os.PathLike[str] | None, owner: str) -> None:
     """A store to wrap: a `SessionStore`, a database path (not empty) or None."""
     if isinstance(value, str | os.PathLike) and not os.fspath(value):
         raise SpecError(f"{owner}: store must be a SessionStore, a database path or None, got ''")
 
 
-def check_keep_denials(value: object, owner: str) -> int:
+def check_keep_denials(value: int, owner: str) -> int:
     """How many denied calls layer 4 keeps: an int >= 0."""
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+    if value < 0:
         raise SpecError(f"{owner}: keep_denials must be an int >= 0, got {value!r}")
     return value
 
 
-def check_report_limit(value: object, owner: str) -> int | None:
+def check_report_limit(value: int | None, owner: str) -> int | None:
     """The length at which a worker's report is sent back: a positive int, or None / 0 for no limit."""
-    if value is None or (value == 0 and not isinstance(value, bool)):
+    if value is None or value == 0:
         return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+    if value < 0:
         raise SpecError(f"{owner}: report_limit must be a positive int, 0 or None, got {value!r}")
     return value
 

@@ -48,11 +48,12 @@ background workers. A busy worker is never silent that long: each of its request
 the stream, the CLI cuts a Bash call at 10 minutes at most, and a request at its API timeout (10 minutes)."""
 
 
-def check_worker_timeout(timeout: object, owner: str) -> float:
-    """`worker_timeout`: seconds > 0, or None for no limit (returned as `math.inf`)."""
+def check_worker_timeout(timeout: float | None, owner: str) -> float:
+    """`worker_timeout` (typed by the caller's `@checked`): seconds > 0, or None for no limit (returned as
+    `math.inf`)."""
     if timeout is None:
         return math.inf
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf:
+    if not 0 < timeout < math.inf:
         raise SpecError(f"{owner}: worker_timeout must be a number of seconds > 0 or None, got {timeout!r}")
     return float(timeout)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -286,7 +285,3 @@ def _cli_cost(results: list[ResultMessage]) -> float:
             per_session.get(result.session_id, 0.0), result.total_cost_usd or 0.0
         )
     return sum(per_session.values())
-
-
-def now() -> float:
-    return time.monotonic()

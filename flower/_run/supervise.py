@@ -52,7 +52,7 @@ STOPS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 """Signals passed on to the CLI that ask it to end."""
 PASSED = (*STOPS, signal.SIGUSR1, signal.SIGUSR2, signal.SIGWINCH)
 """Signals sent to the supervisor that are passed on to the CLI."""
-_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
+_PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 _LINUX = sys.platform.startswith("linux")
 _ORPHANED = getattr(signal, "SIGRTMIN", signal.SIGUSR1) + 3 if _LINUX else None
 """The signal the kernel sends when the parent thread ends (Linux)."""
@@ -73,7 +73,8 @@ class _suppress:
         return kind is not None and issubclass(kind, self.kinds)
 
 
-def _prctl(option: int, value: int) -> bool:
+def prctl(option: int, value: int) -> bool:
+    """`prctl(option, value)` (Linux); False when it failed or is not there."""
     try:
         import ctypes
 
@@ -88,9 +89,10 @@ def _say(text: str) -> None:
         os.write(2, f"flower supervisor: {text}\n".encode())
 
 
-def _table() -> dict[int, tuple[int, str]]:
-    """Every process: pid -> (parent pid, state letter), from /proc (Linux), else from `ps`."""
-    table: dict[int, tuple[int, str]] = {}
+def processes() -> "dict[int, tuple[int, str, str]]":
+    """Every process visible: pid -> (parent pid, state letter, start time), from /proc (Linux), else
+    from `ps`. The start time tells a process from a later one that got its pid (`flower run`'s reaper)."""
+    table: dict[int, tuple[int, str, str]] = {}
     if _LINUX:
         try:
             names = [name for name in os.listdir("/proc") if name.isdigit()]
@@ -100,7 +102,7 @@ def _table() -> dict[int, tuple[int, str]]:
             try:
                 with open(f"/proc/{name}/stat", "rb") as stat:
                     fields = stat.read().rsplit(b")", 1)[1].split()
-                table[int(name)] = (int(fields[1]), fields[0].decode())
+                table[int(name)] = (int(fields[1]), fields[0].decode(), fields[19].decode())
             except (OSError, IndexError, ValueError):
                 continue  # gone meanwhile
         if table:
@@ -109,7 +111,7 @@ def _table() -> dict[int, tuple[int, str]]:
 
     try:
         listing = subprocess.run(
-            ["ps", "-A", "-o", "pid=", "-o", "ppid=", "-o", "stat="],
+            ["ps", "-A", "-o", "pid=", "-o", "ppid=", "-o", "stat=", "-o", "lstart="],
             capture_output=True,
             text=True,
             timeout=10,
@@ -118,24 +120,24 @@ def _table() -> dict[int, tuple[int, str]]:
     except (OSError, subprocess.SubprocessError):
         return table
     for line in listing.splitlines():
-        words = line.split()
-        if len(words) >= 3 and words[0].isdigit() and words[1].isdigit():
-            table[int(words[0])] = (int(words[1]), words[2][:1])
+        words = line.split(None, 3)
+        if len(words) == 4 and words[0].isdigit() and words[1].isdigit():
+            table[int(words[0])] = (int(words[1]), words[2][:1], words[3].strip())
     return table
 
 
-def descendants(root: int) -> dict[int, str]:
-    """Every process below `root` (pid -> state letter; "Z" for a zombie)."""
-    table = _table()
+def descendants(root: int) -> "dict[int, tuple[int, str, str]]":
+    """Every process below `root`, as `processes()` lists it (its state "Z" for a zombie)."""
+    table = processes()
     children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in table.items():
+    for pid, (ppid, _, _) in table.items():
         children.setdefault(ppid, []).append(pid)
-    found: dict[int, str] = {}
+    found: dict[int, tuple[int, str, str]] = {}
     todo = list(children.get(root, []))
     while todo:
         pid = todo.pop()
         if pid not in found:
-            found[pid] = table[pid][1]
+            found[pid] = table[pid]
             todo.extend(children.get(pid, []))
     return found
 
@@ -167,7 +169,7 @@ def sweep(me: int, cli: int) -> list[tuple[int, int]]:
         _signal(pid, signal.SIGSTOP)
     frozen: set[int] = set()
     for _ in range(100):  # stopped, a process starts no other: the tree stops growing
-        new = [pid for pid, state in descendants(me).items() if pid not in frozen and state != "Z"]
+        new = [pid for pid, (_, state, _) in descendants(me).items() if pid not in frozen and state != "Z"]
         if not new:
             break
         for pid in new:
@@ -179,7 +181,7 @@ def sweep(me: int, cli: int) -> list[tuple[int, int]]:
     deadline = time.monotonic() + SWEEP
     while time.monotonic() < deadline:
         ended += reap()
-        alive = [pid for pid, state in descendants(me).items() if state != "Z"]
+        alive = [pid for pid, (_, state, _) in descendants(me).items() if state != "Z"]
         for pid in alive:  # an orphan that came back to the subreaper, a process started meanwhile
             _signal(pid, signal.SIGKILL)
         if not alive and not descendants(me):
@@ -271,9 +273,9 @@ class Supervisor:
         while the CLI starts (loading ctypes takes longer than Python itself on a busy machine); the CLI
         starts no command before it is done, and a runner that died meanwhile is seen by `watch`."""
         if _LINUX:
-            _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+            prctl(PR_SET_CHILD_SUBREAPER, 1)
             if _ORPHANED is not None:
-                _prctl(_PR_SET_PDEATHSIG, _ORPHANED)
+                prctl(_PR_SET_PDEATHSIG, _ORPHANED)
 
     def watch(self) -> "NoReturn":
         while True:

@@ -53,8 +53,6 @@ def glance_verdict(command: str, *, cwd: str | None = None) -> GlanceVerdict:
     a `str`: an internal error is a refusal too. A value that is not a `str` raises `SpecError` (a
     `TypeError`) naming `command`, as every public callable does; it never passes.
     """
-    if not isinstance(command, str):
-        return GlanceVerdict(False, f"the command is not a str but {type(command).__name__}", ())
     walk: Walk | None = None
     try:
         root, source = parse(command)

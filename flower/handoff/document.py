@@ -112,15 +112,13 @@ class HandoffPolicy:
         check_fields(self)
         for name in ("reserve", "warn_margin"):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            if value < 0:
                 raise SpecError(f"HandoffPolicy.{name} must be an int >= 0, got {value!r}")
-        if self.window is not None and (
-            not isinstance(self.window, int) or self.window <= AUTO_COMPACT_MARGIN
-        ):
+        if self.window is not None and self.window <= AUTO_COMPACT_MARGIN:
             raise SpecError(
                 f"HandoffPolicy.window must be an int above {AUTO_COMPACT_MARGIN}, got {self.window!r}"
             )
-        if not isinstance(self.max_generations, int) or self.max_generations < 1:
+        if self.max_generations < 1:
             raise SpecError(f"HandoffPolicy.max_generations must be >= 1, got {self.max_generations!r}")
         try:
             self.prompt.format(used=1, window=2)

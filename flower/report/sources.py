@@ -38,6 +38,7 @@ import anyio
 from claude_agent_sdk import SessionKey, SessionStore
 
 from .._errors import SpecError, StoreError
+from .._util.check import checked
 from ..stores import SqliteSessionStore
 from ..stores._local import config_dir, read_transcripts
 from ..warm.records import RECORDS, read_records
@@ -312,6 +313,7 @@ def _opened(
     return opened
 
 
+@checked
 async def open_source(
     source: str | os.PathLike[str] | SessionStore | None = None,
     *,
@@ -329,10 +331,8 @@ async def open_source(
     or is the CLI's name for it as a path; a `SessionStore` object needs it (a store lists no projects).
     Raises `SpecError` for a source that is none of those, `StoreError` for a store that cannot be read.
     """
-    if sessions is not None and isinstance(sessions, str):
-        raise SpecError(f"sessions must be a list of session ids, not the str {sessions!r:.80}")
-    if project_key is not None and (not isinstance(project_key, str) or not project_key):
-        raise SpecError(f"project_key must be a non-empty str or None, got {project_key!r:.80}")
+    if project_key is not None and not project_key:  # a wrong type is `@checked`'s
+        raise SpecError("open_source: project_key must be a non-empty str or None, got ''")
     start, end = parse_time(since, "since"), parse_time(until, "until")
     bench = Path(workbench) if workbench is not None else None
     if source is not None and not isinstance(source, str | os.PathLike):

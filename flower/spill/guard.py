@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import anyio.to_thread
 from claude_agent_sdk import HookContext, HookMatcher
@@ -50,25 +50,17 @@ logger = logging.getLogger("flower.spill")
 _PERSISTED: Final = ("persistedOutputPath", "persistedOutputSize")
 
 
-class _Unset:
-    pass
-
-
-_UNSET: Final = _Unset()
-
-
 def _policy(
     policy: SpillPolicy | None,
-    threshold: int | _Unset | None,
+    threshold: int | Literal["policy"] | None,
     head: int | None,
     tail: int | None,
     main_only: bool | None,
 ) -> SpillPolicy:
-    if policy is not None and not isinstance(policy, SpillPolicy):
-        raise SpecError(f"policy must be a SpillPolicy, got {type(policy).__name__}")
+    """`policy` with the keywords given (`@checked` saw their types; `SpillPolicy` checks their values)."""
     base = policy or SpillPolicy()
     changes: dict[str, Any] = {}
-    if not isinstance(threshold, _Unset):
+    if threshold != "policy":
         changes["threshold"] = threshold
     for name, value in (("head", head), ("tail", tail), ("main_only", main_only)):
         if value is not None:
@@ -81,7 +73,7 @@ def spill_guard(
     target: Workbench | str | os.PathLike[str],
     policy: SpillPolicy | None = None,
     *,
-    threshold: int | _Unset | None = _UNSET,
+    threshold: int | Literal["policy"] | None = "policy",
     head: int | None = None,
     tail: int | None = None,
     main_only: bool | None = None,
@@ -89,19 +81,20 @@ def spill_guard(
     """Build the PostToolUse hook that spills large tool outputs into `target`.
 
     `target` is a `Workbench` (files go to its `spill/`) or a directory used as the spill directory itself.
-    Keywords override fields of `policy`. With the spilling turned off (`threshold` None or 0) the hook
-    does nothing; `spill_hooks()` then installs nothing at all.
+    Keywords override fields of `policy` (`threshold="policy"`, the default, keeps the policy's). With the
+    spilling turned off (`threshold` None or 0) the hook does nothing; `spill_hooks()` then installs
+    nothing at all.
     """
     chosen = _policy(policy, threshold, head, tail, main_only)
     if isinstance(target, Workbench):
         workbench: Workbench | None = target
         spill_dir = target.spill
         read_root = target.root if chosen.read_through == "workbench" else target.spill
-    elif isinstance(target, str | os.PathLike) and os.fspath(target):
+    elif os.fspath(target):
         workbench = None
         spill_dir = read_root = Path(os.path.abspath(os.fspath(target)))
     else:
-        raise SpecError(f"spill_guard: target needs a Workbench or a directory, got {target!r}")
+        raise SpecError("spill_guard: target needs a Workbench or a directory, got ''")
 
     async def hook(data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         if not chosen.enabled:
@@ -136,7 +129,7 @@ def spill_hooks(
     target: Workbench | str | os.PathLike[str],
     policy: SpillPolicy | None = None,
     *,
-    threshold: int | _Unset | None = _UNSET,
+    threshold: int | Literal["policy"] | None = "policy",
     head: int | None = None,
     tail: int | None = None,
     main_only: bool | None = None,

@@ -73,14 +73,13 @@ ReportCallback = Callable[[LoadReport], object]
 _DEFAULT_CACHE = CachePolicy()
 
 
-def _policy(value: Any, kind: type[Any], name: str) -> Any:
+def _policy(value: Any, kind: type[Any]) -> Any:
+    """`True`: the default `kind`; `False` (or None): off; else the policy given (`@checked` saw its type)."""
     if value is True:
         return kind()
     if value is False or value is None:
         return None
-    if isinstance(value, kind):
-        return value
-    raise SpecError(f"{name} must be a {kind.__name__} or a bool, got {type(value).__name__}")
+    return value
 
 
 class _RewritingStore(SessionStore):
@@ -118,8 +117,7 @@ class _RewritingStore(SessionStore):
         config_dir: str | os.PathLike[str] | None,
         cache: CachePolicy | None,
     ) -> None:
-        if cache is not None and not isinstance(cache, CachePolicy):
-            raise SpecError(f"cache must be a CachePolicy or None, got {type(cache).__name__}")
+        # the layers' `__init__` are `@checked`: here only what a type cannot say
         if isinstance(inner, str | os.PathLike):
             if not os.fspath(inner):
                 raise SpecError(
@@ -127,18 +125,9 @@ class _RewritingStore(SessionStore):
                 )
             self._inner: SessionStore = open_store(inner)  # a postgresql:// DSN, else a SQLite path
             self._owns_inner = True
-        elif callable(getattr(inner, "append", None)) and callable(getattr(inner, "load", None)):
+        else:
             self._inner = inner
             self._owns_inner = False
-        else:
-            raise SpecError(
-                f"inner must be a SessionStore (append and load), a database path or a postgresql:// DSN, "
-                f"got {inner!r:.80}"
-            )
-        if on_report is not None and not callable(on_report):
-            raise SpecError("on_report must be a callable(LoadReport) or None")
-        if config_dir is not None and not isinstance(config_dir, str | os.PathLike):
-            raise SpecError(f"config_dir must be a path or None, got {config_dir!r:.80}")
         self._steps = steps
         self._spill_dir = spill_dir
         self._on_report = on_report
@@ -358,8 +347,8 @@ class TrimmingSessionStore(_RewritingStore):
         config_dir: str | os.PathLike[str] | None = None,
         cache: CachePolicy | None = _DEFAULT_CACHE,
     ) -> None:
-        ephemeral_policy = _policy(ephemeral, EphemeralPolicy, "ephemeral")
-        trim_policy = _policy(trim, TrimPolicy, "trim")
+        ephemeral_policy = _policy(ephemeral, EphemeralPolicy)
+        trim_policy = _policy(trim, TrimPolicy)
         directory = _spill_dir(trim_policy, spill_dir)
         steps = rewrite_steps(ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory)
         super().__init__(
@@ -392,11 +381,9 @@ class PruningSessionStore(_RewritingStore):
         config_dir: str | os.PathLike[str] | None = None,
         cache: CachePolicy | None = _DEFAULT_CACHE,
     ) -> None:
-        if prune is not None and not isinstance(prune, PrunePolicy):
-            raise SpecError(f"prune must be a PrunePolicy or None, got {type(prune).__name__}")
         prune_policy = prune if prune is not None else PrunePolicy()
-        ephemeral_policy = _policy(ephemeral, EphemeralPolicy, "ephemeral")
-        trim_policy = _policy(trim, TrimPolicy, "trim")
+        ephemeral_policy = _policy(ephemeral, EphemeralPolicy)
+        trim_policy = _policy(trim, TrimPolicy)
         directory = _spill_dir(trim_policy, spill_dir)
         steps = rewrite_steps(
             prune=prune_policy, ephemeral=ephemeral_policy, trim=trim_policy, spill_dir=directory

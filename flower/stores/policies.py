@@ -25,13 +25,16 @@ __all__ = [
 ]
 
 
-def _check_count(owner: str, name: str, value: object, *, minimum: int = 0) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+# the policies' fields are typed by `check_fields` first; these check what a type cannot say
+
+
+def _check_count(owner: str, name: str, value: int, *, minimum: int = 0) -> None:
+    if value < minimum:
         raise SpecError(f"{owner}.{name} must be an int >= {minimum}, got {value!r}")
 
 
-def _check_template(owner: str, name: str, value: object, **sample: object) -> None:
-    if not isinstance(value, str) or not value.strip():
+def _check_template(owner: str, name: str, value: str, **sample: object) -> None:
+    if not value.strip():
         raise SpecError(f"{owner}.{name} must be a non-empty str")
     try:
         value.format(**sample)
@@ -88,20 +91,13 @@ class EphemeralPolicy:
     def __post_init__(self) -> None:
         check_fields(self)
         _check_count("EphemeralPolicy", "keep_recent", self.keep_recent)
-        if self.stale_after is not None and (
-            not isinstance(self.stale_after, int | float)
-            or isinstance(self.stale_after, bool)
-            or not self.stale_after > 0
-            or self.stale_after == float("inf")
-        ):
+        if self.stale_after is not None and not self.stale_after > 0:
             raise SpecError(
                 f"EphemeralPolicy.stale_after must be None or a positive number of seconds, "
                 f"got {self.stale_after!r}"
             )
         _check_template("EphemeralPolicy", "idle_note", self.idle_note, command="ls", idle="1 h")
         _check_count("EphemeralPolicy", "batch", self.batch, minimum=1)
-        if self.predicate is not None and not callable(self.predicate):
-            raise SpecError("EphemeralPolicy.predicate must be a callable(command) -> bool or None")
         _check_template("EphemeralPolicy", "note", self.note, command="ls", keep=6, newer=7)
 
     @checked
@@ -201,16 +197,11 @@ class PrunePolicy:
     def __post_init__(self) -> None:
         check_fields(self)
         _check_count("PrunePolicy", "keep_denials", self.keep_denials)
-        if not isinstance(self.denial_kinds, tuple) or not all(
-            isinstance(kind, str) and kind for kind in self.denial_kinds
-        ):
+        if not all(self.denial_kinds):
             raise SpecError("PrunePolicy.denial_kinds must be a tuple of non-empty str")
-        for name in ("drop_api_errors", "neutralise_interrupts", "heal_orphans", "supersede_reads"):
-            if not isinstance(getattr(self, name), bool):
-                raise SpecError(f"PrunePolicy.{name} must be a bool")
         for name in ("interrupt_note", "orphan_note"):
             value = getattr(self, name)
-            if not isinstance(value, str) or not value.strip():
+            if not value.strip():
                 raise SpecError(f"PrunePolicy.{name} must be a non-empty str")
         if self.denial_note is not None:
             _check_template("PrunePolicy", "denial_note", self.denial_note, calls="`ls`", count=1)
@@ -236,11 +227,7 @@ class CachePolicy:
 
     def __post_init__(self) -> None:
         check_fields(self)
-        if self.ttl is not None and (
-            not isinstance(self.ttl, int | float)
-            or isinstance(self.ttl, bool)
-            or not 0 < self.ttl < float("inf")
-        ):
+        if self.ttl is not None and not self.ttl > 0:
             raise SpecError(f"CachePolicy.ttl must be None or a positive number of seconds, got {self.ttl!r}")
 
 

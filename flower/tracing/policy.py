@@ -161,7 +161,9 @@ def _installed() -> bool:
 _warned: list[bool] = []
 
 
-def resolve_tracing(value: object, owner: str, env: Mapping[str, str] | None = None) -> TracingPolicy | None:
+def resolve_tracing(
+    value: bool | TracingPolicy | None, owner: str, env: Mapping[str, str] | None = None
+) -> TracingPolicy | None:
     """The policy a `tracing=` argument means, None when tracing is off.
 
     `True` and a `TracingPolicy` need the `otel` extra (`SpecError` names it when it is missing);
@@ -173,8 +175,6 @@ def resolve_tracing(value: object, owner: str, env: Mapping[str, str] | None = N
         if not _installed():
             raise SpecError(f"{owner}: tracing needs OpenTelemetry's SDK and OTLP exporter: {_EXTRA}")
         return value if isinstance(value, TracingPolicy) else TracingPolicy()
-    if value is not None:
-        raise SpecError(f"{owner}: tracing must be True, False, None or a TracingPolicy, got {value!r:.80}")
     if not env_enables(os.environ if env is None else env):
         return None
     if not _installed():

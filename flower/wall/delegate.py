@@ -119,8 +119,6 @@ def delegate_guard(
         raise SpecError("delegate_guard: reason must contain {action} (and may contain {artifacts})")
     if own_steps < 0:
         raise SpecError(f"delegate_guard: own_steps must be 0 or more, got {own_steps}")
-    if can_use_tool is not None and not callable(can_use_tool):
-        raise SpecError("delegate_guard: can_use_tool must be the app's async permission callback or None")
     turns = Turns()
 
     def refuse(action: str) -> HookJSONOutput:

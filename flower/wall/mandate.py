@@ -30,6 +30,7 @@ from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookJSONOutput
 
 from .._errors import SpecError
+from .._util.check import checked
 from .starts import start_guard
 
 __all__ = ["MANDATE_LINE", "check_mandate_line", "mandate_guard", "shared_prefix_hooks"]
@@ -42,11 +43,12 @@ FINGERPRINT_CHARS: Final = 21
 """The CLI's billing fingerprint reads the prompt's 5th, 8th and 21st characters (measured)."""
 
 
-def check_mandate_line(line: object, owner: str, name: str = "mandate_line") -> str | None:
-    """`line` if it can serve as the shared first line (one line, long enough), None for None."""
+def check_mandate_line(line: str | None, owner: str, name: str = "mandate_line") -> str | None:
+    """`line` if it can serve as the shared first line (one line, long enough), None for None. Its type
+    is its callers' `@checked` (`AgentSpec`'s `check_fields`)."""
     if line is None:
         return None
-    if not isinstance(line, str) or "\n" in line or len(line.strip()) < FINGERPRINT_CHARS:
+    if "\n" in line or len(line.strip()) < FINGERPRINT_CHARS:
         raise SpecError(
             f"{owner}: {name} must be one line of at least {FINGERPRINT_CHARS} characters (the CLI "
             f"derives its billing fingerprint from the prompt's first characters) or None, got {line!r:.80}"
@@ -71,6 +73,7 @@ def _rewritten(data: Mapping[str, Any], line: str | None, foreground: bool) -> H
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": updated}}
 
 
+@checked
 def mandate_guard(line: str | None = MANDATE_LINE, *, foreground: bool = False) -> HookCallback:
     """Build the PreToolUse hook that starts every main-thread Agent prompt with `line` (None: leaves
     prompts as written) and, with `foreground`, runs a worker whose call does not ask for the background
@@ -78,8 +81,6 @@ def mandate_guard(line: str | None = MANDATE_LINE, *, foreground: bool = False) 
 
     Install it with matcher `"Agent"` (or None: other tools pass untouched). A subagent's own calls pass.
     """
-    if not isinstance(foreground, bool):
-        raise SpecError(f"mandate_guard: foreground must be a bool, got {foreground!r}")
     fixed = check_mandate_line(line, "mandate_guard", "line")
     if fixed is None and not foreground:
         raise SpecError("mandate_guard: line must be a string (leave the hook out to turn it off)")

@@ -68,16 +68,17 @@ _DESCRIPTION: Final = "# desc: full report of worker {agent} ({chars} chars)\n\n
 _AGENT_TOOLS: Final = frozenset({"Agent", "Task"})
 
 
-def _target(target: object, owner: str) -> tuple[Workbench | None, Path]:
+def _target(target: Workbench | str | os.PathLike[str], owner: str) -> tuple[Workbench | None, Path]:
     if isinstance(target, Workbench):
         return target, target.artifacts / "reports"
-    if isinstance(target, str | os.PathLike) and os.fspath(target):
+    if os.fspath(target):
         return None, Path(os.path.abspath(os.fspath(target)))
-    raise SpecError(f"{owner}: target needs a Workbench or a directory, got {target!r}")
+    raise SpecError(f"{owner}: target needs a Workbench or a directory, got ''")
 
 
-def _check_positive(value: object, owner: str, name: str) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+def _check_positive(value: int, owner: str, name: str) -> None:
+    """What the type of a `@checked` argument cannot say: it is positive."""
+    if value < 1:
         raise SpecError(f"{owner}: {name} must be a positive int, got {value!r}")
 
 

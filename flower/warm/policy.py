@@ -65,12 +65,9 @@ class KeepWarmPolicy:
             raise SpecError("KeepWarmPolicy.prompt must be a non-empty string")
 
 
-def resolve_keep_warm(value: object, owner: str) -> KeepWarmPolicy | None:
-    """`keep_warm=` as given to `owner`: True (the default policy), False (None), or a `KeepWarmPolicy`."""
-    if value is True:
-        return KeepWarmPolicy()
-    if value is False:
-        return None
+def resolve_keep_warm(value: bool | KeepWarmPolicy) -> KeepWarmPolicy | None:
+    """`keep_warm=` as given (and typed by `@checked`): True (the default policy), False (None), or a
+    `KeepWarmPolicy`."""
     if isinstance(value, KeepWarmPolicy):
         return value
-    raise SpecError(f"{owner}: keep_warm must be True, False or a KeepWarmPolicy, got {value!r:.80}")
+    return KeepWarmPolicy() if value else None

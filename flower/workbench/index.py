@@ -19,7 +19,6 @@ import anyio.to_thread
 from claude_agent_sdk import HookContext, HookMatcher
 from claude_agent_sdk.types import HookCallback, HookEvent, HookInput, HookJSONOutput
 
-from .._errors import SpecError
 from .._util.check import checked
 from .bench import Workbench
 
@@ -36,8 +35,6 @@ _PATH_KEYS: Final = ("file_path", "notebook_path")
 @checked
 def index_guard(workbench: Workbench) -> HookCallback:
     """Build the PostToolUse hook that refreshes `workbench`'s index after a write inside it."""
-    if not isinstance(workbench, Workbench):
-        raise SpecError(f"index_guard needs a Workbench, got {type(workbench).__name__}")
 
     async def hook(data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         try:

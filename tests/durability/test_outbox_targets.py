@@ -7,6 +7,10 @@ run there never delivers them to it, whether the workspace knew the right databa
 are bound to it, and delivered as soon as a run reaches it again, through any spelling of its DSN) or
 not (they wait, `flower doctor` names them, and `deliver_outbox` / `flower doctor --deliver-outbox`
 delivers them to the store a person names: once, however often it is called).
+
+A new session leased late (the store was away when its run began) is leased only in the database the
+run's rows are for: when the path or DSN reaches another one by then, nothing is leased there and the
+lease waits; with the right database back, the same late lease takes it there.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +31,16 @@ from claude_agent_sdk import project_key_for_directory
 from flower import (
     DeliveryPolicy,
     FailureReason,
+    LeaseError,
     PostgresSessionStore,
+    PruningSessionStore,
     Runtime,
     SqliteSessionStore,
     StepResult,
     worker,
 )
+from flower._run.durable import DurableRun
+from flower._run.stream import Tracker
 from flower.doctor import deliver_outbox
 from flower.doctor._outbox import outbox_state
 from flower.events import Event, StoreWarning
@@ -254,3 +262,144 @@ async def test_postgres_entries_never_reach_another_cluster_behind_their_dsn(
     assert sorted(got) == entries  # each once
     assert await held(pg(wrong.dsn, schema), workspace, away.session_id) == []
     assert sum(waiting(workspace).values()) == 0
+
+
+# -- a late lease: only in the database the run's rows are for ------------------------------------------
+
+
+async def late_lease(workspace: Path, store: Any, arrive: Callable[[], None], until: str) -> tuple[str, Any]:
+    """A run that begins with `store` away, then `arrive()` puts a database behind its path or DSN; the
+    run's body ends once the new session's late lease is `until` ("refused" or "held"). Returns the
+    session and why its lease was refused (None when held)."""
+    run = DurableRun(
+        PruningSessionStore(store),
+        workspace,
+        Tracker(None),
+        lease_timeout=0.0,
+        policy=DeliveryPolicy(backoff=0.01, max_backoff=0.05, drain_timeout=hang_guard()),
+    )
+    await run.open()
+    session_id = await run.new_session()
+    assert session_id in run.keeper.unheld  # the store is away: the keeper leases it later
+    await run.started(session_id, resumed=False, fork_of=None, config_dir=str(workspace / "config"))
+    arrive()
+
+    async def body() -> None:
+        with anyio.fail_after(hang_guard()):
+            while True:
+                why = run.keeper.why.get(session_id)
+                if until == "refused" and "the entries were written for" in str(why):
+                    return
+                if until == "held" and session_id not in run.keeper.unheld:
+                    return
+                await anyio.sleep(0.01)
+
+    try:
+        await run.run(body)
+        why = run.keeper.why.get(session_id)
+        assert run.failure is None, run.failure
+    finally:
+        await run.close()
+        await store.aclose()
+    return session_id, why
+
+
+async def never_leased(store: Any, session_id: str) -> bool:
+    """Whether nobody ever leased the session in `store` (a lease at epoch 0 is taken only then)."""
+    try:
+        async with store.lease(session_id, if_epoch=0):
+            return True
+    except LeaseError:
+        return False
+    finally:
+        await store.aclose()
+
+
+def remember(workspace: Path, identity: str | None, label: str) -> None:
+    """An earlier run in `workspace` reached the store named `label`, and learned it is `identity`."""
+    assert identity is not None
+    outbox = Outbox(workspace / ".flower" / "outbox.db")
+    try:
+        outbox.remember(identity, label)
+    finally:
+        outbox.close()
+
+
+async def test_a_late_lease_never_goes_to_another_sqlite_file_at_the_path(tmp_path: Path) -> None:
+    workspace, path = tmp_path / "repo", tmp_path / "store" / "sessions.db"
+    workspace.mkdir()
+    right, other = tmp_path / "right.db", tmp_path / "other.db"
+    identities = []
+    for database in (right, other):
+        made = SqliteSessionStore(database)
+        identities.append(await made.identity())
+        await made.aclose()
+    remember(workspace, identities[0], SqliteSessionStore(path).path)
+
+    def at_path(database: Path) -> Callable[[], None]:
+        path.mkdir(parents=True)  # away at the start: the path cannot be opened
+
+        def arrive() -> None:
+            path.rmdir()
+            shutil.copyfile(database, path)
+
+        return arrive
+
+    session_id, why = await late_lease(workspace, SqliteSessionStore(path), at_path(other), "refused")
+    assert str(identities[1]) in str(why) and str(identities[0]) in str(why), why
+    assert await never_leased(SqliteSessionStore(path), session_id)  # nothing leased in the other file
+
+    path.unlink()
+    session_id, why = await late_lease(workspace, SqliteSessionStore(path), at_path(right), "held")
+    assert why is None
+    assert not await never_leased(SqliteSessionStore(path), session_id)  # the right file: leased there
+
+
+async def test_a_late_lease_with_no_known_identity_goes_where_the_path_leads(tmp_path: Path) -> None:
+    """A run that never learned which database its rows are for has nothing to compare with: its late
+    lease goes to the file at the path, as its deliveries do."""
+    workspace, path = tmp_path / "repo", tmp_path / "store" / "sessions.db"
+    workspace.mkdir()
+    database = tmp_path / "made.db"
+    made = SqliteSessionStore(database)
+    await made.identity()
+    await made.aclose()
+    path.mkdir(parents=True)  # away at the start
+
+    def arrive() -> None:
+        path.rmdir()
+        shutil.copyfile(database, path)
+
+    session_id, _ = await late_lease(workspace, SqliteSessionStore(path), arrive, "held")
+    assert not await never_leased(SqliteSessionStore(path), session_id)
+
+
+async def test_a_late_lease_never_goes_to_another_cluster_behind_the_dsn(
+    tmp_path: Path, clusters: tuple[postgres.Cluster, postgres.Cluster], proxy: Proxy
+) -> None:
+    right, wrong = clusters
+    schema = "late_lease"
+    dsn = f"postgresql://postgres@127.0.0.1:{proxy.port}/postgres"
+    workspace = tmp_path / "repo"
+    workspace.mkdir()
+    known = pg(right.dsn, schema)
+    try:
+        remember(workspace, await known.identity(), pg(dsn, schema).label)
+    finally:
+        await known.aclose()
+
+    def behind(cluster: postgres.Cluster) -> Callable[[], None]:
+        proxy.upstream = dead_port()  # away at the start
+
+        def arrive() -> None:
+            proxy.upstream = cluster.port
+
+        return arrive
+
+    session_id, why = await late_lease(workspace, pg(dsn, schema), behind(wrong), "refused")
+    assert why is not None
+    assert await never_leased(pg(wrong.dsn, schema), session_id)  # nothing leased in the other cluster
+
+    session_id, why = await late_lease(workspace, pg(dsn, schema), behind(right), "held")
+    assert why is None
+    assert not await never_leased(pg(right.dsn, schema), session_id)  # the right one: leased there

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from flower import KeepWarmPolicy, SpecError
+from flower import KeepWarmPolicy, Runtime, SpecError
 from flower.cost import TTL_1H, TTL_5M
 from flower.warm.policy import resolve_keep_warm
 from flower.warm.schedule import fork_point, lifetime_of, ping_at, ping_limit, ping_times
@@ -51,11 +52,13 @@ def test_a_policy_refuses_what_cannot_keep_a_cache_warm(arguments: dict[str, Any
         KeepWarmPolicy(**arguments)
 
 
-def test_keep_warm_is_true_false_or_a_policy() -> None:
-    assert resolve_keep_warm(True, "Runtime") == KeepWarmPolicy()
-    assert resolve_keep_warm(False, "Runtime") is None
-    with pytest.raises(SpecError, match="Runtime: keep_warm must be True, False or a KeepWarmPolicy"):
-        resolve_keep_warm(270, "Runtime")
+def test_keep_warm_is_true_false_or_a_policy(tmp_path: Path) -> None:
+    assert resolve_keep_warm(True) == KeepWarmPolicy()
+    assert resolve_keep_warm(False) is None
+    with pytest.raises(
+        SpecError, match=r"^Runtime: keep_warm must be True or False or a KeepWarmPolicy, got 270$"
+    ):
+        Runtime(tmp_path, keep_warm=270)  # type: ignore[arg-type]
 
 
 def _entry(uuid: str, parent: str | None, kind: str = "user", **extra: Any) -> dict[str, Any]:

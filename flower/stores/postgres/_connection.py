@@ -76,8 +76,9 @@ def asyncpg_module() -> Any:
     return asyncpg
 
 
-def check_schema_name(schema: object) -> str:
-    if not isinstance(schema, str) or not _IDENT.fullmatch(schema):
+def check_schema_name(schema: str) -> str:
+    """`schema` when it is a plain SQL name (its type is `PostgresSessionStore`'s `@checked`)."""
+    if not _IDENT.fullmatch(schema):
         raise SpecError(
             f"schema must be a lower-case SQL name ([a-z_][a-z0-9_]*, at most 63 chars), got {schema!r}"
         )

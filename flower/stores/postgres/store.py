@@ -97,17 +97,17 @@ class PostgresSessionStore(AsyncClosing, SessionStore):
                 f"{redact(repr(dsn)):.80}"
             )
         for name, value in (("connect_timeout", connect_timeout), ("pool_size", pool_size)):
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            if value <= 0:
                 raise SpecError(f"PostgresSessionStore: {name} must be a positive number, got {value!r}")
-        if isinstance(pool_wait, bool) or not isinstance(pool_wait, int | float) or not 0 <= pool_wait < 1e9:
+        if not 0 <= pool_wait < 1e9:
             raise SpecError(
                 f"PostgresSessionStore: pool_wait must be a number of seconds >= 0, got {pool_wait!r}"
             )
-        if isinstance(max_file_bytes, bool) or not isinstance(max_file_bytes, int) or max_file_bytes < 0:
+        if max_file_bytes < 0:
             raise SpecError(
                 f"PostgresSessionStore: max_file_bytes must be an int >= 0, got {max_file_bytes!r}"
             )
-        if runner is not None and (not isinstance(runner, str) or not runner.strip()):
+        if runner is not None and not runner.strip():
             raise SpecError(f"PostgresSessionStore: runner must be a non-empty str or None, got {runner!r}")
         self._conns = Connections(
             dsn,

@@ -154,10 +154,19 @@ def _read(path: str) -> str:
         return ""
 
 
+def prepared(env: dict[str, str]) -> Prepared:
+    """`prepare(env)`, or, when a copy cannot be written, no user or system configuration at all
+    (`/dev/null` for both): git then reads none, which hides every secret too."""
+    try:
+        return prepare(env)
+    except OSError:
+        return Prepared({"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null"}, [], None)
+
+
 def prepare(env: dict[str, str]) -> Prepared:
     """Write the scrubbed copies for a command the launcher is about to run, in a new directory (mode
     0700) under `$TMPDIR` (else /tmp); a configuration with no file becomes `/dev/null`. Raises
-    `OSError` when a copy cannot be written (the launcher then refuses to run the command)."""
+    `OSError` when a copy cannot be written (`prepared` then gives git no configuration at all)."""
     texts = {name: "".join(_read(path) + "\n" for path in paths) for name, paths in _sources(env).items()}
     if not any(text.strip() for text in texts.values()):
         return Prepared({name: "/dev/null" for name in texts}, [], None)

@@ -110,12 +110,7 @@ def _run(options: Options) -> int:
         readable = reads.plan(cwd, dict(os.environ))
     except OSError as error:
         return refuse(str(error))
-    try:
-        git = gitconfig.prepare(dict(os.environ))
-    except OSError:  # no copy: git reads no user or system configuration at all, which hides every secret
-        git = gitconfig.Prepared(
-            {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null"}, [], None
-        )
+    git = gitconfig.prepared(dict(os.environ))
     try:
         return _confined(options, argv, env | git.env, [*readable, *git.files])
     finally:

@@ -170,12 +170,7 @@ def run_macos(options: Options) -> int:
     except OSError:
         cwd = "/"
     argv = [SANDBOX_EXEC, "-p", profile(cwd), *shell_argv(options.shell, options.command)]
-    try:
-        git = gitconfig.prepare(dict(os.environ))
-    except OSError:  # no copy: git reads no user or system configuration at all, which hides every secret
-        git = gitconfig.Prepared(
-            {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null"}, [], None
-        )
+    git = gitconfig.prepared(dict(os.environ))
     try:
         return _run(options, argv, environment() | git.env, cwd, merged, (out_r, out_w, err_r, err_w))
     finally:
