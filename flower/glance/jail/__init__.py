@@ -81,7 +81,7 @@ class JailLimits:
     137); where the system delegates a cgroup v2 memory controller, also the limit of the command's own
     control group, which the kernel enforces on everything it charges (Linux)."""
     processes: int = 128
-    """Processes of the command alive at once, its shell included: a creation past it fails (EAGAIN). A
+    """Processes of the command alive at once, its shell included: a creation past it fails (EPERM). A
     loop that starts and ends thousands, one after another, is not refused."""
     threads: int = 256
     """Threads alive at once, over all its processes (Linux), beyond each process's first."""

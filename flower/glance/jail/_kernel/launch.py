@@ -19,8 +19,9 @@ command's). Without a PID namespace the launcher forks a watcher that kills the 
 launcher is killed. On macOS, `macos.py` does the same with `sandbox-exec`.
 
 The launcher stays outside the jail, relays the output (`common.supervise`) and answers each process creation:
-it counts the command's processes and threads alive at that moment and fails with EAGAIN a creation past
-`--processes` or `--threads` (a thread shares its process's memory limit, so it gets a budget of its own). It
+it counts the command's processes and threads alive at that moment and fails a creation past `--processes`
+(EPERM: bash retries a fork that fails with EAGAIN for 15 s before it gives up) or `--threads` (EAGAIN, as
+`pthread_create` documents it; a thread shares its process's memory limit, so it gets a budget of its own). It
 is the command's child subreaper, so every process the command starts stays below it, and it sums their
 anonymous memory and the pipes they hold (`--memory`, `memory.py`: each process is held to its own limits, but
 128 of them would not be). It exits with the shell's status, 124 after the time limit, 137 over the memory
@@ -69,7 +70,7 @@ else:  # `signal` imports `enum`, which costs the launcher 10-20 ms at every gla
 __all__ = ["main"]
 
 _NOTIF_RECV, _NOTIF_SEND = 0xC0502100, 0xC0182101  # SECCOMP_IOCTL_NOTIF_RECV/SEND (x86_64 and aarch64)
-_NOTIF_SIZE, _FLAG_CONTINUE, _EAGAIN = 80, 1, 11
+_NOTIF_SIZE, _FLAG_CONTINUE, _EAGAIN, _EPERM = 80, 1, 11, 1
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
 _CLONE, _CLONE_THREAD = NR.get("clone", -1), 0x00010000
 
@@ -302,7 +303,8 @@ class _Budget:
         return _census(self.group, self.skip)
 
     def answer(self, listener: int) -> None:
-        """Receive one process or thread creation; let it go on while under its budget, else fail it (EAGAIN).
+        """Receive one process or thread creation; let it go on while under its budget, else fail it (EPERM
+        for a process, which a shell reports at once; EAGAIN for a thread).
 
         `struct seccomp_notif`: id (u64), pid (u32), flags (u32), then `struct seccomp_data`: nr (s32),
         arch (u32), instruction pointer (u64), args (6 x u64); `clone`'s flags are args[0].
@@ -317,7 +319,8 @@ class _Budget:
         processes, threads = self.census()
         allow = threads < self.threads if thread else len(processes) < self.processes
         self.refused += not allow
-        reply = struct.pack("=QqiI", ident, 0, 0 if allow else -_EAGAIN, _FLAG_CONTINUE if allow else 0)
+        error = 0 if allow else -(_EAGAIN if thread else _EPERM)
+        reply = struct.pack("=QqiI", ident, 0, error, _FLAG_CONTINUE if allow else 0)
         try:  # noqa: SIM105 - contextlib costs the launcher an import
             fcntl.ioctl(listener, _NOTIF_SEND, reply)
         except OSError:

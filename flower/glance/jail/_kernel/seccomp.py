@@ -27,8 +27,8 @@ error (never by killing: a program that probes a call must be able to fall back)
   `clone`, whose flags it can).
 
 The *counter* filter sends every `clone`/`fork`/`vfork` to the launcher (SECCOMP_RET_USER_NOTIF), which
-lets the first N through and answers EAGAIN after: RLIMIT_NPROC counts all processes of a user and does
-not apply to root at all, so it cannot bound one command.
+lets the first N through and fails the others (EPERM for a process, EAGAIN for a thread): RLIMIT_NPROC
+counts all processes of a user and does not apply to root at all, so it cannot bound one command.
 """
 
 from __future__ import annotations
