@@ -25,7 +25,7 @@ from .course import Course, Kind, Outcome
 from .gate import Gate
 from .settle import DEFAULT_WORKER_TIMEOUT, Settle
 from .stream import Tracker
-from .tether import tether
+from .tether import connected, tether
 
 logger = logging.getLogger("flower.runtime")
 
@@ -98,7 +98,7 @@ async def run_generation(
     )
     options = tether(options)  # the CLI, and what it starts, end with this process (`_run.supervise`)
     async with (
-        ClaudeSDKClient(options=options) as client,
+        connected(options) as client,
         keeper(options) if keeper is not None else nullcontext() as warm,
     ):
         window = (policy.window if policy and policy.window else None) or (

@@ -23,15 +23,18 @@ import logging
 import os
 import platform
 import shutil
+import signal
 import sys
 import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Final
 
 import claude_agent_sdk
-from claude_agent_sdk import ClaudeAgentOptions
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 
-__all__ = ["is_tethered", "launcher", "tether"]
+__all__ = ["connected", "is_tethered", "launcher", "tether"]
 
 logger = logging.getLogger("flower.runtime")
 
@@ -57,6 +60,33 @@ def tether(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
     if isinstance(path, str):
         return _untethered(options, path)
     return dataclasses.replace(options, cli_path=path)
+
+
+@asynccontextmanager
+async def connected(options: ClaudeAgentOptions) -> AsyncIterator[ClaudeSDKClient]:
+    """A client of the CLI `tether(options)` starts. Left by an exception (the run abandoned: a consumer
+    that broke out of the stream, a cancellation), the CLI is asked to stop (SIGTERM, which the supervisor
+    passes on) before the SDK closes it: the SDK's close waits 5 s for a CLI in the middle of a request to
+    end by itself before it sends that signal. Left normally, the SDK closes it as it always does."""
+    async with ClaudeSDKClient(options=tether(options)) as client:
+        try:
+            yield client
+        except BaseException:
+            _stop_now(client)
+            raise
+
+
+def _stop_now(client: ClaudeSDKClient) -> None:
+    """SIGTERM to the client's CLI if it still runs; nothing (the SDK's own close follows) when the SDK
+    keeps its process elsewhere than it did."""
+    process = getattr(getattr(client, "_transport", None), "_process", None)
+    pid = getattr(process, "pid", None)
+    if not isinstance(pid, int) or getattr(process, "returncode", 0) is not None:
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError as error:  # ended already
+        logger.debug("the abandoned CLI (pid %d) could not be signalled: %s", pid, error)
 
 
 def is_tethered(cli_path: str | os.PathLike[str] | None) -> bool:
