@@ -133,12 +133,15 @@ async def test_no_secret_nor_its_size_reaches_the_model_through_the_cli_run_as_a
     setpriv = shutil.which("setpriv")
     if setpriv is None or not bundled.is_file():
         pytest.skip("needs setpriv (util-linux) and the SDK's bundled CLI to run the CLI as another user")
-    trial = subprocess.run(
-        [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", sys.executable, "-I", "-S",
-         "-c", "pass"], capture_output=True, check=False,
+    trial = subprocess.run(  # as the CLI's shell runs the launcher: not through setpriv's own exec
+        [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "/bin/sh", "-c",
+         f"'{SYSTEM_PYTHON}' -I -S -c pass"], capture_output=True, check=False,
     )  # fmt: skip
     if trial.returncode != 0:
-        pytest.skip(f"uid {NOBODY} cannot run this interpreter ({sys.executable}), which runs the launcher")
+        pytest.skip(f"uid {NOBODY} cannot run {SYSTEM_PYTHON}, which runs the launcher for it")
+    # the wall names this process's interpreter in the jailed command: one the user can run, as an app
+    # run by that user has
+    monkeypatch.setattr(sys, "executable", SYSTEM_PYTHON)
     root = Path(tempfile.mkdtemp(prefix="glance-sizes-cli-"))
     root.chmod(0o755)  # the user reaches the machine below it
     try:

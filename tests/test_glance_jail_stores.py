@@ -274,7 +274,8 @@ async def through_the_cli(
         for top, directories, files in os.walk(Path(scripted_model.config_dir).parent):
             for entry in [top, *(os.path.join(top, name) for name in [*directories, *files])]:
                 os.lchown(entry, planted.user, planted.user)
-    scripted_model.script("main", [*(bash(command) for command in THROUGH_THE_CLI), "looked"])
+    commands = [*THROUGH_THE_CLI, "id -u"]  # the last: who ran the glances
+    scripted_model.script("main", [*(bash(command) for command in commands), "looked"])
     spec = coordinator(
         "lead", "Goal: look.", {"helper": worker("Does.", "You do.", tools=["Bash"])}, own_steps=0
     )
@@ -294,8 +295,9 @@ async def through_the_cli(
     assert leaks(seen_by_the_model, values) == []
     assert size_leaks(seen_by_the_model, sizes) == []
     results = scripted_model.request("main", -1).tool_results
-    for (command, expected), seen in zip(THROUGH_THE_CLI.items(), results, strict=True):
-        assert expected in seen.text, (command, seen.text)
+    expected = [*THROUGH_THE_CLI.values(), str(os.geteuid() if planted.user is None else planted.user)]
+    for command, want, seen in zip(commands, expected, results, strict=True):
+        assert want in seen.text, (command, seen.text)
 
 
 def pad(values: dict[str, str]) -> dict[str, str]:
