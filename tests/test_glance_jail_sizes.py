@@ -73,13 +73,13 @@ def test_no_glance_runs_where_a_hard_link_to_a_credential_file_is(
 
 
 REFUSED = {  # from the workspace; the reason's start
-    "ls -la ~": "`ls -la` would show the size and times of a credential file",
-    "ls -S ~": "`ls -S` would show the size and times of a credential file",
-    "ls -lt $HOME": "`ls -lt` would show the size and times of what may be a directory",
-    "ls -l ~/.pulumi": "`ls -l` would show the size and times of a credential file",
-    "ls -l ~/.config/git": "`ls -l` would show the size and times of a credential file",
+    "ls -la ~": "`ls -la` would show the size and times of the credential files",
+    "ls -S ~": "`ls -S` would show the size and times of the credential files",
+    "ls -lt $HOME": "`ls -lt` would show the size and times of the credential files",
+    "ls -l ~/.pulumi": "`ls -l` would show the size and times of the credential files",
+    "ls -l ~/.config/git": "`ls -l` would show the size and times of the credential files",
     "ls -l /etc": "`ls -l` would show the size and times of",
-    "ls -l /e*": "`ls -l` would show the size and times of what may be a directory",
+    "ls -l /e*": "`ls -l` would show the size and times of the credential files `/etc` may hold",
     "stat ~/.netrc": "`stat` would read a credential store",
     "stat ../linked/link": "`stat` would read a hard link to a credential file",
     "ls -l ../linked": "`ls` would show the size and times of `",

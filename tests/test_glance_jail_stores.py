@@ -243,7 +243,7 @@ THROUGH_THE_CLI = {  # the model's command: what the wall answers (a refusal's r
     "cat ../linked/link": "`cat` would read a hard link to a credential file",
     "ls -l ../linked": "would show the size and times of `",
     "stat ../linked/*": "another name (a hard link) of a credential file",
-    "ls -la ~": "`ls -la` would show the size and times of a credential file",
+    "ls -la ~": "`ls -la` would show the size and times of the credential files",
     "cat $PWD/../../home/.aws/credentials": "`cat` would read a credential store (`~/.aws`)",
     "cat ~/.n{e,x}trc": "`cat` would read a credential store (`~/.netrc`)",
     "cat $CLAUDE_CONFIG_DIR/.claude.json": "`$CLAUDE_CONFIG_DIR` names the CLI's configuration directory",

@@ -46,11 +46,11 @@ _LS_ORDERS = frozenset({"none", "version", "extension", "width"})
 _TREE_METADATA = frozenset("shDpugi")
 _TREE_LONG = ("--du", "--inodes", "--device", "--timefmt", "--sort")
 _HOMES = (["root"], ["var", "root"], ["home", "*"], ["Users", "*"])
-_HOLDERS = [
-    *([*home, *name.split("/")[:-1]] for home in _HOMES for name in (*HOME_SECRETS, *GIT_CONFIG_FILES)),
-    *(path.strip("/").split("/")[:-1] for path in (*SYSTEM_SECRETS, "/etc/gitconfig")),
-]
-"""Directories that may hold a credential file (`*`: any one name), for a path known only in part."""
+_IN_A_HOME = [list(parts) for parts in dict.fromkeys(
+    tuple(name.split("/")[:-1]) for name in (*HOME_SECRETS, *GIT_CONFIG_FILES)
+)]  # fmt: skip
+"""The directories of a home that hold credential stores: the home itself, `.config`, `.pulumi` …"""
+_SYSTEM_HOLDERS = [path.strip("/").split("/")[:-1] for path in (*SYSTEM_SECRETS, "/etc/gitconfig")]
 
 
 def shows_metadata(name: str, args: Sequence[Arg]) -> bool:
@@ -67,12 +67,9 @@ def shows_metadata(name: str, args: Sequence[Arg]) -> bool:
 
 
 def _ls_metadata(args: Sequence[Arg]) -> str:
-    """The first `ls` option that shows or orders by metadata, or ''; a word known only at run time
-    counts (it may be `-l`)."""
-    for arg in args:
-        if arg is None:
-            return "?"
-        if arg in ("-", "--") or not arg.startswith("-"):
+    """The first `ls` option that shows or orders by metadata, or ''."""
+    for arg in args:  # a word known only at run time is a path: the jail's environment holds no option
+        if arg is None or arg in ("-", "--") or not arg.startswith("-"):
             continue
         if arg.startswith("--"):
             option, _, value = arg[2:].partition("=")
@@ -103,11 +100,10 @@ def metadata_refusal(
         join(cwd, spelling) for value, template in words for spelling in candidates(_home(value) or template)
     ] or [cwd or "."]
     if name == "ls" and not _lists_itself(args):
-        option = _ls_metadata(args)
         for target in targets:
             if found := _holds_credential_file(target):
-                return (f"`{'ls ' + option if option != '?' else 'ls'}` would show the size and times of "
-                        f"{found}; `ls -a` lists the names alone")  # fmt: skip
+                return (f"`ls {_ls_metadata(args)}` would show the size and times of {found}; `ls -a` "
+                        "lists the names alone")  # fmt: skip
     return _linked(name, targets, recursive or name != "ls")
 
 
@@ -128,15 +124,19 @@ def _home(value: Arg) -> str:
 
 
 def _holds_credential_file(path: str) -> str:
-    """The credential file a listing of `path` (absolute, or relative from an unknown directory) would
-    show, or ''. A path known only in part counts when it may name a directory that may hold one."""
-    parts = [part for part in path.split("/") if part not in ("", ".")]
-    if UNKNOWN in path or not path.startswith("/"):
-        holder = next((top for top in _HOLDERS if _may_be(parts, top)), None)
-        where = "/" + "/".join(holder) if holder else ""
-        return f"what may be a directory that holds credential files (`{where}`)" if where else ""
-    real = os.path.realpath(path)
-    if not os.path.isdir(real):
+    """What credential file a listing of `path` (absolute, or relative from an unknown directory) would
+    show, or '': a directory where credential stores are kept (a home, `~/.config`, `/etc` …), whatever
+    it holds now, a path known only in part when it may be one; or a directory that holds a store or a
+    file named like credentials."""
+    spellings = [path] if UNKNOWN in path or not path.startswith("/") else [path, os.path.realpath(path)]
+    home = os.path.expanduser("~")
+    homes = [*_HOMES, *([home.strip("/").split("/")] if os.path.isabs(home) and home != "/" else [])]
+    holders = [[*top, *inside] for top in homes for inside in _IN_A_HOME] + _SYSTEM_HOLDERS
+    for spelling in spellings:
+        parts = [part for part in spelling.split("/") if part not in ("", ".")]
+        if holder := next((top for top in holders if _may_be(parts, top)), None):
+            return f"the credential files `/{'/'.join(holder)}` may hold"
+    if len(spellings) == 1 or not os.path.isdir(real := spellings[1]):
         return ""
     found = [store for store in stores(dict(os.environ), [real]) if os.path.dirname(store) == real]
     with contextlib.suppress(OSError):
