@@ -89,6 +89,7 @@ REFUSED = {  # from the workspace; the reason's start
     "tree -s ../linked": "`tree` would show the size and times of `",
     "ls -lR ..": "`ls` would show the size and times of `",
     "cd ../linked && ls -la": "`ls` would show the size and times of `",
+    "stat $PWD/../linked/link": "`stat` names a path known only at run time, and a credential file has",
 }
 ACCEPTED = (
     "ls -a ~", "ls -1 ~", "ls -ld ~", "ls -la", "ls -l .", "du -sh .", "find . -name '*.md'", "tree",

@@ -104,7 +104,7 @@ def metadata_refusal(
             if found := _holds_credential_file(target):
                 return (f"`ls {_ls_metadata(args)}` would show the size and times of {found}; `ls -a` "
                         "lists the names alone")  # fmt: skip
-    return _linked(name, targets, recursive or name != "ls")
+    return _linked(name, targets, recursive or name != "ls") or _unknown(name, targets)
 
 
 def _lists_itself(args: Sequence[Arg]) -> bool:
@@ -194,8 +194,8 @@ def _linked(name: str, targets: list[str], recursive: bool) -> str:
             devices.add(os.stat(top).st_dev)
         except OSError:
             continue
-    if not devices:
-        return ""
+    if not devices or (not any(tops.values()) and not any(_one_level(top, None) for top in tops)):
+        return ""  # (one level: no file there has several names, so the stores need no look)
     inodes = credential_inodes(stores(dict(os.environ), list(tops)), devices)
     if not inodes:
         return ""
@@ -210,8 +210,24 @@ def _linked(name: str, targets: list[str], recursive: bool) -> str:
     return ""
 
 
-def _one_level(top: str, inodes: set[tuple[int, int]]) -> list[str]:
-    """`top` and its entries that are names of the files in `inodes` (not following links)."""
+def _unknown(name: str, targets: list[str]) -> str:
+    """Why a target whose start is known only at run time (`$HOME/x/link`, `~+/link`) may show another
+    name of a credential file: one has several names on the file system of a home or of `/`; or ''."""
+    if not any(target.startswith(UNKNOWN) for target in targets):
+        return ""
+    devices = set()
+    for top in ("/", os.path.expanduser("~")):
+        with contextlib.suppress(OSError):
+            devices.add(os.stat(top).st_dev)
+    if not credential_inodes(stores(dict(os.environ), []), devices):
+        return ""
+    return (f"`{name}` names a path known only at run time, and a credential file has another name (a hard "
+            "link) on this machine, whose size and times it may show; write the path out")  # fmt: skip
+
+
+def _one_level(top: str, inodes: set[tuple[int, int]] | None) -> list[str]:
+    """`top` and its entries that are names of the files in `inodes` (None: of any file with several
+    names), not following links."""
     found: list[str] = []
     try:
         entries = [top, *(f"{top.rstrip('/')}/{entry}" for entry in os.listdir(top))]
@@ -222,6 +238,10 @@ def _one_level(top: str, inodes: set[tuple[int, int]]) -> list[str]:
             info = os.lstat(entry)
         except OSError:
             continue
-        if stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) in inodes:
+        if (
+            stat.S_ISREG(info.st_mode)
+            and info.st_nlink > 1
+            and (inodes is None or (info.st_dev, info.st_ino) in inodes)
+        ):
             found.append(entry)
     return found
