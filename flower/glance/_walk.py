@@ -259,7 +259,7 @@ class Walk:
         self.check_secrets(name, opened, recursive)
         if recursive and (reason := self.secret_refusal(".", recursive=True)):  # with no path, it walks `.`
             raise Refusal(f"`{name}` would read {reason}", secret=True)
-        paths = [(word.value, word.template) for word in words if not word.template.startswith("-")]
+        paths = [(word.value, _relative_glob(word)) for word in words if not word.template.startswith("-")]
         for cwd in self.cwds:  # sizes and times of what it lists
             if reason := metadata_refusal(name, args, paths, cwd, recursive=recursive):
                 raise Refusal(reason, secret=True)
@@ -415,6 +415,12 @@ def _check_split(name_node: Node | None, nodes: list[Node], text: Callable[[int,
         if before.end_byte == after.start_byte:
             whole = text(before.start_byte, after.end_byte)
             raise Refusal(f"`{whole}` is one word to the shell but two to the parser")
+
+
+def _relative_glob(word: Word) -> str:
+    """The word's template, `./` first for a glob that starts the path (`*`: below the directory)."""
+    glob = word.prefix == "" and word.text[:1] in ("*", "?", "[")
+    return "./" + word.template if glob else word.template
 
 
 def _spellings(word: Word) -> list[str]:
