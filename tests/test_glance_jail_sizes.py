@@ -90,10 +90,12 @@ REFUSED = {  # from the workspace; the reason's start
     "ls -lR ..": "`ls` would show the size and times of `",
     "cd ../linked && ls -la": "`ls` would show the size and times of `",
     "stat $PWD/../linked/link": "`stat` names a path known only at run time, and a credential file has",
+    "ls -lL ../symlinked": "`ls` would show, through the link `",
+    "stat -L ../symlinked/*": "`stat` would show, through the link `",
 }
 ACCEPTED = (
     "ls -a ~", "ls -1 ~", "ls -ld ~", "ls -la", "ls -l .", "du -sh .", "find . -name '*.md'", "tree",
-    "stat README.md", "ls ../linked", "tree ../linked", "ls -la /tmp",
+    "stat README.md", "ls ../linked", "tree ../linked", "ls -la /tmp", "ls -l ../symlinked",
 )  # fmt: skip
 
 
@@ -102,6 +104,10 @@ def test_the_parser_refuses_a_listing_that_shows_a_credential_files_size(
 ) -> None:
     planted, _ = machine
     monkeypatch.setenv("HOME", str(planted.home))
+    symlinked = planted.root / "work" / "symlinked"  # `-L` shows what a symbolic link leads to
+    if not symlinked.exists():
+        symlinked.mkdir()
+        (symlinked / "netrc").symlink_to(planted.home / ".netrc")
     for command, reason in REFUSED.items():
         verdict = glance_verdict(command, cwd=str(planted.repo))
         assert verdict.reason.startswith(reason), (command, verdict.reason)

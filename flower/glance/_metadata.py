@@ -12,6 +12,8 @@ runs on every entry, needs no right on the file. The parser names a store when i
   holds another name (a hard link) of a credential file (`links.py`, as the jail finds them): only when
   such a file has more than one name on the directory's file system, which costs a walk of the stores
   (bounded) per listing, and then a walk of the directory (bounded: past it, refused).
+- `ls -L` and `stat -L` (with sizes) of a directory that holds a symbolic link to a credential store:
+  they show what the link leads to.
 
 In the trees a glance may read (the workspace), the launcher refuses every command while such a link is
 there (`reads.LINKED`): this module only gives the reason first, and covers directories elsewhere
@@ -26,7 +28,9 @@ import stat
 from collections.abc import Sequence
 
 from ._paths import UNKNOWN, candidates, join
+from ._secrets import secret_refusal
 from ._verb import Arg
+from .jail._kernel import links
 from .jail._kernel.links import credential_inodes, find_links
 from .jail._kernel.reads import GIT_CONFIG_FILES, HOME_SECRETS, SECRET_NAMES, SYSTEM_SECRETS, stores
 
@@ -104,7 +108,50 @@ def metadata_refusal(
             if found := _holds_credential_file(target):
                 return (f"`ls {_ls_metadata(args)}` would show the size and times of {found}; `ls -a` "
                         "lists the names alone")  # fmt: skip
-    return _linked(name, targets, recursive or name != "ls") or _unknown(name, targets)
+    walks = recursive or name != "ls"
+    return (
+        _linked(name, targets, walks)
+        or _unknown(name, targets)
+        or (_dereferenced(name, targets, walks) if _dereferences(name, args) else "")
+    )
+
+
+def _dereferences(name: str, args: Sequence[Arg]) -> bool:
+    """Whether `ls` or `stat` shows what a symbolic link leads to (`-L`), not the link itself."""
+    return name in ("ls", "stat") and any(
+        arg and (arg == "--dereference" or (arg[:1] == "-" and arg[1:2] != "-" and "L" in arg))
+        for arg in args
+    )
+
+
+def _dereferenced(name: str, targets: list[str], walks: bool) -> str:
+    """Why a listing that follows symbolic links would show a credential store's size through a link to
+    it among the entries it lists (one level, or the tree below a glob or for `ls -R`), or ''."""
+    budget = links.TREE_ENTRIES
+    for target in targets:
+        known = target.split(UNKNOWN)[0]
+        top = known if UNKNOWN not in target else os.path.dirname(known) or "."
+        if not top.startswith("/"):
+            continue
+        stack, deep = [os.path.realpath(top)], walks or UNKNOWN in target
+        while stack:
+            directory = stack.pop()
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            budget -= len(entries)
+            if budget < 0:
+                return f"`{name}` would follow the links of a tree too large to look through"
+            for entry in entries:
+                if entry.is_symlink() and (reason := secret_refusal(os.path.realpath(entry.path))):
+                    return (
+                        f"`{name}` would show, through the link `{entry.path}`, the size and times of "
+                        + reason
+                    )
+                if deep and entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+    return ""
 
 
 def _lists_itself(args: Sequence[Arg]) -> bool:
