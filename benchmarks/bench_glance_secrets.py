@@ -3,8 +3,9 @@
 Run from the repository root: `python benchmarks/bench_glance_secrets.py [--user]`. It plants the machine of
 `tests/test_glance_jail_stores.py` (tokens in git's configuration, program trees on `PATH` beside their
 credentials, `.git` files naming other directories, a hard link to `~/.aws/credentials` in a second
-workspace, the usual stores; here also a symbolic link in the workspace to `~/.netrc`), then hands each command of `ATTACKS` (below) to the wall (`glance_run`, in this process, whose home is the
-planted one) and runs what it accepts in the jail, under bash and zsh, as the CLI would: a command
+workspace, the usual stores; here also a symbolic link in the workspace to `~/.netrc`), then hands each
+command of `ATTACKS` (below) to the wall (`glance_run`, in this process, whose home is the planted one)
+and runs what it accepts in the jail, under bash and zsh, as the CLI would: a command
 *leaks* when its output holds a planted value, and *sizes* when it shows a planted file's size (each
 file is grown to a size of its own, `pad`). `--user` runs the jailed commands as uid 65534 (root only).
 The everyday looks of `tests/glance_table.py` give the refusal rate of read-only commands.
