@@ -4,8 +4,9 @@ Planted beside the usual stores (`tests.credentials.plant`): tokens in git's con
 `url."https://x-access-token:TOKEN@github.com/".insteadOf`, `http.*.extraheader`, `credential.*`, and a
 system file), program trees whose `bin` is on `PATH` next to their credentials (`~/.pulumi`, `~/.fly`,
 `~/development/flutter` beside another project's `.env`, `~/go`, and a `PATH` naming `~/.config`), a
-`.git` file naming a directory outside the workspace and one naming `~/.config`, and a hard link in the
-workspace to `~/.aws/credentials`. Each command runs inside the jail (the parser bypassed: the kernel
+`.git` file naming a directory outside the workspace and one naming `~/.config`, and a hard link to
+`~/.aws/credentials` in a second workspace (`work/linked`: every glance there is refused, see
+`tests/test_glance_jail_sizes.py`). Each command runs inside the jail (the parser bypassed: the kernel
 alone), under bash and zsh, in a PID namespace and without one, as root and as an ordinary user (uid
 65534, when the tests run as root). What must still work does: git with the user's settings, a
 worktree, the programs on `PATH` with their libraries.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -121,7 +123,9 @@ def _build(root: Path, user: int | None) -> Machine:
     _git(repo, "add", "-A", home=home)
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "s", home=home)
     _git(repo, "worktree", "add", "-q", str(work / "worktree"), home=home)
-    os.link(home / ".aws/credentials", repo / "link")
+    (work / "linked").mkdir()
+    (work / "linked" / "notes.txt").write_text("notes\n")
+    os.link(home / ".aws/credentials", work / "linked" / "link")
     other = root / "srv-other"
     _secret(other / "secret.txt", values)
     for name, target in (("gitfile-other", other), ("gitfile-config", home / ".config")):
@@ -172,7 +176,7 @@ ATTACKS = {
     "program trees": "cat ~/.pulumi/credentials.json ~/.fly/config.yml ~/development/other/.env "
     "~/go/src/example.com/x/.env ~/.config/rclone/rclone.conf; grep -r . ~/.pulumi ~/.fly ~/development ~/go "
     "~/.config; ls -la ~/.pulumi ~/.config",
-    "a hard link": "cat link {repo}/link; grep -r fake- .; head -c 100 link",
+    "a hard link": "cat ../linked/link; grep -r fake- ..; head -c 100 ../linked/link",
     "spellings": "cat $PWD/../../home/.aws/credentials ~+/../../home/.netrc ~/.n{e,x}trc ~/.[!.]* "
     "$CLAUDE_CONFIG_DIR/.credentials.json {root}/config/.credentials.json",
 }
@@ -211,7 +215,6 @@ def test_git_and_the_programs_still_work(machine: Machine, shell: str) -> None:
     )  # fmt: skip
     for expected in [
         "Dev",
-        "?? link",
         "1",
         *WORKS,
         "url.https://***@github.com/.insteadof https://github.com/",
@@ -237,8 +240,10 @@ THROUGH_THE_CLI = {  # the model's command: what the wall answers (a refusal's r
     "cat ~/.config/rclone/rclone.conf": "`cat` would read a credential store (`~/.config/rclone`)",
     "cat ~/development/other/.env": "Permission denied",
     "cat ~/go/src/example.com/x/.env": "Permission denied",
-    "cat link": "Permission denied",
-    "grep -r fake- .": "Permission denied",
+    "cat ../linked/link": "`cat` would read a hard link to a credential file",
+    "ls -l ../linked": "would show the size and times of `",
+    "stat ../linked/*": "another name (a hard link) of a credential file",
+    "ls -la ~": "`ls -la` would show the size and times of the credential files",
     "cat $PWD/../../home/.aws/credentials": "`cat` would read a credential store (`~/.aws`)",
     "cat ~/.n{e,x}trc": "`cat` would read a credential store (`~/.netrc`)",
     "cat $CLAUDE_CONFIG_DIR/.claude.json": "`$CLAUDE_CONFIG_DIR` names the CLI's configuration directory",
@@ -249,12 +254,27 @@ THROUGH_THE_CLI = {  # the model's command: what the wall answers (a refusal's r
 @pytest.mark.cli
 @pytest.mark.parametrize("shell", SHELLS, ids=[os.path.basename(shell) for shell in SHELLS])
 async def test_no_secret_reaches_the_model_through_the_cli(
-    scripted_model: ScriptedModel, tmp_path: Path, shell: str
+    scripted_model: ScriptedModel, tmp_path: Path, shell: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A flower coordinator (the real wall) on the planted machine: what the model saw holds no secret."""
-    planted = _build(tmp_path / "machine", None)
+    """A flower coordinator (the real wall) on the planted machine: what the model saw holds no secret
+    and no secret's size (as an ordinary user: `tests/test_glance_jail_sizes.py`)."""
+    await through_the_cli(scripted_model, _build(tmp_path / "machine", None), shell, monkeypatch)
+
+
+async def through_the_cli(
+    scripted_model: ScriptedModel, planted: Machine, shell: str, monkeypatch: pytest.MonkeyPatch,
+    cli_path: str | None = None,
+) -> None:  # fmt: skip
+    """Run `THROUGH_THE_CLI` through a flower coordinator on `planted` (the CLI started by `cli_path`, if
+    given); assert on the request log that no planted value nor size reached the model."""
+    monkeypatch.setenv("HOME", str(planted.home))  # the app's home is the planted one, as the CLI's is
     values = planted.values | plant(Path(scripted_model.config_dir))
-    commands = list(THROUGH_THE_CLI)
+    sizes = pad(values)
+    if planted.user is not None:
+        for top, directories, files in os.walk(Path(scripted_model.config_dir).parent):
+            for entry in [top, *(os.path.join(top, name) for name in [*directories, *files])]:
+                os.lchown(entry, planted.user, planted.user)
+    commands = [*THROUGH_THE_CLI, "id -u"]  # the last: who ran the glances
     scripted_model.script("main", [*(bash(command) for command in commands), "looked"])
     spec = coordinator(
         "lead", "Goal: look.", {"helper": worker("Does.", "You do.", tools=["Bash"])}, own_steps=0
@@ -263,15 +283,41 @@ async def test_no_secret_reaches_the_model_through_the_cli(
            "GIT_CONFIG_SYSTEM": str(planted.root / "etc-gitconfig")}  # fmt: skip
 
     def configure(options: Any) -> Any:
-        return scripted_model.attach(dataclasses.replace(options, env={**options.env, **env}))
+        options = dataclasses.replace(
+            options, env={**options.env, **env}, cli_path=cli_path or options.cli_path
+        )
+        return scripted_model.attach(options)
 
     result = await Runtime(planted.repo, configure=configure).run(spec, "Look around.")
 
     assert result.ok, result.error
-    assert leaks(json.dumps([request.body for request in scripted_model.requests()]), values) == []
+    seen_by_the_model = json.dumps([request.body for request in scripted_model.requests()])
+    assert leaks(seen_by_the_model, values) == []
+    assert size_leaks(seen_by_the_model, sizes) == []
     results = scripted_model.request("main", -1).tool_results
-    for (command, expected), seen in zip(THROUGH_THE_CLI.items(), results, strict=True):
-        assert expected in seen.text, (command, seen.text)
+    expected = [*THROUGH_THE_CLI.values(), str(os.geteuid() if planted.user is None else planted.user)]
+    for command, want, seen in zip(commands, expected, results, strict=True):
+        assert want in seen.text, (command, seen.text)
+
+
+def pad(values: dict[str, str]) -> dict[str, str]:
+    """Grow each planted file to a size no output shows by chance (40,009 bytes and up, each its own);
+    return each file's size by path."""
+    sizes = {}
+    for i, path in enumerate(sorted(values)):
+        if os.path.isfile(path) and not os.path.islink(path):
+            size = 40_009 + 1_013 * i
+            with open(path, "a", encoding="utf-8") as file:
+                file.write("\n" * (size - os.path.getsize(path)))
+            sizes[path] = str(size)
+    return sizes
+
+
+def size_leaks(text: str, sizes: dict[str, str]) -> list[str]:
+    """The paths whose size (in bytes, as a whole number) `text` shows."""
+    return [
+        path for path, size in sizes.items() if re.search(rf"(?<![0-9A-Za-z]){size}(?![0-9A-Za-z])", text)
+    ]
 
 
 def test_the_parser_refuses_a_hard_link_to_a_credential_file(

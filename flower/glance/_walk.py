@@ -21,6 +21,7 @@ from itertools import pairwise
 
 import tree_sitter
 
+from ._metadata import metadata_refusal
 from ._paths import UNKNOWN, join, path_refusal, reaches_root, resolve
 from ._repo_config import git_refusal
 from ._rules import NAMES_ONLY, PATTERN_RULES, TEXT_ONLY, follows_links, reads_recursively, verb_rule
@@ -258,6 +259,10 @@ class Walk:
         self.check_secrets(name, opened, recursive)
         if recursive and (reason := self.secret_refusal(".", recursive=True)):  # with no path, it walks `.`
             raise Refusal(f"`{name}` would read {reason}", secret=True)
+        paths = [(word.value, _relative_glob(word)) for word in words if not word.template.startswith("-")]
+        for cwd in self.cwds:  # sizes and times of what it lists
+            if reason := metadata_refusal(name, args, paths, cwd, recursive=recursive):
+                raise Refusal(reason, secret=True)
 
     def check_secrets(self, name: str, words: list[Word], recursive: bool) -> None:
         """Refuse a word that names a credential store, or a tree that holds one when the verb walks it."""
@@ -410,6 +415,12 @@ def _check_split(name_node: Node | None, nodes: list[Node], text: Callable[[int,
         if before.end_byte == after.start_byte:
             whole = text(before.start_byte, after.end_byte)
             raise Refusal(f"`{whole}` is one word to the shell but two to the parser")
+
+
+def _relative_glob(word: Word) -> str:
+    """The word's template, `./` first for a glob that starts the path (`*`: below the directory)."""
+    glob = word.prefix == "" and word.text[:1] in ("*", "?", "[")
+    return "./" + word.template if glob else word.template
 
 
 def _spellings(word: Word) -> list[str]:

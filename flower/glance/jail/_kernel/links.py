@@ -5,8 +5,10 @@ Landlock judges a path, and a hard link is another path to the same file: a link
 has another name only when its link count says so, so the launcher looks at the credential files
 (`credential_inodes`: each regular file of the stores `reads.plan()` knows, in every home it meets) and,
 only when one of them has more than one name on the file system of a tree the glance may read, walks
-those trees for the other names (`find_links`), which `reads.plan()` then cuts out like the stores
-themselves. On a machine without such a link (nearly all), the cost is one `stat` per credential file.
+those trees for the other names (`find_links`). Finding one, `reads.plan()` refuses the glance: cutting
+the link out of what Landlock grants would hide its content, not its size and times, which `stat` shows
+whatever Landlock says (`ls -l`, `find -size`, zsh's `*(L+10)`). On a machine without such a link (nearly
+all), the cost is one `stat` per credential file.
 
 Bounded: at most `STORE_ENTRIES` entries of the stores are looked at (a larger `~/.claude` is looked at
 up to there), and at most `TREE_ENTRIES` of the trees; past that, `find_links` raises `OSError` and the

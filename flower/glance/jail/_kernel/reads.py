@@ -23,9 +23,9 @@ import os
 from . import links
 
 __all__ = [
-    "DEVICES", "ENVIRONMENT", "ETC_FILES", "GIT_CONFIG_FILES", "HOME_GIT_FILES", "HOME_SECRETS", "LIST_ONLY",
-    "PROC_FILES", "PROC_TREES", "SECRET_NAMES", "SYSTEM_SECRETS", "SYSTEM_TREES", "SYS_TREES", "home_of",
-    "is_home_or_above", "linked", "plan", "program_trees", "secrets", "stores", "workspace",
+    "DEVICES", "ENVIRONMENT", "ETC_FILES", "GIT_CONFIG_FILES", "HOME_GIT_FILES", "HOME_SECRETS", "LINKED",
+    "LIST_ONLY", "PROC_FILES", "PROC_TREES", "SECRET_NAMES", "SYSTEM_SECRETS", "SYSTEM_TREES", "SYS_TREES",
+    "home_of", "is_home_or_above", "linked", "plan", "program_trees", "secrets", "stores", "workspace",
 ]  # fmt: skip
 
 ENVIRONMENT = (
@@ -293,15 +293,27 @@ def linked(env: dict[str, str], trees: list[str]) -> list[str]:
     return links.find_links(own, inodes)
 
 
+LINKED = (
+    "`{path}` is another name (a hard link) of a credential file: Landlock keeps its content from a glance, "
+    "not its size and times (`ls -l`, `stat`, `find -size`), so no glance runs while it is there; remove it"
+)
+"""Why the launcher refuses every glance while a tree it may read holds a hard link to a credential file."""
+
+
 def plan(cwd: str, env: dict[str, str]) -> list[str]:
-    """Every path a glance may read on Linux, credential stores and their hard links cut out. A directory
-    is granted with what is below it; a path that does not exist is left to the caller to skip (it opens
-    each one). Raises `OSError` when the hard links cannot be looked for in full."""
+    """Every path a glance may read on Linux, credential stores cut out. A directory is granted with what
+    is below it; a path that does not exist is left to the caller to skip (it opens each one). Raises
+    `OSError` (the launcher refuses the command) when a readable tree holds a hard link to a credential
+    file (`LINKED`: the kernel judges a path's reads, never its `stat`, so cutting the link out would
+    still show its size), or when such links cannot be looked for in full."""
     trees: list[str] = []
     for tree in [*workspace(cwd, env), *program_trees(env)]:
         if not any(_under(tree, other) for other in trees):
             trees = [other for other in trees if not _under(other, tree)] + [tree]
-    cut = secrets(env, trees) + linked(env, trees)
+    found = linked(env, trees)
+    if found:
+        raise OSError(LINKED.format(path=found[0]))
+    cut = secrets(env, trees)
     rules = [
         rule for tree in trees for rule in _carve(tree, [secret for secret in cut if _under(secret, tree)])
     ]
