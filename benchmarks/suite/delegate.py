@@ -27,7 +27,7 @@ from flower.testing import RecordedRequest, Reply, ToolUse, agent, bash, read
 from .actions import Action, Denied, Fact, Probe, ReadFile, Reuse, Run, Subtask, WriteFile
 from .gen import body
 from .player import Actor, Stage
-from .probes import CLI_POINTER, COPY_POINTER, SPILL_POINTER, View, denial_visible, prints
+from .probes import CLI_POINTER, SPILL_POINTER, View, denial_visible, prints
 from .realistic import filler
 
 TASK_ID = re.compile(r"\[task ([cr]\d+)\]")
@@ -333,7 +333,7 @@ class Worker(Actor):
 def _own_pointer(view: View, label: str) -> str | None:
     for pair in reversed(view.pairs):
         if prints(pair, label):
-            for pattern in (SPILL_POINTER, CLI_POINTER, COPY_POINTER):
+            for pattern in (SPILL_POINTER, CLI_POINTER):
                 match = pattern.search(pair.result)
                 if match:
                     return match.group(1)

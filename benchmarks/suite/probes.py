@@ -20,8 +20,6 @@ from flower._util.content import string_leaves as strings  # every string leaf o
 
 SPILL_POINTER = re.compile(r"moved out of the conversation to `?([^`]+?)`? \(Read it")
 CLI_POINTER = re.compile(r"Full output saved to: (\S+)")
-COPY_POINTER = re.compile(r"\[saved\] a copy of this output is in `?([^`]+?)`? \(name it")
-"""flower's note after a worker's output it saved whole and left in place (`SpillPolicy.copy_from`)."""
 TRANSCRIPT_POINTER = re.compile(r"read the full transcript at: (\S+?\.jsonl)")
 EXPIRED = re.compile(r"\[result of `[^`]*` expired")
 STATE = re.compile(r"STATE v (\d+)")
@@ -109,7 +107,7 @@ def pointers(view: View, label: str) -> list[str]:
     found: list[str] = []
     for pair in reversed(view.pairs):
         if prints(pair, label):
-            for pattern in (SPILL_POINTER, CLI_POINTER, COPY_POINTER):
+            for pattern in (SPILL_POINTER, CLI_POINTER):
                 match = pattern.search(pair.result)
                 if match:
                     found.append(match.group(1))

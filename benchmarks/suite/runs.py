@@ -137,8 +137,6 @@ def sweep_name(base: str, shape: tuple[int, int]) -> str:
     return base if shape == default_shape() else f"{base}, preview {shape_label(shape)}"
 
 
-COPY_FROM = 1_000
-"""`flower +copies`: the smallest worker output saved whole beside the context (`SpillPolicy.copy_from`)."""
 ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -spill": {"spill_threshold": None},
     "flower -expiry": {"ephemeral": False},
@@ -147,11 +145,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -workbench": {"workbench": False},
     "flower -report_cap": {"report_limit": None},
     "flower -keep_warm": {"keep_warm": False},
-    "flower +copies": {"spill_threshold": SpillPolicy(copy_from=COPY_FROM)},
 }
 """The layers, one at a time: `Runtime` arguments (`-keep_warm`: the coordinator's cache at 1 hour and no
-keep-warm pings, `Runtime(keep_warm=False)`; `+copies`: a worker's Bash output of `COPY_FROM` chars or
-more is also saved whole, its report can point to it, `SpillPolicy(copy_from=...)`)."""
+keep-warm pings, `Runtime(keep_warm=False)`)."""
 PLANNING = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
 """The CLI's planning tools, opt-in for a flower coordinator."""
 DELEGATION_ABLATIONS: dict[str, dict[str, Any]] = {

@@ -38,7 +38,7 @@ from .._errors import SpecError
 from .._util.check import checked
 from .._util.private_dirs import make_private_dirs
 from ..workbench.bench import Workbench, safe_directory
-from ._files import Spilled, append_manifest, copy_file, label_of, quoted, write_text
+from ._files import Spilled, append_manifest, copy_file, label_of, write_text
 from ._preview import preview_for
 from ._shape import Candidate, FieldPath, find_candidates, get_at, replace_at
 from .policy import SpillPolicy
@@ -120,12 +120,7 @@ def spill_guard(
             assert chosen.threshold is not None
             found = find_candidates(tool, output, threshold=chosen.threshold, lists=chosen.lists)
             if not found:
-                copied = _to_copy(raw, output, chosen)
-                if copied is None:
-                    return {}
-                work = partial(_copy, raw, output, copied, chosen, workbench, spill_dir, tool_use_id)
-                updated = await anyio.to_thread.run_sync(work)
-                return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": updated}}
+                return {}
             work = partial(_spill, raw, output, found, chosen, workbench, spill_dir, tool_use_id)
             updated = await anyio.to_thread.run_sync(work)
         except Exception as exc:
@@ -217,52 +212,6 @@ def _spill(
             },
         )
     return replace_at(output, replacements, drop=drop)
-
-
-def _to_copy(data: Mapping[str, Any], output: object, policy: SpillPolicy) -> str | None:
-    """The `stdout` of a worker's Bash call that `policy.copy_from` saves a copy of, else None."""
-    if not policy.copy_from or not data.get("agent_id") or data.get("tool_name") != "Bash":
-        return None
-    stdout = output.get("stdout") if isinstance(output, Mapping) else None
-    if not isinstance(stdout, str) or len(stdout) < policy.copy_from:
-        return None
-    return stdout
-
-
-def _copy(
-    data: Mapping[str, Any],
-    output: object,
-    stdout: str,
-    policy: SpillPolicy,
-    workbench: Workbench | None,
-    spill_dir: Path,
-    tool_use_id: str | None,
-) -> object:
-    """Save a worker's Bash `stdout` whole, record it, and return the output with the note line added."""
-    if workbench is not None:
-        workbench.ensure()
-    else:
-        make_private_dirs(spill_dir)
-        safe_directory(spill_dir, spill_dir)
-    saved = write_text(spill_dir, stdout, label_of("Bash"))
-    append_manifest(
-        spill_dir,
-        {
-            "file": saved.path.name,
-            "sha256": saved.sha256,
-            "chars": saved.chars,
-            "bytes": saved.size,
-            "tool": "Bash",
-            "field": "stdout",
-            "source": "copy",
-            "tool_use_id": data.get("tool_use_id") or tool_use_id,
-            "session_id": data.get("session_id"),
-            "agent_id": data.get("agent_id"),
-            "agent_type": data.get("agent_type"),
-        },
-    )
-    note = policy.copy_note.format(path=quoted(saved.path))
-    return replace_at(output, {("stdout",): f"{stdout.rstrip()}\n{note}"})
 
 
 def _text_source(

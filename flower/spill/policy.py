@@ -13,7 +13,6 @@ from .._errors import SpecError
 from .._util.check import check_fields
 
 __all__ = [
-    "SPILL_COPY_NOTE",
     "SPILL_OMISSION",
     "SPILL_POINTER",
     "SPILL_READ_LINES",
@@ -37,10 +36,6 @@ SPILL_READ_LINES: Final = "Lines {first}-{last} of the file follow."
 SPILL_READ_OFFSET: Final = "Line 1 of that file is line {first} of this one."
 """Added to a Read's pointer line when the Read started past line 1 (`{first}`): the spilled part's own
 line numbers then differ from the file's."""
-
-SPILL_COPY_NOTE: Final = "[saved] a copy of this output is in {path} (name it in your report)."
-"""The line after a worker's output saved whole but left in place (`SpillPolicy.copy_from`); `{path}`
-(quoted) is filled in."""
 
 SPILL_OMISSION: Final = "[... {omitted} chars not shown ...]"
 """The line between the head and the tail of a preview; `{omitted}` is filled in."""
@@ -79,13 +74,6 @@ class SpillPolicy:
     """Added to a Read's pointer when the Read started past line 1 (`SPILL_READ_OFFSET`); `{first}`."""
     omission: str = SPILL_OMISSION
     """The line between head and tail when `tail` > 0 (`SPILL_OMISSION`); field `{omitted}` (chars)."""
-    copy_from: int | None = None
-    """A worker's (subagent's) Bash output of this many chars or more, below `threshold`, is saved whole to
-    the spill directory too and stays in place, with one line naming the file (`copy_note`): the worker's
-    report can point to it, so a coordinator that needs a detail of it later Reads the file, as the wall
-    allows, instead of delegating the command again. None or 0: off (the default)."""
-    copy_note: str = SPILL_COPY_NOTE
-    """The line added after a copied output (`SPILL_COPY_NOTE`); field `{path}` (quoted)."""
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -102,15 +90,6 @@ class SpillPolicy:
                 f"SpillPolicy: head + tail ({self.head} + {self.tail}) must stay below the threshold "
                 f"({self.threshold}), or the preview would hold the whole output"
             )
-        if self.copy_from is not None and (
-            not isinstance(self.copy_from, int) or isinstance(self.copy_from, bool) or self.copy_from < 0
-        ):
-            raise SpecError(f"SpillPolicy.copy_from must be None or an int >= 0, got {self.copy_from!r}")
-        if self.copy_from and self.enabled and self.copy_from >= (self.threshold or 0):
-            raise SpecError(
-                f"SpillPolicy.copy_from ({self.copy_from}) must stay below the threshold ({self.threshold}): "
-                "a longer output is spilled, not copied"
-            )
         if self.lists not in ("keep", "strings"):
             raise SpecError(f"SpillPolicy.lists must be 'keep' or 'strings', got {self.lists!r}")
         if self.read_through not in ("workbench", "spill"):
@@ -124,7 +103,6 @@ class SpillPolicy:
             self.omission.format(omitted="1")
             self.read_lines.format(first=1, last=2)
             self.read_offset.format(first=2)
-            self.copy_note.format(path="p")
         except (KeyError, IndexError, ValueError) as exc:
             raise SpecError(f"SpillPolicy text has an unknown placeholder: {exc}") from exc
 
