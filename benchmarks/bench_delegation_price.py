@@ -39,7 +39,7 @@ sys.path.insert(0, str(HERE.parent))
 from suite.pricing import RATES  # noqa: E402
 
 from flower import AgentSpec, Runtime, coordinator, worker  # noqa: E402
-from flower.cost import PromptCache  # noqa: E402
+from flower.cost import DEFAULT_MODEL, PromptCache  # noqa: E402
 from flower.cost.prices import PRICES, Price  # noqa: E402
 from flower.testing import RecordedRequest, ScriptedModel  # noqa: E402
 
@@ -66,7 +66,7 @@ class Row:
 
 ROWS = (
     Row("Sonnet 4.6", "claude-sonnet-4-6", PRICES["claude-sonnet-4-6"], "claude-sonnet-4-6"),
-    Row("Opus 5 (CLI default)", None, PRICES["claude-opus-5"], "claude-opus-5"),
+    Row("Opus 5 (CLI default)", None, PRICES["claude-opus-5"], DEFAULT_MODEL),
 )
 
 
