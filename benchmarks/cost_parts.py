@@ -115,7 +115,7 @@ def parts(path: Path, clock: str = "35", row: pricing.Row = pricing.SONNET) -> d
         try:
             billed, at = warm.as_flower(counted, times, idle, rate=row.rate)
         finally:
-            warm.ping = original  # type: ignore[assignment]
+            warm.ping = original
     used = usages(billed, at)
     got: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     order = [id(s) for s in counted]
