@@ -6,7 +6,8 @@ command.
 
 The first runs `flower` and the lever's strategy on the quick workloads (`run_suite.py --quick
 --strategies "flower,<lever>" --seeds 1 --keep DIR`, the realistic player) and prices them; `--priced`
-only prices what DIR already holds. The peers (`runner.QUICK_REALISTIC`, realistic seed 1) are read from
+only prices what DIR already holds. The fair peers (`runner.QUICK_REALISTIC` runs that finished, each
+also with a 1-hour cache, as the suite prices them; realistic seed 1) are read from
 PEERS, a directory a quick run kept (`run_suite.py --quick --keep PEERS`): plain runs do not change with
 flower's code. Every recording is priced as the suite prices it (`trace.from_recording`): Sonnet 4.6 and
 the CLI's default model (Opus 5), each at its tokens per character (`suite.pricing.RATES`), under the
@@ -40,6 +41,22 @@ def costs(path: Path) -> dict[str, float]:
     return from_recording(load_recording(path), run_clock="35").costs
 
 
+def peer_costs(peers: Path, key: str) -> dict[str, dict[str, float]]:
+    """The fair quick peers of workload `key` (finished runs), each also with a 1-hour cache
+    (`trace.from_recording(one_hour=True)`, as the suite prices that variant): name -> `Trace.costs`."""
+    found: dict[str, dict[str, float]] = {}
+    for name in (n for n in QUICK_REALISTIC if not n.startswith("flower")):
+        path = peers / key / _file(name)
+        if not path.exists():
+            continue
+        rec = load_recording(path)
+        if not rec.finished:
+            continue
+        found[name] = from_recording(rec, run_clock="35").costs
+        found[f"{name} (1h cache)"] = from_recording(rec, run_clock="35", one_hour=True).costs
+    return found
+
+
 def table(keep: Path, peers: Path, lever: str, keys: list[str]) -> str:
     """flower's and the lever's dollars and their ratios to the cheapest peer, per workload and row."""
     lines = [
@@ -48,8 +65,7 @@ def table(keep: Path, peers: Path, lever: str, keys: list[str]) -> str:
     ]
     for key in keys:
         mine = {name: keep / key / _file(name) for name in ("flower", lever)}
-        plain = [n for n in QUICK_REALISTIC if not n.startswith("flower")]
-        found = {n: costs(peers / key / _file(n)) for n in plain if (peers / key / _file(n)).exists()}
+        found = peer_costs(peers, key)
         ours = {n: costs(p) for n, p in mine.items() if p.exists()}
         for row in pricing.ROWS:
             for clock in CLOCKS:
