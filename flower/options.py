@@ -8,7 +8,7 @@ What it settles, each for a reason measured with CLI 2.1.327 to 2.1.332:
   tools, because the CLI's permissions are session-wide (a tool missing there stalls or denies headless
   workers); the coordinator's own limits are enforced by `delegate_guard`, never by removing tools;
 - the `Agent` tool is offered only where something can be delegated to (workers, or the CLI's built-in
-  agents): its schema is about 10.5k characters in every request;
+  agents): its schema is about 7.5k characters in every request (CLI 2.1.337, Sonnet 4.6, no fork);
 - a coordinator starts every mandate with the same line (`mandate_guard`) and holds a worker's start
   while another worker of its prefix group writes their shared prefix (`start_guard`), so workers read
   the prefix the first one cached instead of each writing it; a worker's tools go out sorted by name
