@@ -9,13 +9,10 @@ default model (`claude-opus-5-5`: the `claude-opus-5` row, cache reads at 0.05x 
 are run apart: the CLI sends them different request bodies (the Bash tool's description is 12.8k chars
 on Sonnet, 3.7k on Opus 5).
 
-Tokens: the cache simulation counts characters / 4; every count is scaled by the tokens per character
-measured on real Claude Code transcripts (`tokens_per_char`: the growth of a session's input between two
-requests, in its usage fields, against the characters of the entries added in between). The corpus
-holds no Sonnet 4.6 and no Opus 5 session: Sonnet 4.6 is priced with its family's measure (Sonnet 4.5),
-Opus 5 with the newest Opus in the corpus (4.6). `--tpc 0.25` prices at chars/4 instead (a sensitivity).
-The transcripts are read from `FLOWER_CORPUS` (or `FLOWER_REAL_TRANSCRIPTS`), else
-`shared/real-transcripts` beside the repository; they are not part of it.
+Tokens: the cache simulation counts characters / 4; every count is scaled by each model's tokens per
+character as the suite counts it (`suite.pricing.RATES`: the what-if's `model_rate`, the product's one
+measure; `tokens_per_char.py` prints what the real transcripts measure for the older families).
+`--tpc 0.25` prices at chars/4 instead (a sensitivity).
 
 What a delegation costs more than doing the item inline: the same coordinator runs one item (`cat` of a
 file, a read-only look it may take itself) inline and delegated (the worker runs it and reports
@@ -39,10 +36,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from tokens_per_char import corpus_dir, tokens_per_char  # noqa: E402
+from suite.pricing import RATES  # noqa: E402
 
 from flower import AgentSpec, Runtime, coordinator, worker  # noqa: E402
-from flower.cost import PromptCache  # noqa: E402
+from flower.cost import DEFAULT_MODEL, PromptCache  # noqa: E402
 from flower.cost.prices import PRICES, Price  # noqa: E402
 from flower.testing import RecordedRequest, ScriptedModel  # noqa: E402
 
@@ -63,13 +60,13 @@ class Row:
     label: str
     model: str | None  # None: the CLI's default model
     price: Price
-    family: str  # the corpus model whose tokens per char stand in
+    family: str  # the model whose tokens per char it counts (`suite.pricing.RATES`)
     tpc: float = SIM_TPC
 
 
 ROWS = (
-    Row("Sonnet 4.6", "claude-sonnet-4-6", PRICES["claude-sonnet-4-6"], "claude-sonnet-4-5"),
-    Row("Opus 5 (CLI default)", None, PRICES["claude-opus-5"], "claude-opus-4-6"),
+    Row("Sonnet 4.6", "claude-sonnet-4-6", PRICES["claude-sonnet-4-6"], "claude-sonnet-4-6"),
+    Row("Opus 5 (CLI default)", None, PRICES["claude-opus-5"], DEFAULT_MODEL),
 )
 
 
@@ -324,25 +321,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rows", default="sonnet,opus", help="sonnet, opus, or both")
     parser.add_argument("--json", type=Path, default=None, help="write the numbers here too")
     args = parser.parse_args(argv)
-    measured = tokens_per_char(corpus_dir()) if args.tpc is None else {}
-    rows = []
-    for row in ROWS:
-        if not any(w in row.label.lower() for w in args.rows.split(",")):
-            continue
-        if args.tpc is not None:
-            rows.append(Row(row.label, row.model, row.price, row.family, args.tpc))
-        elif row.family in measured:
-            rows.append(Row(row.label, row.model, row.price, row.family, measured[row.family][0]))
-        else:
-            print(
-                f"no transcript of {row.family} under {corpus_dir()}: {row.label} at chars/4", file=sys.stderr
-            )
-            rows.append(row)
-    out: dict[str, Any] = {"tokens_per_char": {m: v for m, v in measured.items()}}
-    if measured:
-        print("Tokens per char measured on real transcripts (median of steps; steps; files):")
-        for m, (ratio, n, files) in sorted(measured.items()):
-            print(f"  {m}: {ratio:.3f} ({n} steps; {', '.join(files)})")
+    rows = [
+        Row(row.label, row.model, row.price, row.family, RATES[row.family] if args.tpc is None else args.tpc)
+        for row in ROWS
+        if any(w in row.label.lower() for w in args.rows.split(","))
+    ]
+    out: dict[str, Any] = {"tokens_per_char": {r.family: r.tpc for r in rows}}
     print("Rows: " + "; ".join(f"{r.label} at {r.tpc:.3f} tokens/char ({r.family})" for r in rows) + "\n")
     only = set(args.only.split(","))
     if "base" in only:

@@ -4,9 +4,10 @@ count (`suite/pricing.py`, `RATES`).
     python benchmarks/calibrate_rates.py DIR      # DIR: transcripts (*.jsonl), main or subagent
 
 For each transcript whose requests are nine in ten one model's: the context tokens each request's
-`usage` grew by over the characters it added (tool output and the previous reply, thinking left out),
-on the requests that added at least 2,000 characters of tool output (`flower.report.what_if.replay.
-rate_samples`, the what-if's own measure); the median per model family.
+`usage` grew by over the characters it added (tool output and the previous reply), on the requests that
+added at least 2,000 characters of tool output after a reply that was at most 5 % thinking; the median
+per model family (`flower.report.what_if.replay.family_rates`, the what-if's own measure, which
+`MODEL_RATES` holds).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def main() -> None:
     for model, rate in RATES.items():
         measured = found.get(FAMILY[model])
         said = f"measured {measured[0]:.3f}" if measured else "not in this corpus"
-        print(f"  {model}: {rate} (from {FAMILY[model]}, {said})")
+        print(f"  {model}: {rate} (the what-if's model_rate; nearest family {FAMILY[model]}, {said})")
 
 
 if __name__ == "__main__":

@@ -310,8 +310,8 @@ def main() -> int:
         help="price the recordings kept by --keep (one directory or more) again instead of running",
     )
     args = parser.parse_args()
-    if args.seeds and args.quick:
-        parser.error("--seeds: --quick runs one realistic seed (1)")
+    if args.seeds and args.quick and (set(args.seeds) != {1} or not args.strategies):
+        parser.error("--seeds: --quick runs one realistic seed (1); it takes --seeds 1 with --strategies")
     if args.resume and not args.keep:
         parser.error("--resume needs --keep DIR (where the recordings already made are)")
     only = {key.strip() for key in args.only.split(",") if key.strip()}

@@ -60,7 +60,7 @@ from ._run.tether import tether
 from ._util.check import checked
 from .glance import BashRules
 from .handoff.compact import CompactPolicy
-from .options import cache_env, merge_hooks
+from .options import cache_env, fork_env, merge_hooks
 from .spill._chain import chain_spill
 from .spill.policy import SpillPolicy
 from .stores import EphemeralPolicy, PruningSessionStore, TrimPolicy
@@ -128,7 +128,9 @@ def instrument(
       stay at 5 minutes), unless the app's env, the process env or its `settings` already choose the
       cache (`flower.options.PROMPT_CACHE_VARIABLES`, `promptCacheTtl`): there is no run loop here to
       keep a 5-minute cache warm while it waits on a worker, as a `Runtime` does; an app that sets 5
-      minutes runs `flower.KeepWarm` around its own message loop for that.
+      minutes runs `flower.KeepWarm` around its own message loop for that. It also gets
+      `CLAUDE_CODE_FORK_SUBAGENT=0` unless the app's env or the process env names it: the Agent tool
+      then offers the app's agents only, no `fork` of the main thread (`flower.options.fork_env`).
     - `workbench`, `spill_threshold`, `report_limit`, `trim`, `ephemeral`, `keep_denials`: as in
       `Runtime` (`report_limit` applies to the app's own subagents too).
     - `workbench_block`: `"system"` appends the workbench block to the system prompt (after the app's
@@ -167,6 +169,7 @@ def instrument(
     policy = resolve_tracing(tracing, _OWNER)
     env = {**cli_env(policy), **_compact_env(options, compact)}
     env.update(cache_env(env, delegates=coordinator, settings=options.settings))
+    env.update(fork_env(env, delegates=coordinator))
     if store is not None and options.session_store is not None:
         raise SpecError(f"{_OWNER}: give the store once: options.session_store or store=, not both")
     if store is not None:

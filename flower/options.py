@@ -8,7 +8,7 @@ What it settles, each for a reason measured with CLI 2.1.327 to 2.1.332:
   tools, because the CLI's permissions are session-wide (a tool missing there stalls or denies headless
   workers); the coordinator's own limits are enforced by `delegate_guard`, never by removing tools;
 - the `Agent` tool is offered only where something can be delegated to (workers, or the CLI's built-in
-  agents): its schema is about 10.5k characters in every request;
+  agents): its schema is about 7.5k characters in every request (CLI 2.1.337, Sonnet 4.6, no fork);
 - a coordinator starts every mandate with the same line (`mandate_guard`) and holds a worker's start
   while another worker of its prefix group writes their shared prefix (`start_guard`), so workers read
   the prefix the first one cached instead of each writing it; a worker's tools go out sorted by name
@@ -19,6 +19,10 @@ What it settles, each for a reason measured with CLI 2.1.327 to 2.1.332:
   nothing else keeps a 5-minute cache alive under a long worker; 5 minutes where a `Runtime` keeps it warm
   (`cache_ttl="5m"`, `flower.warm`). Unless the user set any prompt-cache variable
   (`PROMPT_CACHE_VARIABLES`) in the spec's env, the process env or a `settings` string: that choice wins;
+- a session that delegates sets `CLAUDE_CODE_FORK_SUBAGENT=0` (`FORK_VARIABLE`) unless the user set it:
+  the coordinator hands work to the workers it declares, with a mandate; the CLI's `fork` type (a copy
+  of the coordinator with its whole context and the session's tools) is not one of them, and its text
+  makes the Agent tool's description 3k characters longer in every coordinator request (CLI 2.1.337);
 - `setting_sources=[]` unless the spec says otherwise: no settings file or CLAUDE.md leaks in;
 - the user's own hooks and option fields are merged, never dropped.
 """
@@ -45,11 +49,13 @@ from .wall.rules import COORDINATOR_PROMPT
 from .wall.starts import prefix_groups
 
 __all__ = [
+    "FORK_VARIABLE",
     "PROMPT_CACHE_VARIABLES",
     "CacheTtl",
     "build_options",
     "cache_chosen",
     "cache_env",
+    "fork_env",
     "merge_hooks",
     "session_tools",
     "worker_tools",
@@ -60,6 +66,9 @@ DEFAULT_PERMISSION_MODE = "dontAsk"
 (never a permission prompt nobody answers). Works as root, unlike `bypassPermissions`."""
 
 _NO_BUILTIN_AGENTS = "CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS"
+FORK_VARIABLE = "CLAUDE_CODE_FORK_SUBAGENT"
+"""What a delegating session sets to "0" in the CLI's env unless the user set it (`fork_env`): no `fork`
+agent type (a copy of the coordinator with its whole context), only the declared workers."""
 CACHE_TTL_VARIABLE = "CLAUDE_CODE_PROMPT_CACHE_TTL"
 """What a delegating session sets in the CLI's env: the main thread's cache marks' lifetime (`"1h"`: the
 CLI sends `"ttl": "1h"` on its three marks and the `extended-cache-ttl` beta; subagents keep 5 minutes)."""
@@ -140,6 +149,15 @@ def cache_env(
     return {CACHE_TTL_VARIABLE: ttl}
 
 
+def fork_env(env: Mapping[str, str], *, delegates: bool) -> dict[str, str]:
+    """What to add to a session's env so its Agent tool offers no `fork` of the main thread:
+    `CLAUDE_CODE_FORK_SUBAGENT=0` when it delegates and neither `env` nor the process env names the
+    variable, else nothing."""
+    if not delegates or FORK_VARIABLE in env or FORK_VARIABLE in os.environ:
+        return {}
+    return {FORK_VARIABLE: "0"}
+
+
 def _env(
     spec: AgentSpec, compact: CompactPolicy | None, extra: Mapping[str, str] | None, ttl: CacheTtl
 ) -> dict[str, str]:
@@ -157,6 +175,7 @@ def _env(
     env.update(extra or {})
     delegates = "Agent" in session_tools(spec)
     env.update(cache_env(env, delegates=delegates, settings=spec.options.get("settings"), ttl=ttl))
+    env.update(fork_env(env, delegates=delegates))
     return env
 
 

@@ -122,6 +122,7 @@ def test_build_options_for_a_coordinator() -> None:
         "CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS": "1",
         "DISABLE_AUTO_COMPACT": "1",
         "CLAUDE_CODE_PROMPT_CACHE_TTL": "1h",  # a session that delegates: the main thread's cache
+        "CLAUDE_CODE_FORK_SUBAGENT": "0",  # ...and its Agent tool offers no fork of the coordinator
     }
     assert options.max_budget_usd == 2.0 and options.model is None
 

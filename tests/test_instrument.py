@@ -88,7 +88,11 @@ def test_nothing_of_the_app_is_dropped_and_its_options_are_not_changed(ws: Path)
         if field.name not in CHANGED:
             assert getattr(new, field.name) == before[field.name], field.name
     assert app.hooks == hooks_before and app.session_store is None
-    assert new.env == {**app.env, "CLAUDE_CODE_PROMPT_CACHE_TTL": "1h"}  # a coordinator's cache: 1 hour
+    assert new.env == {  # a coordinator's cache: 1 hour; no fork of the coordinator
+        **app.env,
+        "CLAUDE_CODE_PROMPT_CACHE_TTL": "1h",
+        "CLAUDE_CODE_FORK_SUBAGENT": "0",
+    }
     assert new.cwd == app.cwd and new.add_dirs == []
     assert is_tethered(new.cli_path) and not is_tethered(app.cli_path)
     for event, matchers in hooks_before.items():
@@ -153,7 +157,10 @@ def test_a_coordinators_cache_is_the_apps_when_it_chose_one(ws: Path) -> None:
     def env(**fields: Any) -> dict[str, str]:
         return instrument(app_options(ws, **fields), workspace=ws, coordinator=True).env
 
-    assert env(env={"FORCE_PROMPT_CACHING_5M": "1"}) == {"FORCE_PROMPT_CACHING_5M": "1"}
+    assert env(env={"FORCE_PROMPT_CACHING_5M": "1"}) == {
+        "FORCE_PROMPT_CACHING_5M": "1",
+        "CLAUDE_CODE_FORK_SUBAGENT": "0",
+    }
     assert env(env={"CLAUDE_CODE_PROMPT_CACHE_TTL": "5m"})["CLAUDE_CODE_PROMPT_CACHE_TTL"] == "5m"
     assert "CLAUDE_CODE_PROMPT_CACHE_TTL" not in env(settings='{"promptCacheTtl": "5m"}')
 

@@ -42,6 +42,13 @@ class Chunk:
     cid: str
     actions: list[Action]
     subtask: Subtask | None = None
+    batched: tuple[Subtask, ...] = ()
+    """More subtasks handed out in the same mandate, after `subtask` (`partition(batch=...)`)."""
+
+    @property
+    def subtasks(self) -> tuple[Subtask, ...]:
+        """Every subtask of the mandate, in order."""
+        return (self.subtask, *self.batched) if self.subtask is not None else ()
 
 
 def _self_action(action: Action, glances: bool = True) -> bool:
@@ -92,6 +99,7 @@ def partition(
     glances: bool = True,
     fold: bool = False,
     own_steps: int = 0,
+    batch: int = 1,
 ) -> list[Action | Chunk]:
     """Coordinator-level items: self actions as they are, delegatable runs grouped into chunks of at most
     `size` runs (`MOVE`: one chunk per move).
@@ -99,6 +107,8 @@ def partition(
     A verdict probe right after a delegated run stays in that run's chunk: the worker that ran the test
     reads its verdict. With `fold`, a look that checks the work (`Run.check`) joins the chunk it follows.
     With `own_steps`, a chunk of one small hands-on step is the coordinator's own (`_take_own_steps`).
+    With `batch`, up to that many subtasks handed out at once (nothing of the coordinator's between them)
+    go to one worker as one mandate, as flower's rules ask of small items.
     """
     items: list[Action | Chunk] = []
     current: list[Action] = []
@@ -115,6 +125,11 @@ def partition(
     for action in actions:
         if isinstance(action, Subtask):
             close()
+            last = items[-1] if items else None
+            if isinstance(last, Chunk) and last.subtask is not None and len(last.subtasks) < batch:
+                last.actions.extend(action.actions)
+                last.batched = (*last.batched, action)
+                continue
             items.append(Chunk(f"c{count}", list(action.actions), action))
             count += 1
         elif current and _joins(action, fold):
@@ -140,6 +155,7 @@ class Coordinator(Actor):
             glances=play.self_glance,
             fold=play.fold,
             own_steps=play.own_steps,
+            batch=play.batch,
         )
         super().__init__(actions, play, "main")  # type: ignore[arg-type]
         self.chunks = sum(isinstance(i, Chunk) for i in self.actions)
@@ -210,10 +226,10 @@ class Coordinator(Actor):
         if not any(not isinstance(a, Probe) for a in kept):
             return None
         self.about = self.about or self.play.mark(f"delegate {chunk.cid}")  # a parallel group: its first
-        self.play.workers[chunk.cid] = Worker(Chunk(chunk.cid, kept, chunk.subtask), self.play)
+        self.play.workers[chunk.cid] = Worker(Chunk(chunk.cid, kept, chunk.subtask, chunk.batched), self.play)
         return agent(
             self.play.agent_type,
-            mandate(Chunk(chunk.cid, kept, chunk.subtask), view, self.play),
+            mandate(Chunk(chunk.cid, kept, chunk.subtask, chunk.batched), view, self.play),
             description=chunk.cid,
         )
 
@@ -239,7 +255,7 @@ class Coordinator(Actor):
 
 def mandate(chunk: Chunk, view: View, play: Stage) -> str:
     """The Agent prompt: the task id, then one line per action (never a fact's value)."""
-    title = chunk.subtask.name if chunk.subtask else "work"
+    title = ", ".join(t.name for t in chunk.subtasks) if chunk.subtask else "work"
     lines = [f"[task {chunk.cid}] {title}: do the following, then report briefly (paths, not contents)."]
     for action in chunk.actions:
         if isinstance(action, Run):
@@ -257,8 +273,7 @@ def mandate(chunk: Chunk, view: View, play: Stage) -> str:
                 lines.append("- write a reusable analysis script in the scripts directory and run it")
         elif isinstance(action, Probe):
             lines.append(f"- tell me {action.fact.key}")
-    if chunk.subtask is not None:
-        lines.append(f"- report {chunk.subtask.finding.key}")
+    lines += [f"- report {t.finding.key}" for t in chunk.subtasks]
     return "\n".join(lines)
 
 
@@ -288,9 +303,9 @@ class Worker(Actor):
         chunk = self.chunk
         self.about = self.play.mark(f"report {chunk.cid}")
         lines = [f"[task {chunk.cid}] done."]
-        if chunk.subtask is not None:
-            found = chunk.subtask.finding.text in self.noted
-            lines.append(f"Conclusion: {chunk.subtask.finding.text if found else 'finding not recovered'}.")
+        for task in chunk.subtasks:
+            found = task.finding.text in self.noted
+            lines.append(f"Conclusion: {task.finding.text if found else 'finding not recovered'}.")
         lines += [f"- {fact}" for fact in self.noted]
         for action in chunk.actions:
             if isinstance(action, Run):
@@ -302,10 +317,11 @@ class Worker(Actor):
         sent_back = next((m for s in view.strings if (m := SENT_BACK.search(s))), None)
         if sent_back is not None:  # flower's report cap: the long report is on disk, point to it
             return "\n".join([*lines, f"- full report: {sent_back.group(1)}"])
-        if chunk.subtask is not None and chunk.subtask.pasted:
-            first = next(a for a in chunk.actions if isinstance(a, Run))
-            spec = self.play.workload.outputs[first.label].spec()
-            lines.append("Log excerpt:\n" + body(spec, chunk.subtask.pasted))
+        for task in chunk.subtasks:
+            if task.pasted:
+                first = next(a for a in task.actions if isinstance(a, Run))
+                spec = self.play.workload.outputs[first.label].spec()
+                lines.append("Log excerpt:\n" + body(spec, task.pasted))
         report = "\n".join(lines)
         size = self.play.behaviour.report_chars(chunk.cid)
         if size > len(report) + 20:  # the realistic worker narrates on, as real subagents do

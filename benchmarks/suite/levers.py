@@ -24,6 +24,11 @@ LEVERS: tuple[tuple[str, str], ...] = (
         "the strict wall: every hands-on step delegated; the variant (opt-in `own_steps=1`) lets the "
         "coordinator take a move of one small hands-on step itself",
     ),
+    (
+        "flower +batch",
+        "a mandate each subtask; the variant gives up to four subtasks handed out at once to one worker, "
+        "as the rules ask of small items",
+    ),
     ("flower -shared_prefix", "every mandate starts with the same line; the ablation sends them as written"),
     ("flower +planning", "no planning tools (`TaskCreate`...) for the coordinator; the ablation offers them"),
     ("flower -report_cap", "a report of 4,000 chars or more is cut to its head; the ablation keeps it whole"),

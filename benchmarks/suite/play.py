@@ -43,6 +43,7 @@ class Play:
         self_glance: bool = True,
         fold: bool = False,
         own_steps: int = 0,
+        batch: int = 1,
     ) -> None:
         self.behaviour = behaviour or Behaviour()
         self.agent_type = agent_type
@@ -59,6 +60,8 @@ class Play:
         """A look that checks a worker's work goes in that worker's mandate (flower's rules)."""
         self.own_steps = own_steps
         """A move of one small hands-on step the coordinator takes itself, at most this many in a row."""
+        self.batch = batch
+        """Subtasks handed out at once that go to one worker as one mandate, at most (1: one each)."""
         self.ledger = Ledger()
         self.marks: dict[str, int] = {}
         self.flat = [a for a in _walk(workload.actions)]

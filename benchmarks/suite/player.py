@@ -135,6 +135,8 @@ class Stage(Protocol):
     """...except a look that checks a worker's work, which goes in that worker's mandate."""
     own_steps: int
     """A delegated coordinator takes a move of one small hands-on step itself, this many in a row."""
+    batch: int
+    """Subtasks handed out at once that go to one worker as one mandate, at most."""
     flat: list[Action]
     """The workload's actions, subtasks flattened."""
     pause_requested: Pause | None

@@ -7,43 +7,38 @@ Every recording is priced twice, as the API would bill the same requests on two 
 - **the CLI's default model** (`flower.cost.DEFAULT_MODEL`, its `claude-opus-5` row: $4, $20, cache
   reads at 0.05x input, $5 write; smallest cacheable prefix 512).
 
-A request's blocks are counted in tokens at the row's own rate (`RATES`), measured on real Claude Code
-transcripts (`measure`, `python benchmarks/calibrate_rates.py DIR`): the context tokens a request's
-`usage` grew by over the characters it added (`flower.report.what_if.replay.rate_samples`, the what-if's
-own measure). The suite cuts every request into blocks at characters / 4 (`flower.cost.tokens_of`) and
-`at_rate` scales each block, each output and each context size by `rate * 4`. The tables are Sonnet 4.6
-at its measured rate (`Trace.costs[clock]`); the default model's row is `Trace.costs[key(clock, OPUS)]`,
-and characters / 4 on Sonnet 4.6 (`CHARS4`) is the stated sensitivity row.
+A request's blocks are counted in tokens at the row's own rate (`RATES`): the what-if's
+(`flower.report.what_if.replay.model_rate`), whose older families are measured on real Claude Code
+transcripts by `measure` (`python benchmarks/calibrate_rates.py DIR`, the what-if's `family_rates`: the
+context tokens a request's `usage` grew by over the characters it added). The suite cuts every request
+into blocks at characters / 4 (`flower.cost.tokens_of`) and `at_rate` scales each block, each output and
+each context size by `rate * 4`. The tables are Sonnet 4.6 at its rate (`Trace.costs[clock]`); the
+default model's row is `Trace.costs[key(clock, OPUS)]`, and characters / 4 on Sonnet 4.6 (`CHARS4`) is
+the stated sensitivity row.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import statistics
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from flower.cost import DEFAULT_MODEL, Block
-from flower.report.what_if.replay import rate_samples, thread_of
+from flower.report.what_if.replay import family_rates, model_rate, thread_of
 
 SUITE_RATE = 0.25
 """Tokens per character the suite's blocks are cut at (`flower.cost.tokens_of`: characters / 4)."""
 
-RATES: dict[str, float] = {
-    # python benchmarks/calibrate_rates.py <the real transcripts>: median over each family's requests;
-    # the corpus (CLI 2.0.74-2.1.42) holds no Sonnet 4.6 and no Opus 5 session, so each priced model
-    # takes its nearest measured family's rate (Sonnet 4.5: 25 requests, 2 sessions; Opus 4.6: 67
-    # requests, 5 sessions). See docs/benchmarks.md, "Tokens".
-    "claude-sonnet-4-6": 0.357,
-    "claude-opus-5": 0.358,
-}
-"""Tokens per character of each priced model (by name prefix)."""
-FAMILY = {"claude-sonnet-4-6": "claude-sonnet-4-5", "claude-opus-5": "claude-opus-4-6"}
-"""The measured family each priced model's rate is taken from (the corpus has none of its own)."""
+RATES: dict[str, float] = {model: model_rate(model) for model in ("claude-sonnet-4-6", DEFAULT_MODEL)}
+"""Tokens per character of each priced model: the what-if's (`flower.report.what_if.replay.model_rate`,
+the product's one measure). The corpus (CLI 2.0.74-2.1.42) holds no Sonnet 4.6 and no Opus 5 session;
+both take the newest models' 0.5 (Sonnet 4.6 and Opus 4.7+ measure 0.45-0.55), not the 0.33/0.35 their
+older families measure here (`measure`). See docs/benchmarks.md, "Tokens"."""
+FAMILY = {"claude-sonnet-4-6": "claude-sonnet-4-5", DEFAULT_MODEL: "claude-opus-4-6"}
+"""The nearest family the corpus measures for each priced model (shown beside its rate, not used)."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +56,7 @@ class Row:
 
 
 SONNET = Row("Sonnet 4.6", "claude-sonnet-4-6", RATES["claude-sonnet-4-6"], "")
-OPUS = Row("Opus 5 (the CLI's default)", DEFAULT_MODEL, RATES["claude-opus-5"], "@opus-5")
+OPUS = Row("Opus 5 (the CLI's default)", DEFAULT_MODEL, RATES[DEFAULT_MODEL], "@opus-5")
 CHARS4 = Row("Sonnet 4.6, characters / 4", "claude-sonnet-4-6", SUITE_RATE, "@chars4")
 ROWS = (SONNET, OPUS)
 """The price rows every table is given for; `SONNET` is the headline (`Trace.costs[clock]`)."""
@@ -126,29 +121,13 @@ def at_rate(sent: Sequence[S], row: Row) -> list[S]:
 
 def measure(directory: Path, *, share: float = 0.9) -> dict[str, tuple[float, int, int]]:
     """Per model family, from the transcripts (`*.jsonl`) under `directory`: (median tokens per
-    character, requests measured, sessions) over `rate_samples` of every transcript whose requests are at
-    least `share` one model's (a session that switched models is left out)."""
-    found: dict[str, list[float]] = {}
-    sessions: Counter[str] = Counter()
+    character, requests measured, sessions), by the what-if's own measure
+    (`flower.report.what_if.replay.family_rates`, each transcript one session)."""
+    sessions = []
     for path in sorted(directory.glob("*.jsonl")):
         entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        thread = thread_of("main", [e for e in entries if isinstance(e, dict)])
-        models = Counter(_family(r.model) for r in thread.requests if r.model)
-        if not models:
-            continue
-        model, count = models.most_common(1)[0]
-        samples = rate_samples([thread])
-        if count < share * sum(models.values()) or not samples:
-            continue
-        found.setdefault(model, []).extend(samples)
-        sessions[model] += 1
-    return {m: (round(statistics.median(v), 3), len(v), sessions[m]) for m, v in sorted(found.items())}
-
-
-def _family(model: str) -> str:
-    """`claude-opus-4-5-20251101` -> `claude-opus-4-5`: the name without its date."""
-    parts = model.split("-")
-    return "-".join(p for p in parts if not (p.isdigit() and len(p) == 8))
+        sessions.append([thread_of("main", [e for e in entries if isinstance(e, dict)])])
+    return family_rates(sessions, share=share)
 
 
 __all__ = [

@@ -63,8 +63,8 @@ python benchmarks/bench_keep_warm.py --probe      # a real ping on each priced m
 Every run is priced twice (see "Tokens and prices"): on **Sonnet 4.6** (`claude-sonnet-4-6`, $3 input,
 $15 output, $0.30 cache read, $3.75 cache write per million tokens, what the bundled CLI charges; every
 table but the price table) and on **the CLI's default model** (Opus 5: $4, $20, cache reads at 0.05x
-input, $5 write), each counting tokens at the rate measured for it on real transcripts (0.357 and 0.358
-tokens a character; characters / 4 is the sensitivity row); "k" is thousands. Every number is a measurement
+input, $5 write), each counting tokens at the rate flower's what-if counts for it (0.5 tokens a
+character for both; characters / 4 is the sensitivity row); "k" is thousands. Every number is a measurement
 of a scripted agent, not of a model: the differences come from what each strategy lets into the
 context and what the agent does with it, not from model luck.
 """
@@ -313,15 +313,16 @@ PRICES = """\
 Every recording is priced on two models' prices, as the API would bill the same requests on each
 (`benchmarks/suite/pricing.py`): Sonnet 4.6 (the model the runs are recorded under; every other table of
 this page) and the CLI's default model (`flower.cost.DEFAULT_MODEL`, its `claude-opus-5` row: cache reads
-at 0.05x input, a 512-token smallest cacheable prefix). Each counts tokens at the rate measured for it on
-real Claude Code transcripts (`python benchmarks/calibrate_rates.py DIR`, the what-if's own measure,
-`flower.report.what_if.replay.rate_samples`): over every request that added at least 2,000 characters of
-tool output, the tokens its `usage` says the context grew by, over the characters it added (the tool
-outputs and the previous reply, thinking left out), in the transcripts nine in ten of whose requests are
-one model's. The corpus (CLI 2.0.74-2.1.42) holds no Sonnet 4.6 and no Opus 5 session, so each takes its
-nearest family's median: Sonnet 4.5 (0.357 tokens a character, 25 requests, 2 sessions) and Opus 4.6
-(0.358, 67 requests, 5 sessions); Opus 4.5 measures 0.377, Haiku 4.5 0.420. An outside check measured
-0.45-0.55 on current models' sessions, which this corpus cannot confirm. The suite cuts every block at
+at 0.05x input, a 512-token smallest cacheable prefix). Each counts tokens at the one rate the product
+and the benchmarks share, the what-if's (`flower.report.what_if.replay.model_rate`): 0.5 tokens a
+character for both, the rate of the newest models (Sonnet 4.6 and Opus 4.7 and later measure 0.45-0.55
+on real sessions). The real-transcript corpus (CLI 2.0.74-2.1.42) holds no Sonnet 4.6 and no Opus 5
+session; on its older families the same measure (`python benchmarks/calibrate_rates.py DIR`,
+`flower.report.what_if.replay.family_rates`: over every request that added at least 2,000 characters of
+tool output after a reply at most 5 % thinking, the tokens its `usage` says the context grew by, over the
+characters it added, in the transcripts nine in ten of whose requests are one model's) gives Sonnet 4.5
+0.330 (15 requests, 2 sessions), Opus 4.6 0.349 (56, 5), Opus 4.5 0.360 (50, 4) and Haiku 4.5 0.420 (14,
+2). The suite cuts every block at
 characters / 4 and scales blocks, outputs and context sizes to the row's rate; characters / 4 on Sonnet
 4.6 is the sensitivity row. A ratio barely moves with the rate (every token of both sides scales alike;
 only the smallest cacheable prefix, the pings' own blocks and the calibrated clock's durations by context

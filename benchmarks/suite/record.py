@@ -153,6 +153,7 @@ async def record(
             self_glance=strategy.self_glance,
             fold=strategy.fold and strategy.engine == "flower",
             own_steps=strategy.own_steps if strategy.engine == "flower" else 0,
+            batch=strategy.batch if strategy.engine == "flower" else 1,
         )
         resume_states: dict[int, int] = {}
         gaps: list[float] = []

@@ -79,6 +79,9 @@ class Strategy:
     cache: Literal["auto", "1h"] = "auto"
     """A plain strategy's prompt-cache lifetime: the CLI's own choice (5 minutes on an API key), or
     `CLAUDE_CODE_PROMPT_CACHE_TTL=1h` set for the run."""
+    batch: int = 1
+    """Subtasks handed out at once that flower's coordinator gives one worker as one mandate, at most
+    (flower's rules ask it of small items; 1: a mandate each, `flower +batch` gives up to 4)."""
     parallel: int = 1
     model: str = MODEL
     note: str = ""
@@ -159,11 +162,13 @@ PLAY_ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -fold_checks": {"fold": False},
     "flower -self_glance": {"self_glance": False},
     "flower +own_steps": {"own_steps": 1},
+    "flower +batch": {"batch": 4},
 }
 """The coordinator's rules, one at a time: `-whole_loops` chunks by the workload's size instead of one
 mandate per move; `-fold_checks` runs a look that checks a worker's work itself; `-self_glance`
 delegates every look, its own ones too; `+own_steps` loosens the strict wall: the coordinator takes a move
-of one small hands-on step itself (`coordinator(own_steps=1)`, opt-in)."""
+of one small hands-on step itself (`coordinator(own_steps=1)`, opt-in); `+batch` gives up to four
+subtasks handed out at once to one worker as one mandate, one report (the wall as strict as flower's)."""
 SELF_GLANCE = "flower -self_glance"
 
 
@@ -199,6 +204,8 @@ def idle_layers(workload: Workload) -> dict[str, str]:
         idle["flower -whole_loops"] = "every move already fits in the workload's chunk"
     if _mandates(workload, MOVE, own_steps=1) == _mandates(workload, MOVE):
         idle["flower +own_steps"] = "no move of one small hands-on step"
+    if _mandates(workload, MOVE, batch=4) == _mandates(workload, MOVE):
+        idle["flower +batch"] = "no two subtasks handed out at once"
     if not any(isinstance(a, Run) and a.check for a in actions):
         idle["flower -fold_checks"] = "no look that checks a worker's work"
     if not any(isinstance(a, Run) and a.glance for a in actions):
@@ -210,12 +217,12 @@ def idle_layers(workload: Workload) -> dict[str, str]:
     return idle
 
 
-def _mandates(workload: Workload, size: int, own_steps: int = 0) -> int:
+def _mandates(workload: Workload, size: int, own_steps: int = 0, batch: int = 1) -> int:
     """How many mandates the scripted coordinator gives with at most `size` runs a mandate (and, with
-    `own_steps`, the one-off steps it takes itself)."""
+    `own_steps`, the one-off steps it takes itself; with `batch`, subtasks handed out together)."""
     from .delegate import Chunk, partition
 
-    items = partition(workload.actions, size, fold=True, own_steps=own_steps)
+    items = partition(workload.actions, size, fold=True, own_steps=own_steps, batch=batch)
     return sum(isinstance(item, Chunk) for item in items)
 
 

@@ -118,8 +118,8 @@ def test_on_real_sessions_every_range_is_bounded_and_every_line_signed(
         )
         assert d["recorded_usd"] == pytest.approx(recorded)
         assert (d["saved_usd_lean"], d["saved_usd_heavy"]) == pytest.approx(
-            (recorded - d["cost_usd_low"], recorded - d["cost_usd_high"])
-        )
+            (recorded - d["cost_usd_low"], recorded - d["cost_usd_high"]), abs=2e-6
+        )  # each of the three is rounded to 6 decimals on its own
         words = delegation_words(line)
         if d["narrow"]:
             low, high = sorted((abs(d["saved_usd_lean"]), abs(d["saved_usd_heavy"])))
@@ -159,7 +159,7 @@ def test_a_rate_outside_the_bounds_is_dropped_for_the_models_and_named() -> None
         == model_rate("claude-sonnet-4-6")
         == 0.5
     )
-    assert model_rate("claude-opus-4-6") == 0.36
+    assert model_rate("claude-opus-4-6") == 0.35
     t = Transcript(session_id=h.S1)
     t.prompt("go")
     for number in range(4):  # each 4,000-char output grows the context by 4,000 tokens: 1 a char

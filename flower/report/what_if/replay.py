@@ -22,7 +22,8 @@ real transcripts); one measured on fewer than three keeps its own; each says so 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -35,10 +36,13 @@ __all__ = [
     "DEFAULT_RATE",
     "MODEL_RATES",
     "RATE_BOUNDS",
+    "THINKING_SHARE",
     "Rate",
     "Request",
     "Saving",
     "Thread",
+    "family",
+    "family_rates",
     "model_rate",
     "rate_samples",
     "replayed",
@@ -53,22 +57,28 @@ RATE_BOUNDS: Final = (0.15, 0.65)
 """The rates a session's own measurement is taken within (current models measure 0.45-0.55); outside,
 its model's typical rate is used (`model_rate`)."""
 MODEL_RATES: Final[dict[str, float]] = {
-    # prefix of the model name -> tokens per character of tool output; the longest matching prefix wins
-    "claude-opus-4-5": 0.38,  # real sessions of CLI 2.0.74-2.1.42: 0.32-0.44 (median of their medians)
-    "claude-opus-4-6": 0.36,  # 0.34-0.37
-    "claude-sonnet-4-5": 0.37,  # 0.34-0.39
-    "claude-haiku-4-5": 0.39,  # 0.36-0.42
-    "claude-opus-4": 0.38,  # Opus 4 and 4.1
-    "claude-sonnet-4": 0.37,
+    # prefix of the model name -> tokens per character; the longest matching prefix wins. The first four
+    # are `family_rates` over real sessions of CLI 2.0.74-2.1.42 (requests, sessions): Opus 4.5 0.360
+    # (50, 4), Opus 4.6 0.349 (56, 5), Sonnet 4.5 0.330 (15, 2), Haiku 4.5 0.420 (14, 2).
+    "claude-opus-4-5": 0.36,
+    "claude-opus-4-6": 0.35,
+    "claude-sonnet-4-5": 0.33,
+    "claude-haiku-4-5": 0.42,
+    "claude-opus-4": 0.36,  # Opus 4 and 4.1: as Opus 4.5
+    "claude-sonnet-4": 0.33,
     "claude-opus-4-7": 0.5,  # the newest models, Opus 4.7 and later, Sonnet 4.6, claude-fable-5: 0.45-0.55
     "claude-opus-4-8": 0.5,
     "claude-sonnet-4-6": 0.5,
     "claude-": 0.5,
 }
-"""Each model family's typical tokens per character of tool output, measured as `session_rate` measures a
-session's; a model no row matches takes the newest models' rate (0.5)."""
+"""Each model family's typical tokens per character, measured as `session_rate` measures a session's
+(`family_rates`); a model no row matches takes the newest models' rate (0.5)."""
 CALIBRATION_CHARS: Final = 2_000
 """Tool-output characters a request must add to its thread to measure the rate on it."""
+THINKING_SHARE: Final = 0.05
+"""A request whose previous reply was more than this share thinking is not measured on: the thinking
+stays in the context the usage counts, but what a transcript keeps of it need not be what was counted, so
+neither leaving it out of the characters (which reads high) nor counting it is exact."""
 _SAMPLES: Final = 3
 
 
@@ -148,6 +158,10 @@ def _reply_chars(blocks: Sequence[Mapping[str, Any]]) -> int:
     return sum(m.block_chars(block) for block in blocks if block.get("type") != "thinking")
 
 
+def _thinking_chars(blocks: Sequence[Mapping[str, Any]]) -> int:
+    return sum(m.block_chars(block) for block in blocks if block.get("type") == "thinking")
+
+
 @dataclass(frozen=True)
 class Rate:
     """A session's tokens per character of tool output, and where it came from."""
@@ -173,8 +187,9 @@ def model_rate(model: str) -> float:
 
 def rate_samples(threads: Sequence[Thread]) -> list[float]:
     """Each measurable request's context tokens added per character: over the requests that added at
-    least `CALIBRATION_CHARS` characters of tool output to their thread, the tokens their context grew by
-    (their `usage`) over the characters added (the tool output and the previous reply, thinking left out)."""
+    least `CALIBRATION_CHARS` characters of tool output to their thread and whose previous reply was at
+    most `THINKING_SHARE` thinking, the tokens their context grew by (their `usage`) over the characters
+    added (the tool output and the previous reply)."""
     rates = []
     for thread in threads:
         for number in range(1, len(thread.requests)):
@@ -184,9 +199,37 @@ def rate_samples(threads: Sequence[Thread]) -> list[float]:
                 continue
             grew = after.usage.context - before.usage.context
             chars = added + _reply_chars(before.blocks)
+            if _thinking_chars(before.blocks) > THINKING_SHARE * chars:
+                continue
             if grew > 0:
                 rates.append(grew / chars)
     return rates
+
+
+def family(model: str) -> str:
+    """`claude-opus-4-5-20251101` -> `claude-opus-4-5`: a model's name without its date."""
+    return "-".join(p for p in model.split("-") if not (p.isdigit() and len(p) == 8))
+
+
+def family_rates(
+    sessions: Iterable[Sequence[Thread]], *, share: float = 0.9
+) -> dict[str, tuple[float, int, int]]:
+    """Per model family: (median tokens per character, requests measured, sessions), over the
+    `rate_samples` of every session whose requests are at least `share` one family's (a session that
+    switched models is left out): how `MODEL_RATES` is measured on real transcripts."""
+    found: dict[str, list[float]] = {}
+    counted: dict[str, int] = {}
+    for threads in sessions:
+        models = Counter(family(r.model) for t in threads for r in t.requests if r.model)
+        samples = rate_samples(threads)
+        if not models or not samples:
+            continue
+        model, count = models.most_common(1)[0]
+        if count < share * sum(models.values()):
+            continue
+        found.setdefault(model, []).extend(samples)
+        counted[model] = counted.get(model, 0) + 1
+    return {k: (round(statistics.median(v), 3), len(v), counted[k]) for k, v in sorted(found.items())}
 
 
 def session_rate(threads: Sequence[Thread]) -> Rate:
