@@ -167,6 +167,11 @@ def delegate_guard(
         tool = data.get("tool_name")
         if not isinstance(tool, str):
             return refuse("use an unnamed tool")
+        if tool == "Agent" and _forks(data.get("tool_input")):
+            return refuse(
+                'start a fork of itself (`subagent_type: "fork"`): a fork copies this thread and works with '
+                "its hands-on tools outside any mandate; start one of the declared workers"
+            )
         if tool in own or tool in CLI_TOOLS or is_mcp_tool(tool):
             return {}
         if tool not in HANDS_ON:
@@ -244,3 +249,12 @@ async def _ask(callback: CanUseTool, data: Mapping[str, Any], tool_input: Mappin
 def _shown(command: str) -> str:
     """A command as a refusal shows it: whole up to 120 chars, else its head and `...`."""
     return command if len(command) <= 120 else command[:117] + "..."
+
+
+FORK = "fork"
+"""The CLI's own agent type that copies the calling thread, tools and context included
+(`CLAUDE_CODE_FORK_SUBAGENT`); a coordinator is refused it whatever the environment says."""
+
+
+def _forks(tool_input: object) -> bool:
+    return isinstance(tool_input, Mapping) and tool_input.get("subagent_type") == FORK

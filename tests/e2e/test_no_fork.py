@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flower import Runtime, coordinator, worker
-from flower.testing import RecordedRequest, ScriptedModel
+from flower.testing import RecordedRequest, ScriptedModel, agent
 
 pytestmark = pytest.mark.cli
 
@@ -47,3 +47,21 @@ async def test_a_user_who_names_the_variable_keeps_the_fork(
 
     assert result.ok, result.error
     assert 'subagent_type: "fork"' in _agent_description(scripted_model.request("main", 0))
+
+
+async def test_a_fork_the_user_kept_is_refused_by_the_wall(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.script("main", [agent("fork", "Write the file yourself."), "done"])
+    spec = coordinator(
+        "lead", "Goal.", {"analyst": ANALYST}, options={"env": {"CLAUDE_CODE_FORK_SUBAGENT": "1"}}
+    )
+
+    result = await Runtime(workspace, configure=scripted_model.attach).run(spec, "Start.")
+
+    assert result.ok, result.error
+    (refusal,) = scripted_model.request("main", 1).tool_results
+    assert refusal.is_error and "a fork of itself" in refusal.text and "declared workers" in refusal.text
+    assert [
+        r.caller for r in scripted_model.requests() if r.caller != "main"
+    ] == []  # no fork asked the model
