@@ -57,6 +57,8 @@ async def test_with_foreground_off_the_clis_default_runs_it_in_the_background(
 
     assert result.ok, result.error
     assert "Async agent launched" in scripted_model.request("main", 1).tool_results[-1].text
+    # a report that is in before the coordinator's second request rides in it, and no third one follows
+    scripted_model.script("main", [])
 
 
 async def test_worker_types_with_the_same_tools_share_their_first_cached_prefix(workspace: Path) -> None:
