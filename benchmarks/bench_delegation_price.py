@@ -42,8 +42,8 @@ sys.path.insert(0, str(HERE.parent))
 from tokens_per_char import corpus_dir, tokens_per_char  # noqa: E402
 
 from flower import AgentSpec, Runtime, coordinator, worker  # noqa: E402
-from flower.cost import PromptCache  # noqa: E402
-from flower.cost.prices import PRICES, Price  # noqa: E402
+from flower._cost import PromptCache  # noqa: E402
+from flower._cost.prices import PRICES, Price  # noqa: E402
 from flower.testing import RecordedRequest, ScriptedModel  # noqa: E402
 
 REPORT_CHARS = 400

@@ -5,7 +5,7 @@ count (`suite/pricing.py`, `RATES`).
 
 For each transcript whose requests are nine in ten one model's: the context tokens each request's
 `usage` grew by over the characters it added (tool output and the previous reply, thinking left out),
-on the requests that added at least 2,000 characters of tool output (`flower.report.what_if.replay.
+on the requests that added at least 2,000 characters of tool output (`flower.report._what_if.replay.
 rate_samples`, the what-if's own measure); the median per model family.
 """
 

@@ -24,8 +24,8 @@ from claude_agent_sdk import ClaudeAgentOptions, SessionStore
 import flower
 from flower import SpecError, SqliteSessionStore
 from flower.report import ReportOptions
+from flower.report._build import compute_report
 from flower.report._load import Loaded
-from flower.report.build import compute_report
 from tests.arguments import Parameter, bad_values, parameters, shown
 
 Call = tuple[tuple[Any, ...], dict[str, Any]]

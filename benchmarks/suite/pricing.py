@@ -4,13 +4,13 @@ Every recording is priced twice, as the API would bill the same requests on two 
 
 - **Sonnet 4.6** (`claude-sonnet-4-6`, the model the suite's runs are recorded under: $3 input, $15
   output, $0.30 cache read, $3.75 cache write per million tokens; smallest cacheable prefix 1,024);
-- **the CLI's default model** (`flower.cost.DEFAULT_MODEL`, its `claude-opus-5` row: $4, $20, cache
+- **the CLI's default model** (`flower._cost.DEFAULT_MODEL`, its `claude-opus-5` row: $4, $20, cache
   reads at 0.05x input, $5 write; smallest cacheable prefix 512).
 
 A request's blocks are counted in tokens at the row's own rate (`RATES`), measured on real Claude Code
 transcripts (`measure`, `python benchmarks/calibrate_rates.py DIR`): the context tokens a request's
-`usage` grew by over the characters it added (`flower.report.what_if.replay.rate_samples`, the what-if's
-own measure). The suite cuts every request into blocks at characters / 4 (`flower.cost.tokens_of`) and
+`usage` grew by over the characters it added (`flower.report._what_if.replay.rate_samples`, the what-if's
+own measure). The suite cuts every request into blocks at characters / 4 (`flower._cost.tokens_of`) and
 `at_rate` scales each block, each output and each context size by `rate * 4`. The tables are Sonnet 4.6
 at its measured rate (`Trace.costs[clock]`); the default model's row is `Trace.costs[key(clock, OPUS)]`,
 and characters / 4 on Sonnet 4.6 (`CHARS4`) is the stated sensitivity row.
@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from flower.cost import DEFAULT_MODEL, Block
-from flower.report.what_if.replay import rate_samples, thread_of
+from flower._cost import DEFAULT_MODEL, Block
+from flower.report._what_if.replay import rate_samples, thread_of
 
 SUITE_RATE = 0.25
-"""Tokens per character the suite's blocks are cut at (`flower.cost.tokens_of`: characters / 4)."""
+"""Tokens per character the suite's blocks are cut at (`flower._cost.tokens_of`: characters / 4)."""
 
 RATES: dict[str, float] = {
     # python benchmarks/calibrate_rates.py <the real transcripts>: median over each family's requests;
@@ -53,7 +53,7 @@ class Row:
     name: str
     """How the tables name it."""
     model: str
-    """The model priced (`flower.cost.price_for`)."""
+    """The model priced (`flower._cost.price_for`)."""
     rate: float
     """Tokens per character."""
     suffix: str

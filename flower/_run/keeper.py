@@ -21,9 +21,9 @@ import anyio
 from anyio.abc import TaskGroup
 
 from .._errors import LeaseError, StoreError
-from ..stores.lease import Holding
-from ..stores.outbox import Deliverer, DeliveryPolicy, Outbox
-from .fleet import Holds
+from ..stores._lease import Holding
+from ..stores._outbox import Deliverer, DeliveryPolicy, Outbox
+from .session_holds import Holds
 
 __all__ = ["Keeper", "KeptRun"]
 

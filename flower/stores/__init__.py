@@ -9,19 +9,19 @@
   residue and orphan calls.
 - The policies that tune them, and the `LoadReport` each load produces.
 - `DeliveryPolicy`: how a run's entries go through the workspace's outbox to the store
-  (`flower.stores.outbox`).
+  (`flower.stores._outbox`).
 
-The pure rewrites live in `flower.stores.rewrite`. See docs/stores.md.
+The pure rewrites live in `flower.stores._rewrite`. See docs/stores.md.
 """
 
 from __future__ import annotations
 
-from .layers import PruningSessionStore, TrimmingSessionStore
-from .lease import Lease
-from .outbox import DeliveryPolicy
-from .policies import CachePolicy, Change, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
-from .postgres.store import PostgresSessionStore
-from .sqlite.store import SqliteSessionStore
+from ._lease import Lease
+from ._outbox import DeliveryPolicy
+from ._policies import CachePolicy, Change, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
+from ._postgres.store import PostgresSessionStore
+from ._rewriting_stores import PruningSessionStore, TrimmingSessionStore
+from ._sqlite.store import SqliteSessionStore
 
 __all__ = [
     "CachePolicy",

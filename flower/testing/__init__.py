@@ -10,14 +10,14 @@ busy machine makes a test slower, never red. Wait on what the run does (a reques
 """
 
 from .._errors import ScriptError, ScriptTimeout, UnconsumedSteps, UnexpectedRequest
+from ._callers import COMPACT, MAIN, SUBAGENT, agent_marker
+from ._editing import ClearToolUses
 from ._guard import HANG_GUARD_ENV, hang_guard
-from .callers import COMPACT, MAIN, SUBAGENT, agent_marker
-from .editing import ClearToolUses
-from .requests import RecordedRequest, RequestSizes, ToolResultView
-from .run import ScriptedRun
-from .scripts import Script
-from .server import ScriptedModel
-from .steps import (
+from ._requests import RecordedRequest, RequestSizes, ToolResultView
+from ._run import ScriptedRun
+from ._scripts import Script
+from ._server import ScriptedModel
+from ._steps import (
     DropConnection,
     HttpError,
     Reply,

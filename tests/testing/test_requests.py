@@ -6,7 +6,7 @@ import pytest
 
 from flower import SpecError
 from flower.testing import RecordedRequest, ScriptedModel, agent_marker
-from flower.testing.callers import classify
+from flower.testing._callers import classify
 
 BILLING_MAIN = {"type": "text", "text": "x-anthropic-billing-header: cc_version=2; cc_entrypoint=sdk-py;"}
 BILLING_SUB = {
