@@ -13,15 +13,26 @@ Example::
 
 from ._agents import AgentSpec, coordinator, worker
 from ._errors import CredentialsError, FlowerError, LeaseError, SpecError, StoreError, WorkbenchError
-from ._glance import GlanceVerdict, glance_verdict, is_ephemeral
+from ._glance import GlanceVerdict, glance_run, glance_verdict, is_ephemeral
 from ._handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, CompactPolicy, Handoff, HandoffPolicy, parse_handoff
 from ._instrument import instrument
 from ._lease_session import lease_session
 from ._options import build_options, merge_hooks
+from ._progress import Heartbeat
 from ._result import FailureReason, StepResult
 from ._run_stream import RunStream
 from ._runtime import Runtime
-from ._spill import SpillPolicy, spill_guard, spill_hooks
+from ._spill import (
+    SPILL_OMISSION,
+    SPILL_POINTER,
+    SPILL_READ_LINES,
+    SPILL_READ_OFFSET,
+    SPILL_TOOLS,
+    SpillPolicy,
+    spill_guard,
+    spill_hooks,
+)
+from ._terminal.team import DEFAULT_WORKERS
 from ._usage import StepUsage, TokenUsage
 from ._util.flower_log import configure_from_env
 from ._version import __version__
@@ -61,8 +72,14 @@ __all__ = [
     "CLI_TOOLS",
     "COORDINATOR_PROMPT",
     "COORDINATOR_RULES",
+    "DEFAULT_WORKERS",
     "HANDOFF_PROMPT",
     "MANDATE_LINE",
+    "SPILL_OMISSION",
+    "SPILL_POINTER",
+    "SPILL_READ_LINES",
+    "SPILL_READ_OFFSET",
+    "SPILL_TOOLS",
     "TAKEOVER_PROMPT",
     "WORKBENCH_RULES",
     "WORKER_RULES",
@@ -78,6 +95,7 @@ __all__ = [
     "GlanceVerdict",
     "Handoff",
     "HandoffPolicy",
+    "Heartbeat",
     "KeepWarm",
     "KeepWarmPolicy",
     "Lease",
@@ -108,6 +126,7 @@ __all__ = [
     "coordinator",
     "coordinator_rules",
     "delegate_guard",
+    "glance_run",
     "glance_verdict",
     "index_guard",
     "index_hooks",

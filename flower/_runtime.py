@@ -96,7 +96,7 @@ class Runtime:
       or a `postgresql://` DSN (a fleet's shared store, with the workbench's files). Nothing stored is
       ever modified; a session that predates the store is imported at its first resume.
     - `lease_timeout`: every session a run resumes or starts is leased in the store for the run (see
-      `flower._lease_session`); a session another runner holds is waited for this many seconds (default: not at
+      `lease_session`); a session another runner holds is waited for this many seconds (default: not at
       all), then the run fails (`ok=False`) with the `LeaseError` naming the holder as its `cause`. A
       Postgres store also carries the workbench's files, restored before a resume on another machine.
     - `delivery`: every transcript line goes to the workspace's outbox as the CLI writes it, and on to

@@ -13,7 +13,7 @@ from benchmarks.suite.metrics import Metrics
 from benchmarks.suite.ratios import bounds_table, replayed
 from benchmarks.suite.trace import Sent, dollars, usages
 from flower._cost import TTL_1H, TTL_5M, Block
-from flower.testing import ToolResultView
+from flower.testing._requests import ToolResultView
 
 from .test_bench_suite import cut_report, metrics_row
 

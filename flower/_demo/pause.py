@@ -10,15 +10,12 @@ touched.
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Mapping
-from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from .._cost import PromptCache
 from .._usage import TokenUsage
+from ..testing._pass_time import pass_time
 
 __all__ = ["PAUSE", "PausedCache", "pass_time"]
 
@@ -40,20 +37,3 @@ class PausedCache(PromptCache):
         """`PromptCache.send`, `paused` seconds later."""
         ready = None if ready_at is None else ready_at + self.paused
         return super().send(body, at=at + self.paused, output=output, ready_at=ready)
-
-
-def _earlier(stamp: str, seconds: float) -> str:
-    moment = datetime.fromisoformat(stamp) - timedelta(seconds=seconds)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def pass_time(database: Path, seconds: float = PAUSE) -> None:
-    """Make every entry of a flower SQLite store `seconds` older (the demo's store only)."""
-    with sqlite3.connect(database) as conn:
-        rows = conn.execute("SELECT id, payload FROM entries").fetchall()
-        for ident, payload in rows:
-            entry = json.loads(payload)
-            if isinstance(entry, dict) and isinstance(entry.get("timestamp"), str):
-                entry["timestamp"] = _earlier(entry["timestamp"], seconds)
-                conn.execute("UPDATE entries SET payload = ? WHERE id = ?", (json.dumps(entry), ident))
-    conn.close()

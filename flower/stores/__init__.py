@@ -8,10 +8,10 @@
   stale command results, trims large ones to files, and prunes denied calls, API errors, interruption
   residue and orphan calls.
 - The policies that tune them, and the `LoadReport` each load produces.
-- `DeliveryPolicy`: how a run's entries go through the workspace's outbox to the store
-  (`flower.stores._outbox`).
+- `DeliveryPolicy`: how a run's entries go through the workspace's outbox to the store.
+- `Change`: one rewrite a load made, as a `LoadReport` lists it.
 
-The pure rewrites live in `flower.stores._rewrite`. See docs/stores.md.
+See docs/stores.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """`OtlpReceiver`: an OTLP/HTTP endpoint on 127.0.0.1 for tests (`/v1/traces`, `/v1/metrics`, `/v1/logs`).
 
-Needs the `otel` extra (`flower-context[otel]`: it decodes with `opentelemetry-proto`); import it as
-`flower.testing._otlp`, `flower.testing` itself does not load it.
+Needs the `otel` extra (`flower-context[otel]`: it decodes with `opentelemetry-proto`); `flower.testing`
+imports it on first use of the name, not before.
 
 It decodes what an OTLP/HTTP exporter sends (protobuf, or JSON when the exporter is set to
 `http/json`; gzip when it compresses) with the official generated classes of `opentelemetry-proto`,
 and keeps flat, easy-to-assert records: spans with their trace, span and parent ids in hex, attributes
 as plain Python values, the resource's and the scope's names; metric data points; log records.
 
-    from flower.testing._otlp import OtlpReceiver
+    from flower.testing import OtlpReceiver
 
     with OtlpReceiver() as rx:
         rt = Runtime(ws, tracing=TracingPolicy(endpoint=rx.endpoint))   # http://127.0.0.1:PORT

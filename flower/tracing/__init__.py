@@ -9,7 +9,7 @@ run's span as its `TRACEPARENT`, so the CLI's own telemetry, when on, lands in t
 
 Turn it on with one argument, `Runtime(..., tracing=True)` or `instrument(..., tracing=True)` (a
 `TracingPolicy` for options), or with the standard variables (`OTEL_EXPORTER_OTLP_ENDPOINT`...; see
-`flower.tracing._tracing_policy`). Off, nothing changes and nothing of OpenTelemetry is imported. Exporting
+`TracingPolicy`). Off, nothing changes and nothing of OpenTelemetry is imported. Exporting
 never blocks the event loop and never fails a run: a failure is logged and a `TracingWarning` event.
 No prompt, reply or tool text goes into a span unless `TracingPolicy(content=True)`.
 

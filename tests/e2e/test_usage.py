@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from flower import Runtime, StepUsage, TokenUsage, coordinator, worker
-from flower.testing import DropConnection, ScriptedModel, Usage, agent, bash, reply
+from flower.testing import ScriptedModel, Usage, agent, bash, reply
+from flower.testing._steps import DropConnection
 
 pytestmark = pytest.mark.cli
 

@@ -21,7 +21,7 @@ flower; files that are not Claude Code transcripts are skipped and listed apart.
 
 Example::
 
-    from flower.report._what_if import build_what_if
+    from flower.report import build_what_if
 
     report = await build_what_if()          # the CLI's projects directory; or a path, or a store
     print(report.summary)                   # one paragraph to paste
