@@ -12,6 +12,7 @@ Example::
 """
 
 from ._agents import AgentSpec, coordinator, worker
+from ._doctor._outbox import OutboxDelivery, deliver_outbox
 from ._errors import CredentialsError, FlowerError, LeaseError, SpecError, StoreError, WorkbenchError
 from ._glance import GlanceVerdict, glance_run, glance_verdict, is_ephemeral
 from ._handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, CompactPolicy, Handoff, HandoffPolicy, parse_handoff
@@ -101,6 +102,7 @@ __all__ = [
     "Lease",
     "LeaseError",
     "LoadReport",
+    "OutboxDelivery",
     "PostgresSessionStore",
     "PrunePolicy",
     "PruningSessionStore",
@@ -126,6 +128,7 @@ __all__ = [
     "coordinator",
     "coordinator_rules",
     "delegate_guard",
+    "deliver_outbox",
     "glance_run",
     "glance_verdict",
     "index_guard",

@@ -8,7 +8,8 @@
   stale command results, trims large ones to files, and prunes denied calls, API errors, interruption
   residue and orphan calls.
 - The policies that tune them, and the `LoadReport` each load produces.
-- `DeliveryPolicy`: how a run's entries go through the workspace's outbox to the store.
+- `DeliveryPolicy`: how a run's entries go through the workspace's outbox to the store (`deliver_outbox`,
+  exported by `flower`, delivers what an outbox holds now).
 - `Change`: one rewrite a load made, as a `LoadReport` lists it.
 
 See docs/stores.md.
