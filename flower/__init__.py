@@ -12,7 +12,6 @@ Example::
 """
 
 from ._agents import AgentSpec, coordinator, worker
-from ._doctor._outbox import OutboxDelivery, deliver_outbox
 from ._errors import CredentialsError, FlowerError, LeaseError, SpecError, StoreError, WorkbenchError
 from ._glance import GlanceVerdict, glance_run, glance_verdict, is_ephemeral
 from ._handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, CompactPolicy, Handoff, HandoffPolicy, parse_handoff
@@ -21,6 +20,7 @@ from ._lease_session import lease_session
 from ._options import build_options, merge_hooks
 from ._progress import Heartbeat
 from ._result import FailureReason, StepResult
+from ._run.outbox_delivery import OutboxDelivery, deliver_outbox
 from ._run_stream import RunStream
 from ._runtime import Runtime
 from ._spill import (

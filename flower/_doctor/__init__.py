@@ -31,9 +31,9 @@ import claude_agent_sdk
 
 from .._glance import ENVIRONMENT, jail_support
 from .._run.credentials import credential_sources
+from .._run.outbox_delivery import OutboxDelivery, OutboxState, deliver_outbox, outbox_state
 from .._version import __version__
 from .._versions import TESTED_CLI, TESTED_PARSER, TESTED_SDK, VersionRange, installed_version
-from ._outbox import OutboxDelivery, OutboxState, deliver_outbox, outbox_state
 from ._selfcheck import Check, Progress, self_check
 
 __all__ = ["Check", "Diagnosis", "OutboxDelivery", "OutboxState", "deliver_outbox", "diagnose"]

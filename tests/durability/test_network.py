@@ -19,7 +19,7 @@ import pytest
 
 from flower import DeliveryPolicy, PostgresSessionStore, Runtime, worker
 from flower._cli import main
-from flower._doctor._outbox import outbox_state
+from flower._run.outbox_delivery import outbox_state
 from flower.events import Event, StoreWarning, ToolResult
 from flower.testing import ScriptedModel, bash, hang_guard
 from tests.durability.harness import loss

@@ -34,7 +34,7 @@ from flower import (
     worker,
 )
 from flower._doctor import deliver_outbox
-from flower._doctor._outbox import outbox_state
+from flower._run.outbox_delivery import outbox_state
 from flower.events import Event, StoreWarning
 from flower.stores._outbox import Outbox
 from flower.testing import ScriptedModel, bash, hang_guard
