@@ -126,7 +126,7 @@ def instrument(
       holds no start. A coordinator's main
       thread also asks the CLI for a 1-hour prompt cache (`CLAUDE_CODE_PROMPT_CACHE_TTL=1h`; subagents
       stay at 5 minutes), unless the app's env, the process env or its `settings` already choose the
-      cache (`flower._options.PROMPT_CACHE_VARIABLES`, `promptCacheTtl`): there is no run loop here to
+      cache (a prompt-cache variable, `promptCacheTtl`): there is no run loop here to
       keep a 5-minute cache warm while it waits on a worker, as a `Runtime` does; an app that sets 5
       minutes runs `flower.KeepWarm` around its own message loop for that.
     - `workbench`, `spill_threshold`, `report_limit`, `trim`, `ephemeral`, `keep_denials`: as in

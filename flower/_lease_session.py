@@ -3,7 +3,7 @@
 `lease_session(options)` is what an app on `instrument()` wraps its run in; `Runtime` does the same for
 every session it runs. For the session the options resume (or the one they start with `session_id`):
 
-1. the session's lease is taken in the store (`flower.stores._lease`): a second runner waits up to
+1. the session's lease is taken in the store (`Lease`): a second runner waits up to
    `timeout` seconds, then gets a `LeaseError` naming the session and the holder;
 2. when the store carries files (`PostgresSessionStore`), the session's workbench files are written
    into the local workbench where they are missing, and its history is served as if it had always run

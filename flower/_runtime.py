@@ -110,7 +110,7 @@ class Runtime:
     - `tracing`: OpenTelemetry spans and metrics of each run (`flower.tracing`): `True`, a
       `TracingPolicy`, `False`, or None (the default) to follow the standard `OTEL_*` variables.
     - `keep_warm`: a coordinator's prompt cache gets 5-minute marks, and while it waits on a worker a
-      keep-warm request about every 270 s reads its prefix for one output token (`flower._warm`; a
+      keep-warm request about every 270 s reads its prefix for one output token (`KeepWarmPolicy`; a
       `KeepWarmPolicy` sets the interval and the limit); priced in `StepResult.cost_usd`. `False`: 1-hour
       marks and no pings. A prompt-cache variable the user set (`env`, the spec's env, the process env)
       wins over both lifetimes; the pings then follow the lifetime the CLI's marks ask for.

@@ -48,8 +48,8 @@ class TokenUsage:
     """Tokens of each kind, as the API bills them: one reply's, or a sum of them.
 
     The one usage record of flower: a step's (`StepResult.usage`), a reply read back from a store by the
-    economy report, and a request of the simulated prompt cache (`flower._cost.PromptCache`) all give one,
-    and `flower._cost.price` prices any of them.
+    economy report, and a request of the simulated prompt cache (`flower.report.PromptCache`) all give one,
+    and `flower.report.price` prices any of them.
     """
 
     input: int = 0

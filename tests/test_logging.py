@@ -39,8 +39,8 @@ def run(value: str | None) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("value", "shown", "hidden"),
     [
-        ("debug", ["DEBUG flower._runtime: debug from flower", "INFO flower._spill: info from flower"], []),
-        ("INFO", ["INFO flower._spill: info from flower"], ["debug from flower"]),
+        ("debug", ["DEBUG flower.runtime: debug from flower", "INFO flower.spill: info from flower"], []),
+        ("INFO", ["INFO flower.spill: info from flower"], ["debug from flower"]),
         ("warning", [], ["debug from flower", "info from flower"]),
     ],
 )

@@ -4,7 +4,7 @@ Every script here is a callable that reads the request it answers, so it stays r
 CLI sends requests in (parallel workers, a retry, a handoff). The main thread's script walks the moves;
 a worker's script finds its task from the mandate it was given and reports from its real tool output.
 
-The scripts give no usage: the scripted model reports what flower's cost model (`flower._cost.PromptCache`,
+The scripts give no usage: the scripted model reports what flower's cost model (`flower.report.PromptCache`,
 shared by the whole run) says the API would (input, cache reads and writes; output is the reply's own
 size), so a rewritten history (layer 4 on resume) or a fresh session shows as the cache miss it would be
 on the API, and the demo, `flower report` and the benchmarks price alike.

@@ -129,7 +129,7 @@ def _copy_login(private: Path, env: Mapping[str, str], live: Path) -> None:
     try:
         from claude_agent_sdk._internal.session_resume import _copy_auth_files
     except ImportError:
-        logger.warning("flower._warm: the SDK's login copy moved; a ping can only use a key from the env")
+        logger.warning("flower.warm: the SDK's login copy moved; a ping can only use a key from the env")
         return
     source = dict(env)
     if live != config_dir(env):  # the live CLI runs in a directory of its own (the SDK's resume copy)

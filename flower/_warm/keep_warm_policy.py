@@ -32,7 +32,7 @@ for the ping's CLI to start (about 1 s measured on 2 cores) and send its request
 class KeepWarmPolicy:
     """How a `Runtime` keeps its coordinator's prompt cache warm while the coordinator waits on a worker.
 
-    A ping is a forked resume of the coordinator's session from flower's own process (`flower._warm`): it
+    A ping is a forked resume of the coordinator's session from flower's own process (`KeepWarm`): it
     sends the coordinator's last request again as a prefix, plus one short user message, and asks for
     one output token. It leaves no entry in the session, its store or its transcript.
     """

@@ -44,7 +44,7 @@ def append_record(path: Path, ping: KeepWarmPing) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         append_regular(path, (json.dumps(row) + "\n").encode("utf-8"))
     except OSError as exc:
-        logger.warning("flower._warm: the ping could not be recorded in %s: %s", path, exc)
+        logger.warning("flower.warm: the ping could not be recorded in %s: %s", path, exc)
 
 
 def read_records(path: Path, sessions: Sequence[str] | None = None) -> list[dict[str, Any]]:

@@ -162,7 +162,7 @@ class KeepWarm:
                     if timer.cancelled_caught:
                         await self._ping()
             except Exception:  # a bug here must not take the run down: the pings stop, the run goes on
-                logger.exception("flower._warm: keeping the cache warm failed; no more pings in this session")
+                logger.exception("flower.warm: keeping the cache warm failed; no more pings in this session")
 
     def _due(self) -> float | None:
         watch = self._watch
@@ -189,7 +189,7 @@ class KeepWarm:
                     self._retry_at = self._clock() + _LOOK_AGAIN  # the CLI has not written the reply yet
                     return
                 logger.warning(
-                    "flower._warm: no request of %s to send again; this wait goes unpinged", session
+                    "flower.warm: no request of %s to send again; this wait goes unpinged", session
                 )
                 self._limit = 0
                 return
@@ -285,7 +285,7 @@ class KeepWarm:
         try:
             await call_handler(self._on_ping, event)
         except Exception:  # a broken callback must not stop the pings or the run
-            logger.exception("flower._warm: on_ping raised; the pings go on")
+            logger.exception("flower.warm: on_ping raised; the pings go on")
 
     # -- the live transcript --------------------------------------------------------------------------
 
@@ -301,11 +301,11 @@ class KeepWarm:
     def _find(self, session: str, reply: str | None) -> ForkPoint | None:
         path = self._path = self._path or self._transcript(session)
         if path is None:
-            logger.warning("flower._warm: no transcript of %s found; its cache is not kept warm", session)
+            logger.warning("flower.warm: no transcript of %s found; its cache is not kept warm", session)
             return None
         try:
             point = fork_point(read_jsonl(path), reply)
         except OSError as exc:
-            logger.warning("flower._warm: %s could not be read (%s); no ping", path, exc)
+            logger.warning("flower.warm: %s could not be read (%s); no ping", path, exc)
             return None
         return point

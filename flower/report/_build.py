@@ -88,7 +88,7 @@ async def build_report(
     `source` is a workspace, its `.flower/` directory, a `.db` file, any `SessionStore` (give
     `project_key` unless it is a `SqliteSessionStore`; a Runtime's `rt.store` is read beneath its
     rewriting layer), or the CLI's own transcripts: its projects directory (None: the one the CLI uses),
-    a project directory or one `.jsonl` file (`flower.report._sources`). `project_key` keeps one project
+    a project directory or one `.jsonl` file. `project_key` keeps one project
     (a name or a shell pattern); `since`/`until` keep the sessions active in that time range (ISO dates,
     UTC when no zone is given). `workbench` is where `spill/` and `scripts/` are, when not beside the
     store. Raises `SpecError` for a source that is none of those, `StoreError` for a store that cannot

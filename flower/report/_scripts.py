@@ -44,7 +44,7 @@ def script_activity(
 
     `roots` are the `scripts/` directories (absolute paths, or a relative tail such as `.flower/scripts`
     that any path ending so matches). A Bash command runs a script when it names one and is not a mere
-    look (`flower._glance.is_ephemeral`: `cat scripts/x.sh` reads it, `sh scripts/x.sh` runs it).
+    look (`flower.is_ephemeral`: `cat scripts/x.sh` reads it, `sh scripts/x.sh` runs it).
     """
     from .._glance import is_ephemeral  # loads the shell parser only when needed
 

@@ -62,7 +62,7 @@ class EphemeralPolicy:
     breaks the prompt-cache prefix from there; with the default `CachePolicy` it only moves at a cold
     resume, where the cache is lost anyway, so the default is 1. It matters with `cache=None`."""
     predicate: Callable[[str], bool] | None = None
-    """Decides whether a command is ephemeral; `None` means `flower._glance.is_ephemeral` (the same table
+    """Decides whether a command is ephemeral; `None` means `flower.is_ephemeral` (the same table
     that lets the coordinator run the command itself)."""
     note: str = (
         "[result of `{command}` expired: at least {keep} newer results of ephemeral commands followed it; "
@@ -106,7 +106,7 @@ class EphemeralPolicy:
 
     @checked
     def is_ephemeral(self, command: str) -> bool:
-        """Whether `command`'s result expires: `predicate`, or `flower._glance.is_ephemeral` by default."""
+        """Whether `command`'s result expires: `predicate`, or `flower.is_ephemeral` by default."""
         if self.predicate is not None:
             return bool(self.predicate(command))
         from .._glance._verdict import is_ephemeral  # late: the parser is only loaded when needed

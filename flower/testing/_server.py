@@ -61,7 +61,7 @@ class ScriptedModel:
     if steps were left over.
 
     Like the API, it applies the context edits a request asks for (`context_management`); `edit` adds one
-    of your own (e.g. `ClearToolUses(...)`); `cache` (a `flower._cost.PromptCache`) fills unscripted usage
+    of your own (e.g. `ClearToolUses(...)`); `cache` (a `flower.report.PromptCache`) fills unscripted usage
     with what the API's prompt cache would report. See docs/testing.md.
     """
 

@@ -66,7 +66,7 @@ class HandoffLine:
 
 @dataclass(frozen=True, kw_only=True)
 class GlanceLine:
-    """The main thread's Bash calls, and those glance accepts (`flower._glance.is_ephemeral`)."""
+    """The main thread's Bash calls, and those glance accepts (`flower.is_ephemeral`)."""
 
     _derived: ClassVar[tuple[str, ...]] = ("share",)
 

@@ -9,7 +9,7 @@ Many runners on many machines share one store: any of them can resume any sessio
   than this library reads, a schema of another application, or a server it cannot reach raises
   `StoreError` with the driver's exception chained.
 - Session leases (`lease()`): an advisory lock per session, released by the server when the holder's
-  connection ends, with an epoch every append of the holder checks (fencing, see `flower.stores._lease`).
+  connection ends, with an epoch every append of the holder checks (fencing, see `Lease`).
 - Files follow the session: a workbench attached for a working directory (`attach_workbench`) is
   published with every append, and `follow()` restores a session's files into the local workbench and
   serves its history moved to this place (another project key, other absolute paths). A file upload that
@@ -200,7 +200,7 @@ class PostgresSessionStore(AsyncClosing, SessionStore):
     def lease(
         self, session_id: str, *, timeout: float = 0.0, if_epoch: int | None = None
     ) -> AbstractAsyncContextManager[Lease]:
-        """Hold the lease of `session_id` for the `async with` block (see `flower.stores._lease`).
+        """Hold the lease of `session_id` for the `async with` block (see `Lease`).
 
         Another runner holding it: wait up to `timeout` seconds (default: do not wait; `math.inf`: as
         long as it takes), then `LeaseError` naming the session and the holder. With `if_epoch`, the

@@ -11,7 +11,7 @@ the SDK's `run_session_store_conformance`.
 - Honest about the file: a path that is a directory, a file that is not SQLite, or another
   application's database raises `StoreError` at first use, naming the path.
 - Leases (`lease()`): a `flock` per session, and an epoch in the database that every append of the
-  holder checks (fencing, see `flower.stores._lease`). A file of an older layout is migrated in place.
+  holder checks (fencing, see `Lease`). A file of an older layout is migrated in place.
 - A session resumed from another directory (`follow()`): found under the project key it is stored
   under, whatever the CLI's new working directory.
 
@@ -155,7 +155,7 @@ class SqliteSessionStore(AsyncClosing, SessionStore):
         directory (the CLI's project key is derived from its working directory, and the SDK loads the
         session under the new one): its history is read from, and its appends go to, the project key it
         is stored under. When the directory it ran in is gone (the workspace was moved), the paths of
-        the old place in its history are moved to `cwd` (`flower.stores._relocate`). The Runtime calls
+        the old place in its history are moved to `cwd`. The Runtime calls
         it for every session it resumes."""
         workspace = os.path.realpath(os.fspath(cwd))
         local = project_key_for_directory(workspace)
@@ -174,7 +174,7 @@ class SqliteSessionStore(AsyncClosing, SessionStore):
     def lease(
         self, session_id: str, *, timeout: float = 0.0, if_epoch: int | None = None
     ) -> AbstractAsyncContextManager[Lease]:
-        """Hold the lease of `session_id` for the `async with` block (see `flower.stores._lease`).
+        """Hold the lease of `session_id` for the `async with` block (see `Lease`).
 
         Another process (or store) holding it: wait up to `timeout` seconds (default: do not wait), then
         `LeaseError` naming the session and the holder. The lock files live in `<path>-leases/`; the
