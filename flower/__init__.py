@@ -20,7 +20,6 @@ from ._lease_session import lease_session
 from ._options import build_options, merge_hooks
 from ._progress import Heartbeat
 from ._result import FailureReason, StepResult
-from ._run.outbox_delivery import OutboxDelivery, deliver_outbox
 from ._run_stream import RunStream
 from ._runtime import Runtime
 from ._spill import (
@@ -102,7 +101,6 @@ __all__ = [
     "Lease",
     "LeaseError",
     "LoadReport",
-    "OutboxDelivery",
     "PostgresSessionStore",
     "PrunePolicy",
     "PruningSessionStore",
@@ -128,7 +126,6 @@ __all__ = [
     "coordinator",
     "coordinator_rules",
     "delegate_guard",
-    "deliver_outbox",
     "glance_run",
     "glance_verdict",
     "index_guard",

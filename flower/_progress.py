@@ -24,6 +24,8 @@ import time
 from types import TracebackType
 from typing import Self, TextIO
 
+from ._util.check import checked
+
 __all__ = ["EVERY", "Heartbeat", "Tally"]
 
 EVERY = 15.0
@@ -38,6 +40,7 @@ class Heartbeat:
     loop alike (it never blocks the caller).
     """
 
+    @checked
     def __init__(self, what: str, *, every: float | None = None, stream: TextIO | None = None) -> None:
         self.what = what
         self.every = EVERY if every is None else every
@@ -67,12 +70,14 @@ class Heartbeat:
         with self._lock:
             self._last = time.monotonic()
 
+    @checked
     def step(self, label: str) -> None:
         """Name the step under way (the silent lines report it); it counts as a sign of life."""
         with self._lock:
             self._label = label
         self()
 
+    @checked
     def say(self, line: str) -> None:
         """Print `line` on stderr now; it counts as a sign of life."""
         print(line, file=self._stream or sys.stderr, flush=True)

@@ -19,6 +19,7 @@ import logging
 import threading
 from dataclasses import dataclass
 
+from .._util.check import checked
 from ..events import GlanceWarning
 from ._core import core_refusal
 from ._deny import BashRules
@@ -75,6 +76,7 @@ def _warn_once(support: JailSupport) -> None:
     logger.warning("%s", message)
 
 
+@checked
 def glance_run(
     command: str,
     *,
