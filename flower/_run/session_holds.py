@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import LeaseError, StoreError
-from ..stores import Lease, PostgresSessionStore, PruningSessionStore, TrimmingSessionStore
+
+# the defining modules, not the package: `flower.stores` exports `deliver_outbox`, which runs on this module
+from ..stores._lease import Lease
+from ..stores._postgres.store import PostgresSessionStore
+from ..stores._rewriting_stores import PruningSessionStore, TrimmingSessionStore
 
 __all__ = ["Holds", "attach_workbench", "innermost", "release_loop"]
 
