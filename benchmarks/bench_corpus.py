@@ -32,8 +32,8 @@ from types import ModuleType
 from typing import Any
 
 from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
-from flower.stores.rewrite import LoadPoint, Rewritten, replayed, rewrite_history
-from flower.stores.rewrite.expire import entry_time
+from flower.stores._rewrite import LoadPoint, Rewritten, replayed, rewrite_history
+from flower.stores._rewrite.expire import entry_time
 
 TARGET = 10.0
 """The most a warm resume may re-send beyond a resume without flower, in % of the replayed history."""

@@ -39,8 +39,8 @@ sys.path.insert(0, str(HERE.parent))
 from suite.pricing import RATES  # noqa: E402
 
 from flower import AgentSpec, Runtime, coordinator, worker  # noqa: E402
-from flower.cost import DEFAULT_MODEL, PromptCache  # noqa: E402
-from flower.cost.prices import PRICES, Price  # noqa: E402
+from flower._cost import DEFAULT_MODEL, PromptCache  # noqa: E402
+from flower._cost.prices import PRICES, Price  # noqa: E402
 from flower.testing import RecordedRequest, ScriptedModel  # noqa: E402
 
 REPORT_CHARS = 400

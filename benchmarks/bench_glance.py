@@ -20,7 +20,7 @@ from types import ModuleType
 import tree_sitter
 import tree_sitter_bash
 
-from flower.glance import glance_verdict, is_ephemeral
+from flower._glance import glance_verdict, is_ephemeral
 
 ROUNDS = 5
 ROUND_SECONDS = 0.4

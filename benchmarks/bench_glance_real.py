@@ -22,7 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
-from flower.glance import glance_verdict
+from flower._glance import glance_verdict
 from tests.stores.corpus import real_dir as corpus_dir
 
 HANDS_ON = frozenset(

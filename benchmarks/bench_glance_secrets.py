@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from flower.glance import glance_run, glance_verdict  # noqa: E402
+from flower._glance import glance_run, glance_verdict  # noqa: E402
 
 ATTACKS = [
     "cat ~/.gitconfig", "cat $HOME/.gitconfig", "cat ~/.config/git/config", "grep -r token ~/.gitconfig",

@@ -26,8 +26,8 @@ import sys
 import time
 from pathlib import Path
 
-from flower.glance import JailLimits, jail_command, jail_support
-from flower.glance.jail import LAUNCHER
+from flower._glance import JailLimits, jail_command, jail_support
+from flower._glance.jail import LAUNCHER
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = {

@@ -1,5 +1,5 @@
 """The coordinator's cache lifetime, priced on kept recordings of flower's runs: 1 hour, 5 minutes, and 5
-minutes kept warm the way `flower.warm` keeps it.
+minutes kept warm the way `flower._warm` keeps it.
 
     python benchmarks/run_suite.py --strategies flower --no-scaling --keep DIR   # record (1-hour marks:
                                                                                  # see below)
@@ -14,8 +14,8 @@ requests unchanged but for their coordinator marks:
 - `5m`: every coordinator mark at 5 minutes, nothing else;
 - `warm (page)`: the page's replay (`suite.bounds.kept_warm`): a copy of the coordinator's last request
   for one output token every 270 s, only while more than 5 minutes of the wait are left;
-- `warm (flower)`: what `flower.warm` sends, on the suite's simulated clock: pings at flower's own
-  schedule (`flower.warm.schedule.ping_times`: 270 s after the last request or ping, as long as the
+- `warm (flower)`: what `flower._warm` sends, on the suite's simulated clock: pings at flower's own
+  schedule (`flower._warm.schedule.ping_times`: 270 s after the last request or ping, as long as the
   coordinator waits on a worker, whatever is left of the wait, at most `ping_limit` a wait), as the suite
   prices flower's own runs (`suite.warm.as_flower`).
 
@@ -48,8 +48,8 @@ from suite.runner import load_recording  # noqa: E402
 from suite.trace import Sent, cut, dollars, usages  # noqa: E402
 from suite.warm import as_flower  # noqa: E402
 
-from flower.cost import TTL_5M  # noqa: E402
-from flower.warm import KeepWarmPolicy  # noqa: E402
+from flower._cost import TTL_5M  # noqa: E402
+from flower._warm import KeepWarmPolicy  # noqa: E402
 
 VARIANTS = ("1h", "5m", "warm (page)", "warm (flower)")
 
@@ -102,7 +102,7 @@ async def probe(model_name: str) -> tuple[tuple[int, int], tuple[int, int]]:
     from suite import warm
 
     from flower import Runtime, coordinator, worker
-    from flower.cost import PromptCache
+    from flower._cost import PromptCache
     from flower.events import Event, KeepWarmPing
     from flower.testing import RecordedRequest, ScriptedModel, agent, bash, reply
 

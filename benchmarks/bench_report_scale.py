@@ -278,9 +278,9 @@ def write_history(root: Path, sessions: int, seed: int = 41) -> tuple[int, int]:
 
 
 def measure(argv: list[str]) -> tuple[float, float, float]:
-    """Run `python -m flower.cli ARGV` to the end: (wall seconds, CPU seconds, peak RSS in MB)."""
+    """Run `python -m flower._cli ARGV` to the end: (wall seconds, CPU seconds, peak RSS in MB)."""
     started = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "flower.cli", *argv], stdout=subprocess.DEVNULL)
+    child = subprocess.Popen([sys.executable, "-m", "flower._cli", *argv], stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:

@@ -45,7 +45,7 @@ async def one_turn() -> float:
 
 async def demo() -> float:
     """Seconds of the whole demo, both runs, the reports and the verdict (its output discarded)."""
-    from flower.demo import run_demo
+    from flower._demo import run_demo
 
     started = time.perf_counter()
     result = await run_demo(out=lambda line: None)

@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from claude_agent_sdk import AgentDefinition
 
-from flower.spill import SpillPolicy, spill_guard, spill_hooks
+from flower._spill import SpillPolicy, spill_guard, spill_hooks
+from flower._workbench import Workbench
 from flower.testing import ScriptedModel, agent, bash, read, tool_use
-from flower.workbench import Workbench
 
 SIZES = (6_000, 9_000, 12_000, 20_000, 28_000, 50_000)
 CONFIGS: dict[str, SpillPolicy | None] = {

@@ -34,10 +34,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from flower.cost import without_marks
+from flower._cost import without_marks
+from flower._workbench import Workbench
 from flower.testing import ScriptedModel, Usage, bash, reply
-from flower.testing.requests import RecordedRequest
-from flower.workbench import Workbench
+from flower.testing._requests import RecordedRequest
 
 INSTRUCTIONS = "You coordinate the work. Delegate; read reports; decide."
 

@@ -6,7 +6,7 @@ count (`suite/pricing.py`, `RATES`).
 For each transcript whose requests are nine in ten one model's: the context tokens each request's
 `usage` grew by over the characters it added (tool output and the previous reply), on the requests that
 added at least 2,000 characters of tool output after a reply that was at most 5 % thinking; the median
-per model family (`flower.report.what_if.replay.family_rates`, the what-if's own measure, which
+per model family (`flower.report._what_if.replay.family_rates`, the what-if's own measure, which
 `MODEL_RATES` holds).
 """
 

@@ -8,7 +8,7 @@ The CLI does for its largest outputs what flower's spill does for every large on
 `<persisted-output>` block (a 2 KB preview and the file's path). So real transcripts record what a model
 does with a preview: whether a later call of the same thread reads the file (a Read, with or without
 `offset`/`limit`, or a command naming its path), how many requests and characters that takes. These are
-the figures `flower.report.measured` keeps for `flower report --what-if`'s read-back estimate.
+the figures `flower.report._measured` keeps for `flower report --what-if`'s read-back estimate.
 
 It reads the transcripts where they are (nothing is copied) and counts:
 
@@ -18,7 +18,7 @@ It reads the transcripts where they are (nothing is copied) and counts:
   whose path its input names (paths the publisher redacted to one name stay apart by time);
 - for each: read back or not, the calls and the characters they brought back, whether the whole file
   was read in one call, whether the output was over the Read cap (100,000 characters), and whether a
-  later reply *copies* from the part the preview hid (`flower.report.what_if.quotes`, the strict test,
+  later reply *copies* from the part the preview hid (`flower.report._what_if.quotes`, the strict test,
   with the CLI's 2,000-character preview; read-backs of the file count as the output itself) — where the
   transcript keeps the output's whole text (the main thread's `toolUseResult`) or a whole read-back;
 - **outputs seen whole** (the spill matcher's tools, 4,000 characters or more, not persisted, not an
@@ -43,7 +43,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
 from flower._util.content import text_of
-from flower.report.what_if.quotes import ThreadText
+from flower.report._what_if.quotes import ThreadText
 from flower.stores._local import read_jsonl
 
 SAVED = re.compile(r"Full output saved to: (\S+)")
@@ -224,7 +224,7 @@ def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def figures(found: Found) -> dict[str, Any]:
-    """The figures `flower.report.measured` keeps, with the counts behind them."""
+    """The figures `flower.report._measured` keeps, with the counts behind them."""
     every = found.persisted
     back = [p for p in every if p.read_back]
     under = [p for p in back if p.chars is None or p.chars <= READ_CAP]

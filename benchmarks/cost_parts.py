@@ -35,7 +35,7 @@ from suite import pricing, timing, warm  # noqa: E402
 from suite.runner import load_recording  # noqa: E402
 from suite.trace import Sent, cut, usages  # noqa: E402
 
-from flower.cost import price_for  # noqa: E402
+from flower._cost import price_for  # noqa: E402
 
 MTOK = 1_000_000
 

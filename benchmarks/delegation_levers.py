@@ -27,10 +27,10 @@ from bench_delegation_price import (  # type: ignore[import-not-found]
     run_case,
 )
 
-import flower.options
+import flower._options
 from flower import worker
 from flower.testing import RecordedRequest, agent, bash, read, reply
-from flower.testing.requests import content_text
+from flower.testing._requests import content_text
 
 SMALL = 300
 """Chars of each small item's output."""
@@ -38,13 +38,13 @@ SMALL = 300
 
 @contextlib.contextmanager
 def _earlier(name: str, value: Any) -> Iterator[None]:
-    """flower.options' `name` as it was before a lever (for the "before" run only)."""
-    kept = getattr(flower.options, name)
-    setattr(flower.options, name, value)
+    """flower._options' `name` as it was before a lever (for the "before" run only)."""
+    kept = getattr(flower._options, name)
+    setattr(flower._options, name, value)
     try:
         yield
     finally:
-        setattr(flower.options, name, kept)
+        setattr(flower._options, name, kept)
 
 
 def _files(n: int) -> dict[str, str]:

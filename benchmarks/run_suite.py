@@ -222,7 +222,7 @@ def _print_summary(summary: dict[str, object], clock: str) -> None:
 
 def _demo() -> dict[str, float]:
     """`flower demo` run once (its output discarded): both sides' dollars and flower ÷ its plain side."""
-    from flower.demo import run_demo_sync
+    from flower._demo import run_demo_sync
 
     print("running `flower demo` (flower, then the plain SDK side)", flush=True)
     found = run_demo_sync(out=lambda line: None).verdict

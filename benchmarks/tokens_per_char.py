@@ -2,7 +2,7 @@
 
     python benchmarks/tokens_per_char.py [DIR]
 
-One measure serves the product and the benchmarks: `flower.report.what_if.replay.family_rates` (through
+One measure serves the product and the benchmarks: `flower.report._what_if.replay.family_rates` (through
 `suite.pricing.measure`): over the requests that added at least 2,000 characters of tool output after a
 reply that was at most 5 % thinking, the context tokens their `usage` grew by over the characters added.
 The transcripts are read from `FLOWER_CORPUS` (or `FLOWER_REAL_TRANSCRIPTS`), else

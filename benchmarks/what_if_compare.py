@@ -41,7 +41,7 @@ INSIDE = 4
 def what_if(directory: Path) -> dict[str, Any]:
     """`flower report --what-if DIR --json`, as a user runs it: its total."""
     done = subprocess.run(
-        [sys.executable, "-m", "flower.cli", "report", "--what-if", str(directory), "--json"],
+        [sys.executable, "-m", "flower._cli", "report", "--what-if", str(directory), "--json"],
         capture_output=True,
         text=True,
         check=True,
@@ -52,8 +52,8 @@ def what_if(directory: Path) -> dict[str, Any]:
 def adjusted(directory: Path, delta: int, look_share: float | None = None) -> dict[str, Any]:
     """The what-if's total with the prefix difference `delta` (and, when given, another share of outputs
     read back to be looked at)."""
-    from flower.report.what_if import WhatIfOptions, build_what_if_sync
-    from flower.report.what_if.readback import CENTRAL
+    from flower.report._what_if import WhatIfOptions, build_what_if_sync
+    from flower.report._what_if.readback import CENTRAL
 
     model = CENTRAL if look_share is None else dataclasses.replace(CENTRAL, look_share=look_share)
     report = build_what_if_sync(directory, options=WhatIfOptions(prefix_delta=delta, read_back=model))
@@ -244,8 +244,8 @@ def verdict(rows: list[dict[str, Any]]) -> list[str]:
 
 def variants() -> list[tuple[str, Any]]:
     """The read-back models the sensitivity table compares: (label, `ReadBackModel`)."""
-    from flower.report.measured import PREVIEW_READ_BACK_INTERVAL
-    from flower.report.what_if.readback import CENTRAL
+    from flower.report._measured import PREVIEW_READ_BACK_INTERVAL
+    from flower.report._what_if.readback import CENTRAL
 
     low, high = PREVIEW_READ_BACK_INTERVAL
     return [
@@ -260,7 +260,7 @@ def variants() -> list[tuple[str, Any]]:
 
 def _cost(directory: Path, model: Any, delta: int = 0) -> tuple[float, float]:
     """(spill + layer 4's cost, the recorded cost) of `directory`'s history under read-back `model`."""
-    from flower.report.what_if import WhatIfOptions, build_what_if_sync
+    from flower.report._what_if import WhatIfOptions, build_what_if_sync
 
     report = build_what_if_sync(directory, options=WhatIfOptions(read_back=model, prefix_delta=delta))
     return report.total.layers.spill_and_layer4.cost_usd, report.total.as_recorded.cost_usd

@@ -29,8 +29,7 @@ from claude_agent_sdk import (
     tool,
 )
 
-from flower import instrument
-from flower.progress import Heartbeat
+from flower import Heartbeat, instrument
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash, read, tool_use
 
 # -- the app, as its author wrote it (plain SDK) ------------------------------------------------------

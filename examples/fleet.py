@@ -23,9 +23,8 @@ from pathlib import Path
 
 import anyio
 
-from flower import LeaseError, PostgresSessionStore, Runtime, coordinator, worker
+from flower import Heartbeat, LeaseError, PostgresSessionStore, Runtime, coordinator, worker
 from flower.events import Event, ToolCall
-from flower.progress import Heartbeat
 from flower.report import build_fleet_report
 from flower.testing import RecordedRequest, ScriptedModel, ToolUse, bash, read
 

@@ -23,9 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from flower import HandoffPolicy, Runtime, coordinator, worker
+from flower import HandoffPolicy, Heartbeat, Runtime, coordinator, worker
 from flower.events import Event, HandoffDone, HandoffWarning
-from flower.progress import Heartbeat
 from flower.testing import RecordedRequest, Reply, ScriptedModel, Usage, bash, read, reply
 
 reader = worker("Reads and summarises long documents.", "You summarise; one line per document.")

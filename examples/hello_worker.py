@@ -19,8 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from flower import Runtime, coordinator, worker
-from flower.progress import Heartbeat
+from flower import Heartbeat, Runtime, coordinator, worker
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash
 
 analyst = worker(

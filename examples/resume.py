@@ -9,7 +9,7 @@ The second run resumes that session from a new `Runtime` over the same workspace
 would, 65 minutes later: layer 4 decides new rewrites only once the prompt cache has expired (within
 its lifetime, an hour for a coordinator, a resume repeats the last cold resume's rewrites, so as not to
 re-send the cached history). The runs here are seconds apart, so the example moves the store's
-timestamps back 65 minutes (`flower.demo.pause.pass_time`), as a real pause would. Before the CLI replays
+timestamps back 65 minutes (`flower.testing.pass_time`), as a real pause would. Before the CLI replays
 the history, the store rewrites the copy it hands out: the two oldest glance results expire into a
 one-line note
 (the six most recent are kept), and the older refusal is dropped with its call (the most recent one is
@@ -30,12 +30,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from flower import Runtime, coordinator, worker
-from flower.demo.pause import pass_time
+from flower import Heartbeat, Runtime, coordinator, worker
 from flower.events import Event, StoreReport, Text
-from flower.progress import Heartbeat
 from flower.stores import LoadReport
-from flower.testing import RecordedRequest, Reply, ScriptedModel, agent, bash, reply, tool_use
+from flower.testing import RecordedRequest, Reply, ScriptedModel, agent, bash, pass_time, reply, tool_use
 
 scribe = worker(
     "Writes and edits files: notes, summaries, reports. Give it the file and what goes in it.",

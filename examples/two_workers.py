@@ -26,9 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from flower import Runtime, coordinator, worker
+from flower import Heartbeat, Runtime, coordinator, worker
 from flower.events import Event, SubagentFinished, SubagentStarted, TaskFinished, TaskStarted, ToolCall
-from flower.progress import Heartbeat
 from flower.testing import RecordedRequest, ScriptedModel, ToolUse, agent, bash, read, tool_use
 
 scout = worker(

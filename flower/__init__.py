@@ -11,20 +11,48 @@ Example::
     result = Runtime(workspace="repo").run_sync(lead, "Start.")
 """
 
+from ._agents import AgentSpec, coordinator, worker
 from ._errors import CredentialsError, FlowerError, LeaseError, SpecError, StoreError, WorkbenchError
+from ._glance import GlanceVerdict, glance_run, glance_verdict, is_ephemeral
+from ._handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, CompactPolicy, Handoff, HandoffPolicy, parse_handoff
+from ._instrument import instrument
+from ._lease_session import lease_session
+from ._options import build_options, merge_hooks
+from ._progress import Heartbeat
+from ._result import FailureReason, StepResult
+from ._run_stream import RunStream
+from ._runtime import Runtime
+from ._spill import (
+    SPILL_OMISSION,
+    SPILL_POINTER,
+    SPILL_READ_LINES,
+    SPILL_READ_OFFSET,
+    SPILL_TOOLS,
+    SpillPolicy,
+    spill_guard,
+    spill_hooks,
+)
+from ._terminal.team import DEFAULT_WORKERS
+from ._usage import StepUsage, TokenUsage
 from ._util.flower_log import configure_from_env
 from ._version import __version__
-from .agents import AgentSpec, coordinator, worker
-from .fleet import lease_session
-from .glance import GlanceVerdict, glance_verdict, is_ephemeral
-from .handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT, CompactPolicy, Handoff, HandoffPolicy, parse_handoff
-from .instrument import instrument
-from .options import build_options, merge_hooks
+from ._wall import (
+    CLI_TOOLS,
+    COORDINATOR_PROMPT,
+    COORDINATOR_RULES,
+    MANDATE_LINE,
+    WORKER_RULES,
+    coordinator_rules,
+    delegate_guard,
+    mandate_guard,
+    report_cut,
+    report_guard,
+    report_hooks,
+    start_guard,
+)
+from ._warm import KeepWarm, KeepWarmPolicy
+from ._workbench import WORKBENCH_RULES, Workbench, index_guard, index_hooks
 from .report import EconomyReport, ReportOptions, build_report, build_report_sync
-from .result import FailureReason, StepResult
-from .run_stream import RunStream
-from .runtime import Runtime
-from .spill import SpillPolicy, spill_guard, spill_hooks
 from .stores import (
     CachePolicy,
     DeliveryPolicy,
@@ -39,30 +67,19 @@ from .stores import (
     TrimPolicy,
 )
 from .tracing import TracingPolicy
-from .usage import StepUsage, TokenUsage
-from .wall import (
-    CLI_TOOLS,
-    COORDINATOR_PROMPT,
-    COORDINATOR_RULES,
-    MANDATE_LINE,
-    WORKER_RULES,
-    coordinator_rules,
-    delegate_guard,
-    mandate_guard,
-    report_cut,
-    report_guard,
-    report_hooks,
-    start_guard,
-)
-from .warm import KeepWarm, KeepWarmPolicy
-from .workbench import WORKBENCH_RULES, Workbench, index_guard, index_hooks
 
 __all__ = [
     "CLI_TOOLS",
     "COORDINATOR_PROMPT",
     "COORDINATOR_RULES",
+    "DEFAULT_WORKERS",
     "HANDOFF_PROMPT",
     "MANDATE_LINE",
+    "SPILL_OMISSION",
+    "SPILL_POINTER",
+    "SPILL_READ_LINES",
+    "SPILL_READ_OFFSET",
+    "SPILL_TOOLS",
     "TAKEOVER_PROMPT",
     "WORKBENCH_RULES",
     "WORKER_RULES",
@@ -78,6 +95,7 @@ __all__ = [
     "GlanceVerdict",
     "Handoff",
     "HandoffPolicy",
+    "Heartbeat",
     "KeepWarm",
     "KeepWarmPolicy",
     "Lease",
@@ -108,6 +126,7 @@ __all__ = [
     "coordinator",
     "coordinator_rules",
     "delegate_guard",
+    "glance_run",
     "glance_verdict",
     "index_guard",
     "index_hooks",

@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from .usage import TokenUsage
+from ._usage import TokenUsage
 
 if TYPE_CHECKING:
-    from .stores.policies import LoadReport
+    from .stores._policies import LoadReport
 
 __all__ = [
     "ApiError",
@@ -245,7 +245,7 @@ class KeepWarmPing:
     """A keep-warm request renewed the coordinator's prompt cache while it waited on a worker.
 
     It read the coordinator's last request again for one output token, from a private fork of the
-    session (`flower.warm`): no entry in the session, its store or its transcript. Its tokens count in
+    session (`KeepWarmPolicy`): no entry in the session, its store or its transcript. Its tokens count in
     `StepResult.cost_usd` and `StepResult.usage.keep_warm`, and `flower report` reads them from the
     workspace's `.flower/keep-warm.jsonl`.
     """
@@ -348,7 +348,7 @@ class VersionWarning:
     version: str
     """The version found."""
     tested: str
-    """The tested range, e.g. `0.2.184 to 0.2.189` (`flower.versions.TESTED_SDK`)."""
+    """The tested range, e.g. `0.2.184 to 0.2.189` (`flower doctor` prints it)."""
     message: str
     """The warning, for a person."""
 

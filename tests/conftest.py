@@ -11,7 +11,7 @@ reason, only when neither is possible. `pg_schema` gives each test a schema of i
 Collecting imports every test module (the SDK, OpenTelemetry, matplotlib...) in each pytest process:
 about 7 s of CPU, a minute or more of wall time on a busy 2-core machine, and with `-n 2` pytest prints
 nothing meanwhile. The suite says so on stderr when it starts collecting, then every 15 s until the
-tests are collected (`flower.progress.Heartbeat`, as the demo does).
+tests are collected (`flower._progress.Heartbeat`, as the demo does).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 
-from flower.progress import Heartbeat
+from flower._progress import Heartbeat
 from tests import crashes, postgres
 from tests.jail_world import SHELLS, World
 from tests.stores import corpus

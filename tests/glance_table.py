@@ -19,7 +19,7 @@ ACCEPTED: list[tuple[str, bool, str]] = [
     ("ls ${HOME}", True, ""),
     ("pwd", True, ""),
     ("cat README.md", True, ""),
-    ("head -n 20 flower/glance.py", True, ""),
+    ("head -n 20 flower/_glance.py", True, ""),
     ("head -5 a.txt b.txt", True, ""),
     ("tail -n 50 build.log", True, ""),
     ("tail -c 100 f", True, ""),

@@ -28,7 +28,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flower.glance import JailLimits, jail_command
+from flower._glance import JailLimits, jail_command
 from flower.testing import hang_guard
 
 PYTHON = os.path.realpath(sys.executable)

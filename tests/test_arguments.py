@@ -24,8 +24,8 @@ from claude_agent_sdk import ClaudeAgentOptions, SessionStore
 import flower
 from flower import SpecError, SqliteSessionStore
 from flower.report import ReportOptions
+from flower.report._build import compute_report
 from flower.report._load import Loaded
-from flower.report.build import compute_report
 from tests.arguments import Parameter, bad_values, parameters, shown
 
 Call = tuple[tuple[Any, ...], dict[str, Any]]
@@ -65,6 +65,7 @@ VALID: dict[str, Callable[[Path], Call]] = {
     "EphemeralPolicy": lambda tmp: ((), {}),
     "Handoff": lambda tmp: ((), {"doing": "Counting.", "next": "Count more."}),
     "HandoffPolicy": lambda tmp: ((), {}),
+    "Heartbeat": lambda tmp: (("working",), {}),
     "KeepWarm": lambda tmp: ((ClaudeAgentOptions(),), {"records": tmp / "keep-warm.jsonl"}),
     "KeepWarmPolicy": lambda tmp: ((), {}),
     "PostgresSessionStore": lambda tmp: (("postgresql://127.0.0.1:1/none",), {}),
@@ -84,6 +85,7 @@ VALID: dict[str, Callable[[Path], Call]] = {
     "coordinator": lambda tmp: (("lead", "Goal.", {"w": flower.worker("Counts.", "You count.")}), {}),
     "coordinator_rules": lambda tmp: ((), {}),
     "delegate_guard": lambda tmp: ((), {}),
+    "glance_run": lambda tmp: (("ls",), {"cwd": str(tmp)}),
     "glance_verdict": lambda tmp: (("ls",), {}),
     "index_guard": lambda tmp: ((flower.Workbench(tmp),), {}),
     "index_hooks": lambda tmp: ((flower.Workbench(tmp),), {}),
@@ -122,6 +124,7 @@ RESULTS = {
 INSTANCES: dict[str, Callable[[Path], Any]] = {
     "EconomyReport": lambda tmp: compute_report(Loaded("x", []), ReportOptions()),
     "EphemeralPolicy": lambda tmp: flower.EphemeralPolicy(),
+    "Heartbeat": lambda tmp: flower.Heartbeat("working"),
     "HandoffPolicy": lambda tmp: flower.HandoffPolicy(),
     "KeepWarm": lambda tmp: flower.KeepWarm(ClaudeAgentOptions()),
     "LoadReport": lambda tmp: flower.LoadReport(
@@ -140,6 +143,8 @@ METHODS: dict[str, Callable[[Path], Call]] = {
     "EconomyReport.render_text": lambda tmp: ((), {}),
     "EconomyReport.to_json": lambda tmp: ((), {}),
     "EphemeralPolicy.is_ephemeral": lambda tmp: (("ls",), {}),
+    "Heartbeat.say": lambda tmp: (("a line",), {}),
+    "Heartbeat.step": lambda tmp: (("a step",), {}),
     "HandoffPolicy.threshold": lambda tmp: ((200_000,), {}),
     "HandoffPolicy.warn_at": lambda tmp: ((200_000,), {}),
     "KeepWarm.feed": lambda tmp: (("not a message",), {}),

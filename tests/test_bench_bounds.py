@@ -1,5 +1,5 @@
 """The benchmark's replays of flower's runs (`benchmarks/suite/bounds.py`): pure functions over recorded
-requests, priced through `flower.cost`'s simulated cache."""
+requests, priced through `flower._cost`'s simulated cache."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from benchmarks.suite import bounds, floor
 from benchmarks.suite.metrics import Metrics
 from benchmarks.suite.ratios import bounds_table, replayed
 from benchmarks.suite.trace import Sent, dollars, usages
-from flower.cost import TTL_1H, TTL_5M, Block
-from flower.testing import ToolResultView
+from flower._cost import TTL_1H, TTL_5M, Block
+from flower.testing._requests import ToolResultView
 
 from .test_bench_suite import cut_report, metrics_row
 
@@ -74,7 +74,7 @@ def test_flower_is_priced_with_the_pings_its_runtime_sends_while_the_coordinator
     requests = [dataclasses.replace(s, blocks=five(s)) if s.caller == "main" else s for s in run()]
     times = [0.0, 10.0, 600.0, 610.0, 620.0]
     found, at = warm.as_flower(requests, times, [0.0] * 5)
-    assert at == [0.0, 10.0, 270.0, 540.0, 600.0, 610.0, 620.0]  # flower.warm's schedule: 270 s apart
+    assert at == [0.0, 10.0, 270.0, 540.0, 600.0, 610.0, 620.0]  # flower._warm's schedule: 270 s apart
     assert [s.caller for s in found][2:4] == [warm.PING, warm.PING] and found[2].output == 1
     # a ping is the coordinator's request with its last mark moved onto the ping's own text; on Sonnet
     # 4.6 the CLI's two reminders come before it (here the last block is no tool_result: after it)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.suite.trace import at_one_hour, cut
-from flower.cost import TTL_1H, TTL_5M
+from flower._cost import TTL_1H, TTL_5M
 from flower.testing import ScriptedModel, bash
 
 

@@ -1,4 +1,4 @@
-"""benchmarks/calibrate_read_back.py counts what the read-back figures of `flower.report.measured` rest on.
+"""benchmarks/calibrate_read_back.py counts what the read-back figures of `flower.report._measured` rest on.
 
 On transcripts written here (the shapes of the CLI's `<persisted-output>` results, a copy of one session
 in a second file, a subagent inlined in progress entries), its counts are checked against what was
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from benchmarks.calibrate_read_back import figures, measure, wilson
-from flower.report import measured
+from flower.report import _measured as measured
 from tests.stores.transcripts import Transcript
 
 

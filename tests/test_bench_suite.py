@@ -30,7 +30,7 @@ from benchmarks.suite.realistic import piped as piped_command
 from benchmarks.suite.runner import SEEDS, SELECT, Selection, best, planned
 from benchmarks.suite.summary import kept_facts
 from benchmarks.suite.trace import with_pad
-from flower.cost import Block
+from flower._cost import Block
 
 
 def call(ident: str, command: str) -> dict[str, Any]:
@@ -121,7 +121,7 @@ def test_the_realistic_player_is_seeded_and_calibrated() -> None:
 
 def test_the_realistic_workers_report_as_project_agents_with_a_report_format_do() -> None:
     from benchmarks.suite.realistic import REPORTS
-    from flower.report.measured import REPORT_CHARS_DECILES as DECILES
+    from flower.report._measured import REPORT_CHARS_DECILES as DECILES
 
     assert Behaviour().report_chars("c0") == 0  # the ideal worker: its lines only
     player = Behaviour("realistic", 1)
@@ -523,7 +523,7 @@ def test_a_request_draws_its_duration_by_what_its_reply_does_and_a_read_by_its_p
 def test_a_plain_run_with_a_one_hour_cache_is_its_main_threads_marks_at_one_hour() -> None:
     from benchmarks.suite.trace import Sent as Cut
     from benchmarks.suite.trace import at_one_hour
-    from flower.cost import TTL_1H, TTL_5M
+    from flower._cost import TTL_1H, TTL_5M
 
     blocks = [
         Block(1, 2_000, TTL_5M, "system"),
@@ -648,7 +648,7 @@ def cut_report(report: str, directory: str) -> str:
     """What flower's `report_cut` hook gives the coordinator for this foreground worker's report."""
     import anyio
 
-    from flower.wall.report import report_cut
+    from flower._wall.report_cut import report_cut
 
     hook = report_cut(directory)
     response = {"status": "completed", "agentType": "worker", "content": [{"type": "text", "text": report}]}
@@ -701,7 +701,7 @@ def test_a_coordinator_that_reads_cut_reports_reads_the_saved_one_before_its_nex
 
 
 def test_the_realistic_player_reads_a_previewed_output_back_to_look_as_real_agents_did() -> None:
-    from flower.report.measured import PREVIEW_READ_BACK_SHARE
+    from flower.report._measured import PREVIEW_READ_BACK_SHARE
 
     player = Behaviour("realistic", 1)
     looks = [player.reads_to_look(f"run out-{i:03d}#0") for i in range(3_000)]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.what_if_corpus import Layout, lay_out
-from flower.report.what_if import build_what_if_sync
+from flower.report._what_if import build_what_if_sync
 from tests.stores.transcripts import Transcript
 
 

@@ -1,7 +1,7 @@
 """Facts read in the bundled CLI itself: its tool names and its refusal of subagents' report files.
 
 The CLI ships as one binary with its JavaScript inside. When an upgrade adds, renames or drops a tool,
-or moves the report-file rule, these fail and say what to place where (`flower/wall/_tools.py`).
+or moves the report-file rule, these fail and say what to place where (`flower/_wall/_tools.py`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import claude_agent_sdk
 import pytest
 
-from flower.wall._tools import CLI_TOOLS, KNOWN_TOOLS, SUBAGENT_REFUSED_WRITE, UNOFFERED
+from flower._wall._tools import CLI_TOOLS, KNOWN_TOOLS, SUBAGENT_REFUSED_WRITE, UNOFFERED
 from tests.facts import fact
 
 CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
@@ -53,7 +53,7 @@ def test_every_tool_name_the_cli_knows_is_placed(cli: mmap.mmap) -> None:
     fact(
         not unplaced,
         "Later findings (tools)",
-        f"the CLI knows tools flower has not placed: {sorted(unplaced)}. Put each in flower/wall/_tools.py: "
+        f"the CLI knows tools flower has not placed: {sorted(unplaced)}. Put each in flower/_wall/_tools.py: "
         "KNOWN_TOOLS (an agent can be given it), CLI_TOOLS (the CLI adds it for its own protocol) or "
         "UNOFFERED (not offered to SDK sessions, even when listed)",
     )

@@ -10,9 +10,9 @@ import anyio
 import pytest
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError
 
-from flower import cli
+from flower import _cli as cli
+from flower._demo import baseline
 from flower._util.cause import cause_text
-from flower.demo import baseline
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""flower.cost: prices, the simulated prompt cache and the dollar breakdown (pure; bodies built by hand)."""
+"""flower._cost: prices, the simulated prompt cache and the dollar breakdown (pure; bodies built by hand)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import flower
-from flower.cost import (
+from flower._cost import (
     BILLING_PREFIX,
     TTL_1H,
     PromptCache,
@@ -19,7 +19,7 @@ from flower.cost import (
     simulate,
     tokens_of,
 )
-from flower.report.metrics import usage_of
+from flower.report._metrics import usage_of
 
 MARK = {"type": "ephemeral"}
 
@@ -206,7 +206,7 @@ def test_the_apis_usage_splits_its_writes_by_lifetime() -> None:
 
 
 def test_a_steps_one_hour_writes_are_the_main_threads_and_priced_at_the_one_hour_rate() -> None:
-    from flower.usage import UsageMeter
+    from flower._usage import UsageMeter
 
     meter = UsageMeter()
     meter.main_model = "claude-sonnet-4-6"

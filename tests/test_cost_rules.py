@@ -1,4 +1,4 @@
-"""flower.cost, rule by rule: each price, each field of a breakdown, each boundary of the simulated cache.
+"""flower._cost, rule by rule: each price, each field of a breakdown, each boundary of the simulated cache.
 
 Built from blocks of exact token counts (`send_blocks`) where a boundary is at stake, so that every
 expected number is written out by hand.
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from flower.cost import (
+from flower._cost import (
     BILLING_PREFIX,
     DEFAULT_MODEL,
     LOOKBACK,

@@ -22,31 +22,11 @@ from tests.printed import assert_prints, docs_output
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC_MODULES = [
     "flower",
-    "flower.cost",
-    "flower.doctor",
     "flower.events",
-    "flower.fleet",
-    "flower.glance",
-    "flower.handoff",
-    "flower.hooks",
-    "flower.progress",
     "flower.report",
-    "flower.report.growth",
-    "flower.report.metrics",
-    "flower.report.plots",
-    "flower.report.pricing",
-    "flower.report.scripts",
-    "flower.report.windows",
-    "flower.spill",
     "flower.stores",
-    "flower.stores.rewrite",
-    "flower.terminal",
     "flower.testing",
-    "flower.testing.otlp",
     "flower.tracing",
-    "flower.versions",
-    "flower.wall",
-    "flower.workbench",
 ]
 """Every name in these modules' `__all__` must have an entry in the API reference."""
 

@@ -1,4 +1,4 @@
-"""The docs name the SDK and CLI versions flower is tested with as `flower.versions` says them.
+"""The docs name the SDK and CLI versions flower is tested with as `flower._versions` says them.
 
 A page that names a tested range ("`claude-agent-sdk` 0.2.184 to 0.2.190", "CLI 2.1.327 to 2.1.337")
 must name the range the code checks against: a release bump that moves `TESTED_SDK` or `TESTED_CLI`
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.versions import TESTED_CLI, TESTED_SDK, VersionRange
+from flower._versions import TESTED_CLI, TESTED_SDK, VersionRange
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").glob("**/*.md")])
@@ -50,7 +50,7 @@ def test_every_tested_range_a_page_names_is_the_codes(page: Path) -> None:
     for tested in (TESTED_SDK, TESTED_CLI):
         assert wrong(text, tested) == [], (
             f"{page.relative_to(ROOT)} names a {tested.component} range other than the tested "
-            f"{tested.oldest} to {tested.newest} (flower/versions.py)"
+            f"{tested.oldest} to {tested.newest} (flower/_versions.py)"
         )
 
 

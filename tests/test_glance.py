@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from flower import SpecError
-from flower.glance import GlanceVerdict, glance_verdict, is_ephemeral
+from flower._glance import GlanceVerdict, glance_verdict, is_ephemeral
 from tests.glance_table import CASES, HARMFUL, JOINABLE, READS_TERMINAL, SEED
 
 

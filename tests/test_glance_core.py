@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.glance._core import CORE_CAT_BYTES, core_refusal
+from flower._glance._core import CORE_CAT_BYTES, core_refusal
 
 PLAIN = "only plain words (no quotes, `$`, globs or redirections but `2>/dev/null`)"
 JOINED = "at most 8 commands, each joined by `&&`, `||`, `;` or a pipe"

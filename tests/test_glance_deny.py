@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 from claude_agent_sdk import ClaudeAgentOptions
 
-from flower.events import GlanceWarning
-from flower.glance import (
+from flower._glance import (
     BashRules,
     GlanceRun,
     JailLimits,
@@ -28,8 +27,9 @@ from flower.glance import (
     glance_verdict,
     jail_command,
 )
-from flower.glance._core import core_refusal
-from flower.glance._deny import _matches
+from flower._glance._core import core_refusal
+from flower._glance._deny import _matches
+from flower.events import GlanceWarning
 
 NO_JAIL = JailSupport(available=False, platform="linux", mechanism="", reason="no Landlock in this kernel")
 JAIL = JailSupport(available=True, platform="linux", mechanism="landlock+seccomp", landlock_abi=6)

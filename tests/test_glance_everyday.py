@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.glance import glance_verdict, jail_support
+from flower._glance import glance_verdict, jail_support
 from tests.glance_table import EVERYDAY
 from tests.jail_world import World
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from flower._glance import BashRules, JailSupport, glance_run, glance_verdict, take_warnings
+from flower._glance._core import CORE_CAT_BYTES
 from flower.events import GlanceWarning
-from flower.glance import BashRules, JailSupport, glance_run, glance_verdict, take_warnings
-from flower.glance._core import CORE_CAT_BYTES
 
 NO_JAIL = JailSupport(available=False, platform="linux", mechanism="", reason="no Landlock in this kernel")
 

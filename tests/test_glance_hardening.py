@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from flower.glance import glance_verdict, is_ephemeral
+from flower._glance import glance_verdict, is_ephemeral
 
 HARDENED_GIT = (
     "git --no-optional-locks -c core.fsmonitor= -c diff.autoRefreshIndex=false"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.glance import jail_support
-from flower.glance.jail import LAUNCHER
+from flower._glance import jail_support
+from flower._glance.jail import LAUNCHER
 from flower.testing import hang_guard
 from tests.jail_world import CUT, MEMORY, PYTHON, REFUSED, SHELLS, TIMEOUT, World
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.glance import jail_support
+from flower._glance import jail_support
 from flower.testing import hang_guard
 from tests.jail_world import MEMORY, PYTHON, REFUSED, World, _stragglers
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.glance import JailLimits, jail, jail_command, jail_support
-from flower.glance.jail import LAUNCHER
+from flower._glance import JailLimits, jail, jail_command, jail_support
+from flower._glance.jail import LAUNCHER
 from flower.testing import hang_guard
 from tests.jail_world import PYTHON, SHELLS
 

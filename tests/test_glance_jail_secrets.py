@@ -19,8 +19,8 @@ from pathlib import Path
 import claude_agent_sdk
 import pytest
 
-from flower.glance import glance_verdict, jail_support
-from flower.glance.jail import ENVIRONMENT
+from flower._glance import glance_verdict, jail_support
+from flower._glance.jail import ENVIRONMENT
 from flower.testing import hang_guard
 from tests.credentials import CLI_SCRUB_LIST, VARIABLES, cli_scrub_list, fake, fake_environment, leaks, plant
 from tests.jail_world import PYTHON, REFUSED, World

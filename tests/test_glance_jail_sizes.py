@@ -21,7 +21,7 @@ from pathlib import Path
 import claude_agent_sdk
 import pytest
 
-from flower.glance import glance_verdict
+from flower._glance import glance_verdict
 from flower.testing import ScriptedModel
 from tests.credentials import leaks
 from tests.jail_world import SHELLS

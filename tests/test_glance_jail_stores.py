@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from flower import Runtime, coordinator, worker
-from flower.glance import JailLimits, glance_verdict, jail_command, jail_support
+from flower._glance import JailLimits, glance_verdict, jail_command, jail_support
 from flower.testing import ScriptedModel, bash, hang_guard
 from tests.credentials import fake, leaks, plant
 from tests.jail_world import SHELLS

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.glance import glance_verdict
-from flower.glance._words import MAX_EXPANSION, _range_size
+from flower._glance import glance_verdict
+from flower._glance._words import MAX_EXPANSION, _range_size
 
 JQ = [
     ("jq . f.json", True),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from flower.glance import glance_verdict
+from flower._glance import glance_verdict
 from tests.test_glance_parser import CONFIG, GLANCE, REMOTE, WHOLE_TREE
 
 FOLLOWS = "follows symbolic links while walking: a link in the project may lead to a device or a named pipe"

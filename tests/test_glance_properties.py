@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flower import SpecError
-from flower.glance import GlanceVerdict, glance_verdict, is_ephemeral
-from flower.glance._source import MAX_LENGTH
+from flower._glance import GlanceVerdict, glance_verdict, is_ephemeral
+from flower._glance._source import MAX_LENGTH
 
 INTERNAL = "internal error"
 

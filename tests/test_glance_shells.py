@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.glance import glance_verdict
+from flower._glance import glance_verdict
 from flower.testing import hang_guard
 
 ZSH = shutil.which("zsh")

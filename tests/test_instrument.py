@@ -12,10 +12,10 @@ import pytest
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher, InMemorySessionStore
 
 from flower import CompactPolicy, PruningSessionStore, SpecError, SqliteSessionStore, TrimPolicy, Workbench
+from flower._glance import glance_run
+from flower._instrument import instrument
 from flower._run.tether import is_tethered
-from flower.glance import glance_run
-from flower.instrument import instrument
-from flower.workbench._index_context import INDEX_CONTEXT, index_context_hooks
+from flower._workbench._index_context import INDEX_CONTEXT, index_context_hooks
 
 CHANGED = {
     *("cwd", "system_prompt", "hooks", "session_store", "session_store_flush", "env", "add_dirs", "cli_path")

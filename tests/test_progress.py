@@ -1,11 +1,11 @@
-"""`flower.progress.Heartbeat`: a line at once, then a line after each silent stretch, never while busy."""
+"""`flower._progress.Heartbeat`: a line at once, then a line after each silent stretch, never while busy."""
 
 from __future__ import annotations
 
 import io
 import threading
 
-from flower.progress import Heartbeat, Tally
+from flower._progress import Heartbeat, Tally
 from flower.testing import hang_guard
 
 

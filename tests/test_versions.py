@@ -7,9 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-import flower.versions as versions
-from flower.events import VersionWarning
-from flower.versions import (
+import flower._versions as versions
+from flower._versions import (
     TESTED_CLI,
     TESTED_PARSER,
     TESTED_SDK,
@@ -17,6 +16,7 @@ from flower.versions import (
     installed_version,
     version_warnings,
 )
+from flower.events import VersionWarning
 
 
 @pytest.fixture

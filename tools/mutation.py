@@ -76,24 +76,24 @@ _GLANCE_TESTS = (
 MODULES: dict[str, Module] = {
     "cost": Module(
         doc="the cost model: prices, the simulated prompt cache, the dollar breakdown",
-        sources=("flower/cost/*",),
+        sources=("flower/_cost/*",),
         tests=("tests/test_cost.py", "tests/test_cost_rules.py"),
     ),
     "spill": Module(
         doc="spill's threshold, its pointer and its files",
-        sources=("flower/spill/*",),
+        sources=("flower/_spill/*",),
         tests=("tests/spill",),
         pytest_args=("-m", "not cli and not slow and not long"),
     ),
     "wall": Module(
         doc="the wall: the coordinator's tools, delegation, the mandate and the report",
-        sources=("flower/wall/*",),
+        sources=("flower/_wall/*",),
         tests=("tests/wall",),
         pytest_args=("-m", "not cli and not slow and not long"),
     ),
     "rewrite": Module(
         doc="layer 4's rewrites of a session before a resume",
-        sources=("flower/stores/rewrite/*",),
+        sources=("flower/stores/_rewrite/*",),
         tests=(
             "tests/stores/test_rewrite_branch.py",
             "tests/stores/test_rewrite_expire.py",
@@ -123,10 +123,10 @@ MODULES: dict[str, Module] = {
     "glance": Module(
         doc="glance's verdict: the parser's answer, the deny rules, the core without a jail, the wall's run",
         sources=(
-            "flower/glance/_verdict.py",
-            "flower/glance/_wall.py",
-            "flower/glance/_deny.py",
-            "flower/glance/_core.py",
+            "flower/_glance/_verdict.py",
+            "flower/_glance/_wall.py",
+            "flower/_glance/_deny.py",
+            "flower/_glance/_core.py",
         ),
         tests=(*_GLANCE_TESTS, "tests/wall/test_delegate.py", "tests/wall/test_delegate_rules.py"),
         pytest_args=("-m", "not cli and not slow and not long"),
@@ -134,7 +134,7 @@ MODULES: dict[str, Module] = {
     "glance-parser": Module(
         doc="glance's parser and its rules (from command text to the words and verbs it accepts)",
         sources=tuple(
-            f"flower/glance/_{name}.py"
+            f"flower/_glance/_{name}.py"
             for name in (
                 "source",
                 "words",
@@ -175,7 +175,7 @@ MODULES: dict[str, Module] = {
     ),
     "outbox": Module(
         doc="the outbox and the lease (its epoch fences a store's writers)",
-        sources=("flower/stores/outbox/*", "flower/stores/lease.py"),
+        sources=("flower/stores/_outbox/*", "flower/stores/_lease.py"),
         tests=(
             "tests/stores/test_outbox.py",
             "tests/stores/test_outbox_reconcile.py",

@@ -6,7 +6,7 @@
 - `runs`, `peers`, `record`, `runner`: the strategies (baselines, peers as scripted-model edits, flower
   and its ablations), one real run each, in a process pool;
 - `probes`, `trace`, `metrics`: what a request shows, and the numbers of a run (dollars from
-  `flower.cost`);
+  `flower._cost`);
 - `report`, `ranking`, `prose`, `method`, `plots`, `baseline`: docs/benchmarks.md, its pictures, and the
   regression check.
 """

@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from flower.cost import TTL_1H, TTL_5M, Block, tokens_of
+from flower._cost import TTL_1H, TTL_5M, Block, tokens_of
 
 VARIANTS = ("5m", "warm", "short")
 """The replays, in the order the page shows them."""

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import cast
 
-from flower.hooks import OWN_STEP_MAX_INPUT
+from flower._hooks import OWN_STEP_MAX_INPUT
 from flower.testing import RecordedRequest, Reply, ToolUse, agent, bash, read
 
 from .actions import Action, Denied, Fact, Probe, ReadFile, Reuse, Run, Subtask, WriteFile

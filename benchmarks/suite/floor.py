@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from flower.cost import Block, TokenUsage, price, tokens_of
+from flower._cost import Block, TokenUsage, price, tokens_of
 
 NARRATION = re.compile(r"\n[ \t]*What I did: ")
 """Where the realistic worker's narration starts in its report (`delegate.Worker.finish`; the CLI's

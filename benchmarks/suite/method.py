@@ -110,7 +110,7 @@ pointer after a compaction (the transcript path), which the probe policy uses.
 METRICS = """
 **Metrics** (`metrics.py`). *Peak main* is the largest main-thread request (tokens);
 *Σ main* adds every main-thread request (input without caching), *Σ all agents* every request of every
-agent, compaction requests included. **Cost** is `flower.cost`'s, in dollars: every request of every
+agent, compaction requests included. **Cost** is `flower._cost`'s, in dollars: every request of every
 agent goes, in the order sent, through one simulated prompt cache with the API's rules: blocks in the
 order the API reads them (tools, system, messages); entries written only at the CLI's own cache
 breakpoints (its last system block, a subagent's prompt block, and the last block of each request),

@@ -3,7 +3,7 @@
 - `R_t`: the main thread's context at each of its requests (tokens); `peak` its maximum;
 - `sum_main`: the sum of R_t (main-thread input without caching); `sum_all`: the same over every request
   of every agent, compaction requests included (the multi-agent effect);
-- `cost_main` / `cost_all`: dollars under the run's clock (`flower.cost`: input, cache reads, cache writes
+- `cost_main` / `cost_all`: dollars under the run's clock (`flower._cost`: input, cache reads, cache writes
   of each lifetime the marks asked for, and output, at the model's prices, billing block as sent), split
   into `cost_input` / `cost_read` / `cost_write` / `cost_output`; `cost_all_ignored` with the billing
   block ignored by the cache; `costs` the all-agent dollars under every clock (`timing.CLOCKS`);
@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from flower.cost import TTL_5M, price
+from flower._cost import TTL_5M, price
 
 from .realistic import READS_CUT
 from .trace import Req, Trace

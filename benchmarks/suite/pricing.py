@@ -4,14 +4,14 @@ Every recording is priced twice, as the API would bill the same requests on two 
 
 - **Sonnet 4.6** (`claude-sonnet-4-6`, the model the suite's runs are recorded under: $3 input, $15
   output, $0.30 cache read, $3.75 cache write per million tokens; smallest cacheable prefix 1,024);
-- **the CLI's default model** (`flower.cost.DEFAULT_MODEL`, its `claude-opus-5` row: $4, $20, cache
+- **the CLI's default model** (`flower._cost.DEFAULT_MODEL`, its `claude-opus-5` row: $4, $20, cache
   reads at 0.05x input, $5 write; smallest cacheable prefix 512).
 
 A request's blocks are counted in tokens at the row's own rate (`RATES`): the what-if's
-(`flower.report.what_if.replay.model_rate`), whose older families are measured on real Claude Code
+(`flower.report._what_if.replay.model_rate`), whose older families are measured on real Claude Code
 transcripts by `measure` (`python benchmarks/calibrate_rates.py DIR`, the what-if's `family_rates`: the
 context tokens a request's `usage` grew by over the characters it added). The suite cuts every request
-into blocks at characters / 4 (`flower.cost.tokens_of`) and `at_rate` scales each block, each output and
+into blocks at characters / 4 (`flower._cost.tokens_of`) and `at_rate` scales each block, each output and
 each context size by `rate * 4`. The tables are Sonnet 4.6 at its rate (`Trace.costs[clock]`); the
 default model's row is `Trace.costs[key(clock, OPUS)]`, and characters / 4 on Sonnet 4.6 (`CHARS4`) is
 the stated sensitivity row.
@@ -26,14 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from flower.cost import DEFAULT_MODEL, Block
-from flower.report.what_if.replay import family_rates, model_rate, thread_of
+from flower._cost import DEFAULT_MODEL, Block
+from flower.report._what_if.replay import family_rates, model_rate, thread_of
 
 SUITE_RATE = 0.25
-"""Tokens per character the suite's blocks are cut at (`flower.cost.tokens_of`: characters / 4)."""
+"""Tokens per character the suite's blocks are cut at (`flower._cost.tokens_of`: characters / 4)."""
 
 RATES: dict[str, float] = {model: model_rate(model) for model in ("claude-sonnet-4-6", DEFAULT_MODEL)}
-"""Tokens per character of each priced model: the what-if's (`flower.report.what_if.replay.model_rate`,
+"""Tokens per character of each priced model: the what-if's (`flower.report._what_if.replay.model_rate`,
 the product's one measure). The corpus (CLI 2.0.74-2.1.42) holds no Sonnet 4.6 and no Opus 5 session;
 both take the newest models' 0.5 (Sonnet 4.6 and Opus 4.7+ measure 0.45-0.55), not the 0.33/0.35 their
 older families measure here (`measure`). See docs/benchmarks.md, "Tokens"."""
@@ -48,7 +48,7 @@ class Row:
     name: str
     """How the tables name it."""
     model: str
-    """The model priced (`flower.cost.price_for`)."""
+    """The model priced (`flower._cost.price_for`)."""
     rate: float
     """Tokens per character."""
     suffix: str
@@ -122,7 +122,7 @@ def at_rate(sent: Sequence[S], row: Row) -> list[S]:
 def measure(directory: Path, *, share: float = 0.9) -> dict[str, tuple[float, int, int]]:
     """Per model family, from the transcripts (`*.jsonl`) under `directory`: (median tokens per
     character, requests measured, sessions), by the what-if's own measure
-    (`flower.report.what_if.replay.family_rates`, each transcript one session)."""
+    (`flower.report._what_if.replay.family_rates`, each transcript one session)."""
     sessions = []
     for path in sorted(directory.glob("*.jsonl")):
         entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

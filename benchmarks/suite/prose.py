@@ -39,7 +39,7 @@ a **realistic** one calibrated on real Claude Code transcripts (pipes some outpu
 `tail`/`grep`, takes 1-3 calls per retrieval, sometimes reads a whole file, writes thinking and text,
 and its workers report at the length real project agents with a report format do), five seeds each
 (fewer where the clock section says so). Every cost is in **dollars**, output included, from one cost
-model (`flower.cost`) that the demo and `flower report` use too.
+model (`flower._cost`) that the demo and `flower report` use too.
 
 ```
 python benchmarks/run_suite.py                    # everything, then tables on stdout
@@ -200,7 +200,7 @@ _ROWS = (
     ),
     (
         "final report of project agents with a set report format (public transcripts; "
-        "`flower.report.measured`)",
+        "`flower.report._measured`)",
         "deciles 230, 1,027, 1,268, 1,542, 1,765, 1,946, 2,056, 2,277, 2,678, 3,480, 15,129 chars "
         "(median 1,946, 91 % under 4,000)",
         "a worker's report runs to a length drawn uniformly between the deciles (linear within each "
@@ -247,8 +247,8 @@ requests, exactly as sent, are priced under each clock (`benchmarks/suite/timing
 `python benchmarks/calibrate_time.py DIR` measures the tables (`benchmarks/suite/timing.json`) from a
 directory of real transcripts. flower's coordinator asks for 5-minute marks and, while it waits on a
 worker, its `Runtime` keeps them warm: every 270 s a ping sends the coordinator's last request again for
-one output token (`flower.warm`). No recording holds a ping (the scripted workers answer in seconds of
-wall-clock time), so each of flower's runs is priced with the pings `flower.warm.schedule.ping_times`
+one output token (`flower._warm`). No recording holds a ping (the scripted workers answer in seconds of
+wall-clock time), so each of flower's runs is priced with the pings `flower._warm.schedule.ping_times`
 sends on that clock and seed (`benchmarks/suite/warm.py`: none across the workloads' idle time, at most
 as many a wait as cost one rewrite of the prefix), each one the coordinator's last request sent again as
 the CLI sends it on the model priced (`warm.ping`, checked against a real ping on each model: on Opus 5
@@ -312,13 +312,13 @@ stress rows show the same choices when workers last as long as real ones do."""
 PRICES = """\
 Every recording is priced on two models' prices, as the API would bill the same requests on each
 (`benchmarks/suite/pricing.py`): Sonnet 4.6 (the model the runs are recorded under; every other table of
-this page) and the CLI's default model (`flower.cost.DEFAULT_MODEL`, its `claude-opus-5` row: cache reads
+this page) and the CLI's default model (`flower._cost.DEFAULT_MODEL`, its `claude-opus-5` row: cache reads
 at 0.05x input, a 512-token smallest cacheable prefix). Each counts tokens at the one rate the product
-and the benchmarks share, the what-if's (`flower.report.what_if.replay.model_rate`): 0.5 tokens a
+and the benchmarks share, the what-if's (`flower.report._what_if.replay.model_rate`): 0.5 tokens a
 character for both, the rate of the newest models (Sonnet 4.6 and Opus 4.7 and later measure 0.45-0.55
 on real sessions). The real-transcript corpus (CLI 2.0.74-2.1.42) holds no Sonnet 4.6 and no Opus 5
 session; on its older families the same measure (`python benchmarks/calibrate_rates.py DIR`,
-`flower.report.what_if.replay.family_rates`: over every request that added at least 2,000 characters of
+`flower.report._what_if.replay.family_rates`: over every request that added at least 2,000 characters of
 tool output after a reply at most 5 % thinking, the tokens its `usage` says the context grew by, over the
 characters it added, in the transcripts nine in ten of whose requests are one model's) gives Sonnet 4.5
 0.330 (15 requests, 2 sessions), Opus 4.6 0.349 (56, 5), Opus 4.5 0.360 (50, 4) and Haiku 4.5 0.420 (14,

@@ -18,7 +18,7 @@ measured to differ (`benchmarks/calibrate.py` over 18 real Claude Code transcrip
   block, and a short text in 87 % of replies (median 77 chars, p90 119); `worker_prose="main"` keeps
   the main thread's figures for workers (the sensitivity row `main prose`).
 - a worker's final report runs to a size drawn from the reports of real agents **defined in a project
-  with a set report format that points to files** (`flower.report.measured.REPORT_CHARS_DECILES`: median
+  with a set report format that points to files** (`flower.report._measured.REPORT_CHARS_DECILES`: median
   1,946 chars, 91 % under flower's 4,000-char report limit), the closest real match to flower's
   `WORKER_RULES`: a uniform draw placed linearly between the deciles (min, nine deciles, max), so every
   length between two deciles can come out, not only the eleven measured ones. The report is the
@@ -30,9 +30,9 @@ measured to differ (`benchmarks/calibrate.py` over 18 real Claude Code transcrip
   a very long output) is Read back to be looked at, by the next reply, with probability `reads_look`
   (default `PREVIEW_READ_BACK_SHARE`: real agents read 5 of 29 such previews back, each by the next
   reply or the one after, the ones under the CLI's Read cap whole, the one over it in two windows;
-  `flower.report.measured`), once per output, drawn by the run that printed it;
+  `flower.report._measured`), once per output, drawn by the run that printed it;
 - with probability `reads_cut` (default `READS_CUT`, 0.2: a caller opened a document such a report
-  pointed to in 5 of 23 real cases, `flower.report.measured.READ_BACK_SHARE`), the coordinator Reads a
+  pointed to in 5 of 23 real cases, `flower.report._measured.READ_BACK_SHARE`), the coordinator Reads a
   cut report's saved file before its next move, once per report.
 Every draw is seeded by (seed, what it is about), never by a request's position, so two strategies
 played with one seed draw alike wherever they do alike (common random numbers): they pipe the same
@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from flower.report.measured import (
+from flower.report._measured import (
     PREVIEW_READ_BACK_SHARE,
     REPORT_CHARS_DECILES,
     SUBAGENT_TEXT,
@@ -76,7 +76,7 @@ TEXT = (0.58, 104, 747)
 WORKER_THINKING = SUBAGENT_THINKING
 WORKER_TEXT = SUBAGENT_TEXT
 """The same for a subagent's replies before its report: what real subagents write
-(`flower.report.measured.SUBAGENT_TEXT`, `SUBAGENT_THINKING`, measured by
+(`flower.report._measured.SUBAGENT_TEXT`, `SUBAGENT_THINKING`, measured by
 `benchmarks/calibrate_workers.py`): no thinking block, a text in 87 % of replies (median 77, p90 119)."""
 WorkerProse = Literal["subagent", "main"]
 """Whose prose figures the realistic workers' replies draw from: real subagents' (`subagent`) or the
@@ -88,7 +88,7 @@ REPORTS: tuple[int, ...] = tuple(
 brief (`benchmarks/calibrate_time.py`): the `unbriefed` (pessimistic) reports."""
 READS_CUT = 0.2
 """How often the realistic coordinator Reads a cut report's saved whole by default: a real caller opened
-a document such a report pointed to in 5 of 23 cases (`flower.report.measured.READ_BACK_SHARE`)."""
+a document such a report pointed to in 5 of 23 cases (`flower.report._measured.READ_BACK_SHARE`)."""
 Reports = Literal["project", "unbriefed"]
 """How long the realistic workers' reports run: as project agents with a report format do (`project`), or
 as agents never asked to be brief (`unbriefed`, the pessimistic row)."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from flower import SpillPolicy, coordinator, worker
-from flower.options import session_tools
+from flower._options import session_tools
 
 from .actions import Denied, Pause, Reuse, Run, Subtask, Workload, flatten
 from .peers import CLEAR_ACTS, CLEAR_SWEEP, CLEARS, MASKS, PEERS

@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from flower.cost import TTL_5M, PromptCache, blocks_of, price, price_for
+from flower._cost import TTL_5M, PromptCache, blocks_of, price, price_for
 
 from . import pricing, timing, warm
 from .probes import block_text

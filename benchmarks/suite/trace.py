@@ -1,4 +1,4 @@
-"""A run reduced to numbers: one `Req` per request (priced by `flower.cost`), plus what the ledger says.
+"""A run reduced to numbers: one `Req` per request (priced by `flower._cost`), plus what the ledger says.
 
 Each request is cut into cache blocks once, then priced through a simulated prompt cache under every
 clock (`timing.CLOCKS`): the run's own clock gives the trace's requests (the billing block as sent, the
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from flower.cost import TTL_1H, Block, PromptCache, TokenUsage, blocks_of, price
+from flower._cost import TTL_1H, Block, PromptCache, TokenUsage, blocks_of, price
 
 from . import bounds, floor, pricing, timing, warm
 from .player import Ledger, ProbeRecord

@@ -1,9 +1,9 @@
 """flower's keep-warm pings, priced on the suite's simulated clock.
 
 A `Runtime` gives its coordinator 5-minute cache marks and, while the coordinator waits on a worker, sends
-a ping every 270 s (`flower.warm`). A recording never holds those pings: the scripted workers answer at
+a ping every 270 s (`flower._warm`). A recording never holds those pings: the scripted workers answer at
 once in wall-clock time, so no wait of a run reaches 270 s. The suite prices flower as it would run on the
-drawn clock instead: `as_flower` lays the pings `flower.warm.schedule.ping_times` would send over the
+drawn clock instead: `as_flower` lays the pings `flower._warm.schedule.ping_times` would send over the
 recorded requests and their drawn send times, each one the coordinator's last request sent again as the
 CLI sends it on that request's model (`ping`), for one output token, in one request. `keeps_warm` says
 which recordings are priced so: a flower run whose coordinator delegated, unless its `Runtime` had
@@ -30,9 +30,9 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from flower.cost import TTL_5M, Block
-from flower.warm import KeepWarmPolicy
-from flower.warm.schedule import ping_limit, ping_times
+from flower._cost import TTL_5M, Block
+from flower._warm import KeepWarmPolicy
+from flower._warm.schedule import ping_limit, ping_times
 
 from .bounds import S, with_lifetimes
 
@@ -117,7 +117,7 @@ def as_flower(
     policy: KeepWarmPolicy = POLICY,
     rate: float = 0.25,
 ) -> tuple[list[S], list[float]]:
-    """`sent` at 5-minute coordinator marks, with the pings `flower.warm` sends while the coordinator
+    """`sent` at 5-minute coordinator marks, with the pings `flower._warm` sends while the coordinator
     waits on a worker (the workload's idle time, when no one waits, excluded), in time order.
     `idle[k]`: seconds of the workload's idle time after request k; `rate`: the tokens per character
     `sent` is counted at (`pricing.at_rate`), which the pings' own blocks are counted at too."""

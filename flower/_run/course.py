@@ -23,7 +23,7 @@ from typing import Literal
 
 from claude_agent_sdk import AssistantMessage, ResultMessage, ToolUseBlock
 
-from ..handoff.document import HandoffPolicy
+from .._handoff.document import HandoffPolicy
 
 __all__ = ["OVERFLOW_REASONS", "Course", "Kind", "Outcome"]
 

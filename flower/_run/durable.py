@@ -12,7 +12,7 @@ instead of raised.
 2. `hold()` leases a resumed session; `new_session()` picks and leases a new one; `started()` routes
    the session's appends into the outbox (`route.SessionRoute`), records it there, and sends
    `SessionStarted`.
-3. `run(body)` runs the step beside the deliverer (outbox -> store, `flower.stores.outbox`) and one
+3. `run(body)` runs the step beside the deliverer (outbox -> store, `flower.stores._outbox`) and one
    keeper per lease (`keeper.Keeper`); then, when the SDK dropped batches, sends what the CLI's local
    transcript holds and the store lacks (`recover.Recovery.reconcile`); then drains the outbox, bounded
    by `DeliveryPolicy.drain_timeout`, and checks the links of the entries the run stored (`chain`).
@@ -36,16 +36,16 @@ from anyio.abc import TaskGroup
 from claude_agent_sdk import SessionKey, SessionStoreEntry
 
 from .._errors import LeaseError, StoreError
+from .._result import FailureReason, StepResult
 from ..events import SessionStarted, StoreWarning
-from ..result import FailureReason, StepResult
 from ..stores._identity import identity_of, label_of
 from ..stores._missing import session_not_found
-from ..stores.outbox import LABEL, Deliverer, DeliveryPolicy, Outbox, Record
-from ..stores.outbox.reconcile import remove_resume_dirs
-from .fleet import Holds, innermost
+from ..stores._outbox import LABEL, Deliverer, DeliveryPolicy, Outbox, Record
+from ..stores._outbox.reconcile import remove_resume_dirs
 from .keeper import Keeper
 from .recover import Recovery
 from .route import Outboxes, SessionRoute
+from .session_holds import Holds, innermost
 from .stream import Tracker
 
 __all__ = ["DurableRun"]

@@ -21,23 +21,23 @@ from typing import TYPE_CHECKING, Protocol
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions
 
-from ..agents import AgentSpec
-from ..handoff.document import HandoffPolicy
-from ..result import StepResult
+from .._agents import AgentSpec
+from .._handoff.document import HandoffPolicy
+from .._result import StepResult
+from .._warm import KeepWarm, KeepWarmPolicy
+from .._warm.records import RECORDS
+from .._workbench._in_run import block_or_warning, preface_or_warning
+from .._workbench.bench import Workbench
 from ..stores import PruningSessionStore
 from ..stores._local import CONFIG_ENV, config_dir
-from ..stores.outbox import DeliveryPolicy
+from ..stores._outbox import DeliveryPolicy
 from ..tracing._hook import start_run
-from ..tracing.policy import TracingPolicy
-from ..warm import KeepWarm, KeepWarmPolicy
-from ..warm.records import RECORDS
-from ..workbench._in_run import block_or_warning, preface_or_warning
-from ..workbench.bench import Workbench
+from ..tracing._tracing_policy import TracingPolicy
 from .credentials import require_credentials
 from .durable import DurableRun
-from .fleet import attach_workbench
 from .generation import Keeper
-from .layers import spill_dir
+from .layer_setup import spill_dir
+from .session_holds import attach_workbench
 from .settle import DEFAULT_WORKER_TIMEOUT
 from .step import Step
 from .stream import EventHandler, Tracker
@@ -78,7 +78,7 @@ class Execution:
     listening: dict[str, Tracker]
     """resumed session id -> the run that resumes it (the runtime's: store reports find their run)."""
     keep_warm: KeepWarmPolicy | None = None
-    """How a waiting coordinator's cache is kept warm (`flower.warm`), or None."""
+    """How a waiting coordinator's cache is kept warm (`flower._warm`), or None."""
     worker_timeout: float = DEFAULT_WORKER_TIMEOUT
     """Seconds of silence from the CLI a wait on background workers goes through (`flower._run.settle`)."""
 

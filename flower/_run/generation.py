@@ -17,10 +17,10 @@ from contextlib import aclosing, nullcontext
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, Message, ResultMessage
 
+from .._handoff.document import HandoffPolicy
+from .._options import merge_hooks
+from .._warm import KeepWarm
 from ..events import HandoffWarning
-from ..handoff.document import HandoffPolicy
-from ..options import merge_hooks
-from ..warm import KeepWarm
 from .course import Course, Kind, Outcome
 from .gate import Gate
 from .settle import DEFAULT_WORKER_TIMEOUT, Settle

@@ -25,10 +25,10 @@ from anyio.abc import TaskGroup
 
 from .._errors import LeaseError, StoreError
 from ..stores._identity import identity_of
+from ..stores._lease import Holding
+from ..stores._outbox import LABEL, Deliverer, DeliveryPolicy, Outbox
 from ..stores._target import not_this_store
-from ..stores.lease import Holding
-from ..stores.outbox import LABEL, Deliverer, DeliveryPolicy, Outbox
-from .fleet import Holds
+from .session_holds import Holds
 
 __all__ = ["Keeper", "KeptRun"]
 

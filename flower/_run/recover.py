@@ -13,7 +13,7 @@ session whose writer is gone is taken back under its lease, on the epoch its row
 
 - the lease is still on that epoch (nobody wrote the session since): the rows are delivered; if the
   writer died mid-run, what the CLI wrote to its local transcript and no store got is found and sent
-  too (`flower.stores.outbox.reconcile`); the SDK's temporary copy of a resumed session (which holds a
+  too (`flower.stores._outbox.reconcile`); the SDK's temporary copy of a resumed session (which holds a
   copy of the CLI's credentials) is deleted;
 - another runner took the session since: its rows would fork the session; they are set aside in the
   outbox (`fenced`), never delivered, and a warning says how many;
@@ -33,9 +33,9 @@ import anyio
 from claude_agent_sdk import SessionKey, SessionStoreEntry
 
 from .._errors import LeaseError, StoreError
-from ..stores.outbox import LABEL, Deliverer, DeliveryPolicy, Outbox, Record, Waiting
-from ..stores.outbox.reconcile import find_transcript, local_entries, metadata, missing, remove_resume_dirs
-from .fleet import Holds
+from ..stores._outbox import LABEL, Deliverer, DeliveryPolicy, Outbox, Record, Waiting
+from ..stores._outbox.reconcile import find_transcript, local_entries, metadata, missing, remove_resume_dirs
+from .session_holds import Holds
 
 __all__ = ["Recovery"]
 

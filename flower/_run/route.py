@@ -25,7 +25,7 @@ from claude_agent_sdk import SessionKey, SessionStoreEntry
 
 from .._errors import StoreError
 from ..stores._identity import identity_of
-from ..stores.outbox import LABEL, MEMORY, Outbox, Row
+from ..stores._outbox import LABEL, MEMORY, Outbox, Row
 from .chain import Links
 
 __all__ = ["Outboxes", "SessionRoute"]

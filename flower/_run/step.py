@@ -10,14 +10,14 @@ from typing import Literal
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage
 
+from .._cost import DEFAULT_MODEL, price
 from .._errors import FlowerError, WorkbenchError
-from ..cost import DEFAULT_MODEL, price
+from .._handoff.document import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
+from .._result import FailureReason, StepResult
+from .._usage import StepUsage
+from .._workbench._in_run import warning_of
+from .._workbench.bench import Workbench
 from ..events import ApiError, HandoffDone, WorkbenchWarning
-from ..handoff.document import Handoff, HandoffPolicy, degraded_handoff, parse_handoff, save_handoff
-from ..result import FailureReason, StepResult
-from ..usage import StepUsage
-from ..workbench._in_run import warning_of
-from ..workbench.bench import Workbench
 from .course import OVERFLOW_REASONS, Outcome
 from .generation import Keeper, run_generation
 from .reach import unreachable_cause
@@ -52,7 +52,9 @@ class Step:
     error: str | None = None
     reason: FailureReason | None = None  # set with `error`
     structured: bool = False  # the options ask for a structured result (`output_format`)
-    keeper: Keeper | None = None  # keeps each session's coordinator cache warm while it waits (`flower.warm`)
+    keeper: Keeper | None = (
+        None  # keeps each session's coordinator cache warm while it waits (`flower._warm`)
+    )
     worker_timeout: float = DEFAULT_WORKER_TIMEOUT  # the hang guard of a wait on background workers
     lost: list[str] = field(default_factory=list)  # why a handoff went ahead with workers still out
 
@@ -267,7 +269,7 @@ def _cost(usage: StepUsage) -> float:
     """The step's cost: the one place `StepResult.cost_usd` is computed, with flower's cost model.
 
     Each model's tokens (`StepUsage.by_model`, subagents included) are priced at that model's row of
-    `flower.cost.PRICES`; the main thread's 1-hour cache writes at the 1-hour rate (its usage splits
+    `flower._cost.PRICES`; the main thread's 1-hour cache writes at the 1-hour rate (its usage splits
     them), every other write at the 5-minute rate. A CLI that reports no per-model usage leaves the main
     thread's tokens (and the keep-warm pings'), priced like the CLI's default model.
     """

@@ -21,8 +21,11 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import TERMINAL_TASK_STATUSES
 
+from .._glance import take_warnings
+from .._usage import UsageMeter
 from .._util.content import refused_by_cli, text_of
 from .._util.handlers import call_handler
+from .._versions import version_warnings
 from ..events import (
     ApiError,
     Event,
@@ -36,9 +39,6 @@ from ..events import (
     ToolCall,
     ToolResult,
 )
-from ..glance import take_warnings
-from ..usage import UsageMeter
-from ..versions import version_warnings
 from .reach import UNREACHABLE_AFTER, is_unreachable, retry_message
 
 logger = logging.getLogger("flower.runtime")
@@ -96,7 +96,7 @@ class Tracker:
         self.unreachable_retries = 0  # retries in a row for no response (or refused credentials)
         self.unreachable_status: int | None = None
         self.mirror_errors: list[str] = []  # batches the SDK dropped after its store failed (mirror_error)
-        self.pings: list[KeepWarmPing] = []  # the keep-warm requests of the run (`flower.warm`)
+        self.pings: list[KeepWarmPing] = []  # the keep-warm requests of the run (`flower._warm`)
         self.unreported: dict[str, str] = {}  # task id -> what it was, for tasks whose end never came
         self._described: dict[str, str] = {}  # task id -> its description, as the CLI started it
         self._background: set[str] = set()  # tasks the CLI started in the background

@@ -9,7 +9,7 @@ same arguments, environment and standard streams, and ends it with every process
 runner dies (`flower._run.supervise`).
 
 The launcher is written once per interpreter and CLI, by content, into a private directory
-(`$XDG_CACHE_HOME/flower/cli`, `~/.cache/flower/cli`, macOS `~/Library/Caches/flower/cli`; a temporary
+(`$XDG_CACHE_HOME/flower/_cli`, `~/.cache/flower/_cli`, macOS `~/Library/Caches/flower/_cli`; a temporary
 one when that cannot be written). Fails open: where no launcher can be used (Windows, a frozen app, a
 CLI run as another user (`options.user`), an interpreter path a `#!` line cannot hold, a directory that
 cannot be written), the CLI starts as it did before and a warning says why, once per process and cause.

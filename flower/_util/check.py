@@ -36,7 +36,10 @@ __all__ = ["check_fields", "checked", "describe", "fits"]
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_STRUCTURAL: dict[Any, tuple[str, ...]] = {SessionStore: ("append", "load")}
+_STRUCTURAL: dict[Any, tuple[str, ...]] = {
+    SessionStore: ("append", "load"),
+    typing.TextIO: ("write", "flush"),
+}
 """Protocols taken as arguments, with the methods a value needs to be one (the SDK's own test)."""
 _NAMES: dict[Any, str] = {
     str: "a str",

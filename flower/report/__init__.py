@@ -12,18 +12,20 @@ The measurements flower's design was built on (the guide's "Design and rationale
 turns, body chars and tool calls in the main thread vs subagents, mandates and the share that restates the
 worker rules, scripts written vs run, spills, long reports sent back, what each resume expired, trimmed and
 pruned, the main thread's context per turn (slope, extrapolated wall), cache hit rate and an estimated cost.
-The pure functions behind them are in `flower.report.metrics`; PNG plots in `flower.report.plots` (needs the
-`plots` extra). `build_fleet_report` reads a whole fleet's PostgreSQL store: per session and in total. See
-docs/report.md and docs/fleet.md.
+`build_fleet_report` reads a whole fleet's PostgreSQL store: per session and in total; `build_what_if`
+replays flower's layers on a Claude Code history (`flower report --what-if`). Every dollar comes from one
+cost model: `PromptCache` (the API's prompt cache, simulated) and `price` / `estimate` (a
+`CostBreakdown`). See docs/report.md, docs/what-if.md, docs/cost.md and docs/fleet.md.
 """
 
 from __future__ import annotations
 
-from .build import ReportOptions, build_report, build_report_sync
-from .delegation import Delegation
-from .economy import EconomyReport
-from .fleet import FleetReport, FleetSession, build_fleet_report
-from .parts import (
+from .._cost import CostBreakdown, PromptCache, estimate, price
+from ._build import ReportOptions, build_report, build_report_sync
+from ._delegation import Delegation
+from ._economy import EconomyReport
+from ._fleet_report import FleetReport, FleetSession, build_fleet_report
+from ._parts import (
     ContextGrowth,
     Cost,
     Mandates,
@@ -35,24 +37,44 @@ from .parts import (
     Split,
     Tokens,
 )
+from ._what_if import (
+    DelegationAssumptions,
+    SessionWhatIf,
+    WhatIfOptions,
+    WhatIfReport,
+    WhatIfTotal,
+    build_what_if,
+    build_what_if_sync,
+)
 
 __all__ = [
     "ContextGrowth",
     "Cost",
+    "CostBreakdown",
     "Delegation",
+    "DelegationAssumptions",
     "EconomyReport",
     "FleetReport",
     "FleetSession",
     "Mandates",
+    "PromptCache",
     "ReportOptions",
     "Reports",
     "ResumeSummary",
     "Scripts",
     "SessionSummary",
+    "SessionWhatIf",
     "Spills",
     "Split",
     "Tokens",
+    "WhatIfOptions",
+    "WhatIfReport",
+    "WhatIfTotal",
     "build_fleet_report",
     "build_report",
     "build_report_sync",
+    "build_what_if",
+    "build_what_if_sync",
+    "estimate",
+    "price",
 ]

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..stores.postgres import _files as files
-from ..stores.postgres.store import PostgresSessionStore
+from ..stores._postgres import _files as files
+from ..stores._postgres.store import PostgresSessionStore
 from ._load import Loaded, SessionData
+from ._sources import load_source
 from ._time import parse_time, within
-from .sources import load_source
 
 __all__ = ["FleetData", "load_fleet", "parse_time", "within"]
 

@@ -2,7 +2,7 @@
 
 A store source is a workspace (`<ws>/.flower/sessions.db`), its `.flower/` directory, a `.db` file, or a
 `SessionStore` object. The transcripts are read through the store's public methods (`list_sessions`,
-`list_subkeys`, `load`; `flower.report.sources` does the reading); a rewriting layer (`rt.store`) is
+`list_subkeys`, `load`; `flower.report._sources` does the reading); a rewriting layer (`rt.store`) is
 unwrapped to its inner store first (`unwrap`), so the report sees the entries as written, never a resume's
 rewritten copy. The protocol has no call that lists projects, so for a SQLite file the project keys are
 read with one read-only query (`project_keys`); for another store pass `project_key`.
@@ -22,8 +22,8 @@ from urllib.request import pathname2url
 from claude_agent_sdk import SessionStore
 
 from .._errors import SpecError, StoreError
+from .._spill._files import MANIFEST
 from .._util.safe_open import read_regular
-from ..spill._files import MANIFEST
 from ..stores import PruningSessionStore, TrimmingSessionStore
 
 __all__ = ["Loaded", "SessionData"]
@@ -66,7 +66,7 @@ class Loaded:
     workbench: str | None = None
     """The workbench directory, when the source has one."""
     pings: list[dict[str, Any]] = field(default_factory=list)
-    """The rows of the workbench's `keep-warm.jsonl` of these sessions (`flower.warm.records`)."""
+    """The rows of the workbench's `keep-warm.jsonl` of these sessions (`flower._warm.records`)."""
 
 
 def unwrap(store: SessionStore) -> SessionStore:

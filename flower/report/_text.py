@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .delegation import Delegation
-from .parts import ResumeSummary, SessionSummary, Split
+from ._delegation import Delegation
+from ._parts import ResumeSummary, SessionSummary, Split
 
 __all__ = ["delegation_lines", "human", "percent", "resume_line", "session_row", "split_row"]
 

@@ -8,20 +8,26 @@
   stale command results, trims large ones to files, and prunes denied calls, API errors, interruption
   residue and orphan calls.
 - The policies that tune them, and the `LoadReport` each load produces.
-- `DeliveryPolicy`: how a run's entries go through the workspace's outbox to the store
-  (`flower.stores.outbox`).
+- `DeliveryPolicy`: how a run's entries go through the workspace's outbox to the store;
+  `deliver_outbox` delivers what an outbox holds now (`flower doctor --deliver`), an `OutboxDelivery`.
+- `Change`: one rewrite a load made, as a `LoadReport` lists it.
 
-The pure rewrites live in `flower.stores.rewrite`. See docs/stores.md.
+See docs/stores.md.
 """
 
 from __future__ import annotations
 
-from .layers import PruningSessionStore, TrimmingSessionStore
-from .lease import Lease
-from .outbox import DeliveryPolicy
-from .policies import CachePolicy, Change, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
-from .postgres.store import PostgresSessionStore
-from .sqlite.store import SqliteSessionStore
+from typing import TYPE_CHECKING, Any
+
+from ._lease import Lease
+from ._outbox import DeliveryPolicy
+from ._policies import CachePolicy, Change, EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy
+from ._postgres.store import PostgresSessionStore
+from ._rewriting_stores import PruningSessionStore, TrimmingSessionStore
+from ._sqlite.store import SqliteSessionStore
+
+if TYPE_CHECKING:
+    from .._run.outbox_delivery import OutboxDelivery, deliver_outbox
 
 __all__ = [
     "CachePolicy",
@@ -30,10 +36,22 @@ __all__ = [
     "EphemeralPolicy",
     "Lease",
     "LoadReport",
+    "OutboxDelivery",
     "PostgresSessionStore",
     "PrunePolicy",
     "PruningSessionStore",
     "SqliteSessionStore",
     "TrimPolicy",
     "TrimmingSessionStore",
+    "deliver_outbox",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`deliver_outbox` and `OutboxDelivery` on first use: the delivery runs on the run machinery, which
+    imports this package."""
+    if name in ("deliver_outbox", "OutboxDelivery"):
+        from .._run import outbox_delivery
+
+        return getattr(outbox_delivery, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,9 +15,9 @@ from typing import Any, Final
 import anyio
 
 from .._errors import StoreError
-from .outbox import LABEL
-from .postgres.store import PostgresSessionStore
-from .sqlite.store import SqliteSessionStore
+from ._outbox import LABEL
+from ._postgres.store import PostgresSessionStore
+from ._sqlite.store import SqliteSessionStore
 
 __all__ = ["identity_of", "label_of"]
 

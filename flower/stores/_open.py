@@ -6,9 +6,9 @@ import os
 
 from claude_agent_sdk import SessionStore
 
-from .postgres._connection import is_dsn
-from .postgres.store import PostgresSessionStore
-from .sqlite.store import SqliteSessionStore
+from ._postgres._connection import is_dsn
+from ._postgres.store import PostgresSessionStore
+from ._sqlite.store import SqliteSessionStore
 
 __all__ = ["open_store"]
 

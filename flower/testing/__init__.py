@@ -7,23 +7,26 @@ and every request it logs is exactly the context the model saw. See docs/testing
 Every wait here is a hang guard, not a speed check: `ScriptedModel.run`, `wait_for` and the OTLP
 receiver's waits default to `hang_guard()`, 10 minutes or `FLOWER_TEST_HANG_GUARD` seconds, so a slow or
 busy machine makes a test slower, never red. Wait on what the run does (a request, a span), not on time.
+
+`OtlpReceiver`, an OTLP/HTTP endpoint for tracing tests, needs the `otel` extra: it is imported on first
+use (`from flower.testing import OtlpReceiver`), so `flower.testing` itself never loads OpenTelemetry.
+`pass_time` moves a SQLite store's timestamps back, as a real pause between two runs would.
 """
 
-from .._errors import ScriptError, ScriptTimeout, UnconsumedSteps, UnexpectedRequest
-from ._guard import HANG_GUARD_ENV, hang_guard
-from .callers import COMPACT, MAIN, SUBAGENT, agent_marker
-from .editing import ClearToolUses
-from .requests import RecordedRequest, RequestSizes, ToolResultView
-from .run import ScriptedRun
-from .scripts import Script
-from .server import ScriptedModel
-from .steps import (
-    DropConnection,
-    HttpError,
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._errors import ScriptTimeout, UnconsumedSteps, UnexpectedRequest
+from ._editing import ClearToolUses
+from ._guard import hang_guard
+from ._pass_time import pass_time
+from ._requests import RecordedRequest
+from ._run import ScriptedRun
+from ._server import ScriptedModel
+from ._steps import (
     Reply,
-    StreamError,
     Text,
-    Thinking,
     ToolUse,
     Usage,
     agent,
@@ -37,39 +40,40 @@ from .steps import (
     tool_use,
 )
 
+if TYPE_CHECKING:
+    from ._otlp import OtlpReceiver
+
 __all__ = [
-    "COMPACT",
-    "HANG_GUARD_ENV",
-    "MAIN",
-    "SUBAGENT",
     "ClearToolUses",
-    "DropConnection",
-    "HttpError",
+    "OtlpReceiver",
     "RecordedRequest",
     "Reply",
-    "RequestSizes",
-    "Script",
-    "ScriptError",
     "ScriptTimeout",
     "ScriptedModel",
     "ScriptedRun",
-    "StreamError",
     "Text",
-    "Thinking",
-    "ToolResultView",
     "ToolUse",
     "UnconsumedSteps",
     "UnexpectedRequest",
     "Usage",
     "agent",
-    "agent_marker",
     "bash",
     "drop_connection",
     "hang_guard",
     "http_error",
+    "pass_time",
     "prompt_too_long",
     "read",
     "reply",
     "stream_error",
     "tool_use",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`OtlpReceiver` on first use: it needs the `otel` extra, which the rest of `flower.testing` does not."""
+    if name == "OtlpReceiver":
+        from ._otlp import OtlpReceiver
+
+        return OtlpReceiver
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

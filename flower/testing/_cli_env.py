@@ -13,8 +13,8 @@ import os
 
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions
 
+from ._callers import agent_marker
 from ._guard import hang_guard
-from .callers import agent_marker
 
 __all__ = ["FAKE_API_KEY", "cli_env", "pointed"]
 

@@ -15,7 +15,7 @@ from typing import Any
 from .._errors import ScriptTimeout, SpecError
 from ._guard import guard
 from ._http import HttpRequest
-from .requests import RecordedRequest
+from ._requests import RecordedRequest
 
 __all__ = ["RequestLog"]
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import anyio
 
-from ..cost.cache import PromptCache
+from .._cost.cache import PromptCache
 from . import _wire
 from ._http import Responder
-from .requests import RecordedRequest
-from .scripts import Concrete
-from .steps import DropConnection, HttpError, Reply, StreamError, Text, Usage
+from ._requests import RecordedRequest
+from ._scripts import Concrete
+from ._steps import DropConnection, HttpError, Reply, StreamError, Text, Usage
 
 __all__ = ["answer", "with_cache_usage"]
 

@@ -7,7 +7,7 @@ import secrets
 from collections.abc import Iterator
 from typing import Any
 
-from .steps import HttpError, Reply, StreamError, Text, Thinking, ToolUse, Usage
+from ._steps import HttpError, Reply, StreamError, Text, Thinking, ToolUse, Usage
 
 __all__ = ["error_body", "estimate_tokens", "message_json", "sse_event", "sse_events", "stream_error_events"]
 

@@ -9,7 +9,7 @@ run's span as its `TRACEPARENT`, so the CLI's own telemetry, when on, lands in t
 
 Turn it on with one argument, `Runtime(..., tracing=True)` or `instrument(..., tracing=True)` (a
 `TracingPolicy` for options), or with the standard variables (`OTEL_EXPORTER_OTLP_ENDPOINT`...; see
-`flower.tracing.policy`). Off, nothing changes and nothing of OpenTelemetry is imported. Exporting
+`TracingPolicy`). Off, nothing changes and nothing of OpenTelemetry is imported. Exporting
 never blocks the event loop and never fails a run: a failure is logged and a `TracingWarning` event.
 No prompt, reply or tool text goes into a span unless `TracingPolicy(content=True)`.
 
@@ -23,8 +23,8 @@ Example::
 
 from __future__ import annotations
 
-from .export import ExportSummary, StoredSession, export_sessions, session_runs
-from .policy import TracingPolicy
+from ._export import ExportSummary, StoredSession, export_sessions, session_runs
+from ._tracing_policy import TracingPolicy
 
 __all__ = ["ExportSummary", "StoredSession", "TracingPolicy", "export_sessions", "flush", "session_runs"]
 

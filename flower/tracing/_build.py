@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from .._result import StepResult
+from .._usage import TokenUsage
 from ..events import ApiError, Event, HandoffDone, KeepWarmPing, StoreReport, SubagentFinished
-from ..result import StepResult
-from ..usage import TokenUsage
 from . import _names as n
 from ._entries import Entry, blocks, messages_json, string_content
 from ._messages import text_io

@@ -49,7 +49,7 @@ def emit(
 
     `parents` gives the context of a parent that is not among `specs` (the root's parent under None;
     a live root span under its key). With `ids` (an id generator with a settable `next_span`, as
-    `flower.tracing.export` uses), each span's id is derived from `scope` and its key.
+    `flower.tracing._export` uses), each span's id is derived from `scope` and its key.
     """
     spans: dict[str, Span] = {}
     count = 0

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .policy import TracingPolicy, cli_env, cli_traces
+from ._tracing_policy import TracingPolicy, cli_env, cli_traces
 
 if TYPE_CHECKING:
     from ._live import LiveRun

@@ -26,17 +26,17 @@ import anyio
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
+from .._result import StepResult
+from .._spill._files import MANIFEST, manifest_row
 from .._util.safe_open import read_regular
 from ..events import Event, SubagentStarted, TracingWarning
-from ..result import StepResult
-from ..spill._files import MANIFEST, manifest_row
 from . import _names as n
 from ._build import ROOT, RunRecord, build_run_spans
 from ._emit import context_of, decorate, emit
 from ._entries import slim
 from ._ongoing import Ongoing
 from ._providers import Telemetry, telemetry
-from .policy import TracingPolicy
+from ._tracing_policy import TracingPolicy
 
 logger = logging.getLogger("flower.tracing")
 

@@ -5,7 +5,7 @@
   delegation; `gen_ai.execute_tool.duration` per tool call;
 - `flower.tokens` (counter, by `flower.token.kind`: input, output, cache_read, cache_write): one add
   per run from its root, so their sums over runs equal the `StepResult.usage` totals;
-- `flower.cost` (USD), `flower.delegations`, `flower.denials`, `flower.handoffs`, `flower.spill.chars`
+- `flower._cost` (USD), `flower.delegations`, `flower.denials`, `flower.handoffs`, `flower.spill.chars`
   (all from the run's root), `flower.store.rewrites` (by `flower.store.change`: expired, trimmed, pruned).
 """
 

@@ -27,7 +27,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Tracer
 
-from ..spill._files import MANIFEST
+from .._spill._files import MANIFEST
 from . import _names as n
 from ._build import ROOT
 from ._emit import decorate, emit

@@ -36,7 +36,7 @@ from opentelemetry.trace import ProxyTracerProvider, Tracer
 
 from .._version import __version__
 from ._metrics import Instruments
-from .policy import TracingPolicy, signal_url
+from ._tracing_policy import TracingPolicy, signal_url
 
 SCOPE = "flower"
 # No periodic export: each run's end flushes its metrics, and nothing is left to send at exit (a

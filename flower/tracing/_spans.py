@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from ..cost import price
-from ..usage import TokenUsage
+from .._cost import price
+from .._usage import TokenUsage
 from . import _names as n
 from ._entries import Entry, blocks, cut, ns
 from ._messages import chat_content, input_messages, output_message, text_io

@@ -23,7 +23,7 @@ from ._emit import emit
 from ._entries import Entry, notified_task, ns
 from ._live import Tap, read_spills
 from ._providers import telemetry
-from .policy import TracingPolicy
+from ._tracing_policy import TracingPolicy
 
 logger = logging.getLogger("flower.tracing")
 

@@ -24,7 +24,7 @@ import anyio
 from claude_agent_sdk import SessionKey
 
 from flower import PostgresSessionStore, SqliteSessionStore
-from flower.stores.outbox.reconcile import mirrored, transcript_files
+from flower.stores._outbox.reconcile import mirrored, transcript_files
 from flower.testing import hang_guard
 
 ROOT = Path(__file__).resolve().parents[2]

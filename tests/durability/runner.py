@@ -33,8 +33,8 @@ import anyio
 from claude_agent_sdk import AgentDefinition, ResultMessage, SystemMessage, query
 
 from flower import AgentSpec, DeliveryPolicy, PostgresSessionStore, Runtime, worker
+from flower._instrument import instrument
 from flower.events import Event, SessionStarted, StoreWarning, ToolResult
-from flower.instrument import instrument
 from flower.testing import ScriptedModel, agent, bash, reply
 
 
@@ -80,7 +80,7 @@ async def main(argv: list[str]) -> None:
     outbox = argv[argv.index("--outbox") + 1] if "--outbox" in argv else None
     hold = int(argv[argv.index("--hold") + 1]) if "--hold" in argv else 0
     if "--untethered" in argv:  # the CLI as the SDK starts it, with no supervisor
-        for name in ("flower._run.generation", "flower.instrument", "flower.warm.fork"):
+        for name in ("flower._run.generation", "flower._instrument", "flower._warm.fork"):
             setattr(importlib.import_module(name), "tether", lambda options: options)  # noqa: B010
 
     os.makedirs(workspace, exist_ok=True)

@@ -25,7 +25,7 @@ import asyncpg
 import pytest
 
 from flower import PostgresSessionStore, Runtime, StepResult, worker
-from flower.stores.outbox.reconcile import mirrored
+from flower.stores._outbox.reconcile import mirrored
 from flower.testing import ScriptedModel, bash, hang_guard
 from tests.durability.harness import Runner, cut, main_key, shape, stored, stored_results, wait_stored
 

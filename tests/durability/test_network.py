@@ -18,8 +18,8 @@ import anyio
 import pytest
 
 from flower import DeliveryPolicy, PostgresSessionStore, Runtime, worker
-from flower.cli import main
-from flower.doctor._outbox import outbox_state
+from flower._cli import main
+from flower._run.outbox_delivery import outbox_state
 from flower.events import Event, StoreWarning, ToolResult
 from flower.testing import ScriptedModel, bash, hang_guard
 from tests.durability.harness import loss

@@ -39,12 +39,12 @@ from flower import (
     StepResult,
     worker,
 )
+from flower._doctor import deliver_outbox
 from flower._run.durable import DurableRun
+from flower._run.outbox_delivery import outbox_state
 from flower._run.stream import Tracker
-from flower.doctor import deliver_outbox
-from flower.doctor._outbox import outbox_state
 from flower.events import Event, StoreWarning
-from flower.stores.outbox import Outbox
+from flower.stores._outbox import Outbox
 from flower.testing import ScriptedModel, bash, hang_guard
 from tests import postgres
 from tests.durability.proxy import Proxy
@@ -248,7 +248,7 @@ async def test_postgres_entries_never_reach_another_cluster_behind_their_dsn(
         assert back.ok, back.error
     else:  # nobody knows where they belong: a person names it, with the command flower doctor shows
         command = [
-            sys.executable, "-c", "import sys; from flower.cli import main; sys.exit(main())",
+            sys.executable, "-c", "import sys; from flower._cli import main; sys.exit(main())",
             "doctor", "--deliver-outbox", respelled,
             "--schema", schema, "--workspace", str(workspace),
         ]  # fmt: skip

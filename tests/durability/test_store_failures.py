@@ -15,10 +15,10 @@ import asyncpg
 import pytest
 
 from flower import DeliveryPolicy, FailureReason, PostgresSessionStore, Runtime, StoreError, worker
+from flower._cli import main
 from flower._util.secrets import redact
-from flower.cli import main
 from flower.events import Event, SessionStarted, StoreWarning
-from flower.stores.outbox import Deliverer, Outbox
+from flower.stores._outbox import Deliverer, Outbox
 from flower.testing import ScriptedModel, bash, hang_guard
 
 STEPS = worker("runs steps", "You run the steps.", tools=["Bash"])

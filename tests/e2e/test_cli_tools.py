@@ -14,10 +14,10 @@ import pytest
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, create_sdk_mcp_server, tool
 
 from flower import CLI_TOOLS, FailureReason, Runtime, coordinator, worker
+from flower._instrument import instrument
+from flower._wall._tools import UNOFFERED
 from flower.events import Event, ToolResult
-from flower.instrument import instrument
 from flower.testing import ScriptedModel, agent, bash, tool_use
-from flower.wall._tools import UNOFFERED
 from tests.facts import fact
 
 pytestmark = pytest.mark.cli

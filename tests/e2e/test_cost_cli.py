@@ -10,7 +10,7 @@ import pytest
 from claude_agent_sdk import AgentDefinition
 
 from flower import Runtime, TokenUsage, coordinator, instrument, worker
-from flower.cost import PromptCache, estimate
+from flower._cost import PromptCache, estimate
 from flower.report import build_report
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash
 

@@ -12,7 +12,7 @@ import pytest
 from claude_agent_sdk import AgentDefinition
 
 from flower import MANDATE_LINE, Runtime, build_report, coordinator, instrument, worker
-from flower.cost import PromptCache, without_marks
+from flower._cost import PromptCache, without_marks
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash, reply, tool_use
 from tests.facts import fact
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from flower import Runtime, coordinator, worker
-from flower.cost import PromptCache
+from flower._cost import PromptCache
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash, reply
 
 pytestmark = pytest.mark.cli

@@ -8,14 +8,14 @@ from pathlib import Path
 import anyio
 import pytest
 
-import flower.doctor as doctor
-import flower.doctor._selfcheck as selfcheck
-import flower.progress as progress
-import flower.versions as versions
+import flower._doctor as doctor
+import flower._doctor._selfcheck as selfcheck
+import flower._progress as progress
+import flower._versions as versions
 from flower import Runtime, worker
-from flower.cli import main
+from flower._cli import main
+from flower._glance.jail import ENVIRONMENT
 from flower.events import Event, VersionWarning
-from flower.glance.jail import ENVIRONMENT
 from flower.testing import ScriptedModel
 
 pytestmark = pytest.mark.cli

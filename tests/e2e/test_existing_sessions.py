@@ -18,8 +18,8 @@ from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, InMemorySessio
 from claude_agent_sdk._internal.sessions import project_key_for_directory
 
 from flower import Runtime, SqliteSessionStore, coordinator, worker
+from flower._instrument import instrument
 from flower.events import Event, StoreReport
-from flower.instrument import instrument
 from flower.testing import ScriptedModel, agent, bash
 from tests.facts import fact
 

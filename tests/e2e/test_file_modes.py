@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from flower import Runtime, TrimPolicy, coordinator, worker
-from flower.demo.pause import pass_time
+from flower._demo.pause import pass_time
 from flower.testing import RecordedRequest, ScriptedModel, Usage, bash, read, reply
-from flower.testing.steps import Step
+from flower.testing._steps import Step
 
 pytestmark = pytest.mark.cli
 

@@ -28,7 +28,7 @@ import pytest
 from claude_agent_sdk import HookMatcher
 
 from flower import Runtime, coordinator, worker
-from flower.glance import JailLimits, jail_command, jail_support
+from flower._glance import JailLimits, jail_command, jail_support
 from flower.testing import ScriptedModel, bash, hang_guard
 from flower.testing._cli_env import FAKE_API_KEY
 from tests.credentials import CHANGE_THE_CLI, VARIABLES, fake, fake_environment, leaks, plant

@@ -19,8 +19,8 @@ from claude_agent_sdk import (
 )
 
 from flower import instrument
-from flower.glance import jail_support
-from flower.glance.jail import LAUNCHER
+from flower._glance import jail_support
+from flower._glance.jail import LAUNCHER
 from flower.testing import ScriptedModel, bash
 
 pytestmark = [

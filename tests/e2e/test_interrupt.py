@@ -122,9 +122,9 @@ _AS_FROM_A_TERMINAL = (
     "import runpy, signal, sys; "
     "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
     "signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "sys.argv[0] = 'flower'; runpy.run_module('flower.cli', run_name='__main__')"
+    "sys.argv[0] = 'flower'; runpy.run_module('flower._cli', run_name='__main__')"
 )
-"""`python -m flower.cli` as a terminal starts it: Ctrl-C neither ignored nor blocked, whatever the test
+"""`python -m flower._cli` as a terminal starts it: Ctrl-C neither ignored nor blocked, whatever the test
 process inherited (a suite started in the background has SIGINT ignored, and its children with it)."""
 
 

@@ -28,12 +28,12 @@ from flower import (
     instrument,
     worker,
 )
-from flower.cost import PromptCache, blocks_of, price
+from flower._cost import PromptCache, blocks_of, price
+from flower._warm.records import RECORDS, read_records
 from flower.events import Event, KeepWarmPing, SessionStarted
 from flower.report._load import project_keys
 from flower.stores import SqliteSessionStore
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash, hang_guard, reply
-from flower.warm.records import RECORDS, read_records
 from tests.e2e.test_runtime import cli_processes
 
 pytestmark = pytest.mark.cli

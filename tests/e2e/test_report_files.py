@@ -13,12 +13,12 @@ import pytest
 from claude_agent_sdk import AgentDefinition
 
 from flower import Runtime, build_report, coordinator, worker
-from flower.demo.scenario import STEP_1, STEP_2
+from flower._demo.scenario import STEP_1, STEP_2
+from flower._wall._tools import SUBAGENT_REFUSED_WRITE
+from flower._wall.rules import COORDINATOR_RULES, WORKER_RULES
+from flower._workbench import WORKBENCH_RULES
 from flower.events import Event, ToolCall, ToolResult
 from flower.testing import ScriptedModel, agent, tool_use
-from flower.wall._tools import SUBAGENT_REFUSED_WRITE
-from flower.wall.rules import COORDINATOR_RULES, WORKER_RULES
-from flower.workbench import WORKBENCH_RULES
 from tests.facts import fact
 
 NAMES = {

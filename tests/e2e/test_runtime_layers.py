@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flower import Runtime, SpillPolicy, coordinator, worker
-from flower.demo.pause import pass_time
+from flower._demo.pause import pass_time
 from flower.events import StoreReport
 from flower.testing import ScriptedModel, agent, bash, tool_use
 

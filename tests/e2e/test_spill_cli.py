@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from claude_agent_sdk import AgentDefinition, HookMatcher
 
-from flower.options import merge_hooks
-from flower.spill import SpillPolicy, spill_hooks
+from flower._options import merge_hooks
+from flower._spill import SpillPolicy, spill_hooks
+from flower._workbench import Workbench, index_hooks
 from flower.testing import ScriptedModel, ToolUse, Usage, agent, bash, read, reply, tool_use
-from flower.testing.requests import RecordedRequest
-from flower.workbench import Workbench, index_hooks
+from flower.testing._requests import RecordedRequest
 from tests.facts import fact
 
 pytestmark = pytest.mark.cli

@@ -16,7 +16,7 @@ from claude_agent_sdk import (
     list_sessions_from_store,
 )
 
-from flower.instrument import instrument
+from flower._instrument import instrument
 from flower.testing import ScriptedModel, tool_use
 
 pytestmark = pytest.mark.cli

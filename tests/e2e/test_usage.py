@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from flower import Runtime, StepUsage, TokenUsage, coordinator, worker
-from flower.testing import DropConnection, ScriptedModel, Usage, agent, bash, reply
+from flower.testing import ScriptedModel, Usage, agent, bash, reply
+from flower.testing._steps import DropConnection
 
 pytestmark = pytest.mark.cli
 
@@ -93,7 +94,7 @@ async def test_a_crashed_run_reports_what_it_spent(scripted_model: ScriptedModel
     import os
     import signal
 
-    from flower.cost import price
+    from flower._cost import price
     from tests.e2e.test_runtime import cli_processes
 
     first = used(1_000, 50, 20_000, 3_000)

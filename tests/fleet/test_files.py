@@ -11,8 +11,8 @@ import pytest
 from claude_agent_sdk import project_key_for_directory
 
 from flower import PostgresSessionStore
-from flower.stores._bench_files import restore_file, scan
 from flower.stores._relocate import relocate
+from flower.stores._workbench_files import restore_file, scan
 
 SESSION = "0d3c9a10-0000-4000-8000-000000000f11"
 

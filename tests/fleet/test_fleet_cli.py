@@ -26,13 +26,13 @@ from flower import (
     coordinator,
     worker,
 )
-from flower.cli import main
+from flower._cli import main
 from flower.events import ToolCall
-from flower.report.fleet import build_fleet_report
-from flower.stores.postgres._connection import advisory_key
-from flower.stores.postgres._lease import lock_parts
+from flower.report._fleet_report import build_fleet_report
+from flower.stores._postgres._connection import advisory_key
+from flower.stores._postgres._lease import lock_parts
 from flower.testing import ScriptedModel, bash, hang_guard, read
-from flower.testing.requests import RecordedRequest
+from flower.testing._requests import RecordedRequest
 
 pytestmark = pytest.mark.cli
 

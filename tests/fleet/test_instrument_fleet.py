@@ -14,7 +14,7 @@ from claude_agent_sdk import ClaudeAgentOptions
 from flower import LeaseError, PostgresSessionStore, instrument, lease_session
 from flower._errors import SpecError
 from flower.testing import ScriptedModel, bash, hang_guard, read
-from flower.testing.requests import RecordedRequest
+from flower.testing._requests import RecordedRequest
 
 pytestmark = pytest.mark.cli
 

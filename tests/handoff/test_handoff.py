@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flower import Handoff, HandoffPolicy, SpecError, WorkbenchError, parse_handoff
-from flower.handoff.document import degraded_handoff, save_handoff
+from flower._handoff.document import degraded_handoff, save_handoff
 
 
 def test_the_threshold_sits_below_the_cli_lines() -> None:

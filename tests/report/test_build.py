@@ -11,10 +11,10 @@ import pytest
 from claude_agent_sdk import InMemorySessionStore
 
 from flower import PruningSessionStore, SpecError, SqliteSessionStore, StoreError
-from flower.handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT
+from flower._handoff import HANDOFF_PROMPT, TAKEOVER_PROMPT
 from flower.report import ReportOptions, build_report
+from flower.report._build import compute_report
 from flower.report._load import Loaded, SessionData
-from flower.report.build import compute_report
 from tests.stores.transcripts import Transcript
 
 PROJECT = "-projects-demo"

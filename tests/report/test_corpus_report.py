@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from claude_agent_sdk import InMemorySessionStore
 
-from flower.cost import price
+from flower._cost import price
+from flower._usage import TokenUsage
 from flower.report import EconomyReport, ReportOptions, build_report
-from flower.report import metrics as m
-from flower.report.pricing import window_for
-from flower.usage import TokenUsage
+from flower.report import _metrics as m
+from flower.report._pricing import window_for
 from tests.stores import corpus
 from tests.stores.oracle import Reply, calls, refusals, replies
 

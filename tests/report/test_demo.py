@@ -13,12 +13,12 @@ from typing import TextIO
 import anyio
 import pytest
 
-from flower import cli
-from flower.cli import main
-from flower.progress import Heartbeat
+from flower import _cli as cli
+from flower._cli import main
+from flower._progress import Heartbeat
 from flower.report import build_report_sync
-from flower.report.sources import load_source
-from flower.testing.otlp import OtlpReceiver
+from flower.report._sources import load_source
+from flower.testing._otlp import OtlpReceiver
 from flower.tracing import export_sessions
 from tests.e2e.test_runtime import cli_processes
 

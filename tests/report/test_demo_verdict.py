@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from flower.cost import price_for
-from flower.demo.compare import Side
-from flower.demo.verdict import crossover, growth, verdict
+from flower._cost import price_for
+from flower._demo.compare import Side
+from flower._demo.verdict import crossover, growth, verdict
 
 READ = price_for("claude-opus-5-5")[0].cache_read / 1_000_000
 

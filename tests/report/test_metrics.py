@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from flower.report import metrics as m
-from flower.report.pricing import price_for, window_for
-from flower.wall.rules import WORKER_RULES
+from flower._wall.rules import WORKER_RULES
+from flower.report import _metrics as m
+from flower.report._pricing import price_for, window_for
 from tests.stores.transcripts import Transcript
 
 
@@ -175,7 +175,7 @@ def test_one_hour_cache_writes_are_told_apart() -> None:
 
 
 def test_subagent_runs_are_counted_from_calls_whose_transcript_is_missing() -> None:
-    from flower.report.gaps import Runs, subagent_runs
+    from flower.report._gaps import Runs, subagent_runs
 
     t = Transcript()
     t.prompt("Go")

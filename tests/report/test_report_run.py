@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from flower import Runtime, coordinator, worker
-from flower.cli import main
-from flower.demo.pause import pass_time
+from flower._cli import main
+from flower._demo.pause import pass_time
 from flower.report import build_report
 from flower.testing import ScriptedModel, agent, bash, http_error, reply, tool_use
 

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 
 from benchmarks.what_if_corpus import lay_out
-from flower.cli import main
-from flower.cost import price
+from flower._cli import main
+from flower._cost import price
+from flower._spill import SPILL_OMISSION, SPILL_POINTER
+from flower._usage import TokenUsage
 from flower.report import build_report
-from flower.report.measured import PREVIEW_READ_BACK_SHARE, WHOLE_READ_CHARS_PER_CHAR
-from flower.report.what_if import build_what_if
-from flower.report.what_if.readback import REPLY_CHARS
-from flower.spill import SPILL_OMISSION, SPILL_POINTER
-from flower.usage import TokenUsage
+from flower.report._measured import PREVIEW_READ_BACK_SHARE, WHOLE_READ_CHARS_PER_CHAR
+from flower.report._what_if import build_what_if
+from flower.report._what_if.readback import REPLY_CHARS
 from tests.report import what_if_history as h
 from tests.stores import corpus
 

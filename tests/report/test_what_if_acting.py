@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from benchmarks.what_if_corpus import lay_out
-from flower.cli import main
-from flower.cost import DEFAULT_MODEL
-from flower.report.what_if import build_what_if
-from flower.report.what_if.estimate import DelegationLine
-from flower.report.what_if.render import FIRST_SCREEN_WORDS, delegation_words
+from flower._cli import main
+from flower._cost import DEFAULT_MODEL
+from flower.report._what_if import build_what_if
+from flower.report._what_if.estimate import DelegationLine
+from flower.report._what_if.render import FIRST_SCREEN_WORDS, delegation_words
 from tests.report import what_if_history as h
 from tests.stores import corpus
 from tests.stores.transcripts import Transcript
@@ -150,7 +150,7 @@ def test_on_real_sessions_every_range_is_bounded_and_every_line_signed(
 
 
 def test_a_rate_outside_the_bounds_is_dropped_for_the_models_and_named() -> None:
-    from flower.report.what_if.replay import RATE_BOUNDS, model_rate, session_rate, thread_of
+    from flower.report._what_if.replay import RATE_BOUNDS, model_rate, session_rate, thread_of
 
     assert RATE_BOUNDS[0] < 0.45 and RATE_BOUNDS[1] > 0.55, "current models measure 0.45-0.55"
     assert (

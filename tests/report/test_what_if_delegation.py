@@ -1,22 +1,22 @@
 """The delegation estimate's worker and own steps: what a worker writes, and which stretches stay.
 
 Pure functions over small transcripts built as the CLI writes them (`tests.stores.transcripts`); the
-figures are `flower.report.measured`'s and the wall's (`OWN_STEP_MAX_INPUT`).
+figures are `flower.report._measured`'s and the wall's (`OWN_STEP_MAX_INPUT`).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from flower.report.measured import SUBAGENT_TEXT, SUBAGENT_THINKING, expected_chars
-from flower.report.what_if.delegation import (
+from flower._wall.delegate import OWN_STEP_MAX_INPUT
+from flower.report._measured import SUBAGENT_TEXT, SUBAGENT_THINKING, expected_chars
+from flower.report._what_if.delegation import (
     DelegationAssumptions,
     delegation_line,
     tool_loops,
     worker_outputs,
 )
-from flower.report.what_if.replay import Thread, thread_of
-from flower.wall.delegate import OWN_STEP_MAX_INPUT
+from flower.report._what_if.replay import Thread, thread_of
 from tests.stores.transcripts import Transcript
 
 

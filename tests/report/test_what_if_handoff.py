@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from flower.cost import price
-from flower.handoff.document import HANDOFF_PROMPT, TAKEOVER_PROMPT, HandoffPolicy
-from flower.report.measured import SUMMARY_CHARS
-from flower.report.what_if.handoff import handoff_line, handoff_requests
-from flower.report.what_if.replay import thread_of
-from flower.report.what_if.threshold import LARGE_WINDOW, handed_off, window_of
-from flower.usage import TokenUsage
+from flower._cost import price
+from flower._handoff.document import HANDOFF_PROMPT, TAKEOVER_PROMPT, HandoffPolicy
+from flower._usage import TokenUsage
+from flower.report._measured import SUMMARY_CHARS
+from flower.report._what_if.handoff import handoff_line, handoff_requests
+from flower.report._what_if.replay import thread_of
+from flower.report._what_if.threshold import LARGE_WINDOW, handed_off, window_of
 from tests.stores.transcripts import Transcript
 
 POLICY = HandoffPolicy(window=100_000)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from flower.cli import main
-from flower.report.sources import not_a_transcript
+from flower._cli import main
+from flower.report._sources import not_a_transcript
 from tests.report import what_if_history as h
 
 COPILOT: list[

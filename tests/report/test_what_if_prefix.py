@@ -16,14 +16,14 @@ import pytest
 from claude_agent_sdk import query
 
 from flower import Runtime, coordinator, worker
-from flower.report.what_if import WhatIfOptions, build_what_if_sync
-from flower.report.what_if.prefix import (
+from flower.report._what_if import WhatIfOptions, build_what_if_sync
+from flower.report._what_if.prefix import (
     AGENT_TOOL_CHARS,
     coordinator_delta,
     coordinator_shape,
     recorded_shape,
 )
-from flower.report.what_if.replay import thread_of
+from flower.report._what_if.replay import thread_of
 from flower.testing import RecordedRequest, ScriptedModel
 from tests.facts import fact
 from tests.stores.transcripts import Transcript

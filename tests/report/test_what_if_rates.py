@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from flower.report.what_if.replay import (
+from flower.report._what_if.replay import (
     THINKING_SHARE,
     family,
     family_rates,

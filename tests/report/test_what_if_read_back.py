@@ -1,7 +1,7 @@
 """The what-if's read-back estimate, its signs, how a session stopped, and the delegation's fixed price.
 
 Pure functions over small transcripts built as the CLI writes them (`tests.stores.transcripts`); the
-figures they use are `flower.report.measured`'s.
+figures they use are `flower.report._measured`'s.
 """
 
 from __future__ import annotations
@@ -11,16 +11,19 @@ from typing import Any
 
 import pytest
 
-from flower.cost import TTL_5M, price
-from flower.report.measured import (
+from flower._cost import TTL_5M, price
+from flower._usage import TokenUsage
+from flower._warm import KeepWarmPolicy
+from flower._warm.schedule import ping_limit
+from flower.report._measured import (
     LOOKUP_WHOLE_READ_SHARE,
     PARTIAL_READ_BACK,
     PREVIEW_READ_BACK_SHARE,
     WHOLE_READ_CHARS_PER_CHAR,
 )
-from flower.report.what_if.delegation import coordinator_wait, tool_loops, warm_starts
-from flower.report.what_if.quotes import Copy, ThreadText, tokens, values
-from flower.report.what_if.readback import (
+from flower.report._what_if.delegation import coordinator_wait, tool_loops, warm_starts
+from flower.report._what_if.quotes import Copy, ThreadText, tokens, values
+from flower.report._what_if.readback import (
     CENTRAL,
     PESSIMISTIC,
     REPLY_CHARS,
@@ -28,12 +31,9 @@ from flower.report.what_if.readback import (
     coordinator_look_ups,
     read_backs,
 )
-from flower.report.what_if.replay import Saving, Thread, thread_of
-from flower.report.what_if.spill import SpillHit
-from flower.report.what_if.stopped import how_it_stopped
-from flower.usage import TokenUsage
-from flower.warm import KeepWarmPolicy
-from flower.warm.schedule import ping_limit
+from flower.report._what_if.replay import Saving, Thread, thread_of
+from flower.report._what_if.spill import SpillHit
+from flower.report._what_if.stopped import how_it_stopped
 from tests.stores.transcripts import Transcript
 
 HEAD = "h" * 300

@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flower.report.what_if.delegation import tool_loops
-from flower.report.what_if.replay import thread_of
-from flower.report.what_if.saved import settle
-from flower.report.what_if.spill import kept, saved_files, saved_path, spill_hits
-from flower.spill import SpillPolicy
+from flower._spill import SpillPolicy
+from flower.report._what_if.delegation import tool_loops
+from flower.report._what_if.replay import thread_of
+from flower.report._what_if.saved import settle
+from flower.report._what_if.spill import kept, saved_files, saved_path, spill_hits
 from tests.stores.transcripts import Transcript
 
 CWD = "/home/me/app"

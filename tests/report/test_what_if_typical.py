@@ -1,10 +1,10 @@
-"""The peak a run typically shows: read-backs drawn, not weighted (`flower.report.what_if.typical`)."""
+"""The peak a run typically shows: read-backs drawn, not weighted (`flower.report._what_if.typical`)."""
 
 from __future__ import annotations
 
-from flower.report.what_if.readback import Chance
-from flower.report.what_if.replay import Saving
-from flower.report.what_if.typical import typical_peak
+from flower.report._what_if.readback import Chance
+from flower.report._what_if.replay import Saving
+from flower.report._what_if.typical import typical_peak
 
 CONTEXTS = [100, 200, 150]
 """Three requests' expected contexts, no read-back in them."""

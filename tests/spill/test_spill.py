@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from flower._errors import SpecError
-from flower.spill import SPILL_TOOLS, SpillPolicy, spill_guard, spill_hooks
-from flower.workbench import Workbench
+from flower._spill import SPILL_TOOLS, SpillPolicy, spill_guard, spill_hooks
+from flower._workbench import Workbench
 from tests import shapes
 
 BIG = "".join(f"row {i:05d} " + "v" * 40 + "\n" for i in range(200))  # 10,200 chars

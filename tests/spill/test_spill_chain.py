@@ -9,8 +9,8 @@ import anyio
 import pytest
 from claude_agent_sdk import HookMatcher
 
-from flower.spill import SpillPolicy, _chain, spill_hooks
-from flower.spill._chain import chain_spill
+from flower._spill import SpillPolicy, _chain, spill_hooks
+from flower._spill._chain import chain_spill
 from flower.testing import hang_guard
 from tests import shapes
 

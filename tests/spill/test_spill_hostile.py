@@ -11,8 +11,8 @@ import anyio
 import pytest
 
 from flower import SqliteSessionStore
-from flower.spill import spill_guard
-from flower.workbench import Workbench
+from flower._spill import spill_guard
+from flower._workbench import Workbench
 from tests import shapes
 from tests.hostile import finishes, release
 from tests.spill.test_spill import BIG, call, spill_path, updated

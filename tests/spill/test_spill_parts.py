@@ -18,12 +18,20 @@ import pytest
 from claude_agent_sdk import HookMatcher
 
 from flower._errors import SpecError
-from flower.spill import SpillPolicy, spill_guard, spill_hooks
-from flower.spill._chain import chain_spill, may_match
-from flower.spill._files import CHUNK_CHARS, Spilled, append_manifest, copy_file, label_of, quoted, write_text
-from flower.spill._preview import lines_preview, read_preview, read_start, text_preview
-from flower.spill._shape import Candidate, find_candidates, get_at, replace_at
-from flower.workbench import Workbench
+from flower._spill import SpillPolicy, spill_guard, spill_hooks
+from flower._spill._chain import chain_spill, may_match
+from flower._spill._files import (
+    CHUNK_CHARS,
+    Spilled,
+    append_manifest,
+    copy_file,
+    label_of,
+    quoted,
+    write_text,
+)
+from flower._spill._preview import lines_preview, read_preview, read_start, text_preview
+from flower._spill._shape import Candidate, find_candidates, get_at, replace_at
+from flower._workbench import Workbench
 from tests import shapes
 
 SPILLED = Spilled(Path("/s/f.txt"), "0" * 64, 1_234, 1_234, "", True)

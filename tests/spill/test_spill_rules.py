@@ -13,11 +13,11 @@ import pytest
 from claude_agent_sdk import HookMatcher
 
 from flower._errors import SpecError
-from flower.spill import SpillPolicy, spill_guard, spill_hooks
-from flower.spill._chain import chain_spill
-from flower.spill._files import copy_file, label_of, manifest_row, spilled_as, write_text
-from flower.spill._shape import replace_at
-from flower.workbench import Workbench
+from flower._spill import SpillPolicy, spill_guard, spill_hooks
+from flower._spill._chain import chain_spill
+from flower._spill._files import copy_file, label_of, manifest_row, spilled_as, write_text
+from flower._spill._shape import replace_at
+from flower._workbench import Workbench
 from tests import shapes
 from tests.spill.test_spill import BIG, NAMES, manifest, spill_path, updated
 

@@ -32,7 +32,7 @@ from typing import Any
 from claude_agent_sdk import SessionKey, SessionStore
 
 from flower.stores._local import read_jsonl
-from flower.stores.rewrite import LoadPoint, load_points
+from flower.stores._rewrite import LoadPoint, load_points
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = "FLOWER_CORPUS"

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from flower.stores.rewrite import replayed
+from flower.stores._rewrite import replayed
 
 INTERRUPTED = (  # the CLI's whole sentences for an interrupted call, as its old-format entries hold them
     "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
-from flower.stores.rewrite import (
+from flower.stores._rewrite import (
     Rewritten,
     denial_kind,
     load_points,

@@ -22,8 +22,8 @@ from claude_agent_sdk import InMemorySessionStore, SessionKey
 from claude_agent_sdk._internal.sessions import project_key_for_directory
 
 from flower.stores import EphemeralPolicy, PrunePolicy, PruningSessionStore, TrimPolicy
-from flower.stores.rewrite import replayed, rewrite_history
-from flower.stores.rewrite.expire import entry_time
+from flower.stores._rewrite import replayed, rewrite_history
+from flower.stores._rewrite.expire import entry_time
 from flower.testing import RecordedRequest, ScriptedModel
 
 from . import corpus

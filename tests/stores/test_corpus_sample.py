@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from flower.stores.rewrite import (
+from flower.stores._rewrite import (
     CLI_ORPHAN_NOTE,
     OLD_INTERRUPTS,
     heal_orphans,

@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from flower import SpecError
-from flower.stores.lease import Holding, busy, check_epoch, check_timeout, fenced, holder_name, runner_name
+from flower.stores._lease import Holding, busy, check_epoch, check_timeout, fenced, holder_name, runner_name
 
 
 def test_a_busy_session_names_its_holder_and_the_wait() -> None:

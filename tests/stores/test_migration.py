@@ -14,8 +14,8 @@ from typing import Any
 import asyncpg
 
 from flower import PostgresSessionStore, SqliteSessionStore
-from flower.stores.postgres._schema import SCHEMA_VERSION as PG_VERSION
-from flower.stores.sqlite._schema import SCHEMA_VERSION as SQLITE_VERSION
+from flower.stores._postgres._schema import SCHEMA_VERSION as PG_VERSION
+from flower.stores._sqlite._schema import SCHEMA_VERSION as SQLITE_VERSION
 
 DATA = Path(__file__).parent / "data"
 SESSION = "11111111-1111-4111-8111-111111111111"

@@ -14,8 +14,8 @@ import anyio
 import pytest
 
 from flower import DeliveryPolicy, SpecError, SqliteSessionStore, StoreError
-from flower.stores.outbox import MEMORY, Deliverer, Outbox
-from flower.stores.outbox.reconcile import mirrored, missing
+from flower.stores._outbox import MEMORY, Deliverer, Outbox
+from flower.stores._outbox.reconcile import mirrored, missing
 from flower.testing import hang_guard
 from tests.stores import corpus
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from flower.stores.outbox import Outbox
-from flower.stores.outbox._books import Row, Waiting
+from flower.stores._outbox import Outbox
+from flower.stores._outbox._books import Row, Waiting
 
 A: Any = {"project_key": "p", "session_id": "A"}
 B: Any = {"project_key": "p", "session_id": "B", "subpath": "subagents/agent-1"}
@@ -103,7 +103,7 @@ async def test_a_plain_store_gets_entries_and_an_outage_is_told_then_ended(
     from claude_agent_sdk import InMemorySessionStore
 
     from flower.stores import DeliveryPolicy
-    from flower.stores.outbox import Deliverer
+    from flower.stores._outbox import Deliverer
 
     class Failing(InMemorySessionStore):
         fail = 1

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flower import DeliveryPolicy, PostgresSessionStore, SqliteSessionStore, StoreError
-from flower.stores.outbox import Deliverer, Outbox
+from flower.stores._outbox import Deliverer, Outbox
 
 KEY = {"project_key": "-repo", "session_id": "6f1d7c1e-0000-4000-8000-00000000b0b0"}
 ROWS = [("u1", '{"type":"user","uuid":"u1"}'), ("~x:2", '{"type":"queue-operation"}')]

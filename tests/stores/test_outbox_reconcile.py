@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.stores.outbox.reconcile import (
+from flower.stores._outbox.reconcile import (
     as_entries,
     find_transcript,
     local_entries,

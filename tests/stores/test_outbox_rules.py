@@ -15,8 +15,8 @@ import anyio
 import pytest
 
 from flower import DeliveryPolicy, LeaseError, SpecError, SqliteSessionStore, StoreError
-from flower.stores.outbox import MEMORY, Deliverer, Outbox
-from flower.stores.outbox.reconcile import mirrored, missing
+from flower.stores._outbox import MEMORY, Deliverer, Outbox
+from flower.stores._outbox.reconcile import mirrored, missing
 from flower.testing import hang_guard
 
 KEY: Any = {"project_key": "-repo", "session_id": "0c7c2a4e-0000-4000-8000-00000000b0b0"}

@@ -16,7 +16,7 @@ from claude_agent_sdk.testing import run_session_store_conformance
 from flower import PostgresSessionStore, Runtime, StoreError
 from flower._errors import SpecError
 from flower.stores import PruningSessionStore, TrimmingSessionStore
-from flower.stores.postgres._connection import SCHEMA_VERSION, redact
+from flower.stores._postgres._connection import SCHEMA_VERSION, redact
 
 KEY = {"project_key": "proj", "session_id": "sess"}
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
-from flower.stores.rewrite import replayed, rewrite_history
+from flower.stores._rewrite import replayed, rewrite_history
 
 from .transcripts import Transcript, ancestors, calls, cli_would_add, dumps, results, unnamed
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy
-from flower.stores.rewrite import load_points, rewrite_history, rewrite_point, session_start
+from flower.stores._rewrite import load_points, rewrite_history, rewrite_point, session_start
 from flower.testing import ScriptedModel
 
 from .resumes import bare_and_flower

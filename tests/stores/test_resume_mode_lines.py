@@ -19,10 +19,10 @@ from typing import Any, cast
 import pytest
 from claude_agent_sdk import InMemorySessionStore, SessionKey, SessionStoreEntry
 
-from flower.report.what_if import build_what_if
+from flower.report._what_if import build_what_if
 from flower.stores import PruningSessionStore
-from flower.stores.rewrite import is_prompt, load_points, resumes
-from flower.stores.rewrite.expire import entry_time
+from flower.stores._rewrite import is_prompt, load_points, resumes
+from flower.stores._rewrite.expire import entry_time
 from flower.testing import ScriptedModel
 
 from . import corpus

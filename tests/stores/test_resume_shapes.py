@@ -23,7 +23,7 @@ from claude_agent_sdk import InMemorySessionStore, SessionKey
 from claude_agent_sdk._internal.sessions import project_key_for_directory
 
 from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy, PruningSessionStore, TrimPolicy
-from flower.stores.rewrite import (
+from flower.stores._rewrite import (
     CLI_ORPHAN_NOTE,
     OLD_REJECTION,
     is_command,

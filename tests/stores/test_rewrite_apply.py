@@ -11,9 +11,9 @@ import pytest
 
 from flower._errors import SpecError
 from flower.stores import CachePolicy, EphemeralPolicy, PrunePolicy, TrimPolicy
-from flower.stores.rewrite import Spill, spill_name
-from flower.stores.rewrite._transcript import Rewritten
-from flower.stores.rewrite.pipeline import apply_steps, rewrite_history, rewrite_steps
+from flower.stores._rewrite import Spill, spill_name
+from flower.stores._rewrite._transcript import Rewritten
+from flower.stores._rewrite.pipeline import apply_steps, rewrite_history, rewrite_steps
 
 from .transcripts import Transcript, results, text
 

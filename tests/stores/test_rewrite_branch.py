@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from flower.stores import CachePolicy
-from flower.stores.rewrite import load_points, replayed, resumes, rewrite_point
+from flower.stores._rewrite import load_points, replayed, resumes, rewrite_point
 
 from .transcripts import Transcript
 

@@ -8,8 +8,8 @@ import pytest
 
 from flower._errors import SpecError
 from flower.stores import EphemeralPolicy
-from flower.stores.rewrite import expire_ephemeral, short_command
-from flower.stores.rewrite.expire import entry_time, idle_cutoff
+from flower.stores._rewrite import expire_ephemeral, short_command
+from flower.stores._rewrite.expire import entry_time, idle_cutoff
 
 from .transcripts import Transcript, around_the_body, dumps, results, text
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from flower._errors import SpecError, StoreError
-from flower.stores.rewrite import Spill, spill_name, write_spills
+from flower.stores._rewrite import Spill, spill_name, write_spills
 
 
 def test_each_refusal_names_the_path_it_is_about(tmp_path: Path) -> None:

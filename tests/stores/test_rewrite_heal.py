@@ -7,9 +7,9 @@ import uuid as uuidlib
 import pytest
 
 from flower.stores import PrunePolicy
-from flower.stores.rewrite import CLI_ORPHAN_NOTE, drop_entries, heal_orphans
-from flower.stores.rewrite._transcript import block_size
-from flower.stores.rewrite.heal import HEAL_NAMESPACE, is_healed
+from flower.stores._rewrite import CLI_ORPHAN_NOTE, drop_entries, heal_orphans
+from flower.stores._rewrite._transcript import block_size
+from flower.stores._rewrite.heal import HEAL_NAMESPACE, is_healed
 
 from .transcripts import Transcript, calls, results, text
 

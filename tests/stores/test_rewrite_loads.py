@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from flower.stores import CachePolicy
-from flower.stores.rewrite.loads import (
+from flower.stores._rewrite.loads import (
     LoadPoint,
     is_command,
     is_prompt,

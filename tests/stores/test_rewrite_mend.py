@@ -10,8 +10,8 @@ import pytest
 from flower._run.chain import Links
 from flower.stores import PrunePolicy
 from flower.stores._carry import Carried
-from flower.stores.rewrite import heal_orphans, mend_links, replayed
-from flower.stores.rewrite.pipeline import apply_steps, rewrite_steps
+from flower.stores._rewrite import heal_orphans, mend_links, replayed
+from flower.stores._rewrite.pipeline import apply_steps, rewrite_steps
 
 from .corpus import missing_reason, sessions
 from .transcripts import Transcript, results

@@ -8,7 +8,7 @@ import pytest
 
 from flower._errors import SpecError
 from flower.stores import Change, PrunePolicy
-from flower.stores.rewrite import (
+from flower.stores._rewrite import (
     OLD_INTERRUPTS,
     OLD_REJECTION,
     denial_kind,
@@ -17,7 +17,7 @@ from flower.stores.rewrite import (
     neutralise_interrupts,
     tool_calls,
 )
-from flower.stores.rewrite._transcript import block_size, content_blocks, is_protected
+from flower.stores._rewrite._transcript import block_size, content_blocks, is_protected
 
 from .transcripts import INTERRUPTED, Transcript, ancestors, calls, results, text
 

@@ -10,8 +10,8 @@ import pytest
 from claude_agent_sdk import InMemorySessionStore
 
 from flower.stores import Change, PrunePolicy, PruningSessionStore
-from flower.stores.rewrite import READ_STUBS, supersede_reads
-from flower.stores.rewrite._transcript import block_size
+from flower.stores._rewrite import READ_STUBS, supersede_reads
+from flower.stores._rewrite._transcript import block_size
 from flower.testing import ScriptedModel, bash, read, tool_use
 
 from .transcripts import Transcript, around_the_body, results, text

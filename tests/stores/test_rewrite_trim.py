@@ -11,8 +11,8 @@ import pytest
 
 from flower._errors import SpecError, StoreError
 from flower.stores import TrimPolicy
-from flower.stores.rewrite import Spill, spill_name, trim_results, write_spills
-from flower.stores.rewrite._transcript import result_text, with_result_text, with_tool_use_result
+from flower.stores._rewrite import Spill, spill_name, trim_results, write_spills
+from flower.stores._rewrite._transcript import result_text, with_result_text, with_tool_use_result
 
 from .transcripts import Transcript, around_the_body, results, text
 

@@ -269,7 +269,7 @@ def ancestors(entries: list[dict[str, Any]], uuid: str) -> list[str]:
 
 def cli_would_add(changes: Any) -> int:
     """The characters the CLI would have added itself in the place of these changes: the result it gives
-    an orphan call of the history's last message (`flower.stores.rewrite.CLI_ORPHAN_NOTE`), which a heal
+    an orphan call of the history's last message (`flower.stores._rewrite.CLI_ORPHAN_NOTE`), which a heal
     replaces and counts in its `chars_saved`. What the entries lost is `chars_saved` less this."""
     total = 0
     for change in changes:

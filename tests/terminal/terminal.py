@@ -1,6 +1,6 @@
 """`flower` started as from a terminal: in a pseudo-terminal of its own (stdlib `pty`), or through pipes.
 
-`Terminal.start(args)` runs `python -m flower.cli ARGS` with a pty as its controlling terminal, in a
+`Terminal.start(args)` runs `python -m flower._cli ARGS` with a pty as its controlling terminal, in a
 session of its own, so the Ctrl-C a test types (`ctrl_c()`: the byte 0x03 written to the pty) reaches
 its process group as a person's would, through the terminal's line discipline. Every wait is the suite's
 hang guard (`flower.testing.hang_guard()`), never a speed check.
@@ -28,7 +28,7 @@ _AS_FROM_A_TERMINAL = (
     "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
     "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
     "sys.argv[0] = 'flower'\n"
-    "runpy.run_module('flower.cli', run_name='__main__')\n"
+    "runpy.run_module('flower._cli', run_name='__main__')\n"
 )
 """`flower` as a terminal starts it: Ctrl-C neither ignored nor blocked, whatever the test process
 inherited (a suite started in the background has SIGINT ignored, and its children with it)."""

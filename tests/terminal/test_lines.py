@@ -8,7 +8,7 @@ from pathlib import Path
 
 from flower import StepResult
 from flower import events as ev
-from flower.terminal import RunLines, event_json, first_words
+from flower._terminal import RunLines, event_json, first_words
 
 
 def _lines(tmp_path: Path) -> tuple[RunLines, list[str]]:

@@ -1,4 +1,4 @@
-"""`flower.terminal._reap`: what a stopped run leaves is found and ended by pid, orphans included (Linux)."""
+"""`flower._terminal._reap`: what a stopped run leaves is found and ended by pid, orphans included (Linux)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
 # (as the CLI's Bash does) and exits, then ends what is left. It prints the orphan's pid and what ended.
 _RUNNER = textwrap.dedent("""
     import json, os, subprocess
-    from flower.terminal import _reap
+    from flower._terminal import _reap
 
     adopted = _reap.become_subreaper()
     shell = subprocess.run(["sh", "-c", "setsid sleep 300 > /dev/null 2>&1 & echo $!"],

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.terminal import SCRIPTED_MODEL_ENV
+from flower._terminal import SCRIPTED_MODEL_ENV
 from flower.testing import ScriptedModel
 from tests.credentials import CHANGE_THE_CLI, VARIABLES
 from tests.terminal import scenario, transcript

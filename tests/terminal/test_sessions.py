@@ -9,7 +9,7 @@ import pytest
 from claude_agent_sdk import project_key_for_directory
 
 from flower import SpecError, SqliteSessionStore
-from flower.terminal import list_sessions, render_sessions, resolve_session, store_path
+from flower._terminal import list_sessions, render_sessions, resolve_session, store_path
 
 IDS = ("aaaa1111-0000-4000-8000-000000000001", "aaaa2222-0000-4000-8000-000000000002",
        "bbbb3333-0000-4000-8000-000000000003")  # fmt: skip

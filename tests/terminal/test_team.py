@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from flower import SpecError
-from flower.terminal import ANALYST, BUILDER, DEFAULT_WORKERS, lead, load_workers
+from flower._terminal import ANALYST, BUILDER, DEFAULT_WORKERS, lead, load_workers
 
 
 def test_the_coordinator_is_strict_whatever_the_default_of_coordinator() -> None:
@@ -38,7 +38,7 @@ def test_workers_from_toml(tmp_path: Path) -> None:
 def test_workers_from_python(tmp_path: Path) -> None:
     file = tmp_path / "workers.py"
     file.write_text(
-        "from flower import worker\nfrom flower.terminal import DEFAULT_WORKERS\n"
+        "from flower import worker\nfrom flower._terminal import DEFAULT_WORKERS\n"
         "WORKERS = {**DEFAULT_WORKERS, 'tester': worker('Runs the tests.', 'You run pytest.')}\n"
     )
     assert list(load_workers(file)) == ["builder", "analyst", "tester"]

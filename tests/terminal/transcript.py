@@ -13,7 +13,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from flower.terminal import SCRIPTED_MODEL_ENV
+from flower._terminal import SCRIPTED_MODEL_ENV
 from flower.testing import ScriptedModel
 from tests.terminal import scenario
 from tests.terminal.terminal import Terminal, environment, piped, plain

@@ -8,7 +8,7 @@ import pytest
 
 from flower import SpecError
 from flower.testing import ClearToolUses
-from flower.testing.editing import CLEARED, apply_context_management
+from flower.testing._editing import CLEARED, apply_context_management
 
 
 def use(n: int, name: str) -> dict[str, Any]:

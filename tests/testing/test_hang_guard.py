@@ -9,8 +9,8 @@ import pytest
 from claude_agent_sdk import ClaudeAgentOptions, InMemorySessionStore
 
 from flower import SpecError
-from flower.testing import HANG_GUARD_ENV, ScriptedModel, ScriptTimeout, hang_guard, reply
-from flower.testing._guard import DEFAULT_HANG_GUARD
+from flower.testing import ScriptedModel, ScriptTimeout, hang_guard, reply
+from flower.testing._guard import DEFAULT_HANG_GUARD, HANG_GUARD_ENV
 
 
 def test_the_default_is_minutes_and_the_variable_sets_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from flower import SpecError
-from flower.testing import HttpError, Reply, Text, ToolUse, Usage, agent, bash, http_error, reply, tool_use
+from flower.testing import Reply, Text, ToolUse, Usage, agent, bash, http_error, reply, tool_use
+from flower.testing._steps import HttpError, StreamError, as_concrete
 from flower.testing._wire import message_json, sse_events, stream_error_events
-from flower.testing.steps import StreamError, as_concrete
 
 
 def test_reply_shorthand_and_stop_reason() -> None:

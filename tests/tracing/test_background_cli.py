@@ -21,7 +21,7 @@ from claude_agent_sdk import AgentDefinition, ResultMessage, TaskNotificationMes
 from flower import Runtime, TracingPolicy, instrument
 from flower.events import Event, SubagentFinished
 from flower.testing import ScriptedModel, agent, hang_guard
-from flower.testing.otlp import OtlpReceiver, Span
+from flower.testing._otlp import OtlpReceiver, Span
 from flower.tracing._windows import WindowTap
 from tests.e2e.test_background_workers import lead, once, reports_late
 

@@ -9,10 +9,10 @@ import pytest
 
 pytest.importorskip("opentelemetry.proto", reason="the otel extra is not installed (pip install -e '.[dev]')")
 
-from flower.testing.otlp import OtlpReceiver
+from flower.testing._otlp import OtlpReceiver
 from flower.tracing import TracingPolicy, export_sessions, session_runs
 from flower.tracing._entries import ns, slim_all
-from flower.tracing.export import run_end
+from flower.tracing._export import run_end
 from tests.tracing.runs import MAIN, WORKER, at, reply, usage
 
 

@@ -19,7 +19,7 @@ pytest.importorskip("opentelemetry.proto", reason="the otel extra is not install
 
 from flower import Runtime, TracingPolicy, coordinator, worker
 from flower.testing import RecordedRequest, ScriptedModel, bash, tool_use
-from flower.testing.otlp import OtlpReceiver, Span
+from flower.testing._otlp import OtlpReceiver, Span
 
 pytestmark = pytest.mark.cli
 

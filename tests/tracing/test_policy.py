@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from flower import Runtime, SpecError, TracingPolicy, coordinator, worker
-from flower.tracing.policy import cli_env, cli_traces, env_enables, resolve_tracing, signal_url
+from flower.tracing._tracing_policy import cli_env, cli_traces, env_enables, resolve_tracing, signal_url
 
 
 @pytest.mark.parametrize(

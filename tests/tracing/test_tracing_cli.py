@@ -23,11 +23,11 @@ pytest.importorskip("opentelemetry.proto", reason="the otel extra is not install
 from opentelemetry.sdk.trace import TracerProvider
 
 from flower import Runtime, StepResult, TracingPolicy, coordinator, instrument, worker
-from flower.cli import main
+from flower._cli import main
 from flower.events import Event, SubagentStarted, TracingWarning
-from flower.report.sources import load_source
+from flower.report._sources import load_source
 from flower.testing import ScriptedModel, Usage, agent, bash, hang_guard, reply
-from flower.testing.otlp import OtlpReceiver, Span
+from flower.testing._otlp import OtlpReceiver, Span
 from flower.tracing import export_sessions
 
 pytestmark = pytest.mark.cli

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from flower import CLI_TOOLS, delegate_guard, glance_verdict, is_ephemeral
-from flower.glance import BashRules, jail_command, jail_support
+from flower._glance import BashRules, jail_command, jail_support
 from tests.glance_table import CASES as GLANCE_CASES
 
 

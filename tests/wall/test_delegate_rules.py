@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from flower import SpecError, delegate_guard
-from flower.wall._deny_chain import _with_reason, denial_reason
-from flower.wall._tools import check_tools
-from flower.wall.delegate import DELEGATE_REASON
+from flower._wall._deny_chain import _with_reason, denial_reason
+from flower._wall._tools import check_tools
+from flower._wall.delegate import DELEGATE_REASON
 from tests.wall.test_delegate import bash, decide
 
 

@@ -9,7 +9,7 @@ import pytest
 from claude_agent_sdk import HookMatcher
 
 from flower import build_options, coordinator, delegate_guard, worker
-from flower.wall._deny_chain import chain_denials, denial_reason
+from flower._wall._deny_chain import chain_denials, denial_reason
 
 
 def deny(reason: str, delay: float = 0.0) -> Any:

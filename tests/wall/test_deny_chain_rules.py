@@ -9,7 +9,7 @@ import anyio
 import pytest
 from claude_agent_sdk import HookMatcher
 
-from flower.wall._deny_chain import chain_denials
+from flower._wall._deny_chain import chain_denials
 from tests.wall.test_deny_chain import allow, call, deny
 
 BARE_DENY = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny"}}

@@ -48,7 +48,7 @@ async def test_the_rewrite_is_the_clis_pre_tool_use_answer_exactly() -> None:
 
 
 async def test_shared_prefix_hooks_put_the_line_first_and_one_start_guard_on_both_events() -> None:
-    from flower.wall.mandate import shared_prefix_hooks
+    from flower._wall.mandate import shared_prefix_hooks
 
     assert shared_prefix_hooks(None) == {}
     line = "A line of the coordinator's own, long enough"
@@ -87,7 +87,7 @@ async def test_foreground_sets_the_background_flag_only_where_the_call_says_noth
 
 
 def test_without_a_line_the_hooks_hold_only_the_foreground_rewrite() -> None:
-    from flower.wall.mandate import shared_prefix_hooks
+    from flower._wall.mandate import shared_prefix_hooks
 
     hooks = shared_prefix_hooks(None, foreground=True)
     assert set(hooks) == {"PreToolUse"} and len(hooks["PreToolUse"][0].hooks) == 1

@@ -22,8 +22,8 @@ from flower import (
     instrument,
     worker,
 )
-from flower.wall._own import OWN_LAUNCHER, own_command, secret_word
-from flower.wall.delegate import DELEGATE_REASON, OWN_STEP_MAX_INPUT, OWN_STEP_MAX_OUTPUT
+from flower._wall._own import OWN_LAUNCHER, own_command, secret_word
+from flower._wall.delegate import DELEGATE_REASON, OWN_STEP_MAX_INPUT, OWN_STEP_MAX_OUTPUT
 from tests.wall.test_delegate import bash, decide, denied
 from tests.wall.test_delegate_rules import refusal
 
@@ -186,7 +186,7 @@ def test_a_bash_step_runs_through_the_launcher_and_keeps_the_apps_permissions() 
 
 
 def test_a_deny_rule_is_final_for_an_own_step(tmp_path: Path) -> None:
-    from flower.glance import BashRules
+    from flower._glance import BashRules
 
     guard = delegate_guard(own_steps=2, rules=BashRules(disallowed=("Bash(rm:*)",)))
     assert "permission rule `Bash(rm:*)`" in reason(decide(guard, call("Bash", "rm -rf build")))

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from flower._errors import SpecError
-from flower.wall import REPORT_LIMIT, report_cut, report_guard, report_hooks
-from flower.wall.report import cut_head
-from flower.workbench import Workbench
+from flower._wall import REPORT_LIMIT, report_cut, report_guard, report_hooks
+from flower._wall.report_cut import cut_head
+from flower._workbench import Workbench
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from flower import MANDATE_LINE, SpecError, mandate_guard
-from flower.wall import report_cut, report_guard
-from flower.wall.mandate import check_mandate_line
-from flower.workbench import Workbench
+from flower._wall import report_cut, report_guard
+from flower._wall.mandate import check_mandate_line
+from flower._workbench import Workbench
 from tests.wall.test_report import call, done, stop
 
 
@@ -133,7 +133,7 @@ async def test_a_failed_mandate_rewrite_is_logged_and_the_call_goes_out(
 async def test_start_guard_takes_up_to_30_seconds_and_never_fails_a_call(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from flower.wall.starts import start_guard
+    from flower._wall.starts import start_guard
 
     assert start_guard(30)
     with pytest.raises(

@@ -100,7 +100,7 @@ async def test_starts_of_no_type_or_a_type_that_is_not_a_string_share_the_untype
 
 
 def test_prefix_groups_join_types_that_send_the_same_tools_and_model() -> None:
-    from flower.wall.starts import prefix_groups
+    from flower._wall.starts import prefix_groups
 
     groups = prefix_groups(
         {

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from flower import KeepWarmPolicy, Runtime, SpecError
-from flower.cost import TTL_1H, TTL_5M
-from flower.warm.policy import resolve_keep_warm
-from flower.warm.schedule import fork_point, lifetime_of, ping_at, ping_limit, ping_times
+from flower._cost import TTL_1H, TTL_5M
+from flower._warm.keep_warm_policy import resolve_keep_warm
+from flower._warm.schedule import fork_point, lifetime_of, ping_at, ping_limit, ping_times
 
 POLICY = KeepWarmPolicy()
 

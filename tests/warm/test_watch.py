@@ -15,7 +15,7 @@ from claude_agent_sdk import (
     UserMessage,
 )
 
-from flower.warm.watch import Watch
+from flower._warm.watch import Watch
 
 
 def init() -> SystemMessage:

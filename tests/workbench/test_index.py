@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from flower._errors import SpecError
-from flower.workbench import INDEX_MATCHER, Workbench, index_guard, index_hooks
+from flower._workbench import INDEX_MATCHER, Workbench, index_guard, index_hooks
 from tests import shapes
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flower._errors import SpecError, WorkbenchError
-from flower.workbench import WORKBENCH_RULES, Workbench
+from flower._workbench import WORKBENCH_RULES, Workbench
 
 
 @pytest.fixture

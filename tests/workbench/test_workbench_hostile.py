@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flower import Workbench, WorkbenchError
-from flower.workbench._listing import escaped
+from flower._workbench._listing import escaped
 from tests.hostile import finishes, on_tmpfs
 
 

@@ -15,8 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flower.glance import JailLimits, glance_run, glance_verdict, is_ephemeral, jail_command
-from flower.glance._rules import RULES
+from flower._glance import JailLimits, glance_run, glance_verdict, is_ephemeral, jail_command
+from flower._glance._rules import RULES
 
 from .generate import Generator
 from .sandbox import SHELLS, ZSH_OPTIONS, Run, Sandbox

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import re
 
-from flower.glance._rules import RULES
+from flower._glance._rules import RULES
 
 __all__ = ["MUTATING", "READ_ONLY", "SEEDS", "SHELL_STATE", "Generator"]
 

@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 
 from flower import Runtime, StepResult, TracingPolicy, coordinator, worker
-from flower.cli import main as flower_main
+from flower._cli import main as flower_main
 from flower.events import Event, SessionStarted, TracingWarning
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash, hang_guard, tool_use
 
