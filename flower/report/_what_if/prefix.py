@@ -46,11 +46,12 @@ __all__ = [
     "recorded_shape",
 ]
 
-AGENT_TOOL_CHARS: Final[Mapping[str, int]] = {"claude-sonnet-4-6": 10_423, "claude-opus-5-5": 5_351}
+AGENT_TOOL_CHARS: Final[Mapping[str, int]] = {"claude-sonnet-4-6": 7_457, "claude-opus-5-5": 4_942}
 """The `Agent` tool's definition (JSON characters) a flower coordinator sends, by model: the bundled CLI
-2.1.332 writes its tool texts in a longer form for some models than for others (its Bash tool too),
-measured from the request log (the benchmark's coordinator, and the test suite's). Another model takes the
-longer: the estimate then saves less, not more."""
+2.1.337 writes its tool texts in a longer form for some models than for others (its Bash tool too),
+measured from the request log (the benchmark's coordinator, and the test suite's), without the CLI's
+`fork` type (a coordinator runs with `CLAUDE_CODE_FORK_SUBAGENT=0`). Another model takes the longer: the
+estimate then saves less, not more."""
 
 LISTINGS: Final = {"agent_listing_delta": "Agent", "skill_listing": "Skill", "deferred_tools_delta": ""}
 """The attachments the CLI adds to a first request to list what a tool offers (the agents, the skills, the

@@ -24,12 +24,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from .._policies import Change
+from .._policies import Change, ChangeKind
 
 __all__ = [
     "Entry",
     "Rewritten",
     "Spill",
+    "block_change",
     "block_size",
     "check_entries",
     "content_blocks",
@@ -102,6 +103,20 @@ def iter_blocks(entry: Entry, kind: str) -> Iterator[tuple[int, dict[str, Any]]]
     for index, block in enumerate(content_blocks(entry) or ()):
         if isinstance(block, dict) and block.get("type") == kind:
             yield index, block
+
+
+def block_change(
+    kind: ChangeKind, entry: Entry, block: dict[str, Any], saved: int, detail: str = ""
+) -> Change:
+    """The `Change` of one tool-result `block` of `entry` that a rewrite made `saved` characters shorter."""
+    tool_use_id = block.get("tool_use_id")
+    return Change(
+        kind=kind,
+        uuid=entry.get("uuid"),
+        tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
+        chars_saved=saved,
+        detail=detail,
+    )
 
 
 def block_size(value: Any) -> int:

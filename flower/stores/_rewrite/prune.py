@@ -38,6 +38,7 @@ from .._policies import Change, PrunePolicy
 from ._transcript import (
     Entry,
     Rewritten,
+    block_change,
     block_size,
     check_entries,
     content_blocks,
@@ -275,14 +276,8 @@ def neutralise_interrupts(
                 continue
             blocks[index] = with_result_text(block, policy.interrupt_note)
             bodies.append(body)
-            tool_use_id = block.get("tool_use_id")
             changes.append(
-                Change(
-                    kind="interrupt",
-                    uuid=entry.get("uuid"),
-                    tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
-                    chars_saved=block_size(block) - block_size(blocks[index]),
-                )
+                block_change("interrupt", entry, block, block_size(block) - block_size(blocks[index]))
             )
         if bodies:
             new = with_blocks(entry, blocks)

@@ -28,6 +28,7 @@ from ._outputs import output_entries
 from ._transcript import (
     Rewritten,
     Spill,
+    block_change,
     block_size,
     check_entries,
     content_blocks,
@@ -91,16 +92,7 @@ def trim_results(
         spills.setdefault(name, Spill(name, text))
         blocks[index] = new
         out[position] = with_tool_use_result(with_blocks(entry, blocks), text, pointer)
-        tool_use_id = old.get("tool_use_id")
-        changes.append(
-            Change(
-                kind="trimmed",
-                uuid=entry.get("uuid"),
-                tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
-                chars_saved=saved,
-                detail=path,
-            )
-        )
+        changes.append(block_change("trimmed", entry, old, saved, path))
     if not changes:
         return Rewritten(entries)
     return Rewritten(out, tuple(changes), tuple(spills.values()))
