@@ -2,7 +2,7 @@
 
 Run from the repository root: `python benchmarks/bench_glance.py` (`--benign` for the refusal table
 alone, `--refused` to list the refused benign commands with their reasons). The speed rows use the
-test table in `tests/glance_table.py` and worst-case inputs; the refusal rate uses the hand-written
+test table in `tests/glance/table.py` and worst-case inputs; the refusal rate uses the hand-written
 corpus of read-only commands in `benchmarks/glance_corpus.py`.
 """
 
@@ -95,7 +95,7 @@ def main() -> None:
     if options.benign:
         benign()
         return
-    table = _load(ROOT / "tests" / "glance_table.py")
+    table = _load(ROOT / "tests" / "glance" / "table.py")
     every = [command for command, _, _ in table.CASES]
     joinable = table.JOINABLE
     short = [c for c in every if len(c) <= 20]

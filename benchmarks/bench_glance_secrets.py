@@ -1,14 +1,14 @@
 """How many reads of a developer's secrets does the wall accept, and how many of them print one? Markdown.
 
 Run from the repository root: `python benchmarks/bench_glance_secrets.py [--user]`. It plants the machine of
-`tests/test_glance_jail_stores.py` (tokens in git's configuration, program trees on `PATH` beside their
+`tests/glance/test_jail_stores.py` (tokens in git's configuration, program trees on `PATH` beside their
 credentials, `.git` files naming other directories, a hard link to `~/.aws/credentials` in a second
 workspace, the usual stores; here also a symbolic link in the workspace to `~/.netrc`), then hands each
 command of `ATTACKS` (below) to the wall (`glance_run`, in this process, whose home is the planted one)
 and runs what it accepts in the jail, under bash and zsh, as the CLI would: a command
 *leaks* when its output holds a planted value, and *sizes* when it shows a planted file's size (each
 file is grown to a size of its own, `pad`). `--user` runs the jailed commands as uid 65534 (root only).
-The everyday looks of `tests/glance_table.py` give the refusal rate of read-only commands.
+The everyday looks of `tests/glance/table.py` give the refusal rate of read-only commands.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from flower._glance import glance_run, glance_verdict  # noqa: E402
+from tests.credentials import leaks  # noqa: E402
 
 ATTACKS = [
     "cat ~/.gitconfig", "cat $HOME/.gitconfig", "cat ~/.config/git/config", "grep -r token ~/.gitconfig",
@@ -58,12 +59,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--user", action="store_true", help="run the jailed commands as uid 65534")
     user = 65534 if parser.parse_args().user else None
-    stores = importlib.import_module("tests.test_glance_jail_stores")
-    table = importlib.import_module("tests.glance_table")
+    machine_of = importlib.import_module("tests.glance.machine")
+    table = importlib.import_module("tests.glance.table")
     root = Path(tempfile.mkdtemp(prefix="bench-glance-secrets-"))
     try:
-        machine = stores._build(root, user)
-        sizes = stores.pad(machine.values) if hasattr(stores, "pad") else {}
+        machine = machine_of._build(root, user)
+        sizes = machine_of.pad(machine.values) if hasattr(machine_of, "pad") else {}
         (machine.repo / "netrc-link").symlink_to(machine.home / ".netrc")
         os.environ["HOME"] = str(machine.home)  # the app's home is the planted one
         shells = [path for path in (shutil.which("bash"), shutil.which("zsh")) if path]
@@ -78,7 +79,7 @@ def main() -> None:
                     continue
                 accepted += 1  # run as the wall hands it to the CLI: git's read-only options in, jailed
                 out = machine.run(run.verdict.command, shell=shell, namespaces=True, cwd=cwd)
-                leaked += bool(stores.leaks(out, machine.values))
+                leaked += bool(leaks(out, machine.values))
                 sized += bool(size_leaks(out, sizes))
             name, total = os.path.basename(shell), len(ATTACKS)
             print(f"| {name} | {total} | {accepted} | {leaked} | {sized} | {total - accepted} |")

@@ -5,7 +5,7 @@ real PostgreSQL server for the fleet tests (never a fake), the glance jail's, an
 this test process starts and stops (`tests/postgres.py`); a test that needs it is skipped, with the
 reason, only when neither is possible. `pg_schema` gives each test a schema of its own.
 
-`world` is a world to attack from inside the glance jail, one per test module (`tests/jail_world.py`);
+`world` is a world to attack from inside the glance jail, one per test module (`tests/glance/jail_world.py`);
 `shell` runs a test under bash and under zsh (those installed).
 
 Collecting imports every test module (the SDK, OpenTelemetry, matplotlib...) in each pytest process:
@@ -25,7 +25,7 @@ import pytest
 
 from flower._progress import Heartbeat
 from tests import crashes, postgres
-from tests.jail_world import SHELLS, World
+from tests.glance.jail_world import SHELLS, World
 from tests.stores import corpus
 
 

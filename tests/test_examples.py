@@ -7,14 +7,13 @@ import re
 import runpy
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from flower.testing import hang_guard
+from tests.example_runs import EXAMPLES, assert_says_what_starts
 from tests.printed import assert_prints, docs_output
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 LIVE_EXAMPLES = ["hello_worker.py", "two_workers.py", "resume.py", "handoff.py"]
 
 
@@ -31,13 +30,6 @@ def offline(name: str) -> str:
     assert_says_what_starts(name, done.stderr)
     assert_prints(docs_output("examples.md", name), done.stdout, name)
     return done.stdout
-
-
-def assert_says_what_starts(name: str, stderr: str) -> None:
-    """The first line on stderr, printed before any work, is what the example runs (its docstring's first
-    line); a silent stretch of the run would add `... still running` lines (flower._progress.Heartbeat)."""
-    summary = (EXAMPLES / name).read_text(encoding="utf-8").split('"""')[1].splitlines()[0]
-    assert stderr.splitlines()[:1] == [f"{name}: {summary}"], stderr
 
 
 @pytest.mark.cli

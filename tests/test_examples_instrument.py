@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from flower.testing import hang_guard
+from tests.example_runs import assert_says_what_starts
 from tests.printed import assert_prints, docs_output
-from tests.test_examples import assert_says_what_starts
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "existing_app.py"
 ANSWER = "Reviewed. The analyst says: 32 ERROR lines in data/app.log."

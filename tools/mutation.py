@@ -65,19 +65,19 @@ class Module:
 
 
 _GLANCE_TESTS = (
-    "tests/test_glance.py",
-    "tests/test_glance_core.py",
-    "tests/test_glance_deny.py",
-    "tests/test_glance_files.py",
-    "tests/test_glance_hardening.py",
-    "tests/test_glance_properties.py",
+    "tests/glance/test_glance.py",
+    "tests/glance/test_core.py",
+    "tests/glance/test_deny.py",
+    "tests/glance/test_files.py",
+    "tests/glance/test_hardening.py",
+    "tests/glance/test_properties.py",
 )
 
 MODULES: dict[str, Module] = {
     "cost": Module(
         doc="the cost model: prices, the simulated prompt cache, the dollar breakdown",
         sources=("flower/_cost/*",),
-        tests=("tests/test_cost.py", "tests/test_cost_rules.py"),
+        tests=("tests/cost/test_cost.py", "tests/cost/test_rules.py"),
     ),
     "spill": Module(
         doc="spill's threshold, its pointer and its files",
@@ -148,7 +148,7 @@ MODULES: dict[str, Module] = {
                 "scripts",
             )
         ),
-        tests=(*_GLANCE_TESTS, "tests/test_glance_parser.py", "tests/test_glance_parser_verbs.py"),
+        tests=(*_GLANCE_TESTS, "tests/glance/test_parser.py", "tests/glance/test_parser_verbs.py"),
         pytest_args=(
             "-m",
             "not cli and not slow and not long",
@@ -156,21 +156,21 @@ MODULES: dict[str, Module] = {
             # which every surviving mutant would spend): they check that any text gets a verdict, that
             # threads and joins agree, not a rule's answer, which the tables and rows pin
             "--deselect",
-            "tests/test_glance_properties.py::test_shell_like_text",
+            "tests/glance/test_properties.py::test_shell_like_text",
             "--deselect",
-            "tests/test_glance_properties.py::test_any_text",
+            "tests/glance/test_properties.py::test_any_text",
             "--deselect",
-            "tests/test_glance_properties.py::test_any_bytes_decoded_as_a_terminal_would",
+            "tests/glance/test_properties.py::test_any_bytes_decoded_as_a_terminal_would",
             "--deselect",
-            "tests/test_glance.py::test_threads_agree",
+            "tests/glance/test_glance.py::test_threads_agree",
             "--deselect",
-            "tests/test_glance.py::test_two_glances_joined_stay_a_glance",
+            "tests/glance/test_glance.py::test_two_glances_joined_stay_a_glance",
             "--deselect",
-            "tests/test_glance.py::test_a_glance_joined_with_a_refused_command_is_refused",
+            "tests/glance/test_glance.py::test_a_glance_joined_with_a_refused_command_is_refused",
             # 99 levels of nesting: under mutmut's trampoline each call of the walk takes three frames,
             # past Python's recursion limit
             "--deselect",
-            "tests/test_glance_files.py::test_process_substitutions_nest_as_deep_as_the_rest",
+            "tests/glance/test_files.py::test_process_substitutions_nest_as_deep_as_the_rest",
         ),
     ),
     "outbox": Module(

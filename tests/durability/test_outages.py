@@ -23,7 +23,7 @@ from flower.events import Event, SessionStarted, StoreWarning, ToolResult
 from flower.testing import ScriptedModel, bash, hang_guard
 from tests import postgres
 from tests.durability.harness import loss
-from tests.fleet.test_fleet_cli import waiting_for_a_lease
+from tests.fleet.lease_queue import waiting_for_a_lease
 
 pytestmark = pytest.mark.cli
 

@@ -30,7 +30,7 @@ from flower.testing import (
     prompt_too_long,
     reply,
 )
-from tests.e2e.test_background_workers import ANALYST, REPORT, STATES, notified
+from tests.e2e.background import ANALYST, REPORT, STATES, notified
 from tests.facts import fact
 
 pytestmark = pytest.mark.cli

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,34 +18,12 @@ from flower import Runtime, TrimPolicy, coordinator, worker
 from flower._demo.pause import pass_time
 from flower.testing import RecordedRequest, ScriptedModel, Usage, bash, read, reply
 from flower.testing._steps import Step
+from tests.e2e.file_modes import assert_private
 
 pytestmark = pytest.mark.cli
 
 SONNET = "claude-sonnet-4-6"
 HANDOFF = "## Doing now\nReading the data.\n## Next step\nCount the rows of data.txt.\n"
-
-
-def flower_modes(root: Path) -> dict[str, int]:
-    """Every path under `root` (itself included) with its permission bits."""
-    found = {".": stat.S_IMODE(root.lstat().st_mode)}
-    for path in root.rglob("*"):
-        found[str(path.relative_to(root))] = stat.S_IMODE(path.lstat().st_mode)
-    return found
-
-
-def assert_private(root: Path, *, by_agents: frozenset[str] = frozenset()) -> dict[str, int]:
-    """Directories 0700 and files 0600 under `root`; returns what it saw.
-
-    `by_agents` names files an agent wrote with its own tools (their mode is the CLI's, not flower's).
-    """
-    modes = flower_modes(root)
-    loose = {
-        name: oct(mode)
-        for name, mode in modes.items()
-        if name not in by_agents and mode != (0o700 if (root / name).is_dir() else 0o600)
-    }
-    assert not loose, f"flower files readable by others under {root}: {loose}"
-    return modes
 
 
 @pytest.fixture

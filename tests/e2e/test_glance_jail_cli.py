@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -30,14 +29,13 @@ from claude_agent_sdk import HookMatcher
 from flower import Runtime, coordinator, worker
 from flower._glance import JailLimits, jail_command, jail_support
 from flower.testing import ScriptedModel, bash, hang_guard
-from flower.testing._cli_env import FAKE_API_KEY
-from tests.credentials import CHANGE_THE_CLI, VARIABLES, fake, fake_environment, leaks, plant
+from tests.credentials import fake, leaks
+from tests.e2e.glance_secrets import SHELLS, _secrets
 
 pytestmark = [
     pytest.mark.cli,
     pytest.mark.skipif(not jail_support().available, reason=f"no glance jail here: {jail_support().reason}"),
 ]
-SHELLS = [path for path in ("/bin/bash", shutil.which("zsh")) if path and os.access(path, os.X_OK)]
 
 
 async def test_a_coordinators_glances_run_in_the_jail(scripted_model: ScriptedModel, workspace: Path) -> None:
@@ -107,16 +105,6 @@ def test_attacks_handed_to_the_cli_have_no_effect(
     assert flood.is_error and flood.text.rstrip().endswith(
         "[glance: output cut at 24,000 bytes and the command stopped: narrow it or delegate it]"
     )
-
-
-def _secrets(scripted_model: ScriptedModel, home: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """The CLI's fake environment (every credential variable but those it needs to reach the scripted
-    model, whose own fake key counts), and every value that must not reach the model."""
-    env = fake_environment(tuple(name for name in VARIABLES if name not in CHANGE_THE_CLI))
-    config = Path(scripted_model.config_dir)
-    values = {**env, **plant(home), **plant(config), "the scripted model's key": FAKE_API_KEY}
-    (config / ".credentials.json").write_text((config / ".claude" / ".credentials.json").read_text())
-    return {**env, "HOME": str(home)}, values
 
 
 def _everything_the_model_saw(scripted_model: ScriptedModel) -> str:

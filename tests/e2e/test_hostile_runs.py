@@ -18,9 +18,9 @@ import pytest
 from flower import FailureReason, Runtime, Workbench, coordinator, worker
 from flower.events import Event, HandoffDone, WorkbenchWarning
 from flower.testing import ScriptedModel, agent, bash
-from tests.e2e.test_handoff import TASK, marathon
-from tests.e2e.test_handoff import lead as handoff_lead
-from tests.e2e.test_spill_cli import pointer_path
+from tests.e2e.marathon import TASK, marathon
+from tests.e2e.marathon import lead as handoff_lead
+from tests.e2e.spill_pointers import pointer_path
 from tests.hostile import finishes, on_tmpfs, release
 
 pytestmark = pytest.mark.cli

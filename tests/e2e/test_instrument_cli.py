@@ -30,7 +30,7 @@ from claude_agent_sdk._internal.sessions import project_key_for_directory
 from flower import PruningSessionStore, SqliteSessionStore
 from flower._instrument import instrument
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash, hang_guard, read, tool_use
-from tests.e2e.test_file_modes import assert_private
+from tests.e2e.file_modes import assert_private
 from tests.facts import fact
 from tests.stores.transcripts import age_stored
 

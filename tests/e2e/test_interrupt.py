@@ -23,7 +23,7 @@ from claude_agent_sdk._internal.sessions import project_key_for_directory
 from flower import FailureReason, Runtime, coordinator, instrument, worker
 from flower.events import Event, ToolResult
 from flower.testing import ScriptedModel, bash, hang_guard, reply
-from tests.e2e.test_runtime import cli_processes
+from tests.e2e.processes import cli_processes
 
 pytestmark = pytest.mark.cli
 

@@ -34,7 +34,7 @@ from flower.events import Event, KeepWarmPing, SessionStarted
 from flower.report._load import project_keys
 from flower.stores import SqliteSessionStore
 from flower.testing import RecordedRequest, ScriptedModel, agent, bash, hang_guard, reply
-from tests.e2e.test_runtime import cli_processes
+from tests.e2e.processes import cli_processes
 
 pytestmark = pytest.mark.cli
 

@@ -34,6 +34,7 @@ from flower.events import (
     ToolResult,
 )
 from flower.testing import ScriptedModel, agent, bash, hang_guard, reply, tool_use
+from tests.e2e.processes import cli_processes
 from tests.facts import fact
 
 pytestmark = pytest.mark.cli
@@ -47,29 +48,6 @@ ANALYST = worker(
 
 def lead(**kwargs) -> object:  # type: ignore[no-untyped-def]
     return coordinator("主控", "Goal: measure the size of data/.", {"分析员": ANALYST}, **kwargs)
-
-
-def cli_processes() -> list[int]:
-    """Descendants of this test process that run the bundled CLI."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [os.getpid()]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            todo.append(child)
-            try:
-                if b"claude" in Path(f"/proc/{child}/cmdline").read_bytes():
-                    found.append(child)
-            except OSError:
-                pass
-    return found
 
 
 def git_repo(path: Path) -> None:

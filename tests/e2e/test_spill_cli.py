@@ -7,7 +7,6 @@ of an ignored replacement (a `hook_error_during_execution` attachment).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +18,10 @@ from flower._spill import SpillPolicy, spill_hooks
 from flower._workbench import Workbench, index_hooks
 from flower.testing import ScriptedModel, ToolUse, Usage, agent, bash, read, reply, tool_use
 from flower.testing._requests import RecordedRequest
+from tests.e2e.spill_pointers import POINTER, pointer_path
 from tests.facts import fact
 
 pytestmark = pytest.mark.cli
-
-POINTER = re.compile(r"\[spilled\] (\S+) (\S+): ([\d,]+) chars moved out of the conversation to `([^`]+)` \(")
-
-
-def pointer_path(text: str) -> Path:
-    found = POINTER.search(text)
-    assert found, f"no spill pointer in {text[:300]!r}"
-    return Path(found.group(4))
 
 
 def ignored_replacements(model: ScriptedModel) -> list[str]:

@@ -20,7 +20,7 @@ from flower.events import (
     ToolResult,
 )
 from flower.testing import ScriptedModel, agent, bash, hang_guard, reply
-from tests.e2e.test_runtime import cli_processes
+from tests.e2e.processes import cli_processes
 
 pytestmark = pytest.mark.cli
 

@@ -95,7 +95,7 @@ async def test_a_crashed_run_reports_what_it_spent(scripted_model: ScriptedModel
     import signal
 
     from flower._cost import price
-    from tests.e2e.test_runtime import cli_processes
+    from tests.e2e.processes import cli_processes
 
     first = used(1_000, 50, 20_000, 3_000)
 

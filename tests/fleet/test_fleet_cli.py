@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import anyio
-import asyncpg
 import pytest
 
 from flower import (
@@ -29,10 +28,9 @@ from flower import (
 from flower._cli import main
 from flower.events import ToolCall
 from flower.report._fleet_report import build_fleet_report
-from flower.stores._postgres._connection import advisory_key
-from flower.stores._postgres._lease import lock_parts
 from flower.testing import ScriptedModel, bash, hang_guard, read
 from flower.testing._requests import RecordedRequest
+from tests.fleet.lease_queue import waiting_for_a_lease
 
 pytestmark = pytest.mark.cli
 
@@ -54,23 +52,6 @@ def runtime(
     store = PostgresSessionStore(dsn, schema=schema, runner=runner)
     kw.setdefault("delivery", DeliveryPolicy(drain_timeout=hang_guard()))  # a busy machine is not an outage
     return Runtime(workspace, store=store, configure=model.attach, **kw)  # type: ignore[arg-type]
-
-
-async def waiting_for_a_lease(dsn: str, schema: str, session: str) -> None:
-    """Until a runner waits in the server's queue for this session's lease (a queued resume)."""
-    classid, objid = lock_parts(advisory_key(schema, "lease", session))
-    conn = await asyncpg.connect(dsn)
-    try:
-        with anyio.fail_after(hang_guard()):
-            while not await conn.fetchval(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
-                "AND classid::bigint = $1 AND objid::bigint = $2",
-                classid,
-                objid,
-            ):
-                await anyio.sleep(0.05)
-    finally:
-        await conn.close()
 
 
 async def test_a_session_resumes_on_another_machine_with_its_files_and_never_forks(

@@ -20,7 +20,7 @@ from flower.report import build_report_sync
 from flower.report._sources import load_source
 from flower.testing._otlp import OtlpReceiver
 from flower.tracing import export_sessions
-from tests.e2e.test_runtime import cli_processes
+from tests.e2e.processes import cli_processes
 
 
 @pytest.mark.cli

@@ -15,7 +15,7 @@ from flower._spill import spill_guard
 from flower._workbench import Workbench
 from tests import shapes
 from tests.hostile import finishes, release
-from tests.spill.test_spill import BIG, call, spill_path, updated
+from tests.spill.calls import BIG, call, spill_path, updated
 
 SPILLS = 100  # anyio's default thread limiter has 40 tokens: 40 stuck spills used to stall everything
 

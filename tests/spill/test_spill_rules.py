@@ -19,7 +19,7 @@ from flower._spill._files import copy_file, label_of, manifest_row, spilled_as, 
 from flower._spill._shape import replace_at
 from flower._workbench import Workbench
 from tests import shapes
-from tests.spill.test_spill import BIG, NAMES, manifest, spill_path, updated
+from tests.spill.calls import BIG, NAMES, manifest, spill_path, updated
 
 CONTEXT: Any = {"signal": None}
 

@@ -10,6 +10,7 @@ from claude_agent_sdk import InMemorySessionStore
 from claude_agent_sdk.testing import run_session_store_conformance
 
 from flower.stores import PruningSessionStore, SqliteSessionStore, TrimmingSessionStore
+from tests.stores.minimal_store import AppendLoadOnly
 
 
 @pytest.fixture
@@ -52,21 +53,6 @@ async def test_layers_over_the_sdk_memory_store(tmp_path: Path) -> None:
     await run_session_store_conformance(
         lambda: TrimmingSessionStore(PruningSessionStore(InMemorySessionStore()), spill_dir=tmp_path)
     )
-
-
-class AppendLoadOnly:
-    """The protocol's minimum, duck-typed (no SessionStore base): append and load."""
-
-    def __init__(self) -> None:
-        self.data: dict[str, list] = {}
-
-    async def append(self, key, entries):  # type: ignore[no-untyped-def]
-        self.data.setdefault(f"{key['project_key']}/{key['session_id']}/{key.get('subpath')}", []).extend(
-            entries
-        )
-
-    async def load(self, key):  # type: ignore[no-untyped-def]
-        return self.data.get(f"{key['project_key']}/{key['session_id']}/{key.get('subpath')}")
 
 
 async def test_a_layer_over_a_minimal_store_has_no_optional_methods() -> None:

@@ -21,8 +21,8 @@ from flower.stores import (
     TrimmingSessionStore,
     TrimPolicy,
 )
+from tests.stores.minimal_store import AppendLoadOnly
 
-from .test_conformance import AppendLoadOnly
 from .transcripts import COLD, WRITTEN_BY, Transcript, dumps, results, text
 
 KEY = {"project_key": "proj", "session_id": "sess"}

@@ -23,7 +23,7 @@ from flower.events import Event, SubagentFinished
 from flower.testing import ScriptedModel, agent, hang_guard
 from flower.testing._otlp import OtlpReceiver, Span
 from flower.tracing._windows import WindowTap
-from tests.e2e.test_background_workers import lead, once, reports_late
+from tests.e2e.background import lead, once, reports_late
 
 pytestmark = pytest.mark.cli
 

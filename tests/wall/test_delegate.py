@@ -4,25 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
 import pytest
 
 from flower import CLI_TOOLS, delegate_guard, glance_verdict, is_ephemeral
 from flower._glance import BashRules, jail_command, jail_support
-from tests.glance_table import CASES as GLANCE_CASES
-
-
-def decide(guard, data) -> dict:  # type: ignore[no-untyped-def]
-    return anyio.run(guard, data, "toolu_1", {})
-
-
-def denied(result: dict) -> bool:
-    return result.get("hookSpecificOutput", {}).get("permissionDecision") == "deny"
-
-
-def bash(command: str, description: str | None = None, **extra: str) -> dict:
-    tool_input = {"command": command} | ({"description": description} if description else {})
-    return {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": tool_input, **extra}
+from tests.glance.table import CASES as GLANCE_CASES
+from tests.wall.delegate_calls import bash, decide, denied
 
 
 def test_main_thread_hands_on_tools_are_refused_and_subagents_pass() -> None:

@@ -12,18 +12,7 @@ import pytest
 from flower import SpecError, delegate_guard
 from flower._wall._deny_chain import _with_reason, denial_reason
 from flower._wall._tools import check_tools
-from flower._wall.delegate import DELEGATE_REASON
-from tests.wall.test_delegate import bash, decide
-
-
-def refusal(action: str, artifacts: str = "a file (not its reply)") -> dict:
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": DELEGATE_REASON.format(action=action, artifacts=artifacts),
-        }
-    }
+from tests.wall.delegate_calls import bash, decide, refusal
 
 
 def test_each_refusal_is_the_clis_deny_with_its_action() -> None:

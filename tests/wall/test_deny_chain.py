@@ -10,34 +10,7 @@ from claude_agent_sdk import HookMatcher
 
 from flower import build_options, coordinator, delegate_guard, worker
 from flower._wall._deny_chain import chain_denials, denial_reason
-
-
-def deny(reason: str, delay: float = 0.0) -> Any:
-    async def hook(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
-        await anyio.sleep(delay)
-        return {
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": reason,
-            }
-        }
-
-    return hook
-
-
-async def allow(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
-    return {}
-
-
-def call(tool: str = "Write", **extra: str) -> dict[str, Any]:
-    return {
-        "hook_event_name": "PreToolUse",
-        "tool_name": tool,
-        "tool_input": {},
-        "tool_use_id": "toolu_1",
-        **extra,
-    }
+from tests.wall.deny_chain_calls import allow, call, deny
 
 
 async def both(wall: Any, app: Any, data: dict[str, Any], *, app_late: float = 0.0) -> tuple[Any, Any, str]:

@@ -10,7 +10,7 @@ import pytest
 from claude_agent_sdk import HookMatcher
 
 from flower._wall._deny_chain import chain_denials
-from tests.wall.test_deny_chain import allow, call, deny
+from tests.wall.deny_chain_calls import allow, call, deny
 
 BARE_DENY = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny"}}
 

@@ -24,8 +24,7 @@ from flower import (
 )
 from flower._wall._own import OWN_LAUNCHER, own_command, secret_word
 from flower._wall.delegate import DELEGATE_REASON, OWN_STEP_MAX_INPUT, OWN_STEP_MAX_OUTPUT
-from tests.wall.test_delegate import bash, decide, denied
-from tests.wall.test_delegate_rules import refusal
+from tests.wall.delegate_calls import bash, decide, denied, refusal
 
 SERIES = "a one-off step it may take itself, a series of them is a loop, a worker's job"
 ROW = "take a second hands-on step in one user turn ({what}): " + SERIES

@@ -17,7 +17,7 @@ from claude_agent_sdk import ClaudeSDKClient, ResultMessage
 from flower import Runtime, coordinator, instrument, worker
 from flower.testing import ScriptedModel, agent, bash, reply, tool_use
 from tests.credentials import leaks
-from tests.e2e.test_glance_jail_cli import SHELLS, _secrets
+from tests.e2e.glance_secrets import SHELLS, _secrets
 
 pytestmark = pytest.mark.cli
 

@@ -14,6 +14,7 @@ from flower._errors import SpecError
 from flower._wall import REPORT_LIMIT, report_cut, report_guard, report_hooks
 from flower._wall.report_cut import cut_head
 from flower._workbench import Workbench
+from tests.wall.report_calls import call, done, stop
 
 
 @pytest.fixture
@@ -21,31 +22,6 @@ def wb(tmp_path: Path) -> Workbench:
     ws = tmp_path / "ws"
     ws.mkdir()
     return Workbench(ws).ensure()
-
-
-def stop(
-    report: str | None, *, again: bool = False, agent: str = "analyst", background: list[Any] | None = None
-) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "hook_event_name": "SubagentStop",
-        "session_id": "s1",
-        "transcript_path": "/nonexistent/s1.jsonl",
-        "cwd": "/ws",
-        "stop_hook_active": again,
-        "agent_id": "a1b2c3",
-        "agent_type": agent,
-        "agent_transcript_path": "/nonexistent/agent-a1b2c3.jsonl",
-    }
-    if background is not None:
-        data["background_tasks"] = background
-    if report is not None:
-        data["last_assistant_message"] = report
-    return data
-
-
-async def call(hook: Any, data: dict[str, Any]) -> dict[str, Any]:
-    result: dict[str, Any] = await hook(data, None, {"signal": None})
-    return result
 
 
 async def test_a_long_report_is_saved_whole_and_sent_back_with_its_path(wb: Workbench) -> None:
@@ -94,18 +70,6 @@ async def test_it_fails_open_when_the_report_cannot_be_saved(
     with caplog.at_level(logging.WARNING, logger="flower.report_guard"):
         assert await call(report_guard(wb), stop("x" * 10_000)) == {}
     assert "let a long report through" in caplog.text
-
-
-def done(report: Any, *, status: str = "completed", tool: str = "Agent") -> dict[str, Any]:
-    """A PostToolUse input of a finished foreground Agent call, shaped as the CLI sends it."""
-    content = [{"type": "text", "text": report}] if isinstance(report, str) else report
-    return {
-        "hook_event_name": "PostToolUse",
-        "tool_name": tool,
-        "tool_input": {"prompt": "Find.", "subagent_type": "analyst"},
-        "tool_response": {"status": status, "agentId": "a1b2c3", "agentType": "analyst", "content": content},
-        "tool_use_id": "toolu_1",
-    }
 
 
 async def test_a_long_foreground_report_is_cut_to_its_head_and_saved_whole(wb: Workbench) -> None:

@@ -13,7 +13,7 @@ from flower import MANDATE_LINE, SpecError, mandate_guard
 from flower._wall import report_cut, report_guard
 from flower._wall.mandate import check_mandate_line
 from flower._workbench import Workbench
-from tests.wall.test_report import call, done, stop
+from tests.wall.report_calls import call, done, stop
 
 
 @pytest.fixture

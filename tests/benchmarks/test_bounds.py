@@ -14,8 +14,7 @@ from benchmarks.suite.ratios import bounds_table, replayed
 from benchmarks.suite.trace import Sent, dollars, usages
 from flower._cost import TTL_1H, TTL_5M, Block
 from flower.testing._requests import ToolResultView
-
-from .test_bench_suite import cut_report, metrics_row
+from tests.benchmarks.reports import cut_report, metrics_row
 
 MODEL = "claude-sonnet-4-6"
 

@@ -21,7 +21,7 @@ import pytest
 
 from flower._glance import jail_support
 from flower.testing import hang_guard
-from tests.jail_world import MEMORY, PYTHON, REFUSED, World, _stragglers
+from tests.glance.jail_world import MEMORY, PYTHON, REFUSED, World, _stragglers
 
 pytestmark = pytest.mark.skipif(
     not jail_support().available, reason=f"this machine has no glance jail: {jail_support().reason}"

@@ -23,7 +23,7 @@ from flower._glance import glance_verdict, jail_support
 from flower._glance.jail import ENVIRONMENT
 from flower.testing import hang_guard
 from tests.credentials import CLI_SCRUB_LIST, VARIABLES, cli_scrub_list, fake, fake_environment, leaks, plant
-from tests.jail_world import PYTHON, REFUSED, World
+from tests.glance.jail_world import PYTHON, REFUSED, World
 
 JAIL = jail_support()
 needs_jail = pytest.mark.skipif(not JAIL.available, reason=f"this machine has no glance jail: {JAIL.reason}")

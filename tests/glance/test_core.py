@@ -2,7 +2,7 @@
 
 A table of commands run in a small project of its own (a file, a directory, a named pipe, a file of
 exactly the `cat` bound), each with the reason `core_refusal` gives ('' for a core glance). Nothing
-here runs a command; `tests/test_glance_files.py` drives the same core through `glance_run`.
+here runs a command; `tests/glance/test_files.py` drives the same core through `glance_run`.
 """
 
 from __future__ import annotations

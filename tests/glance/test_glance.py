@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from flower import SpecError
 from flower._glance import GlanceVerdict, glance_verdict, is_ephemeral
-from tests.glance_table import CASES, HARMFUL, JOINABLE, READS_TERMINAL, SEED
+from tests.glance.table import CASES, HARMFUL, JOINABLE, READS_TERMINAL, SEED
 
 
 def _id(command: str) -> str:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from flower._glance import glance_verdict, jail_support
-from tests.glance_table import EVERYDAY
-from tests.jail_world import World
+from tests.glance.jail_world import World
+from tests.glance.table import EVERYDAY
 
 MOST_REFUSED = 0.02
 

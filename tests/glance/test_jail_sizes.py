@@ -4,7 +4,7 @@ Landlock judges reads, never `stat`: a jailed `ls -l` shows the size of every en
 may not read included. So the launcher refuses every glance while a tree it may read holds another name
 (a hard link) of a credential file (`reads.LINKED`), and the parser refuses, with the reason, a listing
 with sizes or times of a directory that holds a credential file or such a link (`_metadata`). The
-machine is `tests/test_glance_jail_stores.py`'s, each planted file grown to a size of its own
+machine is `tests/glance/test_jail_stores.py`'s, each planted file grown to a size of its own
 (`pad`), so that a size in an output is seen; the real CLI runs here as an ordinary user.
 """
 
@@ -24,9 +24,9 @@ import pytest
 from flower._glance import glance_verdict
 from flower.testing import ScriptedModel
 from tests.credentials import leaks
-from tests.jail_world import SHELLS
-from tests.test_glance_jail_stores import JAIL, NOBODY, SYSTEM_PYTHON, Machine, _build, pad, size_leaks
-from tests.test_glance_jail_stores import through_the_cli as _through_the_cli
+from tests.glance.jail_world import SHELLS
+from tests.glance.machine import JAIL, NOBODY, SYSTEM_PYTHON, Machine, _build, pad, size_leaks
+from tests.glance.machine import through_the_cli as _through_the_cli
 
 pytestmark = pytest.mark.skipif(not JAIL.available, reason=f"this machine has no glance jail: {JAIL.reason}")
 

@@ -2,7 +2,7 @@
 
 One section per class found by an audit, each with the siblings of the reported command: 96 of these
 commands passed before the checks, the others already were refused and must stay so. What the
-reported ones do when run is shown by `test_glance_shells.py`.
+reported ones do when run is shown by `test_shells.py`.
 """
 
 from __future__ import annotations

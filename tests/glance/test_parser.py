@@ -1,7 +1,7 @@
 """The parser's rules command by command, each row through `glance_verdict` as the wall calls it.
 
 Rows that pin a rule's branches one at a time (an option that takes a value, an operand that is a file
-or standard input), where the table of `tests/glance_table.py` holds one or two rows per command.
+or standard input), where the table of `tests/glance/table.py` holds one or two rows per command.
 A command that would read standard input from the terminal is refused: that is how a rule's answer
 (does it read stdin?) shows in a verdict.
 """
@@ -14,6 +14,21 @@ import pytest
 
 from flower._glance import glance_verdict
 from flower._glance._words import MAX_EXPANSION, _range_size
+from tests.glance.parser_reasons import (
+    COMMAND,
+    CONFIG,
+    ENDLESS,
+    ENVIRON,
+    GLANCE,
+    HOSTNAME,
+    OPAQUE,
+    OTHER,
+    OUTSIDE,
+    REMOTE,
+    STARS,
+    ULIMIT,
+    WHOLE_TREE,
+)
 
 JQ = [
     ("jq . f.json", True),
@@ -70,23 +85,6 @@ def test_jq_reads_the_terminal_only_without_a_file(command: str, glance: bool) -
     if not glance:
         assert verdict.reason == "`jq` would read the terminal here: nothing is piped or redirected into it"
 
-
-COMMAND = "`command` runs another command; only `command -v NAME` looks it up"
-HOSTNAME = "`hostname` with an operand sets the name; -f, -d, -i, -a, -A look it up on the network"
-ULIMIT = "`ulimit` with a value sets a limit; only its flags (`ulimit -a`) show them"
-STARS = "zsh's `***` glob follows symbolic links through the whole tree"
-OUTSIDE = "a recursive glob (`**`) that may start outside the working directory walks a whole tree"
-GLANCE = "every part is a read-only command"
-ENVIRON = "a process's environment (`/proc/…/environ`), which may hold credentials (API keys, tokens)"
-OTHER = (
-    "another process's /proc directory: its command line and environment may hold credentials (API keys, "
-    "tokens)"
-)
-OPAQUE = "`git` has an argument known only at run time ($VAR, glob or brace expansion)"
-CONFIG = "`git config` writes, but with one key alone, `--get`, `--get-regexp` or `--list`"
-REMOTE = "`git remote` is read-only only as `-v`, `get-url NAME` or `show -n NAME`"
-WHOLE_TREE = "would walk the whole tree from `/` (through /proc and /dev, for minutes)"
-ENDLESS = "a /proc file that never ends, blocks or leads to another file (`/proc/kmsg`, `/proc/*/fd/…`)"
 
 ROWS = [
     # command, hostname, ulimit, --version

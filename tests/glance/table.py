@@ -1,7 +1,7 @@
 """The glance table: which commands the coordinator may run itself (and whose results expire).
 
 Each row is (command, ephemeral, why). A non-empty `why` marks an adversarial row and says what it tries.
-`tests/test_glance.py` checks every row; the delegation wall's tests and `bench_glance` reuse it.
+`tests/glance/test_glance.py` checks every row; the delegation wall's tests and `bench_glance` reuse it.
 """
 
 from __future__ import annotations
@@ -557,4 +557,4 @@ EVERYDAY = [
     'for f in *.md; do wc -l $f; done', 'for f in src/*.py; do head -3 "$f"; done',
 ]  # fmt: skip
 """Everyday looks a coordinator takes, written by hand from what coordinators run: each only reads, and
-ends, so each should be a glance. At most 2 % may be refused (`tests/test_glance_everyday.py`)."""
+ends, so each should be a glance. At most 2 % may be refused (`tests/glance/test_everyday.py`)."""

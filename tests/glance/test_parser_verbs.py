@@ -3,7 +3,7 @@
 The rows pin each branch of a rule (found by the mutation pass, docs/testing.md): which option makes a
 recursive verb follow links, where grep and rg take their pattern and when they read standard input,
 git's listing forms of `branch` and `tag`, the values of `git config`'s options, and the operands of
-`test` and `[`. The rows of the other rules are in `tests/test_glance_parser.py`.
+`test` and `[`. The rows of the other rules are in `tests/glance/test_parser.py`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from flower._glance import glance_verdict
-from tests.test_glance_parser import CONFIG, GLANCE, REMOTE, WHOLE_TREE
+from tests.glance.parser_reasons import CONFIG, GLANCE, REMOTE, WHOLE_TREE
 
 FOLLOWS = "follows symbolic links while walking: a link in the project may lead to a device or a named pipe"
 TERMINAL = "`{}` would read the terminal here: nothing is piped or redirected into it"

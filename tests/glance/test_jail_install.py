@@ -17,7 +17,7 @@ import pytest
 from flower._glance import JailLimits, jail, jail_command, jail_support
 from flower._glance.jail import LAUNCHER
 from flower.testing import hang_guard
-from tests.jail_world import PYTHON, SHELLS
+from tests.glance.jail_world import PYTHON, SHELLS
 
 pytestmark = pytest.mark.skipif(
     not jail_support().available, reason=f"this machine has no glance jail: {jail_support().reason}"

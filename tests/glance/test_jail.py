@@ -1,6 +1,6 @@
 """Real attack commands run inside the glance jail, under bash and zsh: none may have its effect.
 
-Each command runs as the CLI runs a glance the wall rewrote (`tests/jail_world.py`): the real launcher,
+Each command runs as the CLI runs a glance the wall rewrote (`tests/glance/jail_world.py`): the real launcher,
 the real kernel, a repository full of traps, listeners, a victim process. The parser would refuse most
 of these commands; here they go straight to the jail, to show that what a parser misses is harmless.
 
@@ -22,7 +22,7 @@ import pytest
 from flower._glance import jail_support
 from flower._glance.jail import LAUNCHER
 from flower.testing import hang_guard
-from tests.jail_world import CUT, MEMORY, PYTHON, REFUSED, SHELLS, TIMEOUT, World
+from tests.glance.jail_world import CUT, MEMORY, PYTHON, REFUSED, SHELLS, TIMEOUT, World
 
 pytestmark = pytest.mark.skipif(
     not jail_support().available, reason=f"this machine has no glance jail: {jail_support().reason}"

@@ -31,6 +31,7 @@ from benchmarks.suite.runner import SEEDS, SELECT, Selection, best, planned
 from benchmarks.suite.summary import kept_facts
 from benchmarks.suite.trace import with_pad
 from flower._cost import Block
+from tests.benchmarks.reports import cut_report, metrics_row
 
 
 def call(ident: str, command: str) -> dict[str, Any]:
@@ -242,12 +243,6 @@ def test_seeds_with_a_selection_plan_only_its_realistic_runs_at_those_seeds() ->
         j.seed for j in planned(["w1"], quick=False, clock="35", select=seeded) if j.player == "realistic"
     }
     assert realistic == {SELECT, 4} and SELECT not in SEEDS
-
-
-def metrics_row(strategy: str, cost: float, finished: bool) -> Metrics:
-    zero = {f.name: 0 for f in dataclasses.fields(Metrics) if f.default is dataclasses.MISSING}
-    values = {**zero, "workload": "w1", "strategy": strategy, "family": "peer", "finished": finished}
-    return Metrics(**{**values, "cost_all": cost})
 
 
 # -- probes ------------------------------------------------------------------------------------------------
@@ -642,19 +637,6 @@ def test_the_page_says_plainly_where_flower_is_not_the_cheapest() -> None:
     assert "W1, 35 s, ideal player" in said and "-lean" not in said
     assert losses(rows[:3], ["w1"]).startswith("**Where flower is not the cheapest**")
     assert "every workload" in losses([row("flower", "ideal", 1.0, family="flower")], ["w1"])
-
-
-def cut_report(report: str, directory: str) -> str:
-    """What flower's `report_cut` hook gives the coordinator for this foreground worker's report."""
-    import anyio
-
-    from flower._wall.report_cut import report_cut
-
-    hook = report_cut(directory)
-    response = {"status": "completed", "agentType": "worker", "content": [{"type": "text", "text": report}]}
-    data = {"hook_event_name": "PostToolUse", "tool_name": "Agent", "tool_response": response}
-    out: Any = anyio.run(hook, data, "a1", {"signal": None})
-    return str(out["hookSpecificOutput"]["updatedToolOutput"]["content"][0]["text"])
 
 
 @pytest.mark.parametrize("share", [0.0, 1.0])
