@@ -1,7 +1,7 @@
 """How many reads of a developer's secrets does the wall accept, and how many of them print one? Markdown.
 
 Run from the repository root: `python benchmarks/bench_glance_secrets.py [--user]`. It plants the machine of
-`tests/glance/test_jail_stores.py` (tokens in git's configuration, program trees on `PATH` beside their
+`tests/glance/machine.py` (tokens in git's configuration, program trees on `PATH` beside their
 credentials, `.git` files naming other directories, a hard link to `~/.aws/credentials` in a second
 workspace, the usual stores; here also a symbolic link in the workspace to `~/.netrc`), then hands each
 command of `ATTACKS` (below) to the wall (`glance_run`, in this process, whose home is the planted one)

@@ -4,7 +4,7 @@ Landlock judges reads, never `stat`: a jailed `ls -l` shows the size of every en
 may not read included. So the launcher refuses every glance while a tree it may read holds another name
 (a hard link) of a credential file (`reads.LINKED`), and the parser refuses, with the reason, a listing
 with sizes or times of a directory that holds a credential file or such a link (`_metadata`). The
-machine is `tests/glance/test_jail_stores.py`'s, each planted file grown to a size of its own
+machine is `tests/glance/machine.py`'s, each planted file grown to a size of its own
 (`pad`), so that a size in an output is seen; the real CLI runs here as an ordinary user.
 """
 
