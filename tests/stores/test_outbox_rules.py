@@ -84,7 +84,11 @@ async def test_the_loop_delivers_rows_as_they_come_and_backs_off_while_the_outbo
             deliverer.outbox = outbox  # the outbox is back: the loop goes on where it was
             outbox.put(target, KEY, [{"uuid": "c"}])
             deliverer.wake()
-            await _until(lambda: loaded(3))
+
+            async def counted() -> bool:  # stored first, counted after: wait for both before cancelling
+                return await loaded(3) and deliverer.delivered == 3
+
+            await _until(counted)
             tasks.cancel_scope.cancel()
     assert deliverer.delivered == 3 and failure is not None and deliverer.failure is None
     (record,) = caplog.records  # told once for the whole outage
