@@ -64,11 +64,12 @@ def tether(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
 
 @asynccontextmanager
 async def connected(options: ClaudeAgentOptions) -> AsyncIterator[ClaudeSDKClient]:
-    """A client of the CLI `tether(options)` starts. Left by an exception (the run abandoned: a consumer
-    that broke out of the stream, a cancellation), the CLI is asked to stop (SIGTERM, which the supervisor
-    passes on) before the SDK closes it: the SDK's close waits 5 s for a CLI in the middle of a request to
-    end by itself before it sends that signal. Left normally, the SDK closes it as it always does."""
-    async with ClaudeSDKClient(options=tether(options)) as client:
+    """A client of the CLI `options` start (tethered by the caller, `tether`). Left by an exception (the run
+    abandoned: a consumer that broke out of the stream, a cancellation), the CLI is asked to stop (SIGTERM,
+    which the supervisor passes on) before the SDK closes it: the SDK's close waits 5 s for a CLI in the
+    middle of a request to end by itself before it sends that signal. Left normally, the SDK closes it as
+    it always does."""
+    async with ClaudeSDKClient(options=options) as client:
         try:
             yield client
         except BaseException:
