@@ -83,6 +83,10 @@ class AgentSpec:
     own_steps: int = 0
     """With `delegate_only`: how many hands-on calls per user turn the main thread may make itself
     (`delegate_guard(own_steps=...)`); 0, the default, is the strict wall."""
+    inline_until: int | None = None
+    """With `delegate_only`: the main thread does its hands-on work itself while its context is under this
+    many tokens, and delegates from then on (`delegate_guard(inline_until=...)`); None, the default, is
+    the strict wall from the start."""
     mandate_line: str | None = None
     """With `delegate_only`: the fixed line put in front of every mandate (`mandate_guard`), so every
     worker sends the same billing block and reads the tools and system prompt the first one cached."""
@@ -125,6 +129,17 @@ class AgentSpec:
             raise SpecError(f"{owner}: own_steps must be 0 or more, got {self.own_steps}")
         if self.own_steps and not self.delegate_only:
             raise SpecError(f"{owner}: own_steps only makes sense with delegate_only (it loosens the wall)")
+        if self.inline_until is not None:
+            if self.inline_until < 1:
+                raise SpecError(
+                    f"{owner}: inline_until must be a positive number of tokens, got {self.inline_until}"
+                )
+            if not self.delegate_only:
+                raise SpecError(
+                    f"{owner}: inline_until only makes sense with delegate_only (it loosens the wall)"
+                )
+            if self.own_steps:
+                raise SpecError(f"{owner}: give inline_until or own_steps, not both (both loosen the wall)")
         check_mandate_line(self.mandate_line, owner)
         if self.mandate_line is not None and not self.delegate_only:
             raise SpecError(f"{owner}: mandate_line only makes sense with delegate_only (a coordinator)")
@@ -220,6 +235,7 @@ def coordinator(
     *,
     glance: bool = True,
     own_steps: int = 0,
+    inline_until: int | None = None,
     tools: Iterable[str] = COORDINATOR_TOOLS,
     mandate_line: str | None = MANDATE_LINE,
     foreground: bool = True,
@@ -241,11 +257,14 @@ def coordinator(
     read-only Bash commands itself (a subagent costs ~4.3k tokens; an `ls` is not worth that).
     `own_steps > 0` is an opt-in loosening: that many hands-on calls per user turn (one command, one
     small edit) it may take itself, a Bash one with a scrubbed environment and a cut output, never one
-    that would read credentials; what it gives up is in `delegate_guard`. `rules` None:
-    `coordinator_rules(own_steps)`, which says just that. `mandate_line` starts every mandate (None:
-    mandates go out as written); the planning tools (`TaskCreate`...) are opt-in through `tools`.
-    `foreground`: a worker the coordinator does not send to the background in so many words runs in the
-    foreground (False: the CLI's default, the background). `workers` may be empty only with
+    that would read credentials; what it gives up is in `delegate_guard`. `inline_until` (tokens, opt-in,
+    not with `own_steps`) is the other loosening, for tasks that may be small: the main thread does its
+    hands-on work itself while its context is under that size (a Bash command scrubbed, never one that
+    reads credentials), and the strict wall holds from the reply that reached it on. `rules` None:
+    `coordinator_rules(own_steps, inline_until)`, which says just that. `mandate_line` starts every
+    mandate (None: mandates go out as written); the planning tools (`TaskCreate`...) are opt-in through
+    `tools`. `foreground`: a worker the coordinator does not send to the background in so many words runs
+    in the foreground (False: the CLI's default, the background). `workers` may be empty only with
     `builtin_agents=True` (the coordinator then delegates to the CLI's own agents).
 
     Its system prompt is flower's own short coordinator prompt (`COORDINATOR_PROMPT`), then `rules` and
@@ -272,6 +291,7 @@ def coordinator(
         delegate_only=True,
         glance=glance,
         own_steps=own_steps,
+        inline_until=inline_until,
         mandate_line=mandate_line,
         foreground=foreground,
         workers=named,
@@ -285,7 +305,9 @@ def coordinator(
     if "Agent" not in spec.tools and named:
         raise SpecError(f"coordinator {name!r}: it has workers but no Agent tool to delegate with")
     # the spec checks own_steps before the rules that say it are written
-    return spec if rules is not None else dataclasses.replace(spec, rules=coordinator_rules(own_steps))
+    if rules is not None:
+        return spec
+    return dataclasses.replace(spec, rules=coordinator_rules(own_steps, inline_until))
 
 
 def _named_workers(

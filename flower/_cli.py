@@ -83,6 +83,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="--what-if: title each session with its first prompt's first line (no content otherwise)",
     )
+    report.add_argument(
+        "--inline-until",
+        metavar="TOKENS",
+        type=int,
+        help="--what-if: estimate delegation for a coordinator that works hands-on itself while its context "
+        "is under TOKENS (coordinator(inline_until=TOKENS)) instead of the strict default",
+    )
     report.add_argument("--schema", default="flower", help="a fleet: the store's PostgreSQL schema (flower)")
     report.add_argument(
         "--otlp",
@@ -148,6 +155,8 @@ def _report(args: argparse.Namespace) -> int:
         return _what_if(args)
     if args.show_prompts:
         raise SpecError("--show-prompts titles the sessions of --what-if")
+    if args.inline_until is not None:
+        raise SpecError("--inline-until shapes the delegation estimate of --what-if: give --what-if too")
     if args.source is not None and is_dsn(args.source):
         if args.otlp is not None:
             raise SpecError(
@@ -191,7 +200,7 @@ def _built(
 
 
 def _what_if(args: argparse.Namespace) -> int:
-    from .report._what_if import WhatIfOptions, WhatIfReport, build_what_if
+    from .report._what_if import DelegationAssumptions, WhatIfOptions, WhatIfReport, build_what_if
 
     for flag, given in (("--otlp", args.otlp), ("--window", args.window), ("--workbench", args.workbench)):
         if given is not None:
@@ -199,7 +208,10 @@ def _what_if(args: argparse.Namespace) -> int:
 
     from .report._what_if.plots import write_plots
 
-    options = WhatIfOptions(show_prompts=args.show_prompts)
+    if args.inline_until is not None and args.inline_until < 1:
+        raise SpecError(f"--inline-until must be a positive number of tokens, got {args.inline_until}")
+    delegation = DelegationAssumptions(inline_until=args.inline_until)
+    options = WhatIfOptions(show_prompts=args.show_prompts, delegation=delegation)
     what = "flower report --what-if: sessions replayed"
     report: WhatIfReport = _built(args, build_what_if, options, what)
     status = _show(args, report, lambda directory: write_plots(report, directory))

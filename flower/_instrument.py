@@ -92,6 +92,7 @@ def instrument(
     coordinator: bool = False,
     glance: bool | None = None,
     own_steps: int | None = None,
+    inline_until: int | None = None,
     own_tools: Iterable[str] | None = None,
     mandate_line: str | None = MANDATE_LINE,
     workbench: bool | Workbench = True,
@@ -118,7 +119,9 @@ def instrument(
       `can_use_tool` is asked about it (never about the jail's launcher), so a glance runs under every
       permission mode and the app's refusals hold. `own_steps` (default 0, the strict wall: every
       hands-on call refused at once) opts in to that many hands-on calls per user turn it may make
-      itself (`delegate_guard`; the app's prompt should say so: `coordinator_rules(own_steps)`).
+      itself (`delegate_guard`; the app's prompt should say so: `coordinator_rules(own_steps)`);
+      `inline_until` (tokens) lets it work hands-on itself while its context is under that size
+      (`coordinator_rules(inline_until=...)` says so).
       Subagents are never limited. With a
       coordinator, `mandate_line` is put in front of every mandate (`mandate_guard`: the workers then
       share their cached prefix) and a worker's start waits, at most 5 seconds, while another worker of
@@ -158,9 +161,11 @@ def instrument(
     spill = check_spill(spill_threshold, _OWNER)
     limit = check_report_limit(report_limit, _OWNER)
     check_keep_denials(keep_denials, _OWNER)
-    if not coordinator and (glance is not None or own_tools is not None or own_steps is not None):
+    shaping = (glance, own_tools, own_steps, inline_until)
+    if not coordinator and any(knob is not None for knob in shaping):
         raise SpecError(
-            f"{_OWNER}: glance, own_steps and own_tools shape the delegation wall; they need coordinator=True"
+            f"{_OWNER}: glance, own_steps, inline_until and own_tools shape the delegation wall; they need "
+            "coordinator=True"
         )
     if own_steps is not None and own_steps < 0:
         raise SpecError(f"{_OWNER}: own_steps must be 0 or more, got {own_steps}")
@@ -178,7 +183,7 @@ def instrument(
     layer = _store(options, root, wb, keep_denials=keep_denials, ephemeral=ephemeral, trim=trim)
     steps = 0 if own_steps is None else own_steps
     wall = (
-        _wall(options, wb, glance=glance is not False, steps=steps, own_tools=own_tools)
+        _wall(options, wb, glance=glance is not False, steps=steps, own_tools=own_tools, inline=inline_until)
         if coordinator
         else {}
     )
@@ -319,6 +324,7 @@ def _wall(
     glance: bool,
     steps: int,
     own_tools: Iterable[str] | None,
+    inline: int | None = None,
 ) -> dict[HookEvent, list[HookMatcher]]:
     """The delegation wall for the main thread, allowing it its own tools."""
     offered = options.tools if isinstance(options.tools, list) else None
@@ -348,6 +354,7 @@ def _wall(
         rules=BashRules.from_options(options),
         own_steps=steps,
         can_use_tool=options.can_use_tool,
+        inline_until=inline,
     )
     return {"PreToolUse": [HookMatcher(matcher=None, hooks=[guard])]}
 

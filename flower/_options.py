@@ -223,6 +223,7 @@ def build_options(
             rules=rules,
             own_steps=spec.own_steps,
             can_use_tool=spec.options.get("can_use_tool"),
+            inline_until=spec.inline_until,
         )
         wall["PreToolUse"] = [HookMatcher(matcher=None, hooks=[guard])]
     # of several denials the model reads only the last to end: when the wall and one of the spec's own

@@ -289,6 +289,9 @@ async def test_the_wall_allows_the_main_thread_the_tools_the_app_gave_it(ws: Pat
         ({}, {"own_tools": ["Agent"]}, "need coordinator=True"),
         ({}, {"own_steps": 1}, "need coordinator=True"),
         ({}, {"coordinator": True, "own_steps": -1}, "own_steps must be 0 or more, got -1"),
+        ({}, {"inline_until": 40_000}, "need coordinator=True"),
+        ({}, {"coordinator": True, "inline_until": 0}, "inline_until must be a positive number of tokens"),
+        ({}, {"coordinator": True, "inline_until": 9, "own_steps": 1}, "not both"),
     ],
 )
 def test_a_coordinator_needs_the_agent_tool(ws: Path, fields: Any, kwargs: Any, match: str) -> None:

@@ -35,6 +35,7 @@ examples:
   flower run "Find why test_parser.py fails and fix it"
   flower run --resume 3f2a "Now add a test for the empty input"
   flower run --workers .flower/workers.toml "Update the changelog for the release"
+  flower run --inline-until 60000 "Rename the helper and update its two callers"
   flower sessions
 """
 
@@ -66,6 +67,13 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--model", help="the model of the coordinator, which its workers inherit (default: the CLI's)"
     )
     run.add_argument(
+        "--inline-until",
+        metavar="TOKENS",
+        type=_tokens,
+        help="let the coordinator do the hands-on work itself while its context is under TOKENS, and "
+        "delegate from then on (for goals that may be small; default: delegate from the start)",
+    )
+    run.add_argument(
         "--json",
         action="store_true",
         help="print every event as one JSON object per line, then a Done object",
@@ -90,12 +98,24 @@ def _run(args: argparse.Namespace) -> int:
         workers=args.workers,
         model=args.model,
         json=args.json,
+        inline_until=args.inline_until,
     )
     try:
         return anyio.run(lambda: run_goal(request))
     except ClaudeSDKError as exc:  # the CLI not found or not starting: said as flower's own errors are
         print(f"flower run: error: {exc}", file=sys.stderr)
         return 1
+
+
+def _tokens(text: str) -> int:
+    """`--inline-until`'s value: a positive whole number of tokens (`60000`, `60_000`)."""
+    try:
+        tokens = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of tokens, like 60000, not {text!r}") from None
+    if tokens < 1:
+        raise argparse.ArgumentTypeError(f"a positive number of tokens, not {tokens}")
+    return tokens
 
 
 def _sessions(args: argparse.Namespace) -> int:

@@ -65,6 +65,9 @@ class RunRequest:
     """The model of the coordinator, which the workers inherit (None: the CLI's default)."""
     json: bool = False
     """Print the events as JSON lines instead of progress lines."""
+    inline_until: int | None = None
+    """The coordinator works hands-on itself while its context is under this many tokens (None: it
+    delegates from the start)."""
 
 
 def resume_command(session_id: str) -> str:
@@ -103,7 +106,7 @@ async def run_goal(
     if not request.goal.strip():
         raise SpecError("GOAL is empty: say what to do (with --resume: the next instruction)")
     workers = load_workers(request.workers) if request.workers is not None else dict(DEFAULT_WORKERS)
-    spec = lead(workers, model=request.model)
+    spec = lead(workers, model=request.model, inline_until=request.inline_until)
     resume = None
     if request.resume is not None:
         from .sessions import resolve_session

@@ -64,10 +64,22 @@ RUN_INSTRUCTIONS = (
 _FIELDS = frozenset({"description", "instructions", "tools", "model", "max_turns"})
 
 
-def lead(workers: Mapping[str, AgentSpec], *, model: str | None = None) -> AgentSpec:
+def lead(
+    workers: Mapping[str, AgentSpec], *, model: str | None = None, inline_until: int | None = None
+) -> AgentSpec:
     """The coordinator of `flower run`: strict (`own_steps=0`: every hands-on call of the main thread is
-    refused and delegated), with glances, over `workers`; `model` for the whole team (workers inherit)."""
-    return coordinator("lead", RUN_INSTRUCTIONS, dict(workers), own_steps=0, glance=True, model=model)
+    refused and delegated), with glances, over `workers`; `model` for the whole team (workers inherit).
+    `inline_until` (`--inline-until`, opt-in): it works hands-on itself while its context is under that
+    many tokens."""
+    return coordinator(
+        "lead",
+        RUN_INSTRUCTIONS,
+        dict(workers),
+        own_steps=0,
+        glance=True,
+        model=model,
+        inline_until=inline_until,
+    )
 
 
 def load_workers(path: str | Path) -> dict[str, AgentSpec]:

@@ -23,6 +23,12 @@ input. A glance, a Read or a refusal does not give a step back. An own Bash step
 read (credentials, the environment: `GlanceVerdict.secret`, or a word of it that names a credential
 store) is never an own step: that refusal is final in every mode, as is a match of the app's rules.
 
+Inline first (opt-in, `inline_until=T`): while the session's context is under `T` tokens (`_inline`:
+the latest reply's usage in its transcript), the main thread makes its hands-on calls itself, with no
+count or input limit, a Bash one through the same scrubbing launcher as an own step with a larger cap
+(`INLINE_MAX_OUTPUT`); once the session reached `T`, the wall is strict for it. The refusals for
+secrets and the app's rules are final in that phase too.
+
 It fails closed: if deciding raises, the call is refused and the error logged.
 """
 
@@ -47,7 +53,8 @@ from .._errors import SpecError
 from .._glance import BashRules, glance_run, glance_verdict
 from .._util.calls import deny
 from .._util.check import checked
-from ._own import OWN_STEP_MAX_INPUT, OWN_STEP_MAX_OUTPUT, own_command, secret_word
+from ._inline import Growth
+from ._own import INLINE_MAX_OUTPUT, OWN_STEP_MAX_INPUT, OWN_STEP_MAX_OUTPUT, own_command, secret_word
 from ._tools import CLI_TOOLS, COORDINATOR_TOOLS, HANDS_ON, check_tools, is_mcp_tool
 from ._turns import Turns
 
@@ -95,6 +102,7 @@ def delegate_guard(
     rules: BashRules | None = None,
     own_steps: int = 0,
     can_use_tool: CanUseTool | None = None,
+    inline_until: int | None = None,
 ) -> HookCallback:
     """Build the PreToolUse hook of the delegation wall; install it with matcher `None` (every tool).
 
@@ -112,6 +120,10 @@ def delegate_guard(
       call refused for what it would read (credentials, the environment).
     - `can_use_tool`: the app's permission callback: asked about the command the model wrote before the
       wall approves a rewritten one (the CLI would ask it about the launcher); a deny is obeyed.
+    - `inline_until`: None (the default) or a number of tokens: while the session's context is under it,
+      the main thread makes its hands-on calls itself (no count, no input limit; a Bash one scrubbed, its
+      output cut at `INLINE_MAX_OUTPUT`); from the reply that reached it on, the strict wall. Never a
+      call refused for what it would read. Not with `own_steps`.
     """
     own = frozenset(check_tools(allowed, owner="delegate_guard: allowed")) - HANDS_ON
     where = f"`{Path(artifacts)}`" if artifacts is not None else _NO_ARTIFACTS
@@ -119,7 +131,14 @@ def delegate_guard(
         raise SpecError("delegate_guard: reason must contain {action} (and may contain {artifacts})")
     if own_steps < 0:
         raise SpecError(f"delegate_guard: own_steps must be 0 or more, got {own_steps}")
+    if inline_until is not None and inline_until < 1:
+        raise SpecError(
+            f"delegate_guard: inline_until must be a positive number of tokens, got {inline_until}"
+        )
+    if inline_until is not None and own_steps:
+        raise SpecError("delegate_guard: give inline_until or own_steps, not both (both loosen the wall)")
     turns = Turns()
+    growth = Growth(inline_until) if inline_until is not None else None
 
     def refuse(action: str) -> HookJSONOutput:
         return deny(reason.format(action=action, artifacts=where))
@@ -143,8 +162,8 @@ def delegate_guard(
             )
         return None
 
-    def own_bash(command: str, cwd: str | None) -> str | HookJSONOutput:
-        """The launcher for an own Bash step, or its final refusal (secrets, the app's rules)."""
+    def own_bash(command: str, cwd: str | None, cap: int = OWN_STEP_MAX_OUTPUT) -> str | HookJSONOutput:
+        """The launcher for an own (or inline) Bash step, or its final refusal (secrets, the app's rules)."""
         why = glance_verdict(command, cwd=cwd)
         found = why.reason if why.secret else secret_word(command, cwd)
         if found:
@@ -153,7 +172,7 @@ def delegate_guard(
             rule = rules.match(command, why.segments, cwd)
             if rule:
                 return refuse(f"run `{_shown(command)}`: the permission rule `{rule}` matches it")
-        return own_command(command, spill=artifacts)
+        return own_command(command, spill=artifacts, cap=cap)
 
     def glance_as(command: str, cwd: str | None) -> str | HookJSONOutput:
         run = glance_run(command, cwd=cwd, rules=rules)
@@ -177,9 +196,14 @@ def delegate_guard(
         if tool not in HANDS_ON:
             return refuse(f"use {tool} itself")
         tool_input = data.get("tool_input") or {}
+        past = growth.past(data) if growth is not None else ""
+        if growth is not None and not past:
+            return await inline_call(data, tool, tool_input)
         if own_steps:
             await turns.settle(data)
         if tool != "Bash":
+            if past:
+                return refuse(f"use {tool} itself any more: {past}")
             refused = step_refusal(data, tool, tool_input.get(_INPUT[tool]), f"use {tool} itself")
             if refused is None:
                 turns.take(data)
@@ -196,6 +220,8 @@ def delegate_guard(
             strict = f"run `{_shown(command)}` itself, as it is not a read-only glance ({run.reason})"
         else:
             strict = f"run `{_shown(command)}` itself"
+        if past:
+            strict = f"run `{_shown(command)}` itself any more ({past})"
         if own_steps == 0:
             return refuse(strict)
         launcher = own_bash(command, cwd)
@@ -206,6 +232,28 @@ def delegate_guard(
             return refused
         turns.take(data)
         return await _approved(data, tool_input, launcher, lambda c: own_bash(c, cwd), False)
+
+    async def inline_call(
+        data: Mapping[str, Any], tool: str, tool_input: Mapping[str, Any]
+    ) -> HookJSONOutput:
+        """A hands-on call while the session is under `inline_until`: it runs, a Bash one through the
+        scrubbing launcher (a glance through the jail, as always); secrets and the app's rules refused."""
+        if tool != "Bash":
+            return {}
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            return refuse("run a Bash call without a command")
+        cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else None
+        if glance:
+            run = glance_run(command, cwd=cwd, rules=rules)
+            if run.allowed:
+                return await _approved(data, tool_input, run.command, lambda c: glance_as(c, cwd), True)
+        launcher = own_bash(command, cwd, INLINE_MAX_OUTPUT)
+        if not isinstance(launcher, str):
+            return launcher
+        return await _approved(
+            data, tool_input, launcher, lambda c: own_bash(c, cwd, INLINE_MAX_OUTPUT), False
+        )
 
     async def _approved(
         data: Mapping[str, Any], tool_input: Mapping[str, Any], command: str, again: _Rewrite, approve: bool

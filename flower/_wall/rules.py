@@ -84,13 +84,30 @@ reason in the workbench's `notes/`.
 
 
 @checked
-def coordinator_rules(own_steps: int = 0) -> str:
+def coordinator_rules(own_steps: int = 0, inline_until: int | None = None) -> str:
     """The coordinator's rules for a wall that lets `own_steps` hands-on calls per user turn through
     (`delegate_guard(own_steps=...)`): with 0, the default, they say every hands-on call is refused and
-    go to a worker; with more, they invite exactly the own steps the wall allows."""
+    go to a worker; with more, they invite exactly the own steps the wall allows. With `inline_until`
+    (tokens), they say the coordinator works hands-on itself until its context reaches that size, and
+    delegates from then on (`delegate_guard(inline_until=...)`)."""
     if own_steps < 0:
         raise SpecError(f"coordinator_rules: own_steps must be 0 or more, got {own_steps}")
-    if own_steps == 0:
+    if inline_until is not None and inline_until < 1:
+        raise SpecError(
+            f"coordinator_rules: inline_until must be a positive number of tokens, got {inline_until}"
+        )
+    if inline_until is not None and own_steps:
+        raise SpecError("coordinator_rules: give inline_until or own_steps, not both")
+    if inline_until is not None:
+        hands_on = (
+            f"While your context is under {inline_until:,} tokens, do the hands-on work yourself with "
+            "your own tools (writing, editing, commands), as any agent would: a small task is cheaper "
+            "done than delegated. Commands that read credentials or the environment are refused all the "
+            "same, and your command's output is cut like any agent's. Once your context reaches that "
+            "size, the wall refuses every hands-on call: from then on give each such step to a worker, "
+            "several small ones in one mandate, as the rest of these rules say."
+        )
+    elif own_steps == 0:
         hands_on = (
             "Hands-on tools are refused to you, every call at once (writing, editing, commands that change "
             "anything, however small): give each such step to a worker, several small ones in one mandate."

@@ -120,3 +120,21 @@ def test_a_workers_prose_costs_its_output_and_what_its_next_request_reads() -> N
     # the worker's first reply writes '{"command":"make b"}' (20 chars) and its prose: 5 tokens with none,
     # 105 with 400 chars; its next request reads those 100 more from the cache (all of its context is)
     assert cost(400.0) - cost(0.0) == pytest.approx((105 - 5) * (15 + 0.3) / 1e6, abs=1e-12)
+
+
+def test_an_inline_start_keeps_the_calls_made_while_the_context_was_small() -> None:
+    """`inline_until`: the wall judges a reply by the context the previous request recorded, so the
+    replies up to the one after the first request at the limit run inline; the rest of the stretch goes."""
+    t = Transcript()
+    t.prompt("Go.")
+    for number, context in enumerate((10_000, 20_000, 60_000, 70_000)):
+        call = f"c{number}"
+        for entry in t.assistant(t.call("Bash", {"command": f"make {number}"}, call)):
+            entry["message"]["usage"] = {"input_tokens": 5, "cache_read_input_tokens": context}
+        t.result(call, "ok")
+    _step(t, "Read", {"file_path": "/x/a"}, "r")
+    t.assistant({"type": "text", "text": "Done."})
+    thread = thread_of("main", t.entries)
+    assert tool_loops(thread) == [(0, 4, 4)]
+    assert tool_loops(thread, inline_until=50_000) == [(3, 4, 1)]
+    assert tool_loops(thread, inline_until=100_000) == []

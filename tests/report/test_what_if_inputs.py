@@ -104,3 +104,17 @@ def test_an_ambiguous_or_unknown_prefix_is_an_error_naming_it(
     assert status == 1 and "no session id is or starts with 'deadbeef'" in err
     status, _, err = _run(capsys, str(projects), "--session", "deadbeef")
     assert status == 1 and "no session id is or starts with 'deadbeef'" in err, "the plain report too"
+
+
+def test_inline_until_shapes_the_delegation_estimate_and_is_named_when_misplaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    projects = h.history(tmp_path, damaged=False)
+    status, out, _ = _run(capsys, "--what-if", str(projects), "--inline-until", "40000")
+    assert status == 0 and "(inline_until=40,000)" in " ".join(out.split())
+    status, out, _ = _run(capsys, "--what-if", str(projects))
+    assert status == 0 and "strict, as flower's coordinator() is by default" in " ".join(out.split())
+    status, _, err = _run(capsys, "--what-if", str(projects), "--inline-until", "0")
+    assert status == 1 and "--inline-until must be a positive number of tokens, got 0" in err
+    status, _, err = _run(capsys, str(projects), "--inline-until", "40000")
+    assert status == 1 and "--inline-until shapes the delegation estimate of --what-if" in err

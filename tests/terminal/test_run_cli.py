@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from flower._terminal import SCRIPTED_MODEL_ENV
-from flower.testing import ScriptedModel
+from flower.testing import ScriptedModel, bash
 from tests.credentials import CHANGE_THE_CLI, VARIABLES
 from tests.terminal import scenario, transcript
 from tests.terminal.terminal import Terminal, environment, piped, plain, processes_of, running, wait_until
@@ -136,6 +136,29 @@ def test_through_a_pipe_the_same_lines_without_colour(scripted_model: ScriptedMo
     page = transcript.page_transcript(DOCS / "run.md").split("\n$ ")[0].split("\n", 1)[1]
     shown = done.stdout.replace(str(repo), transcript.SHOWN_AS)
     assert transcript.normalised(page) == transcript.normalised(shown)
+
+
+def test_inline_until_does_a_small_goal_without_a_worker(
+    scripted_model: ScriptedModel, tmp_path: Path
+) -> None:
+    repo = scenario.repository(tmp_path)
+    scripted_model.script("main", [bash("echo hi > note.txt && echo NOTE-RAN"), "Wrote note.txt."])
+
+    done = piped(["run", "--inline-until", "60000", "Write a note."], cwd=repo, env=_env(scripted_model))
+
+    assert done.returncode == 0, done.stderr
+    assert (repo / "note.txt").read_text() == "hi\n" and "Wrote note.txt." in done.stdout
+    [result] = scripted_model.request("main", -1).tool_results
+    assert not result.is_error and "NOTE-RAN" in result.text
+    assert "While your context is under 60,000 tokens" in scripted_model.request("main", 0).system_text
+
+
+@pytest.mark.parametrize("value", ["0", "many"])
+def test_a_bad_inline_until_is_named(tmp_path: Path, value: str) -> None:
+    done = piped(["run", "--inline-until", value, "Write a note."], cwd=tmp_path, env=environment())
+
+    assert done.returncode == 2 and "argument --inline-until" in done.stderr
+    assert "a positive number of tokens" in done.stderr or "a number of tokens" in done.stderr
 
 
 def test_json_streams_one_event_per_line(scripted_model: ScriptedModel, tmp_path: Path) -> None:

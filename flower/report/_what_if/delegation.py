@@ -118,7 +118,9 @@ def _touches(call: Mapping[str, Any], cwd: str, saved: set[str]) -> bool:
     return read_path(call, cwd) in saved
 
 
-def tool_loops(thread: Thread, own_steps: int = 0, trailing: bool = False) -> list[tuple[int, int, int]]:
+def tool_loops(
+    thread: Thread, own_steps: int = 0, trailing: bool = False, inline_until: int | None = None
+) -> list[tuple[int, int, int]]:
     """`(first, last, calls)` of each stretch of a tool loop a worker would have made: the request whose
     reply made its first delegable call, the request that got its last results, and its calls. A reply
     whose calls the coordinator may make itself (`_own`) stays on the main thread and ends a stretch: the
@@ -128,7 +130,9 @@ def tool_loops(thread: Thread, own_steps: int = 0, trailing: bool = False) -> li
     stretch's last: the worker that was shown the preview looks into the file (as in flower's runs), not
     the coordinator, which never saw it. With `trailing`, so are the replies right after a delegated
     stretch that only make glances (the worker looks at the state its own calls left before it
-    reports); without, the coordinator runs them."""
+    reports); without, the coordinator runs them. With `inline_until`, a reply made while the context
+    the wall reads (the previous request's, as the CLI records it) was under that many tokens, and never
+    past it before, makes its calls itself: a stretch keeps only its replies from the first strict one."""
     requests, entries = thread.requests, thread.entries
     cuts = set(boundaries(entries))
     saved = saved_files(thread)
@@ -156,8 +160,12 @@ def tool_loops(thread: Thread, own_steps: int = 0, trailing: bool = False) -> li
         elif opened is not None and (not goes_on or all(_own(c) for c in calls)):
             stretches.append((opened, number))
             opened = None
+    strict = _strict_from(requests, inline_until)
     loops = []
     for first, last in stretches:
+        if last <= strict:
+            continue  # every reply of it ran inline
+        first = max(first, strict)
         while saved and last + 1 < len(requests) and reads_back(last) and carried_back(last + 1):
             last += 1
         calls = [c for r in requests[first:last] for c in _calls(r)]
@@ -167,6 +175,15 @@ def tool_loops(thread: Thread, own_steps: int = 0, trailing: bool = False) -> li
             last += 1
         loops.append((first, last, sum(len(_calls(r)) for r in requests[first:last])))
     return loops
+
+
+def _strict_from(requests: Sequence[Request], inline_until: int | None) -> int:
+    """The first request whose reply the wall judges strictly: the one after the first request whose
+    context reached `inline_until` (0, the strict wall from the start, without one)."""
+    if inline_until is None:
+        return 0
+    reached = next((n for n, r in enumerate(requests) if r.usage.context >= inline_until), len(requests))
+    return reached + 1
 
 
 def worker_outputs(loop: Thread, prose: float, rate: float) -> list[int]:
@@ -314,7 +331,8 @@ def delegation_line(
     `others_usd`); `recorded_usd`: the session's recorded cost, which the savings are told against."""
     policy = policy or HandoffPolicy()
     by_trailing = {
-        trailing: tool_loops(main, a.own_steps, trailing) for trailing in {False, *a.worker_glances}
+        trailing: tool_loops(main, a.own_steps, trailing, a.inline_until)
+        for trailing in {False, *a.worker_glances}
     }
     ends = []
     for pick, low in ((0, True), (1, False)):

@@ -47,6 +47,10 @@ class DelegationAssumptions:
     """Hands-on calls in a row the coordinator takes itself: 0, flower's default (`coordinator()` is strict:
     every hands-on call goes to a worker); with `n`, a stretch of no more than `n` stays on the main
     thread, as `coordinator(own_steps=n)` lets it."""
+    inline_until: int | None = None
+    """None, flower's default (every hands-on call delegated from the start); with `t` tokens, the hands-on
+    calls the main thread made while its recorded context was under `t` stay on it, as
+    `coordinator(inline_until=t)` lets it, and the rest of the session is delegated."""
     worker_glances: tuple[bool, bool] = (True, False)
     """Whether the replies right after a stretch, in the same tool loop, that only make glances (Bash calls
     glance accepts: looking at the state its calls left) are the worker's: at the low end it checks

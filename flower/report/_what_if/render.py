@@ -259,6 +259,11 @@ def _assumptions(report: WhatIfReport) -> list[str]:
         if a.own_steps == 0
         else f"taking up to {a.own_steps} hands-on step(s) in a row itself (own_steps={a.own_steps})"
     )
+    if a.inline_until is not None:
+        steps = (
+            f"working hands-on itself while its context was under {a.inline_until:,} tokens and "
+            f"delegating from then on (inline_until={a.inline_until:,})"
+        )
     found = [
         "the spill range ends at the recorded cost: a model that read every set-aside output back would "
         "hold the context the session held",

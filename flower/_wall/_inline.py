@@ -1,0 +1,102 @@
+"""How large the main thread has grown, for a coordinator that starts inline (`inline_until`).
+
+A coordinator built with `coordinator(..., inline_until=T)` does its hands-on work itself while its
+context is small, and delegates once it has grown: the wall lets its hands-on calls through while the
+context is under `T` tokens, and is strict for that session for good once it reached `T`.
+
+The context is read where the CLI keeps it: the usage of the latest main-thread reply in the session's
+transcript (input + cache read + cache creation tokens, the same sum the runtime's handoff watches). The
+CLI writes a reply's entry before it sends the next request, so the wall judges a call by the reply
+before the one that made it: it lags one reply, never more. A session whose transcript has no reply yet
+is at its start (the wall allows); a transcript that cannot be read makes the wall strict (unsure, it
+refuses).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Growth", "reply_context"]
+
+logger = logging.getLogger("flower.delegate")
+
+_CHUNK = 64 * 1024
+
+
+def reply_context(path: str) -> int:
+    """The context tokens of the latest main-thread reply in the transcript at `path`: 0 when it holds
+    none yet. Raises `OSError` when the file cannot be read."""
+    with open(path, "rb") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        size = min(end, _CHUNK)
+        while True:
+            handle.seek(end - size)
+            lines = handle.read(size).split(b"\n")
+            if size < end:
+                lines = lines[1:]  # the first line may be cut
+            for line in reversed(lines):
+                tokens = _reply_tokens(line)
+                if tokens is not None:
+                    return tokens
+            if size == end:
+                return 0
+            size = min(end, size * 4)
+
+
+def _reply_tokens(line: bytes) -> int | None:
+    """A main-thread reply's context tokens, or None for any other line (a synthetic error reply, whose
+    usage is all zeros, says nothing of the context)."""
+    if b'"assistant"' not in line:
+        return None
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or entry.get("type") != "assistant" or entry.get("isSidechain"):
+        return None
+    message = entry.get("message")
+    usage = message.get("usage") if isinstance(message, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    tokens = sum(value for key in keys if isinstance(value := usage.get(key), int))
+    return tokens or None
+
+
+@dataclass
+class Growth:
+    """Whether each session's main thread is still under `until` tokens; once a session reached it, it
+    stays past it (a handoff starts a new session, which starts inline again)."""
+
+    until: int
+    _past: dict[str, int] = field(default_factory=dict)
+
+    def past(self, data: Mapping[str, Any]) -> str:
+        """'' while the session is under the limit; else why its hands-on calls go to workers."""
+        session = str(data.get("session_id") or "")
+        if session in self._past:
+            return self._said(self._past[session])
+        path = data.get("transcript_path")
+        try:
+            if not isinstance(path, str) or not path:
+                raise OSError("the hook input names no transcript")
+            tokens = reply_context(path)
+        except OSError as exc:
+            logger.warning("the wall could not read the session's size (%s); it is strict", exc)
+            return "its size could not be read from the session's transcript, so the wall is strict"
+        if tokens < self.until:
+            return ""
+        self._past[session] = tokens
+        logger.info(
+            "session %s holds %d context tokens (inline_until=%d): its hands-on calls go to workers now",
+            session, tokens, self.until,
+        )  # fmt: skip
+        return self._said(tokens)
+
+    def _said(self, tokens: int) -> str:
+        return f"its context reached {tokens:,} tokens, past inline_until={self.until:,}"
