@@ -29,6 +29,11 @@ LEVERS: tuple[tuple[str, str], ...] = (
         "a mandate each subtask; the variant gives up to four subtasks handed out at once to one worker, "
         "as the rules ask of small items",
     ),
+    (
+        "flower +inline",
+        "the strict wall from the first request; the variant (opt-in `inline_until`, 60k tokens) has the "
+        "main thread work hands-on itself until its context reaches that, then delegate",
+    ),
     ("flower -shared_prefix", "every mandate starts with the same line; the ablation sends them as written"),
     ("flower +planning", "no planning tools (`TaskCreate`...) for the coordinator; the ablation offers them"),
     ("flower -report_cap", "a report of 4,000 chars or more is cut to its head; the ablation keeps it whole"),

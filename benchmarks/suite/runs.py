@@ -168,7 +168,7 @@ DELEGATION_ABLATIONS: dict[str, dict[str, Any]] = {
 """The delegation levers, one at a time: `coordinator()` arguments (`-lean`: the CLI's `claude_code`
 preset under the coordinator's rules; `+inline`: the opt-in mode whose main thread works hands-on itself
 until its context reaches `INLINE_UNTIL` tokens, then delegates as the strict wall asks)."""
-INLINE_SWEEP = (30_000, 60_000, 100_000)
+INLINE_SWEEP = (20_000, 30_000, 60_000, 100_000)
 """The thresholds `flower +inline 30k`... try (named, never in the suite's runs): `INLINE_UNTIL` is the
 one that measured cheapest over the small and the full workloads."""
 
