@@ -116,3 +116,18 @@ def test_a_probe_under_way_at_the_switch_goes_on_with_the_coordinator(tmp_path: 
     assert [c.name for c in calls[:2]] == ["Bash", "Bash"]
     assert play.ledger.probes and isinstance(play.main, Coordinator)
     assert calls[2].name == "Agent" and "gen.py e" in calls[2].input["prompt"]
+
+
+def test_flower_inline_tells_the_wall_and_the_player_the_same_threshold_and_flower_stays_strict() -> None:
+    from benchmarks.suite.runs import INLINE_SWEEP, INLINE_UNTIL, ablations, inline_name, named
+    from benchmarks.suite.workloads import workload
+
+    w = workload("w1", quick=True)
+    mine = named(w, "flower +inline")
+    assert mine.spec == {"inline_until": INLINE_UNTIL} and mine.inline_until == INLINE_UNTIL
+    assert mine.delegated and mine.own_steps == 0
+    assert named(w, "flower").inline_until is None and named(w, "flower").spec == {}
+    for tokens in INLINE_SWEEP:
+        assert named(w, inline_name(tokens)).inline_until == tokens
+    assert "flower +inline" in {s.name for s in ablations(w)}  # the full suite runs the named variant
+    assert not any(s.name.startswith("flower +inline ") for s in ablations(w))  # the sweep only on request
