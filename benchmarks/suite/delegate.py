@@ -148,16 +148,18 @@ def partition(
 class Coordinator(Actor):
     """The main thread in delegated mode."""
 
-    def __init__(self, play: Stage) -> None:
-        actions = partition(
-            play.workload.actions,
+    def __init__(self, play: Stage, actions: tuple[Action, ...] | None = None) -> None:
+        """The coordinator of `actions` (the workload's when None; the rest of an inline main thread's,
+        `inline.take_over`), partitioned by the play's knobs."""
+        items = partition(
+            play.workload.actions if actions is None else actions,
             play.chunk,
             glances=play.self_glance,
             fold=play.fold,
             own_steps=play.own_steps,
             batch=play.batch,
         )
-        super().__init__(actions, play, "main")  # type: ignore[arg-type]
+        super().__init__(items, play, "main")  # type: ignore[arg-type]
         self.chunks = sum(isinstance(i, Chunk) for i in self.actions)
         self.cuts_drawn: set[str] = set()
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from .metrics import Metrics
 from .ranking import COORD, SOLO, money, one, seeds
+from .runs import INLINE_UNTIL
 
 LEVERS: tuple[tuple[str, str], ...] = (
     ("flower -lean", "the coordinator's own short prompt; the ablation: the CLI's `claude_code` preset"),
@@ -28,6 +29,12 @@ LEVERS: tuple[tuple[str, str], ...] = (
         "flower +batch",
         "a mandate each subtask; the variant gives up to four subtasks handed out at once to one worker, "
         "as the rules ask of small items",
+    ),
+    (
+        "flower +inline",
+        "the strict wall from the first request; the variant (opt-in `inline_until`, "
+        f"{INLINE_UNTIL // 1000}k tokens) has the main thread work hands-on itself until its context "
+        "reaches that, then delegate",
     ),
     ("flower -shared_prefix", "every mandate starts with the same line; the ablation sends them as written"),
     ("flower +planning", "no planning tools (`TaskCreate`...) for the coordinator; the ablation offers them"),

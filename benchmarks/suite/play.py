@@ -1,7 +1,8 @@
 """The scripted model for one run: `Play` holds the workload's actors and answers every caller's requests.
 
 The main thread is one `Actor` doing everything itself, or a `Coordinator` delegating chunks to workers
-(`delegate`); handoff documents and compaction summaries come from one summariser (`summary`).
+(`delegate`), or, with `inline_until`, an `Inline` actor that turns coordinator once its context reaches
+that many tokens (`inline`); handoff documents and compaction summaries come from one summariser (`summary`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from flower.testing import RecordedRequest, reply
 
 from .actions import Action, Pause, Subtask, Workload
 from .delegate import Coordinator, worker_for
+from .inline import Inline, take_over
 from .player import Actor, Ledger, usage_for
 from .probes import View
 from .realistic import Behaviour
@@ -44,6 +46,7 @@ class Play:
         fold: bool = False,
         own_steps: int = 0,
         batch: int = 1,
+        inline_until: int | None = None,
     ) -> None:
         self.behaviour = behaviour or Behaviour()
         self.agent_type = agent_type
@@ -68,7 +71,16 @@ class Play:
         self.pause_requested: Pause | None = None
         self.pointers_in_handoff = pointers_in_handoff
         self.workers: dict[str, Actor] = {}
-        self.main: Actor = Coordinator(self) if delegated else Actor(list(workload.actions), self, "main")
+        self.inline_until = inline_until
+        """A delegated main thread works hands-on itself until its context reaches this many tokens
+        (`coordinator(inline_until=...)`), then turns coordinator (`inline.Inline`); None: from the start."""
+        self.main: Actor = (
+            Actor(list(workload.actions), self, "main")
+            if not delegated
+            else Inline(self, inline_until)
+            if inline_until is not None
+            else Coordinator(self)
+        )
 
     def script_path(self, path: str) -> str:
         """A workload path with `{scripts}` resolved for this strategy."""
@@ -100,6 +112,9 @@ class Play:
             self.ledger.events.append(("handoff", request.seq))
             text = handoff_document(view, self.workload, len(self.ledger.events), self.frontier())
             return reply(text, usage=usage_for(request, self.workload.pad))
+        if isinstance(self.main, Inline) and self.main.due(request):
+            self.main = take_over(self.main, self)
+            self.ledger.took_over = request.seq
         return self.main.step(request)
 
     def on_compact(self, request: RecordedRequest) -> Any:

@@ -75,6 +75,9 @@ class Ledger:
     about: dict[int, str] = field(default_factory=dict)
     """What the reply to the request with this seq does (`run out-007#0`, `look W1-F03#1`...): the key
     its prose is drawn by, and the calibrated clock its duration, so strategies pair (`Behaviour.prose`)."""
+    took_over: int | None = None
+    """The seq of the main-thread request the coordinator answered first, after an inline start
+    (`Play(inline_until=...)`); None when the main thread never switched."""
     done: bool = False
 
     @property

@@ -154,6 +154,7 @@ async def record(
             fold=strategy.fold and strategy.engine == "flower",
             own_steps=strategy.own_steps if strategy.engine == "flower" else 0,
             batch=strategy.batch if strategy.engine == "flower" else 1,
+            inline_until=strategy.inline_until if strategy.delegated else None,
         )
         resume_states: dict[int, int] = {}
         gaps: list[float] = []

@@ -91,6 +91,13 @@ class Strategy:
     """The CLI's own tool set and built-in agents (else flower's tool list, built-in agents off)."""
 
     @property
+    def inline_until(self) -> int | None:
+        """The context (tokens) below which flower's main thread works hands-on itself before it turns
+        coordinator (`coordinator(inline_until=...)`, `spec`), told to the player too; None: strict."""
+        value = self.spec.get("inline_until")
+        return int(value) if value is not None else None
+
+    @property
     def chunk(self) -> int | None:
         """Runs a mandate holds at most (`MOVE`: one mandate per move); None: the workload's chunk."""
         return MOVE if self.engine == "flower" and self.whole_loops else None
@@ -150,13 +157,31 @@ ABLATIONS: dict[str, dict[str, Any]] = {
 keep-warm pings, `Runtime(keep_warm=False)`)."""
 PLANNING = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
 """The CLI's planning tools, opt-in for a flower coordinator."""
+INLINE_UNTIL = 30_000
+"""`flower +inline`'s threshold (tokens of the main thread's context), chosen over `INLINE_SWEEP` on the
+small and the full workloads (realistic seeds 1-2): it keeps every small task inline that 60k and 100k
+keep (small W1-W3 and W5 never reach 30k) and, at full scale, delegates sooner, which costs less in W1,
+W2, W3 and W5 than 60k or 100k; 20k is cheaper at full scale but gives back half of the small tasks' gain
+in W1 and W5."""
 DELEGATION_ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -lean": {"claude_code_preset": True},
     "flower -shared_prefix": {"mandate_line": None},
     "flower +planning": {"tools": ("Agent", "Read", *PLANNING)},
+    "flower +inline": {"inline_until": INLINE_UNTIL},
 }
 """The delegation levers, one at a time: `coordinator()` arguments (`-lean`: the CLI's `claude_code`
-preset under the coordinator's rules)."""
+preset under the coordinator's rules; `+inline`: the opt-in mode whose main thread works hands-on itself
+until its context reaches `INLINE_UNTIL` tokens, then delegates as the strict wall asks)."""
+INLINE_SWEEP = (20_000, 30_000, 60_000, 100_000)
+"""The thresholds `flower +inline 30k`... try (named, never in the suite's runs): `INLINE_UNTIL` is the
+one that measured cheapest over the small and the full workloads."""
+
+
+def inline_name(tokens: int) -> str:
+    """`flower +inline 60k`: the `+inline` variant at `tokens`."""
+    return f"flower +inline {tokens // 1000}k"
+
+
 PLAY_ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -whole_loops": {"whole_loops": False},
     "flower -fold_checks": {"fold": False},
@@ -364,6 +389,9 @@ def named(workload: Workload, name: str) -> Strategy:
     plain = [RAW, *held_out()]
     variants = [*(sdk_prompt(s) for s in plain), *(one_hour(s) for s in [*plain, cc_default(workload)])]
     variants += [one_hour(sdk_prompt(s)) for s in plain]
+    variants += [
+        Strategy(inline_name(t), "flower", delegated=True, spec={"inline_until": t}) for t in INLINE_SWEEP
+    ]
     for strategy in [*known, *variants]:
         if strategy.name == name:
             return strategy

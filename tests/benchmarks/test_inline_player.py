@@ -1,0 +1,133 @@
+"""The player of `coordinator(inline_until=T)`: hands-on until the first request at or over T, then the
+coordinator of the rest, partitioned as a coordinator partitions a workload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchmarks.suite.actions import Action, Fact, Probe, Reuse, Run, Subtask, Workload, WriteFile
+from benchmarks.suite.delegate import Coordinator, partition
+from benchmarks.suite.inline import Inline, context
+from benchmarks.suite.play import MOVE, Play
+from benchmarks.suite.player import usage_for
+from flower.testing import RecordedRequest
+
+FINDING = Fact("s1 finding", "s1 is fine", "d")
+ACTIONS: tuple[Action, ...] = (
+    Run("a", "python3 gen.py a"),
+    Run("b", "python3 gen.py b"),
+    Subtask("s1", (Run("c", "python3 gen.py c"), Run("d", "python3 gen.py d")), FINDING),
+    Run("look", "ls", glance=True),
+    Run("e", "python3 gen.py e"),
+    WriteFile("f", "out/f.txt", 200),
+)
+PAD = 1_000
+"""The residue each turn adds to the context the player reports: the context grows by turn."""
+
+
+def _play(root: Path, workload: Workload, until: int) -> Play:
+    return Play(
+        workload,
+        root,
+        delegated=True,
+        pointers_in_handoff=True,
+        scripts=".flower/scripts",
+        chunk=MOVE,
+        fold=True,
+        inline_until=until,
+    )
+
+
+def _drive(play: Play, replies: int) -> tuple[list[Any], list[int]]:
+    """`replies` main-thread requests, each answering the last call with "ok": the calls made and the
+    context each request reported."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Go."}]
+    calls: list[Any] = []
+    contexts: list[int] = []
+    for turn in range(replies):
+        request = RecordedRequest(turn, "main", turn, turn, {"messages": messages}, {}, "/v1/messages", 0.0)
+        contexts.append(context(usage_for(request, play.workload.pad)))
+        (call,) = [b for b in play.on_main(request).content if type(b).__name__ == "ToolUse"]
+        calls.append(call)
+        use = {"type": "tool_use", "id": f"t{turn}", "name": call.name, "input": call.input}
+        done = {"type": "tool_result", "tool_use_id": f"t{turn}", "content": "ok"}
+        messages += [{"role": "assistant", "content": [use]}, {"role": "user", "content": [done]}]
+    return calls, contexts
+
+
+def _at_turn(tmp_path: Path, workload: Workload, turn: int) -> int:
+    """The context the player reports at `turn` of `workload` (the same requests, whatever it answers)."""
+    _, contexts = _drive(_play(tmp_path, workload, 10**9), turn + 1)
+    return contexts[turn]
+
+
+def test_the_main_thread_works_hands_on_until_the_first_request_at_the_threshold_then_delegates_the_rest(
+    tmp_path: Path,
+) -> None:
+    workload = Workload("w9", "test", "Do it.", ACTIONS, pad=PAD)
+    until = _at_turn(tmp_path, workload, 3)  # exactly the context of the fourth request: "at" switches
+    play = _play(tmp_path, workload, until)
+    assert isinstance(play.main, Inline)
+    calls, contexts = _drive(play, 6)
+    assert all(c < until for c in contexts[:3]) and contexts[3] == until
+    hands_on = [c.input["command"] for c in calls[:3]]
+    assert [c.name for c in calls[:3]] == ["Bash"] * 3
+    assert hands_on == ["python3 gen.py a", "python3 gen.py b", "python3 gen.py c"]  # inside s1
+    assert play.ledger.took_over == 3 and isinstance(play.main, Coordinator)
+    rest: tuple[Action, ...] = (
+        Subtask("s1", (Run("d", "python3 gen.py d"),), FINDING),  # the open subtask's rest
+        *ACTIONS[3:],
+    )
+    assert play.main.actions == partition(rest, MOVE, fold=True)  # as a coordinator partitions it
+    assert [c.name for c in calls[3:]] == ["Agent", "Bash", "Agent"]
+    first = calls[3].input["prompt"]
+    assert "[task c0] s1:" in first and "gen.py d" in first and "gen.py c" not in first
+    assert "report s1 finding" in first
+    assert calls[4].input["command"] == "ls"  # a glance: the coordinator's own
+    last = calls[5].input["prompt"]
+    assert "gen.py e" in last and "out/f.txt" in last  # one mandate for the move
+
+
+def test_a_threshold_never_reached_is_flowers_inline_run_and_a_script_written_at_the_switch_is_delegated(
+    tmp_path: Path,
+) -> None:
+    workload = Workload("w9", "test", "Do it.", ACTIONS, pad=PAD)
+    calls, _ = _drive(_play(tmp_path / "never", workload, 10**9), 7)
+    assert [c.name for c in calls] == ["Bash"] * 6 + ["Write"]  # every action hands-on, like -delegation
+
+    reuse = (Run("a", "python3 gen.py a"), Reuse("scripts/an.py", 300), Run("e", "python3 gen.py e"))
+    workload = Workload("w8", "test", "Do it.", reuse, pad=PAD)
+    play = _play(tmp_path, workload, _at_turn(tmp_path, workload, 2))
+    calls, _ = _drive(play, 3)
+    assert [c.name for c in calls] == ["Bash", "Write", "Agent"]  # its run was due when T was reached
+    assert "run the analysis script" in calls[2].input["prompt"] and "gen.py e" in calls[2].input["prompt"]
+    assert play.ledger.runs == 0 and play.ledger.writes == 1  # the worker counts the run it does
+    assert isinstance(play.main, Coordinator)
+    assert play.main.actions == partition(reuse[1:], MOVE, fold=True)
+
+
+def test_a_probe_under_way_at_the_switch_goes_on_with_the_coordinator(tmp_path: Path) -> None:
+    fact = Fact("the code", "code=77", "a")
+    actions: tuple[Action, ...] = (Run("a", "python3 gen.py a"), Probe(fact), Run("e", "python3 gen.py e"))
+    workload = Workload("w7", "test", "Do it.", actions, pad=PAD)
+    play = _play(tmp_path, workload, _at_turn(tmp_path, workload, 2))
+    calls, _ = _drive(play, 3)  # "ok" never shows the fact: the inline actor reruns `a`, then T
+    assert [c.name for c in calls[:2]] == ["Bash", "Bash"]
+    assert play.ledger.probes and isinstance(play.main, Coordinator)
+    assert calls[2].name == "Agent" and "gen.py e" in calls[2].input["prompt"]
+
+
+def test_flower_inline_tells_the_wall_and_the_player_the_same_threshold_and_flower_stays_strict() -> None:
+    from benchmarks.suite.runs import INLINE_SWEEP, INLINE_UNTIL, ablations, inline_name, named
+    from benchmarks.suite.workloads import workload
+
+    w = workload("w1", quick=True)
+    mine = named(w, "flower +inline")
+    assert mine.spec == {"inline_until": INLINE_UNTIL} and mine.inline_until == INLINE_UNTIL
+    assert mine.delegated and mine.own_steps == 0
+    assert named(w, "flower").inline_until is None and named(w, "flower").spec == {}
+    for tokens in INLINE_SWEEP:
+        assert named(w, inline_name(tokens)).inline_until == tokens
+    assert "flower +inline" in {s.name for s in ablations(w)}  # the full suite runs the named variant
+    assert not any(s.name.startswith("flower +inline ") for s in ablations(w))  # the sweep only on request
