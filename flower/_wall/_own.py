@@ -27,7 +27,6 @@ from .._glance import ENVIRONMENT
 from .._glance._secrets import DUMPS, secret_refusal
 
 __all__ = [
-    "INLINE_MAX_OUTPUT",
     "OWN_LAUNCHER",
     "OWN_STEP_MAX_INPUT",
     "OWN_STEP_MAX_OUTPUT",
@@ -43,10 +42,6 @@ so a larger one is written by a worker."""
 OWN_STEP_MAX_OUTPUT = 2_000
 """At most this many characters of an own Bash step's output (standard output and error together) reach
 the coordinator; the whole output goes to a file in the workbench's `artifacts/`, named in the note."""
-
-INLINE_MAX_OUTPUT = 30_000
-"""At most this many characters of a Bash step an inline coordinator takes itself (`inline_until`) reach it,
-as the CLI's own cap on a Bash result; the runtime's spill saves and previews a long one as for any agent."""
 
 OWN_LAUNCHER = Path(__file__).resolve().with_name("own_run.py")
 """The own-step launcher, run by path with `python -I -S` (standard library only)."""
@@ -75,15 +70,20 @@ def _unquoted(word: str) -> str:
 
 
 def own_command(
-    command: str, *, spill: str | Path | None, python: str | None = None, cap: int = OWN_STEP_MAX_OUTPUT
+    command: str,
+    *,
+    spill: str | Path | None,
+    python: str | None = None,
+    cap: int | None = OWN_STEP_MAX_OUTPUT,
 ) -> str:
     """The command line the CLI's shell runs for an own Bash step: the launcher with `command` inside
     (base64, single-quoted: the CLI's shell never parses it), the environment allow-list and the output's
-    cap (`cap` characters; an inline coordinator's steps get `INLINE_MAX_OUTPUT`)."""
+    cap (`cap` characters; None, an inline coordinator's step: the output passes whole, bounded by the
+    CLI's own cap and flower's spill as any agent's)."""
     interpreter = python or sys.executable
     encoded = base64.urlsafe_b64encode(command.encode("utf-8")).decode("ascii")
     words = [interpreter, "-I", "-S", str(OWN_LAUNCHER), "--keep", ",".join(ENVIRONMENT),
-             "--max", str(cap)]  # fmt: skip
+             "--max", str(cap or 0)]  # fmt: skip
     if spill is not None:
         words += ["--spill", str(spill)]
     words += ["--b64", encoded]

@@ -25,8 +25,9 @@ store) is never an own step: that refusal is final in every mode, as is a match 
 
 Inline first (opt-in, `inline_until=T`): while the session's context is under `T` tokens (`_inline`:
 the latest reply's usage in its transcript), the main thread makes its hands-on calls itself, with no
-count or input limit, a Bash one through the same scrubbing launcher as an own step with a larger cap
-(`INLINE_MAX_OUTPUT`); once the session reached `T`, the wall is strict for it. The refusals for
+count or input limit, a Bash one through the same scrubbing launcher as an own step but with its output
+whole (the CLI's own cap and flower's spill bound it, as any agent's); once the session reached `T`, the
+wall is strict for it. The refusals for
 secrets and the app's rules are final in that phase too.
 
 It fails closed: if deciding raises, the call is refused and the error logged.
@@ -54,7 +55,7 @@ from .._glance import BashRules, glance_run, glance_verdict
 from .._util.calls import deny
 from .._util.check import checked
 from ._inline import Growth
-from ._own import INLINE_MAX_OUTPUT, OWN_STEP_MAX_INPUT, OWN_STEP_MAX_OUTPUT, own_command, secret_word
+from ._own import OWN_STEP_MAX_INPUT, OWN_STEP_MAX_OUTPUT, own_command, secret_word
 from ._tools import CLI_TOOLS, COORDINATOR_TOOLS, HANDS_ON, check_tools, is_mcp_tool
 from ._turns import Turns
 
@@ -122,7 +123,7 @@ def delegate_guard(
       wall approves a rewritten one (the CLI would ask it about the launcher); a deny is obeyed.
     - `inline_until`: None (the default) or a number of tokens: while the session's context is under it,
       the main thread makes its hands-on calls itself (no count, no input limit; a Bash one scrubbed, its
-      output cut at `INLINE_MAX_OUTPUT`); from the reply that reached it on, the strict wall. Never a
+      output whole, for spill to bound); from the reply that reached it on, the strict wall. Never a
       call refused for what it would read. Not with `own_steps`.
     """
     own = frozenset(check_tools(allowed, owner="delegate_guard: allowed")) - HANDS_ON
@@ -162,7 +163,9 @@ def delegate_guard(
             )
         return None
 
-    def own_bash(command: str, cwd: str | None, cap: int = OWN_STEP_MAX_OUTPUT) -> str | HookJSONOutput:
+    def own_bash(
+        command: str, cwd: str | None, cap: int | None = OWN_STEP_MAX_OUTPUT
+    ) -> str | HookJSONOutput:
         """The launcher for an own (or inline) Bash step, or its final refusal (secrets, the app's rules)."""
         why = glance_verdict(command, cwd=cwd)
         found = why.reason if why.secret else secret_word(command, cwd)
@@ -248,12 +251,10 @@ def delegate_guard(
             run = glance_run(command, cwd=cwd, rules=rules)
             if run.allowed:
                 return await _approved(data, tool_input, run.command, lambda c: glance_as(c, cwd), True)
-        launcher = own_bash(command, cwd, INLINE_MAX_OUTPUT)
+        launcher = own_bash(command, cwd, None)
         if not isinstance(launcher, str):
             return launcher
-        return await _approved(
-            data, tool_input, launcher, lambda c: own_bash(c, cwd, INLINE_MAX_OUTPUT), False
-        )
+        return await _approved(data, tool_input, launcher, lambda c: own_bash(c, cwd, None), False)
 
     async def _approved(
         data: Mapping[str, Any], tool_input: Mapping[str, Any], command: str, again: _Rewrite, approve: bool

@@ -9,7 +9,8 @@ it must not hand the model what a glance may not read either:
   CLI or the app there; the shell starts without the user's start-up files (`zsh -f`; bash reads only
   `$BASH_ENV`, which is not kept);
 - its output (standard output and error together) is cut at `--max` characters: the rest goes to a new
-  file in `--spill` (the workbench's `artifacts/`), named in the note, or is not shown at all.
+  file in `--spill` (the workbench's `artifacts/`), named in the note, or is not shown at all; `--max 0`
+  passes it through whole (an inline coordinator's step: the CLI's cap and flower's spill bound it).
 
 It exits with the shell's status (125 when it could not start the shell). Standard library only: it runs
 with `-I -S`, so neither the CLI's nor the app's site-packages are imported.
@@ -84,6 +85,12 @@ def main(argv: list[str]) -> int:
     child = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT)  # fmt: skip
     assert child.stdout is not None
+    if limit == 0:
+        while chunk := os.read(child.stdout.fileno(), _CHUNK):
+            sys.stdout.buffer.write(chunk)
+        sys.stdout.flush()
+        status = child.wait()
+        return status if status >= 0 else 128 - status
     budget = limit * 4  # a character is at most 4 bytes of UTF-8: the head holds `limit` characters
     head, total, fd, path = bytearray(), 0, -1, ""
     while chunk := os.read(child.stdout.fileno(), _CHUNK):

@@ -53,6 +53,7 @@ async def test_a_small_thread_works_itself_and_a_grown_one_delegates(
             small(bash("printenv GH_TOKEN")),
             small(bash("cat ~/.netrc")),
             small(bash("python3 -c 'import os; print(sorted(os.environ))'; echo OPAQUE-RAN")),
+            small(bash("touch long.txt && seq 1 20000 && echo TAIL-VERDICT")),  # 108,894 chars
             small(bash("ls"), tokens=LIMIT + 1_000),  # this reply's usage reaches the limit
             small(bash("touch late.txt")),
             small(tool_use("Write", file_path=str(workspace / "late.txt"), content="no")),
@@ -76,12 +77,15 @@ async def test_a_small_thread_works_itself_and_a_grown_one_delegates(
     for refused in results[2:4]:  # final in every mode
         assert refused.is_error and "no mode lets that through" in refused.text
     assert "OPAQUE-RAN" in results[4].text and "GH_TOKEN" not in results[4].text  # scrubbed
-    assert "keep.txt" in results[5].text  # a glance, as always
-    for refused in results[6:8]:
+    # the whole output reached spill, which kept its tail in the preview; the launcher cut nothing
+    assert "TAIL-VERDICT" in results[5].text and "an own step shows at most" not in results[5].text
+    assert len(results[5].text) < 10_000
+    assert "keep.txt" in results[6].text  # a glance, as always
+    for refused in results[7:9]:
         assert refused.is_error and WAY in refused.text
         assert f"past inline_until={LIMIT:,}" in refused.text and f"{LIMIT + 1_010:,} tokens" in refused.text
-    assert "run `touch late.txt` itself any more" in results[6].text
-    assert "use Write itself any more" in results[7].text
+    assert "run `touch late.txt` itself any more" in results[7].text
+    assert "use Write itself any more" in results[8].text
     assert (workspace / "late.txt").read_text() == "w"  # the worker wrote it
     system = scripted_model.request("main", 0).system_text
     assert f"While your context is under {LIMIT:,} tokens, do the hands-on work yourself" in system
