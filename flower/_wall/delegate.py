@@ -200,11 +200,12 @@ def delegate_guard(
             return refuse(f"use {tool} itself")
         tool_input = data.get("tool_input") or {}
         past = growth.past(data) if growth is not None else ""
-        if growth is not None and not past:
-            return await inline_call(data, tool, tool_input)
+        inline = growth is not None and not past  # under inline_until: hands-on calls run
         if own_steps:
             await turns.settle(data)
         if tool != "Bash":
+            if inline:
+                return {}
             if past:
                 return refuse(f"use {tool} itself any more: {past}")
             refused = step_refusal(data, tool, tool_input.get(_INPUT[tool]), f"use {tool} itself")
@@ -223,6 +224,11 @@ def delegate_guard(
             strict = f"run `{_shown(command)}` itself, as it is not a read-only glance ({run.reason})"
         else:
             strict = f"run `{_shown(command)}` itself"
+        if inline:  # scrubbed, output whole; secrets and the app's rules refused as for an own step
+            launcher = own_bash(command, cwd, None)
+            if not isinstance(launcher, str):
+                return launcher
+            return await _approved(data, tool_input, launcher, lambda c: own_bash(c, cwd, None), False)
         if past:
             strict = f"run `{_shown(command)}` itself any more ({past})"
         if own_steps == 0:
@@ -235,26 +241,6 @@ def delegate_guard(
             return refused
         turns.take(data)
         return await _approved(data, tool_input, launcher, lambda c: own_bash(c, cwd), False)
-
-    async def inline_call(
-        data: Mapping[str, Any], tool: str, tool_input: Mapping[str, Any]
-    ) -> HookJSONOutput:
-        """A hands-on call while the session is under `inline_until`: it runs, a Bash one through the
-        scrubbing launcher (a glance through the jail, as always); secrets and the app's rules refused."""
-        if tool != "Bash":
-            return {}
-        command = tool_input.get("command")
-        if not isinstance(command, str):
-            return refuse("run a Bash call without a command")
-        cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else None
-        if glance:
-            run = glance_run(command, cwd=cwd, rules=rules)
-            if run.allowed:
-                return await _approved(data, tool_input, run.command, lambda c: glance_as(c, cwd), True)
-        launcher = own_bash(command, cwd, None)
-        if not isinstance(launcher, str):
-            return launcher
-        return await _approved(data, tool_input, launcher, lambda c: own_bash(c, cwd, None), False)
 
     async def _approved(
         data: Mapping[str, Any], tool_input: Mapping[str, Any], command: str, again: _Rewrite, approve: bool

@@ -6,7 +6,6 @@ read (the request log) and on the files."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from pathlib import Path
@@ -15,28 +14,20 @@ from typing import Any
 import pytest
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage
 
-from flower import Runtime, coordinator, instrument, worker
+from flower import coordinator, instrument
 from flower.testing import ScriptedModel, Usage, agent, bash, reply, tool_use
 from tests.credentials import leaks
 from tests.e2e.glance_secrets import SHELLS, _secrets
+from tests.wall.cli_runs import HELPER, WAY, runtime
 
 pytestmark = pytest.mark.cli
 
-HELPER = worker("Does anything.", "You do things.", tools=["Bash", "Write"])
-WAY = "Delegate it: call the Agent tool with a worker"
 LIMIT = 50_000
 
 
 def small(*blocks: Any, tokens: int = 8_000) -> Any:
     """A reply whose usage says the context holds `tokens` + 10."""
     return reply(*blocks, usage=Usage(input_tokens=10, cache_read_input_tokens=tokens))
-
-
-def runtime(model: ScriptedModel, workspace: Path, env: dict[str, str]) -> Runtime:
-    def configure(options: Any) -> Any:
-        return model.attach(dataclasses.replace(options, env={**options.env, **env}))
-
-    return Runtime(workspace, configure=configure)
 
 
 @pytest.mark.parametrize("shell", SHELLS, ids=os.path.basename)

@@ -5,7 +5,6 @@ step's environment is scrubbed. Asserted on what the model read (the request log
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from pathlib import Path
@@ -14,27 +13,19 @@ from typing import Any
 import pytest
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage
 
-from flower import Runtime, coordinator, instrument, worker
+from flower import Runtime, coordinator, instrument
 from flower.testing import ScriptedModel, agent, bash, reply, tool_use
 from tests.credentials import leaks
 from tests.e2e.glance_secrets import SHELLS, _secrets
+from tests.wall.cli_runs import HELPER, WAY, runtime
 
 pytestmark = pytest.mark.cli
 
-HELPER = worker("Does anything.", "You do things.", tools=["Bash", "Write"])
-WAY = "Delegate it: call the Agent tool with a worker"
 TURN = "flower: the coordinator does not take a second hands-on step in one user turn"
 
 
 def lead(**knobs: int) -> Any:
     return coordinator("lead", "Goal: tidy up.", {"helper": HELPER}, **knobs)
-
-
-def runtime(model: ScriptedModel, workspace: Path, env: dict[str, str]) -> Runtime:
-    def configure(options: Any) -> Any:
-        return model.attach(dataclasses.replace(options, env={**options.env, **env}))
-
-    return Runtime(workspace, configure=configure)
 
 
 @pytest.mark.parametrize("shell", SHELLS, ids=os.path.basename)
