@@ -6,7 +6,7 @@ main-thread request whose reported context (`usage_for`: what the CLI writes to 
 wall reads) is at or over T, `Play` hands the rest to a `Coordinator` (`take_over`), which partitions it as
 it partitions a whole workload and delegates from then on. The usage the player reports grows with every
 request of a session, so each hands-on call it makes comes in a reply under T, and the wall, which judges
-a call by the reply before it, lets it through (the player stops one reply sooner than the wall must).
+a call by the usage of the reply that made it, lets it through; the reply at T is the coordinator's.
 After a handoff (a new session, a small context) the main thread stays the coordinator: the player never
 turns back (the wall would let it, below T in the new session; the simplest reading of the mode's rules).
 

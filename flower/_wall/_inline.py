@@ -4,12 +4,12 @@ A coordinator built with `coordinator(..., inline_until=T)` does its hands-on wo
 context is small, and delegates once it has grown: the wall lets its hands-on calls through while the
 context is under `T` tokens, and is strict for that session for good once it reached `T`.
 
-The context is read where the CLI keeps it: the usage of the latest main-thread reply in the session's
+The context is read where the CLI keeps it: the usage of the reply that made the call, in the session's
 transcript (input + cache read + cache creation tokens, the same sum the runtime's handoff watches). The
-CLI writes a reply's entry before it sends the next request, so the wall judges a call by the reply
-before the one that made it: it lags one reply, never more. A session whose transcript has no reply yet
-is at its start (the wall allows); a transcript that cannot be read makes the wall strict (unsure, it
-refuses).
+CLI writes that reply's entry while the PreToolUse hook runs (within milliseconds, measured with CLI
+2.1.337), so the wall waits for the entry that holds the call's `tool_use_id`, at most `ENTRY_WAIT`
+seconds (a hang bound, as for the user turns of own steps). A transcript that cannot be read, or whose
+entry never comes, makes the wall strict (unsure, it refuses).
 """
 
 from __future__ import annotations
@@ -21,16 +21,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+
+from ._turns import ENTRY_WAIT
+
 __all__ = ["Growth", "reply_context"]
 
 logger = logging.getLogger("flower.delegate")
 
 _CHUNK = 64 * 1024
+_POLL = 0.02
 
 
-def reply_context(path: str) -> int:
-    """The context tokens of the latest main-thread reply in the transcript at `path`: 0 when it holds
-    none yet. Raises `OSError` when the file cannot be read."""
+def reply_context(path: str, tool_use_id: str) -> int | None:
+    """The context tokens of the main-thread reply that holds call `tool_use_id`, read from the end of the
+    transcript at `path`; None while the CLI has not written it. Raises `OSError` when the file cannot be
+    read."""
+    needle = json.dumps(tool_use_id).encode()
     with open(path, "rb") as handle:
         end = handle.seek(0, os.SEEK_END)
         size = min(end, _CHUNK)
@@ -40,11 +47,10 @@ def reply_context(path: str) -> int:
             if size < end:
                 lines = lines[1:]  # the first line may be cut
             for line in reversed(lines):
-                tokens = _reply_tokens(line)
-                if tokens is not None:
+                if needle in line and (tokens := _reply_tokens(line)) is not None:
                     return tokens
             if size == end:
-                return 0
+                return None
             size = min(end, size * 4)
 
 
@@ -76,16 +82,16 @@ class Growth:
     until: int
     _past: dict[str, int] = field(default_factory=dict)
 
-    def past(self, data: Mapping[str, Any]) -> str:
+    async def past(self, data: Mapping[str, Any]) -> str:
         """'' while the session is under the limit; else why its hands-on calls go to workers."""
         session = str(data.get("session_id") or "")
         if session in self._past:
             return self._said(self._past[session])
-        path = data.get("transcript_path")
+        path, call = data.get("transcript_path"), data.get("tool_use_id")
         try:
-            if not isinstance(path, str) or not path:
-                raise OSError("the hook input names no transcript")
-            tokens = reply_context(path)
+            if not isinstance(path, str) or not path or not isinstance(call, str) or not call:
+                raise OSError("the hook input names no transcript or no call")
+            tokens = await _written(path, call)
         except OSError as exc:
             logger.warning("the wall could not read the session's size (%s); it is strict", exc)
             return "its size could not be read from the session's transcript, so the wall is strict"
@@ -100,3 +106,14 @@ class Growth:
 
     def _said(self, tokens: int) -> str:
         return f"its context reached {tokens:,} tokens, past inline_until={self.until:,}"
+
+
+async def _written(path: str, call: str) -> int:
+    """The context of the reply holding `call`, once the CLI has written it (`OSError` past `ENTRY_WAIT`)."""
+    waited = 0.0
+    while (tokens := reply_context(path, call)) is None:
+        if waited >= ENTRY_WAIT:
+            raise OSError(f"the reply holding call {call} was not written within {ENTRY_WAIT:g} s")
+        await anyio.sleep(_POLL)
+        waited += _POLL
+    return tokens

@@ -24,11 +24,11 @@ read (credentials, the environment: `GlanceVerdict.secret`, or a word of it that
 store) is never an own step: that refusal is final in every mode, as is a match of the app's rules.
 
 Inline first (opt-in, `inline_until=T`): while the session's context is under `T` tokens (`_inline`:
-the latest reply's usage in its transcript), the main thread makes its hands-on calls itself, with no
-count or input limit, a Bash one through the same scrubbing launcher as an own step but with its output
-whole (the CLI's own cap and flower's spill bound it, as any agent's); once the session reached `T`, the
-wall is strict for it. The refusals for
-secrets and the app's rules are final in that phase too.
+the usage of the reply that made the call, in its transcript), the main thread makes its hands-on calls
+itself, with no count or input limit; a Bash one runs through the same scrubbing launcher as an own
+step, its output whole (the CLI's own cap and flower's spill bound it, as any agent's). Once the session
+reached `T`, the wall is strict for it. The refusals for secrets and the app's rules are final in that
+phase too.
 
 It fails closed: if deciding raises, the call is refused and the error logged.
 """
@@ -199,7 +199,7 @@ def delegate_guard(
         if tool not in HANDS_ON:
             return refuse(f"use {tool} itself")
         tool_input = data.get("tool_input") or {}
-        past = growth.past(data) if growth is not None else ""
+        past = await growth.past(data) if growth is not None else ""
         inline = growth is not None and not past  # under inline_until: hands-on calls run
         if own_steps:
             await turns.settle(data)

@@ -123,8 +123,8 @@ def test_a_workers_prose_costs_its_output_and_what_its_next_request_reads() -> N
 
 
 def test_an_inline_start_keeps_the_calls_made_while_the_context_was_small() -> None:
-    """`inline_until`: the wall judges a reply by the context the previous request recorded, so the
-    replies up to the one after the first request at the limit run inline; the rest of the stretch goes."""
+    """`inline_until`: the wall judges a reply by its own request's context, so the replies before the
+    first request at the limit run inline; the rest of the stretch goes."""
     t = Transcript()
     t.prompt("Go.")
     for number, context in enumerate((10_000, 20_000, 60_000, 70_000)):
@@ -136,5 +136,5 @@ def test_an_inline_start_keeps_the_calls_made_while_the_context_was_small() -> N
     t.assistant({"type": "text", "text": "Done."})
     thread = thread_of("main", t.entries)
     assert tool_loops(thread) == [(0, 4, 4)]
-    assert tool_loops(thread, inline_until=50_000) == [(3, 4, 1)]
+    assert tool_loops(thread, inline_until=50_000) == [(2, 4, 2)]
     assert tool_loops(thread, inline_until=100_000) == []

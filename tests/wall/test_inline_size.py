@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
 import pytest
 
 from flower import SpecError, coordinator, worker
@@ -14,9 +15,10 @@ from flower._wall._inline import Growth, reply_context
 HELPER = worker("Does anything.", "You do things.", tools=["Bash"])
 
 
-def _reply(cached: int, *, sidechain: bool = False, fresh: int = 3) -> dict[str, object]:
+def _reply(cached: int, call: str, *, sidechain: bool = False, fresh: int = 3) -> dict[str, object]:
     usage = {"input_tokens": fresh, "cache_read_input_tokens": cached, "cache_creation_input_tokens": 0}
-    return {"type": "assistant", "isSidechain": sidechain, "message": {"usage": usage, "content": []}}
+    content = [{"type": "tool_use", "id": call, "name": "Bash", "input": {"command": "make"}}]
+    return {"type": "assistant", "isSidechain": sidechain, "message": {"usage": usage, "content": content}}
 
 
 def _write(path: Path, *entries: object) -> str:
@@ -24,36 +26,57 @@ def _write(path: Path, *entries: object) -> str:
     return str(path)
 
 
-def test_the_latest_main_thread_reply_counts(tmp_path: Path) -> None:
+def test_the_reply_that_made_the_call_counts(tmp_path: Path) -> None:
     big = {"type": "user", "message": {"content": "x" * 300_000}}  # longer than the first chunk read
     path = _write(
         tmp_path / "t.jsonl",
-        _reply(1_000),
-        _reply(40_000),
+        _reply(1_000, "toolu_a"),
+        _reply(40_000, "toolu_b"),
         big,
-        _reply(90_000, sidechain=True),
-        _reply(0, fresh=0),  # a synthetic error reply says nothing of the context
+        _reply(90_000, "toolu_c", sidechain=True),
+        _reply(0, "toolu_d", fresh=0),  # a synthetic error reply says nothing of the context
         {"type": "attachment"},
     )
-    assert reply_context(path) == 40_003
+    assert reply_context(path, "toolu_b") == 40_003
+    assert reply_context(path, "toolu_a") == 1_003
+    assert reply_context(path, "toolu_c") is None  # a worker's
+    assert reply_context(path, "toolu_e") is None  # not written yet
+    assert reply_context(_write(tmp_path / "e.jsonl"), "toolu_a") is None
 
 
-def test_a_transcript_without_a_reply_is_a_session_at_its_start(tmp_path: Path) -> None:
-    assert reply_context(_write(tmp_path / "t.jsonl", {"type": "api-request-route"})) == 0
-    assert reply_context(_write(tmp_path / "e.jsonl")) == 0
-
-
-def test_past_the_limit_a_session_stays_past_and_an_unreadable_one_is_strict(tmp_path: Path) -> None:
+def test_the_wall_waits_for_the_reply_then_stays_past_and_an_unreadable_one_is_strict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     growth = Growth(50_000)
     path = tmp_path / "t.jsonl"
-    data = {"session_id": "s1", "transcript_path": _write(path, _reply(10_000))}
-    assert growth.past(data) == ""
-    _write(path, _reply(60_000))
-    assert "its context reached 60,003 tokens, past inline_until=50,000" in growth.past(data)
-    _write(path, _reply(10_000))
-    assert growth.past(data) != ""  # for good
-    assert "could not be read" in growth.past({"session_id": "s2", "transcript_path": str(tmp_path / "no")})
-    assert "could not be read" in growth.past({"session_id": "s3"})
+    _write(path, _reply(10_000, "toolu_a"))
+
+    async def later() -> None:  # the CLI writes the reply while the hook waits
+        await anyio.sleep(0.05)
+        _write(path, _reply(10_000, "toolu_a"), _reply(60_000, "toolu_b"))
+
+    async def both() -> tuple[str, str]:
+        first = await growth.past(
+            {"session_id": "s1", "transcript_path": str(path), "tool_use_id": "toolu_a"}
+        )
+        async with anyio.create_task_group() as group:
+            group.start_soon(later)
+            second = await growth.past(
+                {"session_id": "s1", "transcript_path": str(path), "tool_use_id": "toolu_b"}
+            )
+        return first, second
+
+    first, second = anyio.run(both)
+    assert first == ""
+    assert "its context reached 60,003 tokens, past inline_until=50,000" in second
+    again = {"session_id": "s1", "transcript_path": str(path), "tool_use_id": "toolu_a"}
+    assert anyio.run(growth.past, again) != ""  # for good
+    monkeypatch.setattr("flower._wall._inline.ENTRY_WAIT", 0.1)
+    never = {"session_id": "s2", "transcript_path": str(path), "tool_use_id": "toolu_z"}
+    assert "could not be read" in anyio.run(growth.past, never)
+    gone = {"session_id": "s3", "transcript_path": str(tmp_path / "no"), "tool_use_id": "toolu_a"}
+    assert "could not be read" in anyio.run(growth.past, gone)
+    assert "could not be read" in anyio.run(growth.past, {"session_id": "s4"})
 
 
 @pytest.mark.parametrize(

@@ -101,8 +101,8 @@ async def test_an_instrumented_app_starts_inline_too(scripted_model: ScriptedMod
     scripted_model.script(
         "main",
         [
-            small(bash("touch early.txt && echo EARLY-RAN"), tokens=LIMIT + 5),
-            small(bash("touch late.txt")),
+            small(bash("touch early.txt && echo EARLY-RAN")),
+            small(bash("touch late.txt"), tokens=LIMIT + 5),  # the reply that reaches it is refused
             "done",
         ],
     )

@@ -130,9 +130,9 @@ def tool_loops(
     stretch's last: the worker that was shown the preview looks into the file (as in flower's runs), not
     the coordinator, which never saw it. With `trailing`, so are the replies right after a delegated
     stretch that only make glances (the worker looks at the state its own calls left before it
-    reports); without, the coordinator runs them. With `inline_until`, a reply made while the context
-    the wall reads (the previous request's, as the CLI records it) was under that many tokens, and never
-    past it before, makes its calls itself: a stretch keeps only its replies from the first strict one."""
+    reports); without, the coordinator runs them. With `inline_until`, a reply whose request's context
+    (what the wall reads) was under that many tokens, and never past it before, makes its calls itself:
+    a stretch keeps only its replies from the first strict one."""
     requests, entries = thread.requests, thread.entries
     cuts = set(boundaries(entries))
     saved = saved_files(thread)
@@ -178,12 +178,11 @@ def tool_loops(
 
 
 def _strict_from(requests: Sequence[Request], inline_until: int | None) -> int:
-    """The first request whose reply the wall judges strictly: the one after the first request whose
-    context reached `inline_until` (0, the strict wall from the start, without one)."""
+    """The first request whose reply the wall judges strictly: the first whose context reached
+    `inline_until` (0, the strict wall from the start, without one)."""
     if inline_until is None:
         return 0
-    reached = next((n for n, r in enumerate(requests) if r.usage.context >= inline_until), len(requests))
-    return reached + 1
+    return next((n for n, r in enumerate(requests) if r.usage.context >= inline_until), len(requests))
 
 
 def worker_outputs(loop: Thread, prose: float, rate: float) -> list[int]:
