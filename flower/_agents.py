@@ -24,6 +24,7 @@ from claude_agent_sdk.types import EffortLevel, HookEvent, SettingSource
 from ._errors import SpecError
 from ._handoff.compact import CompactPolicy
 from ._util.check import check_fields, checked
+from ._wall._inline import check_inline_until
 from ._wall._tools import COORDINATOR_TOOLS, WORKER_TOOLS, check_tools
 from ._wall.mandate import MANDATE_LINE, check_mandate_line
 from ._wall.rules import WORKER_RULES, coordinator_rules
@@ -129,17 +130,11 @@ class AgentSpec:
             raise SpecError(f"{owner}: own_steps must be 0 or more, got {self.own_steps}")
         if self.own_steps and not self.delegate_only:
             raise SpecError(f"{owner}: own_steps only makes sense with delegate_only (it loosens the wall)")
-        if self.inline_until is not None:
-            if self.inline_until < 1:
-                raise SpecError(
-                    f"{owner}: inline_until must be a positive number of tokens, got {self.inline_until}"
-                )
-            if not self.delegate_only:
-                raise SpecError(
-                    f"{owner}: inline_until only makes sense with delegate_only (it loosens the wall)"
-                )
-            if self.own_steps:
-                raise SpecError(f"{owner}: give inline_until or own_steps, not both (both loosen the wall)")
+        check_inline_until(self.inline_until, self.own_steps, owner)
+        if self.inline_until is not None and not self.delegate_only:
+            raise SpecError(
+                f"{owner}: inline_until only makes sense with delegate_only (it loosens the wall)"
+            )
         check_mandate_line(self.mandate_line, owner)
         if self.mandate_line is not None and not self.delegate_only:
             raise SpecError(f"{owner}: mandate_line only makes sense with delegate_only (a coordinator)")

@@ -64,6 +64,7 @@ from ._spill._chain import chain_spill
 from ._spill.spill_policy import SpillPolicy
 from ._util.check import checked
 from ._wall._deny_chain import chain_denials
+from ._wall._inline import check_inline_until
 from ._wall._tools import ALIASES, COORDINATOR_TOOLS, check_tools
 from ._wall.delegate import delegate_guard
 from ._wall.mandate import MANDATE_LINE, check_mandate_line, shared_prefix_hooks
@@ -169,6 +170,7 @@ def instrument(
         )
     if own_steps is not None and own_steps < 0:
         raise SpecError(f"{_OWNER}: own_steps must be 0 or more, got {own_steps}")
+    check_inline_until(inline_until, own_steps or 0, _OWNER)
     line = check_mandate_line(mandate_line, _OWNER)
 
     policy = resolve_tracing(tracing, _OWNER)

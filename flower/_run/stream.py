@@ -22,7 +22,7 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import TERMINAL_TASK_STATUSES
 
 from .._glance import take_warnings
-from .._usage import UsageMeter
+from .._usage import TokenUsage, UsageMeter
 from .._util.content import refused_by_cli, text_of
 from .._util.handlers import call_handler
 from .._versions import version_warnings
@@ -44,14 +44,6 @@ from .reach import UNREACHABLE_AFTER, is_unreachable, retry_message
 logger = logging.getLogger("flower.runtime")
 
 EventHandler = Callable[[Event], "Awaitable[None] | None"]
-
-
-def context_tokens(usage: dict[str, Any] | None) -> int:
-    """What the CLI counts as context: input + cache read + cache creation tokens."""
-    if not usage:
-        return 0
-    keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-    return sum(int(usage.get(key) or 0) for key in keys)
 
 
 def _brief(tool_input: dict[str, Any]) -> str:
@@ -215,7 +207,7 @@ class Tracker:
         if agent is None and message.model:
             self.usage.main_model = message.model
         if agent is None and message.usage:
-            self.context = context_tokens(message.usage)
+            self.context = TokenUsage.from_api(message.usage).context
             self.peak_context = max(self.peak_context, self.context)
         session = message.session_id or self.session_id
         if message.error is None and session and message.message_id:  # counted if no result follows

@@ -21,16 +21,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
+from .._errors import SpecError
+from .._usage import TokenUsage
+from ._turns import ENTRY_WAIT, wait_for_entry
 
-from ._turns import ENTRY_WAIT
-
-__all__ = ["Growth", "reply_context"]
+__all__ = ["Growth", "check_inline_until", "reply_context"]
 
 logger = logging.getLogger("flower.delegate")
 
 _CHUNK = 64 * 1024
-_POLL = 0.02
+
+
+def check_inline_until(inline_until: int | None, own_steps: int, owner: str) -> None:
+    """`SpecError`, named for `owner`, unless `inline_until` is None or a positive number of tokens given
+    without `own_steps` (both loosen the wall)."""
+    if inline_until is None:
+        return
+    if inline_until < 1:
+        raise SpecError(f"{owner}: inline_until must be a positive number of tokens, got {inline_until}")
+    if own_steps:
+        raise SpecError(f"{owner}: give inline_until or own_steps, not both (both loosen the wall)")
 
 
 def reply_context(path: str, tool_use_id: str) -> int | None:
@@ -69,9 +79,7 @@ def _reply_tokens(line: bytes) -> int | None:
     usage = message.get("usage") if isinstance(message, dict) else None
     if not isinstance(usage, dict):
         return None
-    keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-    tokens = sum(value for key in keys if isinstance(value := usage.get(key), int))
-    return tokens or None
+    return TokenUsage.from_api(usage).context or None
 
 
 @dataclass
@@ -91,7 +99,9 @@ class Growth:
         try:
             if not isinstance(path, str) or not path or not isinstance(call, str) or not call:
                 raise OSError("the hook input names no transcript or no call")
-            tokens = await _written(path, call)
+            tokens = await wait_for_entry(lambda: reply_context(path, call))
+            if tokens is None:
+                raise OSError(f"the reply holding call {call} was not written within {ENTRY_WAIT:g} s")
         except OSError as exc:
             logger.warning("the wall could not read the session's size (%s); it is strict", exc)
             return "its size could not be read from the session's transcript, so the wall is strict"
@@ -106,14 +116,3 @@ class Growth:
 
     def _said(self, tokens: int) -> str:
         return f"its context reached {tokens:,} tokens, past inline_until={self.until:,}"
-
-
-async def _written(path: str, call: str) -> int:
-    """The context of the reply holding `call`, once the CLI has written it (`OSError` past `ENTRY_WAIT`)."""
-    waited = 0.0
-    while (tokens := reply_context(path, call)) is None:
-        if waited >= ENTRY_WAIT:
-            raise OSError(f"the reply holding call {call} was not written within {ENTRY_WAIT:g} s")
-        await anyio.sleep(_POLL)
-        waited += _POLL
-    return tokens

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
-__all__ = ["ENTRY_WAIT", "USER_SOURCES", "Turns"]
+__all__ = ["ENTRY_WAIT", "USER_SOURCES", "Turns", "wait_for_entry"]
 
 logger = logging.getLogger("flower.delegate")
 
@@ -31,6 +31,18 @@ ENTRY_WAIT = 10.0
 """Seconds the wall waits for the CLI to write the entry that opened a turn (a hang bound, never reached
 in a run that works: the entry comes within milliseconds)."""
 _POLL = 0.02
+
+_Entry = TypeVar("_Entry")
+
+
+async def wait_for_entry(read: Callable[[], _Entry | None]) -> _Entry | None:
+    """What `read` finds in a transcript, read again until the CLI has written it, for at most
+    `ENTRY_WAIT` seconds (None then); `read` raises `OSError` when the transcript cannot be read."""
+    waited = 0.0
+    while (found := read()) is None and waited < ENTRY_WAIT:
+        await anyio.sleep(_POLL)
+        waited += _POLL
+    return found
 
 
 @dataclass
@@ -87,21 +99,12 @@ class Turns:
         most `ENTRY_WAIT` seconds; then the turn counts as not the user's."""
         if not isinstance(path, str) or not path:
             return False
-        waited = 0.0
-        while True:
-            try:
-                source = self._source(path, prompt)
-            except OSError as error:
-                logger.warning(
-                    "own steps: the transcript could not be read (%s); the user turn goes on", error
-                )
-                return False
-            if source is not None:
-                return source in USER_SOURCES
-            if waited >= ENTRY_WAIT:
-                return False
-            await anyio.sleep(_POLL)
-            waited += _POLL
+        try:
+            source = await wait_for_entry(lambda: self._source(path, prompt))
+        except OSError as error:
+            logger.warning("own steps: the transcript could not be read (%s); the user turn goes on", error)
+            return False
+        return source is not None and source in USER_SOURCES
 
     def _source(self, path: str, prompt: str) -> str | None:
         """The `promptSource` of the user entry that opened `prompt`, read from where the last read

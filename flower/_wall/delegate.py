@@ -54,7 +54,7 @@ from .._errors import SpecError
 from .._glance import BashRules, glance_run, glance_verdict
 from .._util.calls import deny
 from .._util.check import checked
-from ._inline import Growth
+from ._inline import Growth, check_inline_until
 from ._own import OWN_STEP_MAX_INPUT, OWN_STEP_MAX_OUTPUT, own_command, secret_word
 from ._tools import CLI_TOOLS, COORDINATOR_TOOLS, HANDS_ON, check_tools, is_mcp_tool
 from ._turns import Turns
@@ -132,12 +132,7 @@ def delegate_guard(
         raise SpecError("delegate_guard: reason must contain {action} (and may contain {artifacts})")
     if own_steps < 0:
         raise SpecError(f"delegate_guard: own_steps must be 0 or more, got {own_steps}")
-    if inline_until is not None and inline_until < 1:
-        raise SpecError(
-            f"delegate_guard: inline_until must be a positive number of tokens, got {inline_until}"
-        )
-    if inline_until is not None and own_steps:
-        raise SpecError("delegate_guard: give inline_until or own_steps, not both (both loosen the wall)")
+    check_inline_until(inline_until, own_steps, "delegate_guard")
     turns = Turns()
     growth = Growth(inline_until) if inline_until is not None else None
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from .._errors import SpecError
 from .._util.check import checked
+from ._inline import check_inline_until
 from .delegate import OWN_STEP_MAX_INPUT, OWN_STEP_MAX_OUTPUT
 
 __all__ = ["COORDINATOR_PROMPT", "COORDINATOR_RULES", "WORKER_RULES", "coordinator_rules"]
@@ -92,12 +93,7 @@ def coordinator_rules(own_steps: int = 0, inline_until: int | None = None) -> st
     delegates from then on (`delegate_guard(inline_until=...)`)."""
     if own_steps < 0:
         raise SpecError(f"coordinator_rules: own_steps must be 0 or more, got {own_steps}")
-    if inline_until is not None and inline_until < 1:
-        raise SpecError(
-            f"coordinator_rules: inline_until must be a positive number of tokens, got {inline_until}"
-        )
-    if inline_until is not None and own_steps:
-        raise SpecError("coordinator_rules: give inline_until or own_steps, not both")
+    check_inline_until(inline_until, own_steps, "coordinator_rules")
     if inline_until is not None:
         hands_on = (
             f"While your context is under {inline_until:,} tokens, do the hands-on work yourself with "

@@ -71,7 +71,7 @@ def test_the_wall_waits_for_the_reply_then_stays_past_and_an_unreadable_one_is_s
     assert "its context reached 60,003 tokens, past inline_until=50,000" in second
     again = {"session_id": "s1", "transcript_path": str(path), "tool_use_id": "toolu_a"}
     assert anyio.run(growth.past, again) != ""  # for good
-    monkeypatch.setattr("flower._wall._inline.ENTRY_WAIT", 0.1)
+    monkeypatch.setattr("flower._wall._turns.ENTRY_WAIT", 0.1)
     never = {"session_id": "s2", "transcript_path": str(path), "tool_use_id": "toolu_z"}
     assert "could not be read" in anyio.run(growth.past, never)
     gone = {"session_id": "s3", "transcript_path": str(tmp_path / "no"), "tool_use_id": "toolu_a"}
