@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE))
 
 from suite import pricing, timing, warm  # noqa: E402
 from suite.runner import load_recording  # noqa: E402
-from suite.trace import Sent, cut, usages  # noqa: E402
+from suite.trace import Sent, agent_call_ids, cut, usages  # noqa: E402
 
 from flower._cost import price_for  # noqa: E402
 
@@ -78,13 +78,7 @@ def parts(path: Path, clock: str = "35", row: pricing.Row = pricing.SONNET) -> d
     rec = load_recording(path)
     requests = rec.requests
     callers = ["main" if r.caller == "main" else "worker" for r in requests]
-    agents = {
-        str(b.get("id"))
-        for r in requests
-        if r.caller == "main"
-        for b in r.tool_uses
-        if b.get("name") == "Agent"
-    }
+    agents = agent_call_ids(requests)
     sent = [
         cut(r.body, c, r.output_tokens, rec.workload.pad, None)
         for r, c in zip(requests, callers, strict=True)

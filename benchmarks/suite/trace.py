@@ -354,15 +354,20 @@ def _replays(rec: Any, sent: list[Sent], drawn: dict[str, list[list[float]]]) ->
     return out
 
 
-def _report_chars(requests: Sequence[Any]) -> int:
-    """Characters of every Agent result the main thread received (each once)."""
-    agents = {
+def agent_call_ids(requests: Sequence[Any]) -> set[str]:
+    """The ids of the Agent calls the main thread made (a worker's start, each once)."""
+    return {
         str(b.get("id"))
         for r in requests
         if r.caller == "main"
         for b in r.tool_uses
         if b.get("name") == "Agent"
     }
+
+
+def _report_chars(requests: Sequence[Any]) -> int:
+    """Characters of every Agent result the main thread received (each once)."""
+    agents = agent_call_ids(requests)
     seen: dict[str, int] = {}
     for r in requests:
         if r.caller == "main":
