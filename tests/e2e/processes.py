@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 
-def cli_processes() -> list[int]:
-    """Descendants of this test process that run the bundled CLI."""
+def processes_of(root: int) -> dict[int, str]:
+    """The descendants of `root` now: pid -> its command line."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -15,15 +15,19 @@ def cli_processes() -> list[int]:
                 stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
                 continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [os.getpid()]
+            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+    found: dict[int, str] = {}
+    todo = [root]
     while todo:
         for child in children.get(todo.pop(), []):
-            todo.append(child)
             try:
-                if b"claude" in Path(f"/proc/{child}/cmdline").read_bytes():
-                    found.append(child)
+                found[child] = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
-                pass
+                continue
+            todo.append(child)
     return found
+
+
+def cli_processes() -> list[int]:
+    """Descendants of this test process that run the bundled CLI."""
+    return [pid for pid, command in processes_of(os.getpid()).items() if "claude" in command]

@@ -152,28 +152,6 @@ def piped(args: list[str], *, cwd: Path, env: Mapping[str, str]) -> subprocess.C
     )
 
 
-def processes_of(root: int) -> dict[int, str]:
-    """The descendants of `root` now: pid -> its command line."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-    found: dict[int, str] = {}
-    todo = [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            try:
-                found[child] = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            todo.append(child)
-    return found
-
-
 def running(pids: dict[int, str]) -> list[int]:
     """Those of `pids` still running (not a zombie) with the same command line."""
     left = []

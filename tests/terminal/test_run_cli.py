@@ -14,8 +14,9 @@ import pytest
 from flower._terminal import SCRIPTED_MODEL_ENV
 from flower.testing import ScriptedModel, bash
 from tests.credentials import CHANGE_THE_CLI, VARIABLES
+from tests.e2e.processes import processes_of
 from tests.terminal import scenario, transcript
-from tests.terminal.terminal import Terminal, environment, piped, plain, processes_of, running, wait_until
+from tests.terminal.terminal import Terminal, environment, piped, plain, running, wait_until
 
 pytestmark = pytest.mark.cli
 
