@@ -309,7 +309,16 @@ def main() -> int:
         nargs="+",
         help="price the recordings kept by --keep (one directory or more) again instead of running",
     )
+    parser.add_argument(
+        "--small",
+        type=Path,
+        nargs="+",
+        help="with --write-docs: a --quick run's kept recordings (one directory or more), for the page's "
+        "small tasks",
+    )
     args = parser.parse_args()
+    if args.small and not args.write_docs:
+        parser.error("--small: the small tasks are a section of the page; give --write-docs too")
     if args.seeds and args.quick and (set(args.seeds) != {1} or not args.strategies):
         parser.error("--seeds: --quick runs one realistic seed (1); it takes --seeds 1 with --strategies")
     if args.resume and not args.keep:
@@ -367,7 +376,8 @@ def main() -> int:
         payload = {"scale": scale, "minutes": minutes, "rows": [dataclasses.asdict(r) for r in rows]}
         args.results.write_text(json.dumps(payload))
     if args.write_docs:
-        verdict = report.write(rows, workloads, idle, docs=DOCS, scale=scale, minutes=minutes)
+        small = _repriced(args.small, args.clock, only, args.jobs) if args.small else []
+        verdict = report.write(rows, workloads, idle, docs=DOCS, scale=scale, minutes=minutes, small=small)
         print(f"wrote {DOCS / 'benchmarks.md'}; spill preview verdict: {verdict}")
     if args.update_baseline:
         if only or args.strategies or args.no_scaling or args.seeds:

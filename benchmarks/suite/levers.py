@@ -98,12 +98,14 @@ def _ratio(rows: Sequence[Metrics], key: str) -> str:
     return f"{mine.costs.get('20', mine.cost_all) / BEFORE[key]:.2f}" if mine else "-"
 
 
-def inline_realistic(rows: Sequence[Metrics], key: str, clock: str) -> dict[str, Any] | None:
-    """flower ÷ `flower -delegation` under the realistic player, seed by seed (both finished):
-    `{"median", "max", "seeds"}`, or None where the two never ran on the same seed. The ablations
-    (`ratios.ablations`) read the ideal player; this is the same lever where the workers report and
-    the clock draws as in real use."""
-    mine = {r.player: r for r in seeds(rows, key, COORD) if r.finished}
+def inline_realistic(
+    rows: Sequence[Metrics], key: str, clock: str, strategy: str = COORD
+) -> dict[str, Any] | None:
+    """flower (or another of its strategies, `strategy`) ÷ `flower -delegation` under the realistic
+    player, seed by seed (both finished): `{"median", "max", "seeds"}`, or None where the two never ran
+    on the same seed. The ablations (`ratios.ablations`) read the ideal player; this is the same lever
+    where the workers report and the clock draws as in real use."""
+    mine = {r.player: r for r in seeds(rows, key, strategy) if r.finished}
     found = [
         mine[r.player].costs.get(clock, mine[r.player].cost_all) / r.costs.get(clock, r.cost_all)
         for r in seeds(rows, key, SOLO)

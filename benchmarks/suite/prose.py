@@ -16,12 +16,14 @@ __all__ = [
     "LEFT_OUT",
     "METHOD",
     "METRICS",
+    "MODES",
     "NOTES",
     "PEERS",
     "PREVIEW_WHY",
     "RANKED",
     "READING",
     "SCALING",
+    "SMALL",
 ]
 
 INTRO = """\
@@ -329,3 +331,31 @@ only the smallest cacheable prefix, the pings' own blocks and the calibrated clo
 size do not): the model's prices move it more.
 """
 """The price table's preface."""
+
+SMALL = """\
+A small task (`--quick`: the small workloads, one realistic seed) is where a delegation's fixed price
+shows: each worker's prefix (its tools and prompt, written at its first start), its mandate, its report and
+the hand-back frame, against a plain agent that pays none of them (see [delegation](delegation.md), "What
+a delegation costs"). Below, flower (strict: every hands-on step delegated) and the opt-in inline start
+(`flower +inline`: `coordinator(inline_until=30_000)`, whose main thread works hands-on itself until its
+context reaches 30k tokens, then delegates), each ÷ the cheapest peer of the quick pool (`baseline_raw`,
+masking and `clear_tool_uses`, each with the `claude_code` preset and with the SDK's own prompt), on both
+price rows. `python benchmarks/cost_parts.py RECORDING` splits a run's dollars by part. Recorded with
+
+```
+python benchmarks/run_suite.py --quick --keep DIR
+python benchmarks/run_suite.py --quick --strategies "flower +inline" --seeds 1 --keep DIR --resume
+python benchmarks/run_suite.py --from-recordings FULL --small DIR --write-docs
+```
+"""
+"""The small tasks' caption (`modes.small_section`)."""
+
+MODES = """\
+Two other ways to run the same work, by the realistic player on the same seeds: `flower +inline`, the
+opt-in inline start (the main thread does every step itself until the context it reports reaches 30k
+tokens, then plays the coordinator for the rest of the run; after a handoff it stays one), and `flower
+-delegation`, every step done by the main thread under flower's other layers (spill, workbench,
+handoff, keep-warm). flower ÷ `flower -delegation` is what delegating costs or saves on a workload,
+against doing each item inline.
+"""
+"""The caption of flower's other modes at full scale (`modes.modes_section`)."""

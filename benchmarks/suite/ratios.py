@@ -78,25 +78,31 @@ def _paired(
     mine: Callable[[Metrics], float | None],
     *,
     scope: Scope = "all",
+    strategy: str = COORD,
 ) -> tuple[str, list[Metrics], list[float]] | None:
-    """The cheapest fair peer under `clock`, flower's seeds it ran too (with a cost `mine` gives) and
+    """The cheapest fair peer under `clock`, `strategy`'s seeds it ran too (with a cost `mine` gives) and
     their per-seed ratios `mine(seed) ÷ the peer's cost`, or None when there is no peer."""
     peer = cheapest_peer(rows, key, clock, scope=scope)
     if peer is None:
         return None
     theirs = {r.player: r for r in seeds(rows, key, peer)}
     costs = [
-        (m, mine(m)) for m in seeds(rows, key, COORD) if m.player in theirs and _cost(theirs[m.player], clock)
+        (m, mine(m))
+        for m in seeds(rows, key, strategy)
+        if m.player in theirs and _cost(theirs[m.player], clock)
     ]
     found = [(m, cost) for m, cost in costs if cost is not None]
     return peer, [m for m, _ in found], [cost / _cost(theirs[m.player], clock) for m, cost in found]
 
 
-def versus(rows: Sequence[Metrics], key: str, clock: str, *, scope: Scope = "all") -> dict[str, Any] | None:
-    """flower ÷ the cheapest fair peer under `clock`: `{"median", "max", "peer", "seeds", "reads_cut"}`
-    (per-seed ratios; how often flower's coordinator Read a cut report, `Behaviour.reads_cut`: one share,
-    or the sorted shares when its seeds differ), or None when either side is missing."""
-    paired = _paired(rows, key, clock, lambda m: _cost(m, clock), scope=scope)
+def versus(
+    rows: Sequence[Metrics], key: str, clock: str, *, scope: Scope = "all", strategy: str = COORD
+) -> dict[str, Any] | None:
+    """flower (or another of its strategies, `strategy`) ÷ the cheapest fair peer under `clock`:
+    `{"median", "max", "peer", "seeds", "reads_cut"}` (per-seed ratios; how often flower's coordinator
+    Read a cut report, `Behaviour.reads_cut`: one share, or the sorted shares when its seeds differ), or
+    None when either side is missing."""
+    paired = _paired(rows, key, clock, lambda m: _cost(m, clock), scope=scope, strategy=strategy)
     if paired is None or not paired[2]:
         return None
     peer, mine, ratios = paired
@@ -241,15 +247,23 @@ def _price_name(row: pricing.Row) -> str:
     return row.suffix.lstrip("@") or "sonnet-4-6"
 
 
-def price_table(rows: Sequence[Metrics], keys: Sequence[str], *, sensitivity: bool = True) -> str:
-    """flower ÷ the cheapest fair peer on each price row at the headline clocks (realistic player: median
-    (largest) of the per-seed ratios), and the peer it was, per workload."""
+def price_table(
+    rows: Sequence[Metrics],
+    keys: Sequence[str],
+    *,
+    sensitivity: bool = True,
+    strategy: str = COORD,
+    peers: bool = True,
+) -> str:
+    """`strategy` (flower by default) ÷ the cheapest fair peer on each price row at the headline clocks
+    (realistic player: median (largest) of the per-seed ratios), and the peer it was (unless `peers` is
+    False), per workload."""
     heads = " | ".join(k.upper() for k in keys)
     lines = [f"| price row | clock | {heads} |", "|---|---|" + "---:|" * len(keys)]
     for row in (*pricing.ROWS, *(pricing.SENSITIVITY if sensitivity else ())):
         for clock in HEADLINE_CLOCKS:
-            found = [versus(rows, k, pricing.key(clock, row)) for k in keys]
-            cells = [_cell(f) + (f" `{f['peer']}`" if f else "") for f in found]
+            found = [versus(rows, k, pricing.key(clock, row), strategy=strategy) for k in keys]
+            cells = [_cell(f) + (f" `{f['peer']}`" if f and peers else "") for f in found]
             lines.append(
                 f"| {row.name} ({row.rate:g} tokens/char) | {NAMES[clock]} | " + " | ".join(cells) + " |"
             )

@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import levers, plots, prose, ranking, ratios
+from . import levers, modes, plots, prose, ranking, ratios
 from .actions import Workload
 from .findings import findings
 from .metrics import Metrics
@@ -196,8 +196,10 @@ def write(
     docs: Path,
     scale: str,
     minutes: float,
+    small: Sequence[Metrics] = (),
 ) -> str:
-    """Write docs/benchmarks.md and its plots; returns the preview verdict in a few words."""
+    """Write docs/benchmarks.md and its plots; returns the preview verdict in a few words. `small`: a
+    `--quick` run's rows, for the small tasks' section (none: no section)."""
     images = docs / "img"
     images.mkdir(parents=True, exist_ok=True)
     keys = [w.key for w in workloads]
@@ -222,6 +224,8 @@ def write(
         prose.PRICES,
         ratios.price_table(rows, keys),
         "",
+        modes.modes_section(rows, keys),
+        modes.small_section(small, sorted({r.workload for r in small})),
         prose.READING,
         findings(rows, keys, picks),
         "## Every strategy, ranked\n",

@@ -2,9 +2,10 @@
 
 1. the ideal player, every strategy of every workload (the peers' sweep and flower's ablations);
 2. the realistic player, five seeds (one in `--quick`), on `baseline_raw` (with the `claude_code` preset
-   and with the SDK's own prompt), the CLI's default, flower and `flower -delegation`; flower again with
-   workers that ignore the report rule (`unbriefed`, the pessimistic row; the CLI's default too in W3,
-   where it delegates) and with a coordinator that Reads half the reports its cap cut (`reads 0.5`);
+   and with the SDK's own prompt), the CLI's default, flower, `flower -delegation` and `flower +inline`;
+   flower again with workers that ignore the report rule (`unbriefed`, the pessimistic row; the CLI's
+   default too in W3, where it delegates) and with a coordinator that Reads half the reports its cap cut
+   (`reads 0.5`);
    and, on a held-out seed (`SELECT`), every peer setting of the sweep and of the `clear_tool_uses`
    sweep (`peers.CLEAR_SWEEP`);
 3. once those are in: each peer at its best (the setting of its sweep that cost least with the held-out
@@ -56,6 +57,7 @@ REALISTIC = (
     "baseline_cc_default",
     "flower",
     "flower -delegation",
+    "flower +inline",
 )
 """Run by the realistic player, with each peer at its best."""
 QUICK_REALISTIC = (

@@ -612,6 +612,30 @@ def test_flower_against_its_inline_run_is_paired_seed_by_seed_under_the_realisti
     ]
     assert inline_realistic(rows, "w1", "35") == {"median": 1.0, "max": 1.1, "seeds": 2}
     assert inline_realistic(rows, "w2", "35") is None
+    rows += [row("flower +inline", s, 0.8) for s in (1, 2)]  # the opt-in inline start, the same way
+    assert inline_realistic(rows, "w1", "35", "flower +inline") == {"median": 0.8, "max": 0.8, "seeds": 2}
+
+
+def test_the_page_shows_the_inline_start_and_the_small_tasks_beside_flower() -> None:
+    from benchmarks.suite.modes import modes_section, small_section
+
+    def row(strategy: str, seed: int, cost: float, family: str = "flower") -> Metrics:
+        base = dataclasses.replace(
+            metrics_row(strategy, cost, True), family=family, player=f"realistic #{seed}"
+        )
+        return dataclasses.replace(base, costs={"35": cost, "calibrated": cost})
+
+    rows = [row("peer", 1, 1.0, "peer"), row("flower", 1, 1.5), row("flower -delegation", 1, 1.25)]
+    shown = small_section(rows, ["w1"])
+    assert shown.startswith("## Small tasks") and "**1.50 (1.50)** `peer`" in shown
+    assert "flower +inline" not in shown.split("```")[-1]  # no table for a mode that did not run
+    rows.append(row("flower +inline", 1, 1.1))
+    shown = small_section(rows, ["w1"])
+    assert "**`flower +inline`** ÷ the same peer" in shown and "**1.10 (1.10)**" in shown
+    found = modes_section(rows, ["w1"])
+    assert "| flower | Sonnet 4.6 | calibrated | 1.20 (1.20) |" in found
+    assert "| flower +inline | Sonnet 4.6 | 35 s | 0.88 (0.88) |" in found
+    assert small_section([], ["w1"]) == ""
 
 
 def test_the_page_says_plainly_where_flower_is_not_the_cheapest() -> None:
