@@ -329,6 +329,12 @@ characters / 4 and scales blocks, outputs and context sizes to the row's rate; c
 4.6 is the sensitivity row. A ratio barely moves with the rate (every token of both sides scales alike;
 only the smallest cacheable prefix, the pings' own blocks and the calibrated clock's durations by context
 size do not): the model's prices move it more.
+
+A keep-warm ping is priced as the CLI sends it on each model (`benchmarks/suite/warm.py`, from a ping
+recorded through the CLI under each model name, `python benchmarks/bench_keep_warm.py --probe`): on Opus 5
+it repeats every block up to the coordinator's last mark and writes only its own text; on Sonnet 4.6 the
+CLI puts two reminders inside the last tool result, so that block differs and the ping writes it again. A
+ping stopped in flight after its request went out, and a run whose CLI crashed, count what was billed.
 """
 """The price table's preface."""
 
