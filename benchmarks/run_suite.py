@@ -212,6 +212,9 @@ def _print_summary(summary: dict[str, object], clock: str) -> None:
         inline = value.get("inline_realistic")
         if inline:
             others.append(f"÷ -delegation, realistic {inline['median']:.2f} (max {inline['max']:.2f})")
+        start = value.get("inline_start_vs_best")
+        if start:
+            others.append(f"flower +inline ÷ the peer {start['median']:.2f} (max {start['max']:.2f})")
         for name in ("peers_as_before", "unbriefed", "reads 0.5"):
             found = value.get(name)
             if found:

@@ -17,10 +17,9 @@ from .levers import inline_realistic
 from .metrics import Metrics
 from .prose import MODES, SMALL
 from .ranking import COORD, SOLO
-from .ratios import HEADLINE_CLOCKS, NAMES, price_table
+from .ratios import HEADLINE_CLOCKS, INLINE_START, NAMES, price_table
 
-INLINE = "flower +inline"
-"""The opt-in inline start (`coordinator(inline_until=30_000)`), as the suite names it."""
+INLINE = INLINE_START
 
 
 def own_table(rows: Sequence[Metrics], keys: Sequence[str], strategies: Sequence[str]) -> str:

@@ -196,6 +196,8 @@ SENSITIVITY = {
     "reads 0.5": "flower's coordinator Reads half the reports its cap cut",
 }
 """The realistic player's variants the summary prices apart (`ranking.variant`), and what each plays."""
+INLINE_START = "flower +inline"
+"""The opt-in inline start (`coordinator(inline_until=30_000)`), as the suite names it."""
 HEADLINE_CLOCKS = pricing.HEADLINE_CLOCKS
 """The clocks the issue's bars are read at: the summary carries both, whatever the run's clock."""
 
@@ -210,6 +212,9 @@ def _workload(rows: Sequence[Metrics], key: str, clock: str, *, bound: bool = Tr
         "inline_realistic": levers.inline_realistic(rows, key, clock),
         "peers_as_before": None if preset is None else _best(preset),
     }
+    start = versus(rows, key, clock, strategy=INLINE_START)
+    if start is not None:  # the opt-in inline start, where the realistic player ran it
+        out["inline_start_vs_best"] = _best(start)
     for tag in SENSITIVITY:
         if any(r.workload == key and r.player.endswith(f" [{tag}]") for r in rows):
             other = versus(variant(rows, tag), key, clock)
@@ -221,8 +226,9 @@ def summary(rows: Sequence[Metrics], keys: Sequence[str], clock: str) -> dict[st
     """The `--json` object: per workload flower ÷ the cheapest fair peer (`flower_vs_best`: median, max,
     peer), ÷ each ablation (`ablations`, `-delegation` included), ÷ the lower bound (`lower_bound`), ÷ the
     cheapest peer as configured before its variants (`peers_as_before`) and under each player variant
-    that ran (`unbriefed`, `reads 0.5`); and the same objects under `"clock"`, keyed by clock (the run's
-    and `HEADLINE_CLOCKS`)."""
+    that ran (`unbriefed`, `reads 0.5`); `flower +inline` ÷ the same peer where it ran
+    (`inline_start_vs_best`); and the same objects under `"clock"`, keyed by clock (the run's and
+    `HEADLINE_CLOCKS`)."""
     per = {key: _workload(rows, key, clock) for key in keys}
     clocks = {clock: per}
     for name in HEADLINE_CLOCKS:
@@ -426,6 +432,7 @@ def clock_section(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
 
 
 __all__ = [
+    "INLINE_START",
     "NAMES",
     "ablations",
     "bounds_table",

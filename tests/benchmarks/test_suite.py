@@ -596,6 +596,10 @@ def test_the_summary_pairs_seeds_against_the_cheapest_peer_that_finished() -> No
     found = summary(rows, ["w1"], "35")["w1"]
     assert found["unbriefed"] == {"median": 2.0, "max": 2.0, "peer": "cheap (SDK prompt)"}
     assert found["flower_vs_best"]["median"] == 1.0  # the default player's rows are untouched
+    assert "inline_start_vs_best" not in found  # the opt-in inline start did not run
+    rows += [row("flower +inline", f"realistic #{s}", 0.72, family="flower") for s in (1, 2, 3)]
+    found = summary(rows, ["w1"], "35")["w1"]
+    assert found["inline_start_vs_best"] == {"median": 0.8, "max": 0.8, "peer": "cheap (SDK prompt)"}
 
 
 def test_flower_against_its_inline_run_is_paired_seed_by_seed_under_the_realistic_player() -> None:
