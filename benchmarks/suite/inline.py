@@ -7,8 +7,10 @@ wall reads) is at or over T, `Play` hands the rest to a `Coordinator` (`take_ove
 it partitions a whole workload and delegates from then on. The usage the player reports grows with every
 request of a session, so each hands-on call it makes comes in a reply under T, and the wall, which judges
 a call by the usage of the reply that made it, lets it through; the reply at T is the coordinator's.
-After a handoff (a new session, a small context) the main thread stays the coordinator: the player never
-turns back (the wall would let it, below T in the new session; the simplest reading of the mode's rules).
+After a handoff the new session starts inline again, as the wall lets it (its size is the new session's):
+at the first request of the new session, if that request is under T, `Play` turns the coordinator back
+into an inline actor of the rest of its items (`turn_back`: a delegated move becomes its actions again,
+a subtask its subtask), which hands over to a coordinator again at T.
 
 The switch falls between two replies. Work left half-done there goes to the coordinator: a probe under
 way and a look at a saved output carry over (a coordinator does those itself; a rerun it delegates); the
@@ -23,7 +25,7 @@ from dataclasses import replace
 from flower.testing import RecordedRequest, ToolUse, Usage
 
 from .actions import Action, Reuse, Run, Subtask
-from .delegate import Coordinator
+from .delegate import Chunk, Coordinator
 from .player import Actor, Stage, usage_for
 from .probes import View
 
@@ -36,10 +38,12 @@ def context(usage: Usage) -> int:
 class Inline(Actor):
     """The main thread doing every action itself until its context reaches `until` tokens."""
 
-    def __init__(self, play: Stage, until: int) -> None:
+    def __init__(self, play: Stage, until: int, actions: tuple[Action, ...] | None = None) -> None:
+        """The main thread of `actions` (the workload's when None; the rest of a coordinator's after a
+        handoff, `turn_back`), hands-on until its context reaches `until`."""
         if until <= 0:
             raise ValueError(f"Inline: until must be a positive number of tokens, got {until}")
-        super().__init__(list(play.workload.actions), play, "main")
+        super().__init__(list(play.workload.actions if actions is None else actions), play, "main")
         self.until = until
         self.open: list[tuple[Subtask, int]] = []
         """The subtasks it took up, outermost first, each with the index in `actions` where it ends."""
@@ -85,3 +89,20 @@ def take_over(actor: Inline, play: Stage) -> Coordinator:
     lead = Coordinator(play, tuple(actor.rest()))
     lead.pending, lead.windows, lead.ran, lead.noted = actor.pending, actor.windows, actor.ran, actor.noted
     return lead
+
+
+def turn_back(lead: Coordinator, play: Stage, until: int) -> Inline | None:
+    """After a handoff: an inline actor of the rest of `lead`'s items (each delegated move its actions
+    again, a move of subtasks its subtasks), what it looked into and noted carried over; None while `lead`
+    still has calls of its own queued (a look at a saved output under way), which it finishes first."""
+    if lead.queue or lead.windows:
+        return None
+    rest: list[Action] = []
+    for item in lead.actions[lead.pos :]:
+        if isinstance(item, Chunk):
+            rest.extend(item.subtasks or item.actions)
+        else:
+            rest.append(item)
+    actor = Inline(play, until, tuple(rest))
+    actor.pending, actor.ran, actor.noted = lead.pending, lead.ran, lead.noted
+    return actor

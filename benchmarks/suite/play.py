@@ -14,7 +14,7 @@ from flower.testing import RecordedRequest, reply
 
 from .actions import Action, Pause, Subtask, Workload
 from .delegate import Coordinator, worker_for
-from .inline import Inline, take_over
+from .inline import Inline, take_over, turn_back
 from .player import Actor, Ledger, usage_for
 from .probes import View
 from .realistic import Behaviour
@@ -74,6 +74,8 @@ class Play:
         self.inline_until = inline_until
         """A delegated main thread works hands-on itself until its context reaches this many tokens
         (`coordinator(inline_until=...)`), then turns coordinator (`inline.Inline`); None: from the start."""
+        self.handed_off = False
+        """A handoff document was just written: the next main-thread request is a new session's first."""
         self.main: Actor = (
             Actor(list(workload.actions), self, "main")
             if not delegated
@@ -110,11 +112,20 @@ class Play:
             view = View(request.body)
             self.main.rewind_if_interrupted(view)
             self.ledger.events.append(("handoff", request.seq))
+            self.handed_off = self.inline_until is not None
             text = handoff_document(view, self.workload, len(self.ledger.events), self.frontier())
             return reply(text, usage=usage_for(request, self.workload.pad))
+        if self.handed_off and isinstance(self.main, Coordinator) and self.inline_until is not None:
+            self.handed_off = False  # the new session's first request: inline again while under T
+            back = turn_back(self.main, self, self.inline_until)
+            if back is not None and not back.due(request):
+                self.main = back
+                self.ledger.turned_back.append(request.seq)
         if isinstance(self.main, Inline) and self.main.due(request):
             self.main = take_over(self.main, self)
-            self.ledger.took_over = request.seq
+            self.ledger.took_over = (
+                self.ledger.took_over if self.ledger.took_over is not None else request.seq
+            )
         return self.main.step(request)
 
     def on_compact(self, request: RecordedRequest) -> Any:

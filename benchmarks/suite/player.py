@@ -78,6 +78,9 @@ class Ledger:
     took_over: int | None = None
     """The seq of the main-thread request the coordinator answered first, after an inline start
     (`Play(inline_until=...)`); None when the main thread never switched."""
+    turned_back: list[int] = field(default_factory=list)
+    """The seqs of the main-thread requests where the main thread went inline again, a new session's
+    first after a handoff (`Play(inline_until=...)`)."""
     done: bool = False
 
     @property

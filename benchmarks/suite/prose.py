@@ -359,7 +359,7 @@ python benchmarks/run_suite.py --from-recordings FULL --small DIR --write-docs
 MODES = """\
 Two other ways to run the same work, by the realistic player on the same seeds: `flower +inline`, the
 opt-in inline start (the main thread does every step itself until the context it reports reaches 30k
-tokens, then plays the coordinator for the rest of the run; after a handoff it stays one), and `flower
+tokens, then plays the coordinator; after a handoff the new session starts inline again), and `flower
 -delegation`, every step done by the main thread under flower's other layers (spill, workbench,
 handoff, keep-warm). flower ÷ `flower -delegation` is what delegating costs or saves on a workload,
 against doing each item inline.

@@ -131,3 +131,33 @@ def test_flower_inline_tells_the_wall_and_the_player_the_same_threshold_and_flow
         assert named(w, inline_name(tokens)).inline_until == tokens
     assert "flower +inline" in {s.name for s in ablations(w)}  # the full suite runs the named variant
     assert not any(s.name.startswith("flower +inline ") for s in ablations(w))  # the sweep only on request
+
+
+def test_after_a_handoff_the_new_session_starts_inline_again_with_the_coordinators_rest(
+    tmp_path: Path,
+) -> None:
+    from benchmarks.suite.play import HANDOFF_ASK
+
+    workload = Workload("w9", "test", "Do it.", ACTIONS, pad=PAD)
+    play = _play(tmp_path, workload, _at_turn(tmp_path, workload, 3))
+    calls, _ = _drive(play, 4)
+    assert isinstance(play.main, Coordinator) and calls[3].name == "Agent"  # c0: the rest of s1
+    ask = {"role": "user", "content": HANDOFF_ASK + "."}
+    request = RecordedRequest(
+        4, "main", 4, 4, {"messages": [{"role": "user", "content": "Go."}, ask]}, {}, "", 0.0
+    )
+    assert type(play.on_main(request).content[-1]).__name__ != "ToolUse"  # the handoff document
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "The handoff document. Go on."}]
+    seen = []
+    for turn in range(5, 8):  # the new session: a small context again
+        asked = turn - 5  # the assistant messages of the new session so far
+        request = RecordedRequest(turn, "main", turn, asked, {"messages": messages}, {}, "/v1/messages", 0.0)
+        (call,) = [b for b in play.on_main(request).content if type(b).__name__ == "ToolUse"]
+        seen.append(call)
+        use = {"type": "tool_use", "id": f"t{turn}", "name": call.name, "input": call.input}
+        done = {"type": "tool_result", "tool_use_id": f"t{turn}", "content": "ok"}
+        messages += [{"role": "assistant", "content": [use]}, {"role": "user", "content": [done]}]
+    assert play.ledger.turned_back == [5] and play.ledger.took_over == 3
+    assert [c.name for c in seen] == ["Bash", "Bash", "Write"]  # the delegated move's actions, hands-on
+    assert [c.input.get("command") for c in seen[:2]] == ["ls", "python3 gen.py e"]
+    assert isinstance(play.main, Inline)
