@@ -277,12 +277,13 @@ Why, where it loses (each measured on this page's recordings):
 
 - **Against a peer with the SDK's own prompt, on short work (W2).** The cheapest peer there works inline
   with the SDK's empty system prompt, not the CLI's 7k-token `claude_code` preset (against the same peer
-  with the preset, flower's median is 0.83). flower's workers cost their own prompt, output, mandates
+  with the preset, flower's median is 0.81). flower's workers cost their own prompt, output, mandates
   and hand-back frames on every loop, which the inline peer does not pay; and the peer's cost moves from
   one seed to another (its cheapest seeds are far below its dearest) where flower's stays flat, so flower
-  costs more on some seeds (up to 1.08x) and, at 60 s a request, on the median (1.04).
+  costs more on some seeds (up to 1.06x; 1.18x on Opus 5's prices, whose cheap cache reads make the
+  peer's long context cheap to carry) and, at 60 s a request, on the median (1.07).
 - **Workers that ignore the report rule** (the pessimistic row, reports as long as unbriefed subagents'):
-  in W2, nine short loops each end in such a report, and flower costs 1.40x the cheapest peer. The
+  in W2, nine short loops each end in such a report, and flower costs 1.38x the cheapest peer. The
   report rule, not the cap, is what makes delegating short work pay: the cap keeps a long report out of
   the coordinator's context, but its output is paid.
 - **Keeping the coordinator's cache.** flower's default (5-minute marks, kept warm by pings while the
@@ -295,8 +296,9 @@ Why, where it loses (each measured on this page's recordings):
 - **Delegation has a fixed price per mandate** (a worker's prompt and first turn written to the cache,
   its output and report, the mandate, a hand-back frame). A loop repays it; a one-off step does not:
   under the strict wall (the default, `own_steps=0`) W4's sixteen single-command items are each
-  delegated, and cost more than done inline (`flower +own_steps`, opt-in, takes them itself and gives
-  up what the wall guarantees)."""
+  delegated, and cost more than done inline (`flower -delegation`, 1.08x on Sonnet 4.6's prices and
+  1.12x on Opus 5's; `flower +own_steps` and `flower +inline`, both opt-in, take some of them
+  themselves and give up part of what the wall guarantees)."""
 """The causes of the losses the list above shows, as the recordings decompose them."""
 
 BOUNDS = """\
