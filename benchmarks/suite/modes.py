@@ -17,9 +17,8 @@ from .levers import inline_realistic
 from .metrics import Metrics
 from .prose import MODES, SMALL
 from .ranking import COORD, SOLO
-from .ratios import HEADLINE_CLOCKS, INLINE_START, NAMES, price_table
-
-INLINE = INLINE_START
+from .ratios import HEADLINE_CLOCKS, NAMES, price_table
+from .runs import INLINE
 
 
 def own_table(rows: Sequence[Metrics], keys: Sequence[str], strategies: Sequence[str]) -> str:
@@ -72,4 +71,4 @@ def modes_section(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
     return "\n".join(parts) + "\n"
 
 
-__all__ = ["INLINE", "modes_section", "own_table", "small_section"]
+__all__ = ["modes_section", "own_table", "small_section"]

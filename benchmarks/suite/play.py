@@ -112,20 +112,20 @@ class Play:
             view = View(request.body)
             self.main.rewind_if_interrupted(view)
             self.ledger.events.append(("handoff", request.seq))
-            self.handed_off = self.inline_until is not None
+            self.handed_off = True
             text = handoff_document(view, self.workload, len(self.ledger.events), self.frontier())
             return reply(text, usage=usage_for(request, self.workload.pad))
-        if self.handed_off and isinstance(self.main, Coordinator) and self.inline_until is not None:
-            self.handed_off = False  # the new session's first request: inline again while under T
+        handed_off, self.handed_off = self.handed_off, False
+        if handed_off and self.inline_until is not None and isinstance(self.main, Coordinator):
+            # the new session's first request: inline again while under T
             back = turn_back(self.main, self, self.inline_until)
             if back is not None and not back.due(request):
                 self.main = back
                 self.ledger.turned_back.append(request.seq)
         if isinstance(self.main, Inline) and self.main.due(request):
             self.main = take_over(self.main, self)
-            self.ledger.took_over = (
-                self.ledger.took_over if self.ledger.took_over is not None else request.seq
-            )
+            if self.ledger.took_over is None:  # the first switch (a new session may switch again)
+                self.ledger.took_over = request.seq
         return self.main.step(request)
 
     def on_compact(self, request: RecordedRequest) -> Any:

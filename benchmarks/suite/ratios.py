@@ -30,7 +30,7 @@ from .metrics import Metrics
 from .prose import BOUNDS, CLOCK, WHY_LOSSES
 from .ranking import COORD, one, seeds, variant
 from .realistic import READS_CUT
-from .runs import AS_RUN, ONE_HOUR, SDK
+from .runs import AS_RUN, INLINE, ONE_HOUR, SDK
 from .timing import CLOCKS, TABLES
 
 NAMES = {
@@ -196,8 +196,6 @@ SENSITIVITY = {
     "reads 0.5": "flower's coordinator Reads half the reports its cap cut",
 }
 """The realistic player's variants the summary prices apart (`ranking.variant`), and what each plays."""
-INLINE_START = "flower +inline"
-"""The opt-in inline start (`coordinator(inline_until=30_000)`), as the suite names it."""
 HEADLINE_CLOCKS = pricing.HEADLINE_CLOCKS
 """The clocks the issue's bars are read at: the summary carries both, whatever the run's clock."""
 
@@ -212,7 +210,7 @@ def _workload(rows: Sequence[Metrics], key: str, clock: str, *, bound: bool = Tr
         "inline_realistic": levers.inline_realistic(rows, key, clock),
         "peers_as_before": None if preset is None else _best(preset),
     }
-    start = versus(rows, key, clock, strategy=INLINE_START)
+    start = versus(rows, key, clock, strategy=INLINE)
     if start is not None:  # the opt-in inline start, where the realistic player ran it
         out["inline_start_vs_best"] = _best(start)
     for tag in SENSITIVITY:
@@ -432,7 +430,6 @@ def clock_section(rows: Sequence[Metrics], keys: Sequence[str]) -> str:
 
 
 __all__ = [
-    "INLINE_START",
     "NAMES",
     "ablations",
     "bounds_table",

@@ -157,6 +157,8 @@ ABLATIONS: dict[str, dict[str, Any]] = {
 keep-warm pings, `Runtime(keep_warm=False)`)."""
 PLANNING = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
 """The CLI's planning tools, opt-in for a flower coordinator."""
+INLINE = "flower +inline"
+"""The opt-in inline start's name (`coordinator(inline_until=INLINE_UNTIL)`)."""
 INLINE_UNTIL = 30_000
 """`flower +inline`'s threshold (tokens of the main thread's context), chosen over `INLINE_SWEEP` on the
 small and the full workloads (realistic seeds 1-2): it keeps every small task inline that 60k and 100k
@@ -167,7 +169,7 @@ DELEGATION_ABLATIONS: dict[str, dict[str, Any]] = {
     "flower -lean": {"claude_code_preset": True},
     "flower -shared_prefix": {"mandate_line": None},
     "flower +planning": {"tools": ("Agent", "Read", *PLANNING)},
-    "flower +inline": {"inline_until": INLINE_UNTIL},
+    INLINE: {"inline_until": INLINE_UNTIL},
 }
 """The delegation levers, one at a time: `coordinator()` arguments (`-lean`: the CLI's `claude_code`
 preset under the coordinator's rules; `+inline`: the opt-in mode whose main thread works hands-on itself
