@@ -86,8 +86,9 @@ class AgentSpec:
     (`delegate_guard(own_steps=...)`); 0, the default, is the strict wall."""
     inline_until: int | None = None
     """With `delegate_only`: the main thread does its hands-on work itself while its context is under this
-    many tokens, and delegates from then on (`delegate_guard(inline_until=...)`); None, the default, is
-    the strict wall from the start."""
+    many tokens, and delegates from then on (`delegate_guard(inline_until=...)`; a `Runtime` runs that
+    start as an inline session it hands off to the coordinator); None, the default, is the strict wall
+    from the start."""
     mandate_line: str | None = None
     """With `delegate_only`: the fixed line put in front of every mandate (`mandate_guard`), so every
     worker sends the same billing block and reads the tools and system prompt the first one cached."""
@@ -255,7 +256,10 @@ def coordinator(
     that would read credentials; what it gives up is in `delegate_guard`. `inline_until` (tokens, opt-in,
     not with `own_steps`) is the other loosening, for tasks that may be small: the main thread does its
     hands-on work itself while its context is under that size (a Bash command scrubbed, never one that
-    reads credentials), and the strict wall holds from the reply that reached it on. `rules` None:
+    reads credentials). A `Runtime` starts such a run in an inline session, without the Agent tool and
+    with a short prompt of its own, and hands it off at that size to this coordinator, strict from then
+    on; in one session (a resume, no handoff, `instrument`) the strict wall holds from the reply that
+    reached it on. `rules` None:
     `coordinator_rules(own_steps, inline_until)`, which says just that. `mandate_line` starts every
     mandate (None: mandates go out as written); the planning tools (`TaskCreate`...) are opt-in through
     `tools`. `foreground`: a worker the coordinator does not send to the background in so many words runs

@@ -43,9 +43,9 @@ from ._glance import BashRules
 from ._handoff.compact import CompactPolicy
 from ._util.check import checked
 from ._wall._deny_chain import chain_denials
-from ._wall.delegate import delegate_guard
+from ._wall.delegate import DELEGATE_REASON, INLINE_SESSION_REASON, delegate_guard
 from ._wall.mandate import shared_prefix_hooks
-from ._wall.rules import COORDINATOR_PROMPT
+from ._wall.rules import COORDINATOR_PROMPT, inline_prompt
 from ._wall.starts import prefix_groups
 
 __all__ = [
@@ -85,6 +85,10 @@ PROMPT_CACHE_VARIABLES = (
 """The CLI's prompt-cache variables (CLI 2.1.332; a name here also covers its suffixed forms, such as
 `DISABLE_PROMPT_CACHING_SONNET` or `ENABLE_PROMPT_CACHING_1H_BEDROCK`). Any of them set, to a non-empty
 value, means the user chose the cache: flower then adds nothing."""
+
+DELEGATING = frozenset({"Agent", "SendMessage"})
+"""The tools that start or steer a worker: a coordinator's inline session (`inline_session=True`) is
+sent without them (their schemas ride on every request; it does the work itself)."""
 
 
 @checked
@@ -159,7 +163,11 @@ def fork_env(env: Mapping[str, str], *, delegates: bool) -> dict[str, str]:
 
 
 def _env(
-    spec: AgentSpec, compact: CompactPolicy | None, extra: Mapping[str, str] | None, ttl: CacheTtl
+    spec: AgentSpec,
+    compact: CompactPolicy | None,
+    extra: Mapping[str, str] | None,
+    ttl: CacheTtl,
+    tools: Sequence[str],
 ) -> dict[str, str]:
     env: dict[str, str] = dict(spec.options.get("env") or {})
     if not spec.builtin_agents:
@@ -173,7 +181,7 @@ def _env(
                 )
             env[key] = value
     env.update(extra or {})
-    delegates = "Agent" in session_tools(spec)
+    delegates = "Agent" in tools
     env.update(cache_env(env, delegates=delegates, settings=spec.options.get("settings"), ttl=ttl))
     env.update(fork_env(env, delegates=delegates))
     return env
@@ -193,6 +201,7 @@ def build_options(
     env: Mapping[str, str] | None = None,
     append: str = "",
     cache_ttl: CacheTtl = "1h",
+    inline_session: bool = False,
 ) -> ClaudeAgentOptions:
     """Compile `spec` into SDK options.
 
@@ -203,11 +212,20 @@ def build_options(
     - `env`: extra environment for the CLI; `append`: extra system-prompt text after the instructions.
     - `cache_ttl`: the main thread's cache lifetime when the session delegates and the user chose none:
       `"1h"`, or `"5m"` when something keeps it warm while the coordinator waits (`Runtime`'s pings).
+    - `inline_session`: for a coordinator with `inline_until`, the options of its inline session (what a
+      `Runtime` starts a new run with): the session's hands-on tools without `Agent` and `SendMessage`, no
+      workers, flower's short inline prompt in place of the coordinator's prompt and
+      rules, and the wall of `inline_until` (hands-on calls run while the context is under it, a command
+      that reads credentials never). The Runtime hands the session off to the coordinator at that size.
     """
     if fork and not resume:
         raise SpecError("fork=True needs resume=<session id> (a fork starts from an existing session)")
+    inline = spec.inline_until if inline_session else None
+    if inline_session and inline is None:
+        raise SpecError(f"build_options: inline_session=True needs a spec with inline_until ({spec.name!r})")
+    tools = [t for t in session_tools(spec) if t not in DELEGATING] if inline else session_tools(spec)
     wall: dict[HookEvent, list[HookMatcher]] = {}
-    cli_env = _env(spec, spec.compact or compact, env, cache_ttl)
+    cli_env = _env(spec, spec.compact or compact, env, cache_ttl, tools)
     if spec.delegate_only:
         rules = BashRules(
             disallowed=tuple(spec.options.get("disallowed_tools") or ()),
@@ -219,7 +237,8 @@ def build_options(
         guard = delegate_guard(
             artifacts=artifacts,
             glance=spec.glance,
-            allowed=spec.tools,
+            allowed=tools if inline else spec.tools,
+            reason=INLINE_SESSION_REASON if inline else DELEGATE_REASON,
             rules=rules,
             own_steps=spec.own_steps,
             can_use_tool=spec.options.get("can_use_tool"),
@@ -230,21 +249,26 @@ def build_options(
     # hooks both deny a call, each gives both reasons
     wall, own = chain_denials(wall, spec.hooks)
     mandate: dict[HookEvent, list[HookMatcher]] = {}
-    if spec.delegate_only:
+    if spec.delegate_only and not inline:
         groups = prefix_groups({n: (worker_tools(w), w.model) for n, w in spec.workers.items()})
         mandate = shared_prefix_hooks(spec.mandate_line, foreground=spec.foreground, groups=groups)
-    tools = session_tools(spec)
     extra: dict[str, Any] = {k: v for k, v in spec.options.items() if k != "env"}
     extra.setdefault("permission_mode", DEFAULT_PERMISSION_MODE)
-    prompt = spec.prompt + (f"\n\n{append}" if append else "")
-    system: str | SystemPromptPreset = f"{COORDINATOR_PROMPT}\n\n{prompt}"
+    # an inline session is told its own short prompt, not the coordinator's rules
+    prompt = (spec.instructions if inline else spec.prompt) + (f"\n\n{append}" if append else "")
+    head = inline_prompt(inline) if inline else COORDINATOR_PROMPT
+    system: str | SystemPromptPreset = f"{head}\n\n{prompt}"
     if spec.claude_code_preset:
-        system = {"type": "preset", "preset": "claude_code", "append": prompt}
+        system = {
+            "type": "preset",
+            "preset": "claude_code",
+            "append": f"{head}\n\n{prompt}" if inline else prompt,
+        }
     return ClaudeAgentOptions(
         system_prompt=system,
         tools=tools,
         allowed_tools=list(tools),
-        agents={name: _definition(w) for name, w in spec.workers.items()} or None,
+        agents=None if inline else {name: _definition(w) for name, w in spec.workers.items()} or None,
         hooks=merge_hooks(wall, mandate, hooks, own) or None,
         env=cli_env,
         setting_sources=None if spec.setting_sources is None else list(spec.setting_sources),

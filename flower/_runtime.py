@@ -179,6 +179,7 @@ class Runtime:
         """How the runs' transcript entries reach the store through the outbox."""
         self._listening: dict[str, Tracker] = {}  # resumed session id -> the run that resumes it
         self._blocks: dict[str, str] = {}  # session id -> the workbench block its system prompt holds
+        self._inline: set[str] = set()  # the inline sessions this runtime started (`inline_until`)
         self.env: dict[str, str] = dict(env or {})
         """Extra environment for the CLI."""
         self.configure = configure
@@ -229,12 +230,20 @@ class Runtime:
 
     @checked
     def options(
-        self, spec: AgentSpec, *, resume: str | None = None, fork: bool = False, block: str | None = None
+        self,
+        spec: AgentSpec,
+        *,
+        resume: str | None = None,
+        fork: bool = False,
+        block: str | None = None,
+        inline_session: bool = False,
     ) -> ClaudeAgentOptions:
         """The SDK options `run()` would use for `spec` (useful to inspect or to run them yourself).
 
         `block` is the workbench block for the system prompt; by default it is computed now (which raises
         `WorkbenchError` when the workbench cannot be written; `run()` goes on without the block instead).
+        `inline_session`: the options of the inline session a coordinator with `inline_until` starts a new
+        run with, while this runtime hands off (`build_options(inline_session=True)`).
         """
         workspace = self._check_workspace()
         wb = self.workbench
@@ -255,6 +264,7 @@ class Runtime:
             env={**cli_env(self.tracing), **self.env},
             append=block or "",
             cache_ttl="5m" if self.keep_warm is not None else "1h",
+            inline_session=inline_session,
         )
         # every transcript line is handed to the store as the CLI writes it, not at the end of the turn
         options = dataclasses.replace(options, session_store_flush="eager")
@@ -349,6 +359,7 @@ class Runtime:
             check_credentials=self.check_credentials,
             options=self.options,
             blocks=self._blocks,
+            inline_sessions=self._inline,
             listening=self._listening,
             keep_warm=self.keep_warm,
             worker_timeout=self.worker_timeout,

@@ -127,6 +127,30 @@ def test_build_options_for_a_coordinator() -> None:
     assert options.max_budget_usd == 2.0 and options.model is None
 
 
+def test_a_coordinators_inline_session_has_its_hands_on_tools_a_short_prompt_and_no_worker() -> None:
+    c = coordinator(
+        "lead", "Goal: measure.", {"a": ANALYST}, inline_until=30_000, tools=["Agent", "Read", "SendMessage"]
+    )
+    options = build_options(c, cwd="/ws", inline_session=True, append="WORKBENCH")
+    assert options.tools == ["Read", "Bash", "Glob"] and options.allowed_tools == options.tools
+    assert options.agents is None
+    prompt = options.system_prompt
+    assert isinstance(prompt, str) and prompt.endswith("Goal: measure.\n\nWORKBENCH")
+    assert "Once your context reaches 30,000 tokens" in prompt and "## Safety" in prompt
+    assert COORDINATOR_PROMPT not in prompt and "How you work: you coordinate" not in prompt
+    assert [m.matcher for m in (options.hooks or {})["PreToolUse"]] == [None]  # the wall; no mandate hooks
+    assert "SubagentStop" not in (options.hooks or {})
+    assert (
+        "CLAUDE_CODE_PROMPT_CACHE_TTL" not in options.env and "CLAUDE_CODE_FORK_SUBAGENT" not in options.env
+    )
+    whole = build_options(c, cwd="/ws")  # the coordinator it hands off to keeps everything
+    assert whole.tools is not None and "Agent" in whole.tools and set(whole.agents or {}) == {"a"}
+    preset = build_options(dataclasses.replace(c, claude_code_preset=True), inline_session=True).system_prompt
+    assert isinstance(preset, dict) and "Once your context reaches 30,000 tokens" in preset["append"]
+    with pytest.raises(SpecError, match="inline_session=True needs a spec with inline_until"):
+        build_options(coordinator("lead", "Goal.", {"a": ANALYST}), inline_session=True)
+
+
 def test_the_preset_stays_on_hands_on_agents_and_comes_back_on_a_coordinator_on_request() -> None:
     kept = build_options(coordinator("c", "Goal.", {"a": ANALYST}, claude_code_preset=True))
     assert kept.system_prompt == {

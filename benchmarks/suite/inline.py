@@ -1,16 +1,17 @@
 """The main thread of `coordinator(inline_until=T)`: hands-on itself while its context is small, then the
 coordinator for the rest of the run.
 
-`Inline` plays the workload's actions itself, as `flower -delegation`'s main thread does. At the first
-main-thread request whose reported context (`usage_for`: what the CLI writes to the transcript, what the
-wall reads) is at or over T, `Play` hands the rest to a `Coordinator` (`take_over`), which partitions it as
-it partitions a whole workload and delegates from then on. The usage the player reports grows with every
-request of a session, so each hands-on call it makes comes in a reply under T, and the wall, which judges
-a call by the usage of the reply that made it, lets it through; the reply at T is the coordinator's.
-After a handoff the new session starts inline again, as the wall lets it (its size is the new session's):
-at the first request of the new session, if that request is under T, `Play` turns the coordinator back
-into an inline actor of the rest of its items (`turn_back`: a delegated move becomes its actions again,
-a subtask its subtask), which hands over to a coordinator again at T.
+`Inline` plays the workload's actions itself, as `flower -delegation`'s main thread does. Under a
+`Runtime`, its session has no Agent tool and hands off once a reply that calls a tool reports a context
+(`usage_for`: what the CLI writes to the transcript, what the runtime and the wall read) at or over T: the
+call is stopped (interrupted, or refused by the wall), the session writes its handoff document, and at the
+new session's first request `Play` hands the rest to a `Coordinator` (`take_over`), which partitions it as
+it partitions a whole workload and delegates from then on, in every later session too. In a session that
+offers the Agent tool (a resumed one), the switch is the wall's latch instead: the first request at or
+over T is the coordinator's. When a coordinator's own session hands off, its successor is such a session
+of the coordinator, small again: at its first request, if that request is under T, `Play` turns the
+coordinator back into an inline actor of the rest of its items (`turn_back`: a delegated move becomes its
+actions again, a subtask its subtask), which the wall's latch switches back at T.
 
 The switch falls between two replies. Work left half-done there goes to the coordinator: a probe under
 way and a look at a saved output carry over (a coordinator does those itself; a rerun it delegates); the
@@ -39,8 +40,8 @@ class Inline(Actor):
     """The main thread doing every action itself until its context reaches `until` tokens."""
 
     def __init__(self, play: Stage, until: int, actions: tuple[Action, ...] | None = None) -> None:
-        """The main thread of `actions` (the workload's when None; the rest of a coordinator's after a
-        handoff, `turn_back`), hands-on until its context reaches `until`."""
+        """The main thread of `actions` (the workload's when None), hands-on until its context reaches
+        `until`."""
         if until <= 0:
             raise ValueError(f"Inline: until must be a positive number of tokens, got {until}")
         super().__init__(list(play.workload.actions if actions is None else actions), play, "main")

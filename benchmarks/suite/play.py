@@ -1,8 +1,9 @@
 """The scripted model for one run: `Play` holds the workload's actors and answers every caller's requests.
 
 The main thread is one `Actor` doing everything itself, or a `Coordinator` delegating chunks to workers
-(`delegate`), or, with `inline_until`, an `Inline` actor that turns coordinator once its context reaches
-that many tokens (`inline`); handoff documents and compaction summaries come from one summariser (`summary`).
+(`delegate`), or, with `inline_until`, an `Inline` actor whose session hands off to a coordinator once
+its context reaches that many tokens (`inline`); handoff documents and compaction summaries come from one
+summariser (`summary`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from .realistic import Behaviour
 from .summary import compaction_summary, handoff_document
 
 HANDOFF_ASK = "Write the handoff document now"
+LATCH = "While your context is under"
+"""In the rules of a coordinator whose wall lets it work hands-on while small
+(`coordinator_rules(inline_until=...)`)."""
 
 
 MOVE = 1_000_000
@@ -116,16 +120,20 @@ class Play:
             text = handoff_document(view, self.workload, len(self.ledger.events), self.frontier())
             return reply(text, usage=usage_for(request, self.workload.pad))
         handed_off, self.handed_off = self.handed_off, False
+        inline_handed_off = handed_off and isinstance(self.main, Inline)  # the inline session's handoff
         if handed_off and self.inline_until is not None and isinstance(self.main, Coordinator):
-            # the new session's first request: inline again while under T
+            # a coordinator's successor: its wall lets it work hands-on while it is under T (the strict
+            # coordinator an inline session hands off to says so in its rules, and stays a coordinator)
             back = turn_back(self.main, self, self.inline_until)
-            if back is not None and not back.due(request):
+            if back is not None and LATCH in request.system_text and not back.due(request):
                 self.main = back
                 self.ledger.turned_back.append(request.seq)
-        if isinstance(self.main, Inline) and self.main.due(request):
+        if isinstance(self.main, Inline) and (
+            inline_handed_off  # the coordinator's session starts here
+            or ("Agent" in request.tool_names and self.main.due(request))  # one session, the wall's latch
+        ):
             self.main = take_over(self.main, self)
-            if self.ledger.took_over is None:  # the first switch (a new session may switch again)
-                self.ledger.took_over = request.seq
+            self.ledger.took_over = request.seq
         return self.main.step(request)
 
     def on_compact(self, request: RecordedRequest) -> Any:

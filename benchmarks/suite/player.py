@@ -35,6 +35,9 @@ from .probes import CLI_POINTER, SPILL_POINTER, View, decide, denial_visible, gr
 from .realistic import LOOK_WINDOW_LINES, READ_CAP_CHARS, Behaviour, piped
 
 INTERRUPTED = ("doesn't want to proceed", "was stopped while running", "interrupted")
+STOPPED = (*INTERRUPTED, "flower: this session does not")
+"""A call the handoff stopped: interrupted by the CLI, or refused by the wall of an inline session past its
+size (`INLINE_SESSION_REASON`), whichever came first."""
 
 
 @dataclass
@@ -77,10 +80,11 @@ class Ledger:
     its prose is drawn by, and the calibrated clock its duration, so strategies pair (`Behaviour.prose`)."""
     took_over: int | None = None
     """The seq of the main-thread request the coordinator answered first, after an inline start
-    (`Play(inline_until=...)`); None when the main thread never switched."""
+    (`Play(inline_until=...)`): the first request of the session the inline session handed off to (or,
+    in a session that offers the Agent tool, the first at the threshold); None when it never switched."""
     turned_back: list[int] = field(default_factory=list)
     """The seqs of the main-thread requests where the main thread went inline again, a new session's
-    first after a handoff (`Play(inline_until=...)`)."""
+    first after a coordinator's handoff (`Play(inline_until=...)`)."""
     done: bool = False
 
     @property
@@ -249,7 +253,7 @@ class Actor:
     def rewind_if_interrupted(self, view: View) -> None:
         """The CLI interrupted the last call (a handoff became due): it will be issued again."""
         last = view.pairs[-1] if view.pairs else None
-        if last is not None and last.is_error and any(word in last.result for word in INTERRUPTED):
+        if last is not None and last.is_error and any(word in last.result for word in STOPPED):
             self.pos, self.pending, probes = self.snapshot
             del self.play.ledger.probes[probes:]
 

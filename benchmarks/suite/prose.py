@@ -345,8 +345,9 @@ A small task (`--quick`: the small workloads, one realistic seed) is where a del
 shows: each worker's prefix (its tools and prompt, written at its first start), its mandate, its report and
 the hand-back frame, against a plain agent that pays none of them (see [delegation](delegation.md), "What
 a delegation costs"). Below, flower (strict: every hands-on step delegated) and the opt-in inline start
-(`flower +inline`: `coordinator(inline_until=30_000)`, whose main thread works hands-on itself until its
-context reaches 30k tokens, then delegates), each ÷ the cheapest peer of the quick pool (`baseline_raw`,
+(`flower +inline`: `coordinator(inline_until=30_000)`, which starts in an inline session, without the
+Agent tool and the coordinator's prompt, that works hands-on itself and hands off to the coordinator once
+its context reaches 30k tokens), each ÷ the cheapest peer of the quick pool (`baseline_raw`,
 masking and `clear_tool_uses`, each with the `claude_code` preset and with the SDK's own prompt), on both
 price rows. `python benchmarks/cost_parts.py RECORDING` splits a run's dollars by part. Recorded with
 
@@ -360,8 +361,10 @@ python benchmarks/run_suite.py --from-recordings FULL --small DIR --write-docs
 
 MODES = """\
 Two other ways to run the same work, by the realistic player on the same seeds: `flower +inline`, the
-opt-in inline start (the main thread does every step itself until the context it reports reaches 30k
-tokens, then plays the coordinator; after a handoff the new session starts inline again), and `flower
+opt-in inline start (an inline session, without the Agent tool and the coordinator's prompt, does every
+step itself until the context it reports reaches 30k tokens, then hands off to the coordinator, which
+delegates the rest; when the coordinator's own session hands off, its successor works hands-on again
+while under 30k), and `flower
 -delegation`, every step done by the main thread under flower's other layers (spill, workbench,
 handoff, keep-warm). flower ÷ `flower -delegation` is what delegating costs or saves on a workload,
 against doing each item inline.

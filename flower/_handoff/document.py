@@ -25,6 +25,7 @@ from .._workbench.bench import safe_directory
 
 __all__ = [
     "HANDOFF_PROMPT",
+    "INLINE_HANDOFF_PROMPT",
     "TAKEOVER_PROMPT",
     "Handoff",
     "HandoffPolicy",
@@ -36,10 +37,7 @@ __all__ = [
 AUTO_COMPACT_MARGIN = 33_000
 """The CLI compacts at window - 33k tokens; its local refusal is at about window - 23k (CLI 2.1.327)."""
 
-HANDOFF_PROMPT = """\
-Stop the work here: your context is nearly full ({used:,} of {window:,} tokens). A new session will \
-continue it with none of your memory: only the document you write now and the files on disk.
-
+_DOCUMENT_ASK = """\
 Write the handoff document now, as your whole reply, in plain Markdown with exactly these five sections:
 
 ## Doing now
@@ -54,7 +52,22 @@ The next concrete action: run X, read Y, if Z then W.
 Paths of the files, scripts, artifacts and notes that matter, one per line, each with a few words.
 
 Be self-contained; give paths, not contents. Do not call any tool."""
+
+HANDOFF_PROMPT = (
+    "Stop the work here: your context is nearly full ({used:,} of {window:,} tokens). A new session will "
+    "continue it with none of your memory: only the document you write now and the files on disk.\n\n"
+    + _DOCUMENT_ASK
+)
 """Asked of the session that hands off; `{used}` and `{window}` are filled in (tokens)."""
+
+INLINE_HANDOFF_PROMPT = (
+    "Stop the work here: your context has reached {used:,} tokens, the size at which this run hands the "
+    "rest of the task to a coordinator, which delegates it to workers (inline_until={until:,}). It will "
+    "continue with none of your memory: only the document you write now and the files on disk.\n\n"
+    + _DOCUMENT_ASK
+)
+"""Asked of a coordinator's inline session (`coordinator(inline_until=...)`) when it reaches its size;
+`{used}` and `{until}` are filled in (tokens)."""
 
 TAKEOVER_PROMPT = """\
 You are taking over work in progress. The session before you (generation {generation}) filled its \
@@ -107,6 +120,9 @@ class HandoffPolicy:
     takeover: str = TAKEOVER_PROMPT
     """The first prompt of the next generation (`TAKEOVER_PROMPT`); fields `{generation}`, `{path}` and
     `{document}`."""
+    inline_prompt: str = INLINE_HANDOFF_PROMPT
+    """What a coordinator's inline session is asked to write when it reaches `inline_until`
+    (`INLINE_HANDOFF_PROMPT`); fields `{used}` and `{until}` (tokens)."""
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -123,6 +139,7 @@ class HandoffPolicy:
         try:
             self.prompt.format(used=1, window=2)
             self.takeover.format(generation=1, path="p", document="d")
+            self.inline_prompt.format(used=1, until=2)
         except (KeyError, IndexError, ValueError) as exc:
             raise SpecError(f"HandoffPolicy prompt has an unknown placeholder: {exc}") from exc
 

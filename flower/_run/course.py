@@ -18,6 +18,7 @@ decisions and the state they need, so they are tested as tables (`tests/handoff/
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,6 +32,9 @@ OVERFLOW_REASONS = frozenset({"blocking_limit", "prompt_too_long"})
 """`ResultMessage.terminal_reason` when the CLI refused a prompt too long, locally or after a 400."""
 
 Kind = Literal["done", "handoff", "overflow", "unreachable", "stalled"]
+
+NEVER = sys.maxsize
+"""A warning line no context reaches."""
 
 
 @dataclass(frozen=True)
@@ -80,11 +84,16 @@ class Course:
     lost: str = ""
 
     @classmethod
-    def of(cls, policy: HandoffPolicy | None, window: int) -> Course:
-        """A session's course under `policy` (None: no handoff) in a context window of `window` tokens."""
+    def of(cls, policy: HandoffPolicy | None, window: int, until: int | None = None) -> Course:
+        """A session's course under `policy` (None: no handoff) in a context window of `window` tokens;
+        `until`: a coordinator's inline session, which hands off at that size (or at the policy's line,
+        if lower) and warns of nothing."""
         if policy is None:
             return cls(active=False, window=window, threshold=window, warn_at=window)
         threshold, warn_at = policy.threshold(window), policy.warn_at(window)
+        if until is not None:
+            threshold = min(threshold, until)
+            warn_at = NEVER
         return cls(active=policy.enabled, window=window, threshold=threshold, warn_at=warn_at)
 
     def warns(self, context: int) -> bool:

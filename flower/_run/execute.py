@@ -24,6 +24,7 @@ from claude_agent_sdk import ClaudeAgentOptions
 from .._agents import AgentSpec
 from .._handoff.document import HandoffPolicy
 from .._result import StepResult
+from .._wall.rules import coordinator_rules
 from .._warm import KeepWarm, KeepWarmPolicy
 from .._warm.records import RECORDS
 from .._workbench._in_run import block_or_warning, preface_or_warning
@@ -39,7 +40,7 @@ from .generation import Keeper
 from .layer_setup import spill_dir
 from .session_holds import attach_workbench
 from .settle import DEFAULT_WORKER_TIMEOUT
-from .step import Step
+from .step import Phase, Step
 from .stream import EventHandler, Tracker
 
 if TYPE_CHECKING:  # OpenTelemetry is imported only when a run is traced
@@ -54,8 +55,25 @@ class OptionsFor(Protocol):
     """`Runtime.options`: the SDK options of one session of `spec`."""
 
     def __call__(
-        self, spec: AgentSpec, *, resume: str | None = None, fork: bool = False, block: str | None = None
+        self,
+        spec: AgentSpec,
+        *,
+        resume: str | None = None,
+        fork: bool = False,
+        block: str | None = None,
+        inline_session: bool = False,
     ) -> ClaudeAgentOptions: ...
+
+
+def strict(spec: AgentSpec) -> AgentSpec:
+    """A coordinator with `inline_until` as the strict coordinator its inline session hands off to: no
+    `inline_until`, and the strict wall's rules in place of the rules `coordinator()` wrote for it (rules
+    of the user's own are kept)."""
+    if spec.inline_until is None:
+        return spec
+    written = coordinator_rules(spec.own_steps, spec.inline_until)
+    rules = coordinator_rules(spec.own_steps) if spec.rules == written else spec.rules
+    return dataclasses.replace(spec, inline_until=None, rules=rules)
 
 
 @dataclass(kw_only=True)
@@ -77,6 +95,9 @@ class Execution:
     """session id -> the workbench block its system prompt holds (the runtime's, kept across runs)."""
     listening: dict[str, Tracker]
     """resumed session id -> the run that resumes it (the runtime's: store reports find their run)."""
+    inline_sessions: set[str]
+    """The inline sessions the runtime started (`inline_until`): a resumed one is an inline session again
+    (the CLI keeps the system prompt a session started with), any other is the coordinator's."""
     keep_warm: KeepWarmPolicy | None = None
     """How a waiting coordinator's cache is kept warm (`flower._warm`), or None."""
     worker_timeout: float = DEFAULT_WORKER_TIMEOUT
@@ -95,6 +116,8 @@ class Execution:
             policy=self.handoff,
             workbench=self.workbench,
             worker_timeout=self.worker_timeout,
+            inline_until=self.spec.inline_until,
+            resumes_inline=resume in self.inline_sessions if resume else False,
         )
         if self.keep_warm is not None:
             step.keeper = self._keeper(self.keep_warm, tracker)
@@ -157,13 +180,16 @@ class Execution:
             step.task = prompt
         blocks: list[str] = []
 
-        async def options_for(resume_now: str | None, fork_now: bool) -> ClaudeAgentOptions:
+        async def options_for(resume_now: str | None, fork_now: bool, phase: Phase) -> ClaudeAgentOptions:
             # the refresh before each session: a new session gets the current index in its system prompt;
             # a workbench that cannot be used is a warning, and this session goes without the index
             block, warning = await anyio.to_thread.run_sync(block_or_warning, self.workbench)
             if warning is not None:
                 await tracker.emit(warning)
-            options = self.options(self.spec, resume=resume_now, fork=fork_now, block=block or "")
+            spec = strict(self.spec) if phase == "coordinator" else self.spec
+            options = self.options(
+                spec, resume=resume_now, fork=fork_now, block=block or "", inline_session=phase == "inline"
+            )
             # a session that predates the store is imported from where this CLI keeps its transcripts
             self.store.config_dir = options.env.get(CONFIG_ENV) or None
             if self.check_credentials:
@@ -173,6 +199,8 @@ class Execution:
                 # a new session: its id is chosen and leased here, before anyone could resume it
                 session_id = await durable.new_session(options.session_id)
                 options = dataclasses.replace(options, session_id=session_id)
+                if phase == "inline":
+                    self.inline_sessions.add(session_id)
                 fork_of = resume_now if fork_now else None
                 await durable.started(session_id, resumed=False, fork_of=fork_of, config_dir=cli_config)
             else:

@@ -64,6 +64,7 @@ async def run_generation(
     policy: HandoffPolicy | None,
     keeper: Keeper | None = None,
     worker_timeout: float = DEFAULT_WORKER_TIMEOUT,
+    until: int | None = None,
 ) -> Outcome:
     """Run `prompt` in one session; with a policy, hand off before the context reaches the CLI's lines.
 
@@ -83,7 +84,8 @@ async def run_generation(
     session that launched them and its document can carry them; a turn the CLI starts for a report is
     held or stopped like a work turn if it calls tools. Past `worker_timeout` of silence the session
     hands off without them (`Outcome.lost`). With a `keeper`, the coordinator's cache is pinged while it
-    waits on a worker, never in the handoff turn or after the session.
+    waits on a worker, never in the handoff turn or after the session. `until`: a coordinator's inline
+    session, which hands off at that many tokens (asked `policy.inline_prompt`) and warns of nothing.
     """
     tracker.context = 0
     tracker.writing = False
@@ -104,7 +106,7 @@ async def run_generation(
         window = (policy.window if policy and policy.window else None) or (
             await _reported_window(client) if active else DEFAULT_WINDOW
         )
-        course = Course.of(policy, window)
+        course = Course.of(policy, window, until)
         await client.query(prompt)
         async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]
             ended = await _work(client, stream, tracker, course, gate, warm, worker_timeout)
@@ -114,7 +116,11 @@ async def run_generation(
             return _end(course, tracker, "done")
         if warm is not None:
             warm.stop()  # the handoff turn: no wait on a worker is kept warm
-        return await _handoff(client, tracker, course, gate, policy)
+        if until is not None:
+            ask = policy.inline_prompt.format(used=tracker.context, until=until)
+        else:
+            ask = policy.prompt.format(used=tracker.context, window=course.window)
+        return await _handoff(client, tracker, course, gate, ask)
     raise AssertionError("unreachable: the client's context manager does not swallow exceptions")
 
 
@@ -172,12 +178,12 @@ async def _work(
 
 
 async def _handoff(
-    client: ClaudeSDKClient, tracker: Tracker, course: Course, gate: Gate, policy: HandoffPolicy
+    client: ClaudeSDKClient, tracker: Tracker, course: Course, gate: Gate, ask: str
 ) -> Outcome:
-    """The handoff turn: the same session is asked for its handoff document."""
+    """The handoff turn: the same session is asked (`ask`) for its handoff document."""
     tracker.writing = True
     gate.open()
-    await client.query(policy.prompt.format(used=tracker.context, window=course.window))
+    await client.query(ask)
     async with aclosing(client.receive_messages()) as stream:  # type: ignore[type-var]
         async for message in stream:
             await tracker.feed(message)

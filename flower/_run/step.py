@@ -35,8 +35,13 @@ _ABANDONED: dict[str, str] = {
 }
 """What a task still open at the end of a session became, by how the session ended (its event's summary)."""
 
-OptionsFor = Callable[[str | None, bool], Awaitable[ClaudeAgentOptions]]
-"""(resume, fork) -> the options of the next session (the Runtime refreshes the workbench block)."""
+Phase = Literal["as_spec", "inline", "coordinator"]
+"""Which session of the spec comes next: as the spec says; a coordinator's inline session (the first session
+of a new run of `coordinator(inline_until=...)`, `build_options(inline_session=True)`); or that coordinator
+with the strict wall (the session an inline session hands off to)."""
+
+OptionsFor = Callable[[str | None, bool, Phase], Awaitable[ClaudeAgentOptions]]
+"""(resume, fork, phase) -> the options of the next session (the Runtime refreshes the workbench block)."""
 
 
 @dataclass
@@ -57,15 +62,25 @@ class Step:
     )
     worker_timeout: float = DEFAULT_WORKER_TIMEOUT  # the hang guard of a wait on background workers
     lost: list[str] = field(default_factory=list)  # why a handoff went ahead with workers still out
+    inline_until: int | None = None
+    """A coordinator's `inline_until` when the step can hand off: a new run starts in the inline session,
+    which hands off to the coordinator, strict, at that size; the successor of a coordinator's own handoff
+    is the spec's session (hands-on while small, as its wall judges)."""
+    resumes_inline: bool = False
+    """The session resumed is an inline session (`inline_until`): it goes on as one, and hands off at that
+    size; any other resumed session is the spec's, its wall judging the size (`flower._wall._inline`)."""
 
     async def run(self, prompt: str, options_for: OptionsFor, resume: str | None, fork: bool) -> None:
         generation = 1
+        inline = self.inline_until is not None and self._active
+        phase: Phase = "inline" if inline and (not resume or self.resumes_inline) else "as_spec"
         while True:
-            options = await options_for(resume, fork)
+            options = await options_for(resume, fork, phase)
             self.structured = options.output_format is not None
+            until = self.inline_until if phase == "inline" else None
             try:
                 outcome = await run_generation(
-                    options, prompt, self.tracker, self.policy, self.keeper, self.worker_timeout
+                    options, prompt, self.tracker, self.policy, self.keeper, self.worker_timeout, until
                 )
             except CLINotFoundError:
                 raise
@@ -121,6 +136,9 @@ class Step:
             shown = f"`{path}`" if path else "(not saved: this runtime has no workbench)"
             prompt = self.policy.takeover.format(generation=generation - 1, path=shown, document=document)
             resume, fork = None, False
+            # the inline session's successor is the coordinator, strict; a coordinator's is the spec's
+            # own session, which works hands-on while it is small, as the wall judges (`_wall._inline`)
+            phase = "coordinator" if phase == "inline" else "as_spec"
             self.tracker.texts.clear()
             self.tracker.calls.clear()
             self.tracker.reports.clear()

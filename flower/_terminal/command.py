@@ -70,8 +70,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--inline-until",
         metavar="TOKENS",
         type=_tokens,
-        help="let the coordinator do the hands-on work itself while its context is under TOKENS, and "
-        "delegate from then on (for goals that may be small; default: delegate from the start)",
+        help="start as one agent that does the hands-on work itself, and hand off to the coordinator once "
+        "its context reaches TOKENS (for goals that may be small; default: delegate from the start)",
     )
     run.add_argument(
         "--json",

@@ -69,8 +69,8 @@ def lead(
 ) -> AgentSpec:
     """The coordinator of `flower run`: strict (`own_steps=0`: every hands-on call of the main thread is
     refused and delegated), with glances, over `workers`; `model` for the whole team (workers inherit).
-    `inline_until` (`--inline-until`, opt-in): it works hands-on itself while its context is under that
-    many tokens."""
+    `inline_until` (`--inline-until`, opt-in): the run starts as an inline session that works hands-on
+    itself, and hands off to this coordinator once its context reaches that many tokens."""
     return coordinator(
         "lead",
         RUN_INSTRUCTIONS,

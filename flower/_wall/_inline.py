@@ -2,7 +2,9 @@
 
 A coordinator built with `coordinator(..., inline_until=T)` does its hands-on work itself while its
 context is small, and delegates once it has grown: the wall lets its hands-on calls through while the
-context is under `T` tokens, and is strict for that session for good once it reached `T`.
+context is under `T` tokens, and is strict for that session for good once it reached `T`. Under a
+`Runtime` a new run starts in an inline session without the Agent tool, which the runtime hands off to
+the coordinator at `T` (`flower._run.step`); there the wall's latch backs the switch up.
 
 The context is read where the CLI keeps it: the usage of the reply that made the call, in the session's
 transcript (input + cache read + cache creation tokens, the same sum the runtime's handoff watches). The
@@ -85,7 +87,7 @@ def _reply_tokens(line: bytes) -> int | None:
 @dataclass
 class Growth:
     """Whether each session's main thread is still under `until` tokens; once a session reached it, it
-    stays past it (a handoff starts a new session, which starts inline again)."""
+    stays past it (a handoff starts a new session, judged afresh)."""
 
     until: int
     _past: dict[str, int] = field(default_factory=dict)

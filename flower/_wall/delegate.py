@@ -59,7 +59,13 @@ from ._own import OWN_STEP_MAX_INPUT, OWN_STEP_MAX_OUTPUT, own_command, secret_w
 from ._tools import CLI_TOOLS, COORDINATOR_TOOLS, HANDS_ON, check_tools, is_mcp_tool
 from ._turns import Turns
 
-__all__ = ["DELEGATE_REASON", "OWN_STEP_MAX_INPUT", "OWN_STEP_MAX_OUTPUT", "delegate_guard"]
+__all__ = [
+    "DELEGATE_REASON",
+    "INLINE_SESSION_REASON",
+    "OWN_STEP_MAX_INPUT",
+    "OWN_STEP_MAX_OUTPUT",
+    "delegate_guard",
+]
 
 logger = logging.getLogger("flower.delegate")
 
@@ -69,6 +75,13 @@ DELEGATE_REASON = (
     "{artifacts} and reply with paths and conclusions only."
 )
 """The refusal, with `{action}` and `{artifacts}` filled in; `delegate_guard(reason=...)` overrides it."""
+
+INLINE_SESSION_REASON = (
+    "flower: this session does not {action}. Go on without it, or end your turn if the task needs it: "
+    "once this session has grown, the run hands the task to a coordinator, which delegates to workers."
+)
+"""The refusal in a coordinator's inline session (`coordinator(inline_until=...)` under a `Runtime`), which
+has no Agent tool to delegate with."""
 
 _NO_ARTIFACTS = "a file (not its reply)"
 

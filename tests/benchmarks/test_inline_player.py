@@ -1,10 +1,14 @@
-"""The player of `coordinator(inline_until=T)`: hands-on until the first request at or over T, then the
-coordinator of the rest, partitioned as a coordinator partitions a workload."""
+"""The player of `coordinator(inline_until=T)`: hands-on until T, then the coordinator of the rest,
+partitioned as a coordinator partitions a workload. In a session that offers the Agent tool (the wall's
+latch) the first request at or over T is the coordinator's; in the inline session (no Agent tool) the
+call at T is stopped, the session hands off, and the next session's first request is the coordinator's."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from benchmarks.suite.actions import Action, Fact, Probe, Reuse, Run, Subtask, Workload, WriteFile
 from benchmarks.suite.delegate import Coordinator, partition
@@ -39,14 +43,21 @@ def _play(root: Path, workload: Workload, until: int) -> Play:
     )
 
 
-def _drive(play: Play, replies: int) -> tuple[list[Any], list[int]]:
-    """`replies` main-thread requests, each answering the last call with "ok": the calls made and the
-    context each request reported."""
+AGENT = [{"name": "Agent"}, {"name": "Bash"}]
+"""The tools of a session that can delegate (a resumed one): the wall's latch switches it."""
+
+
+def _drive(
+    play: Play, replies: int, tools: list[dict[str, str]] | None = None
+) -> tuple[list[Any], list[int]]:
+    """`replies` main-thread requests offering `tools` (`AGENT` unless given), each answering the last call
+    with "ok": the calls made and the context each request reported."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Go."}]
     calls: list[Any] = []
     contexts: list[int] = []
     for turn in range(replies):
-        request = RecordedRequest(turn, "main", turn, turn, {"messages": messages}, {}, "/v1/messages", 0.0)
+        body = {"messages": messages, "tools": AGENT if tools is None else tools}
+        request = RecordedRequest(turn, "main", turn, turn, body, {}, "/v1/messages", 0.0)
         contexts.append(context(usage_for(request, play.workload.pad)))
         (call,) = [b for b in play.on_main(request).content if type(b).__name__ == "ToolUse"]
         calls.append(call)
@@ -133,14 +144,53 @@ def test_flower_inline_tells_the_wall_and_the_player_the_same_threshold_and_flow
     assert not any(s.name.startswith("flower +inline ") for s in ablations(w))  # the sweep only on request
 
 
-def test_after_a_handoff_the_new_session_starts_inline_again_with_the_coordinators_rest(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    "said",
+    [
+        "The user doesn't want to proceed with this tool use.",  # the CLI's words for an interrupt
+        "flower: this session does not run `python3 gen.py d` itself any more (...)",  # the wall's latch
+    ],
+)
+def test_the_inline_session_hands_off_at_the_threshold_and_every_later_session_is_the_coordinator(
+    tmp_path: Path, said: str
 ) -> None:
     from benchmarks.suite.play import HANDOFF_ASK
 
     workload = Workload("w9", "test", "Do it.", ACTIONS, pad=PAD)
     play = _play(tmp_path, workload, _at_turn(tmp_path, workload, 3))
-    calls, _ = _drive(play, 4)
+    calls, _ = _drive(play, 4, tools=[{"name": "Bash"}])  # the inline session: no Agent tool
+    assert isinstance(play.main, Inline) and [c.name for c in calls] == ["Bash"] * 4  # at T: `gen.py d`
+    assert calls[3].input["command"] == "python3 gen.py d"
+    stopped = {"type": "tool_result", "tool_use_id": "t3", "content": said, "is_error": True}
+    use = {"type": "tool_use", "id": "t3", "name": "Bash", "input": calls[3].input}
+    ask = {"role": "user", "content": [stopped, {"type": "text", "text": HANDOFF_ASK + "."}]}
+    history = [{"role": "user", "content": "Go."}, {"role": "assistant", "content": [use]}, ask]
+    request = RecordedRequest(4, "main", 4, 4, {"messages": history}, {}, "", 0.0)
+    assert type(play.on_main(request).content[-1]).__name__ != "ToolUse"  # the handoff document
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "The handoff document. Go on."}]
+    seen = []
+    for turn in range(5, 8):  # the coordinator's session: a small context, and the Agent tool
+        body = {"messages": messages, "tools": AGENT}
+        request = RecordedRequest(turn, "main", turn, turn - 5, body, {}, "/v1/messages", 0.0)
+        (call,) = [b for b in play.on_main(request).content if type(b).__name__ == "ToolUse"]
+        seen.append(call)
+        use = {"type": "tool_use", "id": f"t{turn}", "name": call.name, "input": call.input}
+        done = {"type": "tool_result", "tool_use_id": f"t{turn}", "content": "ok"}
+        messages += [{"role": "assistant", "content": [use]}, {"role": "user", "content": [done]}]
+    assert play.ledger.took_over == 5 and isinstance(play.main, Coordinator)
+    assert [c.name for c in seen] == ["Agent", "Bash", "Agent"]  # the stopped call's rest goes to a worker
+    assert "gen.py d" in seen[0].input["prompt"] and "gen.py c" not in seen[0].input["prompt"]
+    assert seen[1].input["command"] == "ls"
+
+
+def test_after_a_coordinators_handoff_its_successor_starts_inline_again_with_the_coordinators_rest(
+    tmp_path: Path,
+) -> None:
+    from benchmarks.suite.play import HANDOFF_ASK, LATCH
+
+    workload = Workload("w9", "test", "Do it.", ACTIONS, pad=PAD)
+    play = _play(tmp_path, workload, _at_turn(tmp_path, workload, 3))
+    calls, _ = _drive(play, 4)  # one session offering the Agent tool: the wall's latch switches it
     assert isinstance(play.main, Coordinator) and calls[3].name == "Agent"  # c0: the rest of s1
     ask = {"role": "user", "content": HANDOFF_ASK + "."}
     request = RecordedRequest(
@@ -149,9 +199,10 @@ def test_after_a_handoff_the_new_session_starts_inline_again_with_the_coordinato
     assert type(play.on_main(request).content[-1]).__name__ != "ToolUse"  # the handoff document
     messages: list[dict[str, Any]] = [{"role": "user", "content": "The handoff document. Go on."}]
     seen = []
-    for turn in range(5, 8):  # the new session: a small context again
+    for turn in range(5, 8):  # the coordinator's successor: a small context, its rules say it may work
         asked = turn - 5  # the assistant messages of the new session so far
-        request = RecordedRequest(turn, "main", turn, asked, {"messages": messages}, {}, "/v1/messages", 0.0)
+        body = {"messages": messages, "tools": AGENT, "system": f"{LATCH} 60,000 tokens, ..."}
+        request = RecordedRequest(turn, "main", turn, asked, body, {}, "/v1/messages", 0.0)
         (call,) = [b for b in play.on_main(request).content if type(b).__name__ == "ToolUse"]
         seen.append(call)
         use = {"type": "tool_use", "id": f"t{turn}", "name": call.name, "input": call.input}

@@ -40,6 +40,15 @@ def test_a_course_follows_its_policy() -> None:
     assert not Course.of(HandoffPolicy(enabled=False), 200_000).active
 
 
+def test_an_inline_session_hands_off_at_its_size_and_warns_of_nothing() -> None:
+    policy = HandoffPolicy()
+    inline = Course.of(policy, 200_000, 30_000)
+    assert inline.active and inline.threshold == 30_000
+    assert not inline.warns(10_000) and not inline.warns(190_000)  # no HandoffWarning for the switch
+    assert inline.over(CALLS, 30_000) and inline.due
+    assert Course.of(policy, 100_000, 90_000).threshold == policy.threshold(100_000)  # the lower line wins
+
+
 @pytest.mark.parametrize(
     ("message", "goes_on"), [(CALLS, True), (WORDS, False), (WORKERS, False), (result(), False)]
 )

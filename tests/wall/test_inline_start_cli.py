@@ -1,8 +1,10 @@
 """A coordinator that starts inline (`inline_until`, opt-in) through the real CLI, under bash and zsh:
 while its context is small its hands-on calls run (a Bash one scrubbed), a command that reads secrets
-is refused all the same, and from the reply whose usage reached the limit on, the strict wall holds for
-good. The context the wall judges is the usage the scripted model reports; asserted on what the model
-read (the request log) and on the files."""
+is refused all the same. Under a `Runtime` that hands off, the run starts in an inline session (no Agent
+tool, flower's short inline prompt), which hands off at the limit to the coordinator, strict from its
+first call. In one session (no handoff, or an instrumented app), the strict wall holds for good from the
+reply whose usage reached the limit. The context judged is the usage the scripted model reports;
+asserted on what the model read (the request log) and on the files."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any
 import pytest
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage
 
-from flower import coordinator, instrument
+from flower import HandoffPolicy, Runtime, coordinator, instrument
 from flower.testing import ScriptedModel, Usage, agent, bash, reply, tool_use
 from tests.credentials import leaks
 from tests.e2e.glance_secrets import SHELLS, _secrets
@@ -30,8 +32,16 @@ def small(*blocks: Any, tokens: int = 8_000) -> Any:
     return reply(*blocks, usage=Usage(input_tokens=10, cache_read_input_tokens=tokens))
 
 
+def lead_with_helper(scripted_model: ScriptedModel, workspace: Path) -> Any:
+    """The coordinator under test (`inline_until=LIMIT`); its helper, when started, writes `late.txt`."""
+    scripted_model.script(
+        "helper", [tool_use("Write", file_path=str(workspace / "late.txt"), content="w"), "ok"]
+    )
+    return coordinator("lead", "Goal: tidy up.", {"helper": HELPER}, inline_until=LIMIT)
+
+
 @pytest.mark.parametrize("shell", SHELLS, ids=os.path.basename)
-async def test_a_small_thread_works_itself_and_a_grown_one_delegates(
+async def test_in_one_session_a_small_thread_works_itself_and_a_grown_one_delegates(
     scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, shell: str
 ) -> None:
     env, values = _secrets(scripted_model, tmp_path / "home")
@@ -52,12 +62,11 @@ async def test_a_small_thread_works_itself_and_a_grown_one_delegates(
             "done",
         ],
     )
-    scripted_model.script(
-        "helper", [tool_use("Write", file_path=str(workspace / "late.txt"), content="w"), "ok"]
-    )
-    spec = coordinator("lead", "Goal: tidy up.", {"helper": HELPER}, inline_until=LIMIT)
+    spec = lead_with_helper(scripted_model, workspace)
+    one_session = runtime(scripted_model, workspace, {**env, "SHELL": shell})
+    one_session = Runtime(workspace, configure=one_session.configure, handoff=False)
 
-    result = await runtime(scripted_model, workspace, {**env, "SHELL": shell}).run(spec, "Start.")
+    result = await one_session.run(spec, "Start.")
 
     assert result.ok, result.error
     everything = json.dumps([request.body for request in scripted_model.requests()])
@@ -80,6 +89,147 @@ async def test_a_small_thread_works_itself_and_a_grown_one_delegates(
     assert (workspace / "late.txt").read_text() == "w"  # the worker wrote it
     system = scripted_model.request("main", 0).system_text
     assert f"While your context is under {LIMIT:,} tokens, do the hands-on work yourself" in system
+
+
+DOCUMENT = (
+    "## Doing now\nTidying.\n## Decided\nnone\n## Dead ends\nnone\n## Next step\nCreate late.txt.\n"
+    "## Where things are\n-"
+)
+
+
+async def test_a_runtime_starts_an_inline_session_that_hands_off_to_the_strict_coordinator(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path
+) -> None:
+    env, values = _secrets(scripted_model, tmp_path / "home")
+    scripted_model.script(
+        "main",
+        [
+            small(tool_use("Write", file_path=str(workspace / "w.txt"), content="hi")),
+            small(bash("printenv GH_TOKEN")),
+            small(bash("touch big.txt"), tokens=LIMIT + 1_000),  # this reply reaches the limit: stopped
+            DOCUMENT,  # the inline session's handoff document
+            small(bash("touch late.txt")),  # the coordinator's session: strict from its first call
+            small(tool_use("Write", file_path=str(workspace / "late.txt"), content="no")),
+            small(agent("helper", "Create late.txt.")),
+            "done",
+        ],
+    )
+    spec = lead_with_helper(scripted_model, workspace)
+
+    result = await runtime(scripted_model, workspace, env).run(spec, "Start.")
+
+    assert result.ok, result.error
+    assert len(result.retired) == 1 and result.session_id not in result.retired
+    everything = json.dumps([request.body for request in scripted_model.requests()])
+    assert leaks(everything, values) == []
+    main = [r for r in scripted_model.requests() if r.caller == "main"]
+    asked = next(i for i, r in enumerate(main) if "inline_until=50,000" in r.last_user_text)
+    inline, lead = main[: asked + 1], main[asked + 1 :]
+    assert all("Agent" not in r.tool_names for r in inline)  # no Agent schema, no coordinator prompt
+    assert "Once your context reaches 50,000 tokens" in inline[0].system_text
+    assert "coordinator of a small team" not in inline[0].system_text
+    wrote, secret, stopped = inline[-1].tool_results[-3:]
+    assert not wrote.is_error and (workspace / "w.txt").read_text() == "hi"
+    assert secret.is_error and "no mode lets that through" in secret.text
+    assert stopped.is_error and not (workspace / "big.txt").exists()  # interrupted, or the wall's latch
+    assert "Write the handoff document now" in inline[-1].last_user_text
+    assert all("Agent" in r.tool_names for r in lead)
+    assert "Hands-on tools are refused to you" in lead[0].system_text
+    assert "Create late.txt." in lead[0].last_user_text  # the takeover carries the document
+    touch, write = lead[-1].tool_results[:2]
+    for refused in (touch, write):
+        assert refused.is_error and WAY in refused.text and "inline_until" not in refused.text
+    assert (workspace / "late.txt").read_text() == "w"  # the worker wrote it
+
+
+async def test_the_coordinators_own_successor_works_hands_on_again_while_it_is_small(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.script(
+        "main",
+        [
+            small(bash("touch big.txt"), tokens=LIMIT),  # the inline session reaches the limit
+            DOCUMENT,
+            small(bash("touch strict.txt")),  # the coordinator: strict
+            small(bash("ls"), tokens=80_000),  # past the handoff line of a 100k window
+            DOCUMENT,
+            small(bash("touch again.txt")),  # its successor: small, so hands-on again
+            "done",
+        ],
+    )
+    spec = coordinator("lead", "Goal: tidy up.", {"helper": HELPER}, inline_until=LIMIT)
+    model = runtime(scripted_model, workspace, {})
+    run = Runtime(workspace, configure=model.configure, handoff=HandoffPolicy(window=100_000, reserve=0))
+
+    result = await run.run(spec, "Start.")
+
+    assert result.ok, result.error
+    assert len(result.retired) == 2
+    assert not (workspace / "big.txt").exists() and not (workspace / "strict.txt").exists()
+    assert (workspace / "again.txt").exists()
+    main = [r for r in scripted_model.requests() if r.caller == "main"]
+    asks = [i for i, r in enumerate(main) if "Write the handoff document now" in r.last_user_text]
+    assert len(asks) == 2 and "inline_until=50,000" in main[asks[0]].last_user_text
+    assert "Hands-on tools are refused to you" in main[asks[0] + 1].system_text
+    assert f"While your context is under {LIMIT:,} tokens" in main[asks[1] + 1].system_text
+
+
+async def test_a_resumed_inline_session_goes_on_inline_and_hands_off_at_the_limit(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.script(
+        "main",
+        [
+            small(bash("touch one.txt")),
+            "first done",  # a small task: the inline session ends under the limit, no handoff
+            small(bash("touch two.txt")),  # resumed by the runtime that started it: inline again
+            small(bash("touch three.txt"), tokens=LIMIT),  # stopped: the session hands off
+            DOCUMENT,
+            "second done",
+        ],
+    )
+    spec = coordinator("lead", "Goal: tidy up.", {"helper": HELPER}, inline_until=LIMIT)
+    run = runtime(scripted_model, workspace, {})
+
+    first = await run.run(spec, "Start.")
+    second = await run.run(spec, "Go on.", resume=first.session_id)
+
+    assert first.ok and second.ok, (first.error, second.error)
+    assert not first.retired and list(second.retired) == [first.session_id]
+    assert (workspace / "one.txt").exists() and (workspace / "two.txt").exists()
+    assert not (workspace / "three.txt").exists()
+    main = [r for r in scripted_model.requests() if r.caller == "main"]
+    assert ["Agent" in r.tool_names for r in main] == [False] * 5 + [True]
+    assert "Hands-on tools are refused to you" in main[-1].system_text
+
+
+async def test_a_session_resumed_elsewhere_is_the_coordinator_whose_wall_judges_the_size(
+    scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.script(
+        "main",
+        [
+            small(bash("touch one.txt")),
+            "first done",
+            small(bash("touch two.txt")),  # resumed by another runtime (another process): one session
+            small(bash("touch three.txt"), tokens=LIMIT),
+            "second done",
+        ],
+    )
+    spec = coordinator("lead", "Goal: tidy up.", {"helper": HELPER}, inline_until=LIMIT)
+
+    first = await runtime(scripted_model, workspace, {}).run(spec, "Start.")
+    second = await runtime(scripted_model, workspace, {}).run(spec, "Go on.", resume=first.session_id)
+
+    assert first.ok and second.ok, (first.error, second.error)
+    assert not second.retired and second.session_id == first.session_id
+    assert (workspace / "two.txt").exists() and not (workspace / "three.txt").exists()
+    main = [r for r in scripted_model.requests() if r.caller == "main"]
+    assert "Agent" not in main[0].tool_names and "Agent" in main[-1].tool_names
+    # the CLI keeps the system prompt a session started with: the inline one, which names the limit
+    assert f"Once your context reaches {LIMIT:,} tokens" in main[-1].system_text
+    refused = main[-1].tool_results[-1]
+    assert refused.is_error and f"past inline_until={LIMIT:,}" in refused.text and WAY in refused.text
 
 
 async def test_by_default_the_wall_is_strict_from_the_start(
