@@ -41,6 +41,11 @@ its worker's at the low end, the coordinator's at the high end. The worker is as
 tool calls the main thread did. The coordinator's own fixed prefix (its system prompt and rules, `Agent`
 and its workers' tools) replaces the recorded one where the transcript records its request shape
 (`prefix`); the workbench block it would also carry (about 700 characters) is not counted.
+
+With `DelegationAssumptions(inline_until=t)` and the handoff on, a `Runtime`'s run: the main thread is the
+coordinator's inline session (its own prefix, `prefix.coordinator_delta(inline_until=t)`; its calls its
+own) up to the first request whose recorded context reached `t` (`inline_switch`), then hands off
+(`threshold.handed_off(switch=...)`) to the coordinator, which delegates from its first request on.
 """
 
 from __future__ import annotations
@@ -73,6 +78,7 @@ __all__ = [
     "DelegationLine",
     "coordinator_wait",
     "delegation_line",
+    "inline_switch",
     "own_step",
     "tool_loops",
     "warm_starts",
@@ -119,7 +125,11 @@ def _touches(call: Mapping[str, Any], cwd: str, saved: set[str]) -> bool:
 
 
 def tool_loops(
-    thread: Thread, own_steps: int = 0, trailing: bool = False, inline_until: int | None = None
+    thread: Thread,
+    own_steps: int = 0,
+    trailing: bool = False,
+    inline_until: int | None = None,
+    handoff: bool = False,
 ) -> list[tuple[int, int, int]]:
     """`(first, last, calls)` of each stretch of a tool loop a worker would have made: the request whose
     reply made its first delegable call, the request that got its last results, and its calls. A reply
@@ -132,7 +142,9 @@ def tool_loops(
     stretch that only make glances (the worker looks at the state its own calls left before it
     reports); without, the coordinator runs them. With `inline_until`, a reply whose request's context
     (what the wall reads) was under that many tokens, and never past it before, makes its calls itself:
-    a stretch keeps only its replies from the first strict one."""
+    a stretch keeps only its replies from the first strict one. With `handoff` too, the session that
+    reached it hands off to the coordinator after that reply (`inline_switch`), which runs its calls as a
+    handoff's last reply does: the strict part starts at the next request, the coordinator's first."""
     requests, entries = thread.requests, thread.entries
     cuts = set(boundaries(entries))
     saved = saved_files(thread)
@@ -161,6 +173,8 @@ def tool_loops(
             stretches.append((opened, number))
             opened = None
     strict = _strict_from(requests, inline_until)
+    if handoff and inline_switch(thread, inline_until) is not None:
+        strict += 1
     loops = []
     for first, last in stretches:
         if last <= strict:
@@ -183,6 +197,16 @@ def _strict_from(requests: Sequence[Request], inline_until: int | None) -> int:
     if inline_until is None:
         return 0
     return next((n for n, r in enumerate(requests) if r.usage.context >= inline_until), len(requests))
+
+
+def inline_switch(thread: Thread, inline_until: int | None) -> int | None:
+    """The request after whose reply a coordinator's inline session hands off to the coordinator under a
+    `Runtime`: the first whose recorded context reached `inline_until`, if one did and a request follows
+    it (None without `inline_until`)."""
+    if inline_until is None:
+        return None
+    reached = _strict_from(thread.requests, inline_until)
+    return reached if reached + 1 < len(thread.requests) else None
 
 
 def worker_outputs(loop: Thread, prose: float, rate: float) -> list[int]:
@@ -245,10 +269,13 @@ def _bound(
     low: bool,
     a: DelegationAssumptions,
     policy: HandoffPolicy,
+    switch: tuple[int | None, int] = (None, 0),
 ) -> tuple[float, int]:
     """The main thread and its workers in dollars, and the main thread's peak, at one end of the range;
     `looked`: the coordinator's look-ups of what its workers saw. The coordinator hands off where
-    `policy` fires on its own context (`threshold.handed_off`), its moved requests left out."""
+    `policy` fires on its own context (`threshold.handed_off`), its moved requests left out; `switch`:
+    the request after which an inline session hands off to it (`inline_switch`), and how many tokens
+    longer the coordinator's fixed prefix is than the inline session's."""
     pick = 0 if low else 1
     report = a.report_chars[pick] * rate
     mandate = a.mandate_chars[pick] * rate
@@ -285,7 +312,7 @@ def _bound(
     kept = replayed(main, savings)
     for first, _, _ in loops:  # the coordinator writes the mandate
         kept[first] = dataclasses.replace(kept[first], output=kept[first].output + round(mandate))
-    handed = handed_off(main, kept, rate, policy, moved)
+    handed = handed_off(main, kept, rate, policy, moved, *switch)
     kept = handed.used
     asks = price(handed.asks, model=main.requests[0].model).total if handed.asks else 0.0
     pings = 0.0
@@ -321,23 +348,29 @@ def delegation_line(
     prefix: tuple[int, bool] = (0, False),
     policy: HandoffPolicy | None = None,
     recorded_usd: float = 0.0,
+    shift: int = 0,
 ) -> DelegationLine:
     """The estimate for a session whose main thread, with spill and layer 4 replayed and its fixed prefix
     moved by `prefix` (tokens a request, and whether they were computed from the recorded request shape),
     used `usages` (with the read-backs expected at the lower and the upper bound of the real read-back
     share); `others_usd` is what its subagents, compactions and read-back requests cost at each end;
     `policy`: when its coordinator hands off (flower's default; disabled: never, its compactions priced in
-    `others_usd`); `recorded_usd`: the session's recorded cost, which the savings are told against."""
+    `others_usd`); `recorded_usd`: the session's recorded cost, which the savings are told against. With
+    `a.inline_until` and the policy enabled, a `Runtime`'s run: the inline session up to the first request
+    that reached it (its prefix already in `usages`), a handoff, then the coordinator, whose fixed prefix
+    is `shift` tokens longer (negative: shorter) than the inline session's. With the policy disabled, one
+    session, as the wall switches a resumed one."""
     policy = policy or HandoffPolicy()
     by_trailing = {
-        trailing: tool_loops(main, a.own_steps, trailing, a.inline_until)
+        trailing: tool_loops(main, a.own_steps, trailing, a.inline_until, policy.enabled)
         for trailing in {False, *a.worker_glances}
     }
+    switch = (inline_switch(main, a.inline_until) if policy.enabled else None, shift)
     ends = []
     for pick, low in ((0, True), (1, False)):
         stretches = by_trailing[a.worker_glances[pick]]
         looked = coordinator_look_ups(main, stretches, rate)
-        ends.append(_bound(_with(main, usages[pick]), stretches, looked, rate, low, a, policy))
+        ends.append(_bound(_with(main, usages[pick]), stretches, looked, rate, low, a, policy, switch))
     (low_usd, low_peak), (high_usd, high_peak) = ends
     loops = by_trailing[False]
     return DelegationLine(
@@ -350,6 +383,8 @@ def delegation_line(
         main_peak_high=high_peak,
         prefix_delta=prefix[0],
         prefix_sessions=int(prefix[1]),
+        inline_prefix_delta=prefix[0] - shift if a.inline_until is not None and policy.enabled else 0,
+        switches=int(switch[0] is not None),
         assumptions=a,
         recorded_usd=recorded_usd,
     )

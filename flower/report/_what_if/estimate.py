@@ -48,9 +48,11 @@ class DelegationAssumptions:
     every hands-on call goes to a worker); with `n`, a stretch of no more than `n` stays on the main
     thread, as `coordinator(own_steps=n)` lets it."""
     inline_until: int | None = None
-    """None, flower's default (every hands-on call delegated from the start); with `t` tokens, the hands-on
-    calls the main thread made while its recorded context was under `t` stay on it, as
-    `coordinator(inline_until=t)` lets it, and the rest of the session is delegated."""
+    """None, flower's default (every hands-on call delegated from the start); with `t` tokens, a
+    `Runtime`'s run of `coordinator(inline_until=t)`: up to the first request whose recorded context reached
+    `t`, the main thread is the inline session (its own fixed prefix, its calls its own), then it hands off
+    to the coordinator, which delegates the rest of the session (with handoff disabled: one session, the
+    wall switching at `t`)."""
     worker_glances: tuple[bool, bool] = (True, False)
     """Whether the replies right after a stretch, in the same tool loop, that only make glances (Bash calls
     glance accepts: looking at the state its calls left) are the worker's: at the low end it checks
@@ -84,6 +86,12 @@ class DelegationLine:
     over the sessions (`prefix_sessions` of them computed it)."""
     prefix_sessions: int = 0
     """Sessions whose coordinator prefix was computed from the request shape their transcript records."""
+    inline_prefix_delta: int = 0
+    """With `inline_until`: the same for the coordinator's inline session (no `Agent`, flower's short inline
+    prompt; `prefix.coordinator_delta(inline_until=...)`), which the main thread carries up to its switch;
+    0 without."""
+    switches: int = 0
+    """With `inline_until`: sessions whose inline session reached it and handed off to the coordinator."""
     assumptions: DelegationAssumptions = field(default_factory=DelegationAssumptions)
     recorded_usd: float = 0.0
     """The recorded cost the estimate is compared with."""

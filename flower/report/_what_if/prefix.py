@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..._agents import coordinator, worker
-from ..._options import build_options, session_tools
+from ..._options import DELEGATING, build_options, session_tools
 from ..._util.content import text_of
 from ..._wall._tools import KNOWN_TOOLS, WORKER_TOOLS
 from .replay import Thread
@@ -129,12 +129,17 @@ def agent_tool_chars(model: str) -> int:
     return AGENT_TOOL_CHARS.get(model, max(AGENT_TOOL_CHARS.values()))
 
 
-def coordinator_shape(recorded: RecordedShape, model: str = "", used: Iterable[str] = ()) -> int:
+def coordinator_shape(
+    recorded: RecordedShape, model: str = "", used: Iterable[str] = (), inline_until: int | None = None
+) -> int:
     """The characters of flower's coordinator's prefix, on `model`, for a session that recorded `recorded`
     and called the tools `used`: the CLI's identity block(s) (every recorded system block but the largest,
     the prompt flower replaces), flower's coordinator system prompt, and the tools of a coordinator whose
     worker has the session's hands-on tools (those of flower's default worker it had, and any other it
-    called), each as long as recorded (`Agent`: as recorded if the session had it, else measured)."""
+    called), each as long as recorded (`Agent`: as recorded if the session had it, else measured). With
+    `inline_until`, the prefix of that coordinator's inline session instead
+    (`build_options(inline_session=True)`): flower's short inline prompt, the same hands-on tools without
+    `Agent` and `SendMessage`, and no agent listing."""
     called = set(used)
     own = [
         name
@@ -142,13 +147,14 @@ def coordinator_shape(recorded: RecordedShape, model: str = "", used: Iterable[s
         if name in KNOWN_TOOLS and name != "Agent" and (name in WORKER_TOOLS or name in called)
     ]
     hands = worker(_WORKER[0], _WORKER[1], tools=own or WORKER_TOOLS)
-    spec = coordinator("coordinator", _INSTRUCTIONS, {"worker": hands})
-    options = build_options(spec)
+    spec = coordinator("coordinator", _INSTRUCTIONS, {"worker": hands}, inline_until=inline_until)
+    inline = inline_until is not None
+    options = build_options(spec, inline_session=inline)
     prompt = options.system_prompt if isinstance(options.system_prompt, str) else ""
     kept = sorted(recorded.system)[:-1]
     system = sum(kept) + _size({"type": "text", "text": prompt})
     agent = recorded.tools.get("Agent", agent_tool_chars(model))
-    offered = session_tools(spec)
+    offered = [t for t in session_tools(spec) if not (inline and t in DELEGATING)]
     tools = sum(agent if name == "Agent" else recorded.tools.get(name, 0) for name in offered)
     listed = sum(
         AGENT_LISTING_CHARS if tool == "Agent" else recorded.listings.get(kind, 0)
@@ -158,9 +164,10 @@ def coordinator_shape(recorded: RecordedShape, model: str = "", used: Iterable[s
     return system + tools + listed
 
 
-def coordinator_delta(main: Thread) -> int | None:
+def coordinator_delta(main: Thread, inline_until: int | None = None) -> int | None:
     """Tokens by which each main-thread request's prefix would differ under flower's coordinator (negative:
-    shorter), or None when the transcript records no shape or no first request."""
+    shorter), or None when the transcript records no shape or no first request; with `inline_until`, under
+    that coordinator's inline session (`coordinator_shape`)."""
     recorded = recorded_shape(main.entries)
     if recorded is None or not main.requests:
         return None
@@ -169,5 +176,5 @@ def coordinator_delta(main: Thread) -> int | None:
     if held <= 0 or context <= 0:
         return None
     used = {str(b.get("name")) for r in main.requests for b in r.blocks if b.get("type") == "tool_use"}
-    ours = coordinator_shape(recorded, main.requests[0].model, used)
+    ours = coordinator_shape(recorded, main.requests[0].model, used, inline_until)
     return round((ours - recorded.chars) * context / held)

@@ -261,8 +261,9 @@ def _assumptions(report: WhatIfReport) -> list[str]:
     )
     if a.inline_until is not None:
         steps = (
-            f"working hands-on itself while its context was under {a.inline_until:,} tokens and "
-            f"delegating from then on (inline_until={a.inline_until:,})"
+            f"started as an inline session that works hands-on itself while its context is under "
+            f"{a.inline_until:,} tokens, then handed off to the coordinator, which delegates from then on "
+            f"(inline_until={a.inline_until:,})"
         )
     found = [
         "the spill range ends at the recorded cost: a model that read every set-aside output back would "

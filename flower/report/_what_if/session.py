@@ -28,7 +28,7 @@ from .._load import SessionData
 from .._measured import PREVIEW_READ_BACK_INTERVAL
 from .._options import ReportOptions
 from .._resumed import resume_points
-from .delegation import DelegationAssumptions, delegation_line
+from .delegation import DelegationAssumptions, delegation_line, inline_switch
 from .handoff import glance_line, handoff_line, main_model, unkept_compactions
 from .idle import idle_pauses
 from .layer4 import RESIDUE, ResumeReplay, layer4_savings, replay_resumes
@@ -167,11 +167,13 @@ def _title(entries: Sequence[Mapping[str, object]]) -> str:
     return text_of(found[0][1]).strip().split("\n", 1)[0][:60] if found else ""
 
 
-def _prefix(main: Thread, delta: int) -> list[Saving]:
-    """The fixed prefix `delta` tokens longer (negative: shorter) in every main-thread request."""
-    if not delta or not main.requests:
+def _prefix(main: Thread, delta: int, start: int = 0, end: int | None = None) -> list[Saving]:
+    """The fixed prefix `delta` tokens longer (negative: shorter) in the main-thread requests `start` to
+    `end - 1` (None: to the last)."""
+    end = len(main.requests) if end is None else end
+    if not delta or start >= end:
         return []
-    return [Saving(0, len(main.requests), 0, abs(delta), -delta)]
+    return [Saving(start, end, 0, abs(delta), -delta)]
 
 
 async def what_if_session(session: SessionData, options: WhatIfOptions | None = None) -> SessionWhatIf:
@@ -238,6 +240,13 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
     coordinator = options.coordinator_delta if options.coordinator_delta is not None else computed
     coordinator = options.prefix_delta if coordinator is None else coordinator
     moved = _prefix(main, coordinator)
+    inline_until = options.delegation.inline_until
+    switch = inline_switch(main, inline_until) if policy.enabled else None
+    inline = coordinator_delta(main, inline_until) if inline_until is not None else None
+    inline = coordinator if inline is None else inline
+    if inline_until is not None and policy.enabled:  # a Runtime's inline session, up to its handoff
+        cut = len(main.requests) if switch is None else switch + 1
+        moved = [*_prefix(main, inline, 0, cut), *_prefix(main, coordinator, cut)]
     ends = [  # the low end with nothing of the CLI's saved outputs read back, as the replay's end
         scenario(threads, [[*spilled_cuts[0], *pruned, *moved], *spilled_cuts[1:]], hits, rate, end)
         for spilled_cuts, end in zip(
@@ -284,6 +293,7 @@ async def what_if_session(session: SessionData, options: WhatIfOptions | None = 
                 (coordinator, computed is not None),
                 policy,
                 total,
+                coordinator - inline,
             ),
         ),
         main_context=tuple(r.usage.context for r in main.requests),

@@ -16,6 +16,12 @@ not recorded) does not happen under flower, which carries its context on past it
 reads what the thread held, and adds what came in since its previous reply: the tool results and prompts
 between them); one the user asked for (`/compact`, "manual") is a handoff at that point, as before.
 
+A coordinator started with `inline_until` under a `Runtime` hands its inline session off to the
+coordinator after a given reply (`handed_off(switch=...)`), whatever the policy's line: the request for the
+document is asked `HandoffPolicy.inline_prompt`, and the coordinator's first request writes its whole
+context (its fixed prefix, not the inline session's, was never sent before); its own handoffs follow the
+policy.
+
 The document is as long as the summary the CLI wrote at the compaction the handoff comes before (else the
 last one before it); a session that never compacted takes the median real summary
 (`measured.SUMMARY_CHARS`). The window is `HandoffPolicy.window`, else the one the CLI reports for the
@@ -137,10 +143,19 @@ def handed_off(
     rate: float,
     policy: HandoffPolicy,
     skip: Collection[int] = (),
+    switch: int | None = None,
+    shift: int = 0,
 ) -> Handed:
     """`thread`'s requests at `used` (replayed), with flower's handoffs where its policy would fire and the
     CLI's own compactions taken out (see the module's docstring). Requests in `skip` are not the thread's
-    own (a coordinator's requests moved into workers): left as they are, never checked."""
+    own (a coordinator's requests moved into workers): left as they are, never checked.
+
+    `switch`: the request after whose reply a coordinator's inline session hands off to the coordinator
+    (`inline_until`), whatever its size, asked `policy.inline_prompt`; that successor's fixed start is
+    `shift` tokens longer (negative: shorter) than the session's, the coordinator's own prefix, which no
+    request before it wrote: its first request writes its whole context. `used` carries the inline
+    session's prefix up to `switch` and the coordinator's after it. The policy's own handoffs go on
+    before and after it."""
     out = list(used)
     if not policy.enabled or not used:
         return Handed(out, [], ())
@@ -148,6 +163,7 @@ def handed_off(
     cuts = boundaries(thread.entries)
     fixed = _fixed(used, [thread.first_after(cut) for cut in cuts])
     framed, asked = round(len(TAKEOVER_PROMPT) * rate), round(len(HANDOFF_PROMPT) * rate)
+    inline_asked = round(len(policy.inline_prompt) * rate)
 
     def document(cut: int | None) -> int:  # as long as the summary at `cut`, else the real median
         chars = summary_chars(thread.entries, cut) if cut is not None else 0
@@ -176,7 +192,15 @@ def handed_off(
         else:
             grown = usage.context - used[previous].context - used[previous].output
         doc = document_after(previous) if context >= threshold else None
-        if doc is not None and fixed + framed + doc < context:  # flower's handoff, after `previous`'s reply
+        if previous == switch:  # the inline session hands off to the coordinator, its calls run as below
+            doc = document_after(previous)
+            grown -= shift  # `used` carries the coordinator's prefix from `number` on
+            asks.append(TokenUsage(cache_read=end, cache_creation=inline_asked + max(grown, 0), output=doc))
+            after.append(previous)
+            fixed = max(0, fixed + shift)
+            context = fixed + framed + doc
+            out[number] = _rebuilt(usage, 0, context)
+        elif doc is not None and fixed + framed + doc < context:  # flower's handoff, after `previous`'s reply
             # its calls ran before the interrupt took: their results are in the request for the document
             asks.append(TokenUsage(cache_read=end, cache_creation=asked + max(grown, 0), output=doc))
             after.append(previous)
